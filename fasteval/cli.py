@@ -1,0 +1,244 @@
+"""The ``fasteval`` command."""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from fasteval.errors import FastevalError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+SAMPLE_DIR = Path(__file__).parent / "data"
+
+
+def _one_line(msg: str) -> str:
+    return " | ".join(part.strip() for part in str(msg).splitlines() if part.strip())
+
+
+def _friendly(fn: F) -> F:
+    """Turn expected errors into one line on stderr and exit status 1 (no traceback)."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        def show(
+            message: Any, category: Any, filename: Any, lineno: Any, *a: Any, **k: Any
+        ) -> None:
+            click.echo(f"fasteval: warning: {_one_line(str(message))}", err=True)
+
+        old = warnings.showwarning
+        warnings.showwarning = show
+        try:
+            return fn(*args, **kwargs)
+        except (FastevalError, OSError) as e:
+            click.echo(f"fasteval: error: {_one_line(str(e))}", err=True)
+            sys.exit(1)
+        finally:
+            warnings.showwarning = old
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="fasteval")
+def main() -> None:
+    """fasteval: trec_eval's numbers for whole TREC archives at once."""
+
+
+@main.command("eval")
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path())
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    help="Measure(s): trec_eval names (map, P.5,10, ndcg_cut_10, official, all_trec) "
+    "or ir_measures strings (AP, P@10, nDCG@10). Default: official.",
+)
+@click.option("-q", "per_query", is_flag=True, help="Also print per-query values.")
+@click.option("-c", "complete", is_flag=True, help="Average over every qrels query (missing = 0).")
+@click.option(
+    "-l",
+    "level",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Relevance level: grade >= level is relevant.",
+)
+@click.option(
+    "-M",
+    "max_depth",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Only the first M documents of each ranking count.",
+)
+@click.option("-J", "judged_only", is_flag=True, help="Score judged documents only.")
+@click.option(
+    "--compat",
+    type=click.Choice(["9", "10"]),
+    default="9",
+    show_default=True,
+    help="trec_eval version semantics (9: float32 scores, 9.0.8 recall cutoffs).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["trec", "csv", "json", "parquet"]),
+    default="trec",
+    show_default=True,
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write here instead of standard output.",
+)
+@click.option(
+    "--run-id",
+    "run_id_from",
+    type=click.Choice(["tag", "filename"]),
+    default="tag",
+    show_default=True,
+    help="Name runs after the tag column or the file name.",
+)
+@click.option(
+    "--keep-first",
+    is_flag=True,
+    help="Keep the first of repeated documents in a ranking instead of failing.",
+)
+@click.option("--lenient", is_flag=True, help="Skip malformed lines (and say how many).")
+@_friendly
+def eval_cmd(
+    qrels: str,
+    runs: tuple[str, ...],
+    measures: tuple[str, ...],
+    per_query: bool,
+    complete: bool,
+    level: int,
+    max_depth: int | None,
+    judged_only: bool,
+    compat: str,
+    fmt: str,
+    output: str | None,
+    run_id_from: str,
+    keep_first: bool,
+    lenient: bool,
+) -> None:
+    """Evaluate RUNS (files, directories, Parquet archives) against QRELS."""
+    from fasteval.engine import evaluate
+    from fasteval.measures.parser import parse_measures
+    from fasteval.output import write_table
+
+    mset = parse_measures(list(measures) or None)
+    df = evaluate(
+        qrels,
+        list(runs),
+        list(measures) or None,
+        per_query=per_query,
+        compat=int(compat),
+        relevance_level=level,
+        complete=complete,
+        max_depth=max_depth,
+        judged_only=judged_only,
+        on_duplicate="first" if keep_first else "error",
+        lenient=lenient,
+        run_id_from=run_id_from,
+    )
+    text = write_table(df, mset, fmt, output)
+    if text is not None:
+        click.echo(text, nl=False)
+
+
+@main.command("ingest")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path())
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The archive to write (.parquet).",
+)
+@click.option(
+    "--run-id",
+    "run_id_from",
+    type=click.Choice(["tag", "filename"]),
+    default="tag",
+    show_default=True,
+    help="Name runs after the tag column or the file name.",
+)
+@click.option("--lenient", is_flag=True, help="Skip malformed lines (and say how many).")
+@_friendly
+def ingest_cmd(inputs: tuple[str, ...], output: str, run_id_from: str, lenient: bool) -> None:
+    """Pack many run files (a whole track) into one Parquet archive."""
+    from tqdm import tqdm
+
+    from fasteval.io.tables import concat_runs, run_columns, runs_to_table, write_parquet
+
+    files: list[Path] = []
+    for x in inputs:
+        p = Path(x)
+        if p.is_dir():
+            files.extend(
+                sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
+            )
+        else:
+            files.append(p)
+    t0 = time.perf_counter()
+    parts = []
+    chunk = 16
+    with tqdm(total=len(files), unit="file", desc="reading runs", disable=None) as bar:
+        for i in range(0, len(files), chunk):
+            batch = files[i : i + chunk]
+            parts.append(run_columns(list(batch), lenient=lenient, run_id_from=run_id_from))
+            bar.update(len(batch))
+    cols = concat_runs(parts)
+    write_parquet(runs_to_table(cols), output)
+    click.echo(
+        f"wrote {output}: {len(cols.run_names)} runs, {len(cols):,} rows "
+        f"in {time.perf_counter() - t0:.1f} s",
+        err=True,
+    )
+
+
+@main.command("demo")
+@click.option("-m", "--measure", "measures", multiple=True, help="Measures (default: official).")
+@_friendly
+def demo_cmd(measures: tuple[str, ...]) -> None:
+    """Evaluate the small sample archive shipped with fasteval."""
+    from fasteval.engine import evaluate
+    from fasteval.measures.parser import parse_measures
+    from fasteval.output import format_trec
+
+    qrels = SAMPLE_DIR / "sample.qrels"
+    archive = SAMPLE_DIR / "sample_runs.parquet"
+    click.echo(f"# qrels: {qrels.name}; runs: {archive.name}", err=True)
+    t0 = time.perf_counter()
+    df = evaluate(qrels, archive, list(measures) or None, per_query=False)
+    dt = time.perf_counter() - t0
+    click.echo(format_trec(df, parse_measures(list(measures) or None)), nl=False)
+    n_runs = df["run_id"].n_unique()
+    click.echo(f"# evaluated {n_runs} runs in {dt:.2f} s (first run includes compiling)", err=True)
+
+
+@main.command("warmup")
+@_friendly
+def warmup_cmd() -> None:
+    """Compile (and cache) the numba kernels so the first real run is fast."""
+    from fasteval.engine import evaluate
+
+    t0 = time.perf_counter()
+    evaluate(SAMPLE_DIR / "sample.qrels", SAMPLE_DIR / "sample_runs.parquet", ["all_trec"])
+    click.echo(f"kernels ready in {time.perf_counter() - t0:.1f} s", err=True)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,117 @@
+"""Column containers shared by the readers and the engine.
+
+A string column is kept as a byte buffer plus ``[start, end)`` offsets so
+that text fields and Arrow ``large_string`` arrays look the same to the
+numba kernels; nothing is copied into Python strings on the hot path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fasteval.kernels import text as ktext
+
+
+@dataclass
+class StrColumn:
+    """Strings as slices ``buf[starts[i]:ends[i]]`` of one ``uint8`` buffer."""
+
+    buf: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.starts.shape[0])
+
+    @classmethod
+    def from_arrow(cls, arr: pa.Array | pa.ChunkedArray) -> StrColumn:
+        """View an Arrow string array (any string type) without copying where possible."""
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+        if not pa.types.is_large_string(arr.type):
+            arr = pc.cast(arr, pa.large_string())
+        bufs = arr.buffers()
+        n = len(arr)
+        # a sliced array shares its parent's buffers: honour the slice offset
+        offsets = np.frombuffer(bufs[1], dtype=np.int64, count=arr.offset + n + 1)[arr.offset :]
+        data = (
+            np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
+        )
+        return cls(data, offsets[:-1], offsets[1:])
+
+    def take(self, rows: np.ndarray) -> pa.LargeStringArray:
+        """The strings at ``rows`` as an Arrow array (UTF-8 validated)."""
+        data, offsets = ktext.gather(self.buf, self.starts, self.ends, rows.astype(np.int64))
+        arr = pa.LargeStringArray.from_buffers(len(rows), pa.py_buffer(offsets), pa.py_buffer(data))
+        arr.validate(full=True)
+        return arr
+
+    def to_arrow(self) -> pa.LargeStringArray:
+        """All strings as an Arrow array."""
+        return self.take(np.arange(len(self), dtype=np.int64))
+
+    def value(self, i: int) -> str:
+        """One string, decoded for messages (never fails on bad bytes)."""
+        return bytes(self.buf[self.starts[i] : self.ends[i]]).decode("utf-8", "replace")
+
+
+def concat_str(cols: list[StrColumn]) -> StrColumn:
+    """Concatenate string columns into one buffer (offsets shifted)."""
+    if len(cols) == 1:
+        return cols[0]
+    bases = np.cumsum([0] + [c.buf.shape[0] for c in cols[:-1]])
+    buf = np.concatenate([c.buf for c in cols]) if cols else np.zeros(0, np.uint8)
+    starts = np.concatenate([c.starts + b for c, b in zip(cols, bases, strict=True)])
+    ends = np.concatenate([c.ends + b for c, b in zip(cols, bases, strict=True)])
+    return StrColumn(buf, starts, ends)
+
+
+@dataclass
+class Source:
+    """Where rows came from, for error messages: a file name and a line per row."""
+
+    names: list[str]
+    file_of_row: np.ndarray  # int32 index into names
+    line_of_row: np.ndarray  # int64, 1-based; 0 when the input was a table (row number + 1 used)
+    is_table: list[bool] = field(default_factory=list)
+
+    def where(self, row: int) -> str:
+        f = int(self.file_of_row[row])
+        name = self.names[f]
+        line = int(self.line_of_row[row])
+        if self.is_table and self.is_table[f]:
+            return f"{name}, row {line}"
+        return f"{name}:{line}"
+
+
+@dataclass
+class QrelsColumns:
+    """Parsed qrels: one row per judgment."""
+
+    qid: StrColumn
+    doc: StrColumn
+    rel: np.ndarray  # int32
+    source: Source
+
+    def __len__(self) -> int:
+        return int(self.rel.shape[0])
+
+
+@dataclass
+class RunColumns:
+    """Parsed runs (one or many): one row per retrieved document."""
+
+    run_names: list[str]
+    run: np.ndarray  # int32 index into run_names per row
+    qid: StrColumn
+    doc: StrColumn
+    score: np.ndarray  # float64
+    rank: pa.Array  # int64, nullable (kept, never used for ordering)
+    source: Source
+
+    def __len__(self) -> int:
+        return int(self.score.shape[0])

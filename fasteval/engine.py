@@ -1,0 +1,310 @@
+"""Evaluate runs against qrels: plan the measure columns, run the kernels, aggregate."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from fasteval.columns import QrelsColumns, RunColumns
+from fasteval.encode import Encoded, encode
+from fasteval.errors import DataMismatchError, ParameterError
+from fasteval.io.tables import qrels_columns, run_columns
+from fasteval.kernels import ranking as kr
+from fasteval.measures.parser import Measure, MeasureSet, parse_measures
+
+QrelsLike = Any  # path, polars DataFrame, Arrow table
+RunsLike = Any  # path(s), directory, polars DataFrame, Arrow table, or a list of them
+
+MIN_GEO_MEAN = 1e-5
+
+
+@dataclass
+class Evaluation:
+    """Raw result of an evaluation: per-group values and their aggregates.
+
+    ``values[g, m]`` is measure ``m`` for group ``g`` (a (run, query) pair);
+    ``summary[r, m]`` the aggregate over run ``r``'s evaluated queries.
+    """
+
+    measures: MeasureSet
+    enc: Encoded
+    values: np.ndarray
+    summary: np.ndarray
+    has_rows: np.ndarray  # bool per group: the run retrieved something for that query
+
+
+def _plan(measures: Sequence[Measure]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    fam = np.empty(len(measures), np.int32)
+    p0 = np.empty(len(measures), np.int64)
+    p1 = np.empty(len(measures), np.int64)
+    params: list[float] = []
+    for i, m in enumerate(measures):
+        fam[i] = m.info.code
+        p0[i] = len(params)
+        params.extend(m.params)
+        p1[i] = len(params)
+    return fam, p0, p1, np.asarray(params if params else [0.0], dtype=np.float64)
+
+
+def compute(
+    enc: Encoded,
+    measures: MeasureSet,
+    *,
+    relevance_level: int = 1,
+    compat: int = 9,
+    max_depth: int | None = None,
+    judged_only: bool = False,
+    complete: bool = False,
+) -> Evaluation:
+    """Run the kernels for ``measures`` over encoded data and aggregate per run."""
+    n_groups = enc.starts.shape[0]
+    values = np.zeros((n_groups, len(measures)), dtype=np.float64)
+    by_level: dict[int, list[int]] = {}
+    for i, m in enumerate(measures):
+        by_level.setdefault(relevance_level if m.rel is None else m.rel, []).append(i)
+    for level, cols in by_level.items():
+        num_rel, num_nonrel, ideal_off, idcg = kr.query_stats(enc.qr_off, enc.qr_rel, level)
+        fam, p0, p1, params = _plan([measures[i] for i in cols])
+        out = np.zeros((n_groups, len(cols)), dtype=np.float64)
+        kr.evaluate_groups(
+            enc.starts,
+            enc.ends,
+            enc.group_q,
+            enc.doc,
+            enc.qr_off,
+            enc.qr_doc,
+            enc.qr_rel,
+            num_rel,
+            num_nonrel,
+            ideal_off,
+            idcg,
+            level,
+            -1 if max_depth is None else int(max_depth),
+            judged_only,
+            10 if compat == 10 else 9,
+            fam,
+            p0,
+            p1,
+            params,
+            out,
+        )
+        values[:, cols] = out
+    summary = _aggregate(enc, measures, values, relevance_level, complete)
+    has_rows = enc.ends > enc.starts
+    return Evaluation(measures, enc, values, summary, has_rows)
+
+
+def _aggregate(
+    enc: Encoded, measures: MeasureSet, values: np.ndarray, level: int, complete: bool
+) -> np.ndarray:
+    n_runs = len(enc.run_names)
+    counts = np.bincount(enc.group_run, minlength=n_runs).astype(np.float64)
+    summary = np.zeros((n_runs, len(measures)), dtype=np.float64)
+    for j, m in enumerate(measures):
+        agg = m.info.aggregate
+        col = values[:, j]
+        if agg == "gm":
+            logs = np.log(np.maximum(col, MIN_GEO_MEAN))
+            s = np.bincount(enc.group_run, weights=logs, minlength=n_runs)
+            summary[:, j] = np.exp(np.divide(s, counts, out=np.zeros(n_runs), where=counts > 0))
+            continue
+        s = np.bincount(enc.group_run, weights=col, minlength=n_runs)
+        if agg == "sum":
+            summary[:, j] = s
+        elif agg == "count":
+            summary[:, j] = counts
+        else:
+            summary[:, j] = np.divide(s, counts, out=np.zeros(n_runs), where=counts > 0)
+        if m.family == "num_rel" and complete and m.rel is None:
+            # trec_eval's -c recounts num_rel over the whole qrels as grade > 0
+            # (m_num_rel.c), whatever -l says.
+            summary[:, j] = float(np.count_nonzero(enc.qr_rel > 0))
+    return summary
+
+
+def _as_list(x: RunsLike) -> list[Any]:
+    if isinstance(x, (str, os.PathLike, pl.DataFrame)) or not isinstance(x, Iterable):
+        return [x]
+    try:
+        import pyarrow as pa
+
+        if isinstance(x, pa.Table):
+            return [x]
+    except ImportError:  # pragma: no cover
+        pass
+    return list(x)
+
+
+def load_inputs(
+    qrels: QrelsLike,
+    runs: RunsLike,
+    *,
+    lenient: bool = False,
+    run_id_from: str = "tag",
+) -> tuple[QrelsColumns, RunColumns]:
+    """Read qrels and runs from paths, frames or tables into columns."""
+    q = qrels_columns(qrels, lenient=lenient)
+    r = run_columns(_as_list(runs), lenient=lenient, run_id_from=run_id_from)
+    return q, r
+
+
+def evaluate(
+    qrels: QrelsLike,
+    runs: RunsLike,
+    measures: str | Sequence[str] | None = None,
+    *,
+    per_query: bool = True,
+    compat: int = 9,
+    relevance_level: int = 1,
+    complete: bool = False,
+    max_depth: int | None = None,
+    judged_only: bool = False,
+    on_duplicate: str = "error",
+    lenient: bool = False,
+    run_id_from: str = "tag",
+) -> pl.DataFrame:
+    """Evaluate runs against qrels, as trec_eval would, for every run at once.
+
+    Parameters
+    ----------
+    qrels
+        A TREC qrels file (plain, .gz or .parquet), or a polars DataFrame /
+        Arrow table with columns ``query_id, doc_id, relevance``.
+    runs
+        TREC run files, directories of them, Parquet archives (``fasteval
+        ingest``), polars DataFrames / Arrow tables with ``run_id, query_id,
+        doc_id, score``; or a list mixing these.
+    measures
+        trec_eval names (``map``, ``P_10``, ``P.5,10``, ``ndcg_cut.10``,
+        ``official``, ``all_trec``) or ir_measures strings (``AP``, ``P@10``,
+        ``nDCG@10``, ``P(rel=2)@5``). Default: trec_eval's ``official`` set.
+    per_query
+        Include one row per (run, query) besides the ``all`` rows.
+    compat
+        9 for trec_eval 9.0.8 semantics (scores as float32; recall cutoffs
+        ``(long)(p*R + 0.9)``), 10 for trec_eval 10.0 (float64; ``lround``;
+        with ``complete``, missing queries get per-query rows).
+    relevance_level
+        trec_eval ``-l``: a grade ``>= relevance_level`` is relevant.
+    complete
+        trec_eval ``-c``: average over every qrels query; a query a run
+        misses scores 0.
+    max_depth
+        trec_eval ``-M``: only the first ``max_depth`` documents of each
+        ranking count.
+    judged_only
+        trec_eval ``-J``: drop unjudged documents from rankings before scoring.
+    on_duplicate
+        ``"error"`` or ``"first"`` (keep the first occurrence).
+    lenient
+        Skip malformed lines (reported in a warning) instead of raising.
+    run_id_from
+        For run files: ``"tag"`` (6th column) or ``"filename"``.
+
+    Returns
+    -------
+    polars.DataFrame
+        Long table ``run_id, query_id, measure, value``; aggregates have
+        ``query_id == "all"``. Rows follow trec_eval's order: per run, each
+        query's measures, then the aggregates.
+
+    Raises
+    ------
+    fasteval.errors.FastevalError
+        For malformed input (naming file, line and value), unknown measures,
+        and runs that share no query with the qrels.
+    """
+    if compat not in (9, 10):
+        msg = f"compat must be 9 or 10, got {compat!r}"
+        raise ParameterError(msg)
+    if max_depth is not None and max_depth <= 0:
+        msg = f"max_depth must be positive, got {max_depth}"
+        raise ParameterError(msg)
+    mset = parse_measures(measures)
+    q, r = load_inputs(qrels, runs, lenient=lenient, run_id_from=run_id_from)
+    enc = encode(q, r, compat=compat, complete=complete, on_duplicate=on_duplicate)
+    _check_runs_have_queries(enc)
+    ev = compute(
+        enc,
+        mset,
+        relevance_level=relevance_level,
+        compat=compat,
+        max_depth=max_depth,
+        judged_only=judged_only,
+        complete=complete,
+    )
+    return to_frame(ev, per_query=per_query, compat=compat)
+
+
+def _check_runs_have_queries(enc: Encoded) -> None:
+    has = np.zeros(len(enc.run_names), bool)
+    has[enc.group_run[enc.ends > enc.starts]] = True
+    if not has.all():
+        bad = [enc.run_names[i] for i in np.flatnonzero(~has)]
+        shown = ", ".join(repr(b) for b in bad[:5]) + (" ..." if len(bad) > 5 else "")
+        msg = f"run(s) {shown} share no query with the qrels; nothing to evaluate for them"
+        raise DataMismatchError(msg)
+
+
+def to_frame(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> pl.DataFrame:
+    """Long table ``run_id, query_id, measure, value`` in trec_eval's order."""
+    enc = ev.enc
+    names = pl.Series("measure", [m.name for m in ev.measures], dtype=pl.String)
+    runs = pl.Series("run_id", enc.run_names, dtype=pl.String)
+    qids = pl.Series("query_id", [*enc.qids, "all"], dtype=pl.String)
+    n_m = len(ev.measures)
+    parts = []
+    n_runs = len(enc.run_names)
+    # per-query block: groups are run-major, query order within a run
+    pq_cols = np.array([m.info.per_query for m in ev.measures], dtype=bool)
+    if per_query and pq_cols.any():
+        rows = ev.has_rows if compat == 9 else np.ones_like(ev.has_rows)
+        g_idx = np.flatnonzero(rows)
+        m_idx = np.flatnonzero(pq_cols)
+        gg = np.repeat(g_idx, m_idx.shape[0])
+        mm = np.tile(m_idx, g_idx.shape[0])
+        parts.append(
+            pl.DataFrame(
+                {
+                    "run_idx": enc.group_run[gg].astype(np.int64),
+                    "block": np.zeros(gg.shape[0], np.int8),
+                    "query_idx": enc.group_q[gg].astype(np.int64),
+                    "measure_idx": mm.astype(np.int64),
+                    "value": ev.values[gg, mm],
+                }
+            )
+        )
+    rr = np.repeat(np.arange(n_runs), n_m)
+    mm = np.tile(np.arange(n_m), n_runs)
+    parts.append(
+        pl.DataFrame(
+            {
+                "run_idx": rr.astype(np.int64),
+                "block": np.ones(rr.shape[0], np.int8),
+                "query_idx": np.full(rr.shape[0], len(enc.qids), np.int64),
+                "measure_idx": mm.astype(np.int64),
+                "value": ev.summary[rr, mm],
+            }
+        )
+    )
+    df = pl.concat(parts).sort(["run_idx", "block"], maintain_order=True)
+    return df.select(
+        runs.gather(df["run_idx"]).alias("run_id"),
+        qids.gather(df["query_idx"]).alias("query_id"),
+        names.gather(df["measure_idx"]).alias("measure"),
+        pl.col("value"),
+    )
+
+
+def paths_in(p: str | os.PathLike[str]) -> list[Path]:
+    """Files of a directory (sorted, hidden files skipped), or the path itself."""
+    path = Path(p)
+    if path.is_dir():
+        return sorted(f for f in path.iterdir() if f.is_file() and not f.name.startswith("."))
+    return [path]

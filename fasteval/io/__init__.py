@@ -1,0 +1,1 @@
+"""Readers and writers: TREC text, Parquet, polars and Arrow tables."""

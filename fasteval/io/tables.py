@@ -1,0 +1,290 @@
+"""Accept qrels and runs as paths, directories, Parquet archives, polars or Arrow tables.
+
+Fixed schemas (see SPEC section 1):
+
+* qrels: ``query_id: str, doc_id: str, relevance: int32``
+* runs: ``run_id: str, query_id: str, doc_id: str, rank: int64 (nullable), score: float64``
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from fasteval.columns import QrelsColumns, RunColumns, Source, StrColumn, concat_str
+from fasteval.errors import InputFormatError, SchemaError
+from fasteval.io import trec
+from fasteval.kernels import text as kt
+
+QRELS_SCHEMA = pa.schema(
+    [("query_id", pa.large_string()), ("doc_id", pa.large_string()), ("relevance", pa.int32())]
+)
+RUN_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.large_string()),
+        ("query_id", pa.large_string()),
+        ("doc_id", pa.large_string()),
+        ("rank", pa.int64()),
+        ("score", pa.float64()),
+    ]
+)
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+
+
+def _is_parquet(p: Path) -> bool:
+    return p.suffix.lower() in PARQUET_SUFFIXES
+
+
+def _to_arrow(x: Any, what: str) -> tuple[pa.Table, str]:
+    if isinstance(x, pl.DataFrame):
+        return x.to_arrow(compat_level=pl.CompatLevel.oldest()), f"{what} DataFrame"
+    if isinstance(x, pa.Table):
+        return x, f"{what} table"
+    if isinstance(x, (str, os.PathLike)):
+        p = Path(x)
+        try:
+            return pq.read_table(p), str(p)
+        except FileNotFoundError:
+            msg = f"no such file: {p}"
+            raise InputFormatError(msg) from None
+        except (pa.ArrowInvalid, OSError) as e:
+            msg = f"{p}: not a readable Parquet file ({e})"
+            raise InputFormatError(msg) from None
+    msg = (
+        f"cannot read {what} from a {type(x).__name__}; "
+        "give a path, a polars DataFrame or an Arrow table"
+    )
+    raise SchemaError(msg)
+
+
+def _require(table: pa.Table, name: str, cols: dict[str, str]) -> None:
+    missing = [c for c in cols if c not in table.column_names]
+    if missing:
+        msg = (
+            f"{name}: missing column(s) {', '.join(missing)}; expected "
+            + ", ".join(f"{c}: {t}" for c, t in cols.items())
+            + f"; found {', '.join(table.column_names)}"
+        )
+        raise SchemaError(msg)
+
+
+def _no_nulls(table: pa.Table, name: str, cols: list[str]) -> None:
+    for c in cols:
+        col = table.column(c)
+        if col.null_count:
+            row = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
+            msg = f"{name}, row {row + 1}: column {c!r} is null"
+            raise InputFormatError(msg)
+
+
+def _str_col(table: pa.Table, name: str, c: str) -> StrColumn:
+    col = table.column(c)
+    if not (
+        pa.types.is_string(col.type)
+        or pa.types.is_large_string(col.type)
+        or pa.types.is_string_view(col.type)
+        or pa.types.is_dictionary(col.type)
+    ):
+        if pa.types.is_integer(col.type):
+            col = pc.cast(col, pa.large_string())
+        else:
+            msg = f"{name}: column {c!r} must hold strings, found {col.type}"
+            raise SchemaError(msg)
+    if pa.types.is_dictionary(col.type):
+        col = pc.cast(col, pa.large_string())
+    return StrColumn.from_arrow(col)
+
+
+def _table_source(name: str, n: int) -> Source:
+    return Source([name], np.zeros(n, np.int32), np.arange(1, n + 1, dtype=np.int64), [True])
+
+
+def qrels_from_table(table: pa.Table, name: str) -> QrelsColumns:
+    """Qrels columns from an Arrow table with ``query_id, doc_id, relevance``."""
+    _require(table, name, {"query_id": "str", "doc_id": "str", "relevance": "int"})
+    _no_nulls(table, name, ["query_id", "doc_id", "relevance"])
+    rel = table.column("relevance")
+    if not pa.types.is_integer(rel.type):
+        msg = f"{name}: column 'relevance' must be integer, found {rel.type}"
+        raise SchemaError(msg)
+    if table.num_rows == 0:
+        msg = f"{name}: the qrels are empty"
+        raise InputFormatError(msg)
+    return QrelsColumns(
+        _str_col(table, name, "query_id"),
+        _str_col(table, name, "doc_id"),
+        rel.to_numpy().astype(np.int32),
+        _table_source(name, table.num_rows),
+    )
+
+
+def runs_from_table(table: pa.Table, name: str) -> RunColumns:
+    """Run columns from an Arrow table with ``run_id, query_id, doc_id, score`` (+ ``rank``)."""
+    _require(table, name, {"run_id": "str", "query_id": "str", "doc_id": "str", "score": "float"})
+    _no_nulls(table, name, ["run_id", "query_id", "doc_id", "score"])
+    if table.num_rows == 0:
+        msg = f"{name}: the run table is empty"
+        raise InputFormatError(msg)
+    sc = table.column("score")
+    if not (pa.types.is_floating(sc.type) or pa.types.is_integer(sc.type)):
+        msg = f"{name}: column 'score' must be numeric, found {sc.type}"
+        raise SchemaError(msg)
+    score = pc.cast(sc, pa.float64()).to_numpy().astype(np.float64, copy=False)
+    bad = np.flatnonzero(~np.isfinite(score))
+    if bad.size:
+        msg = f"{name}, row {int(bad[0]) + 1}: score is not a finite number: {score[bad[0]]}"
+        raise InputFormatError(msg)
+    rid = _str_col(table, name, "run_id")
+    codes, first = kt.dict_encode(rid.buf, rid.starts, rid.ends)
+    names = rid.take(first).to_pylist()
+    if "rank" in table.column_names and pa.types.is_integer(table.column("rank").type):
+        rank = pc.cast(table.column("rank"), pa.int64()).combine_chunks()
+    else:
+        rank = pa.nulls(table.num_rows, pa.int64())
+    return RunColumns(
+        run_names=names,
+        run=codes,
+        qid=_str_col(table, name, "query_id"),
+        doc=_str_col(table, name, "doc_id"),
+        score=score,
+        rank=rank,
+        source=_table_source(name, table.num_rows),
+    )
+
+
+def qrels_columns(x: Any, *, lenient: bool = False) -> QrelsColumns:
+    """Qrels from a text/.gz/Parquet path, a polars DataFrame or an Arrow table."""
+    if isinstance(x, (str, os.PathLike)) and not _is_parquet(Path(x)):
+        return trec.parse_qrels_files([x], lenient=lenient)
+    table, name = _to_arrow(x, "qrels")
+    return qrels_from_table(table, name)
+
+
+def concat_runs(parts: list[RunColumns]) -> RunColumns:
+    """Concatenate run columns; runs with the same id are merged into one run."""
+    if len(parts) == 1:
+        return parts[0]
+    names: dict[str, int] = {}
+    run_codes = []
+    for p in parts:
+        remap = np.array([names.setdefault(n, len(names)) for n in p.run_names], np.int32)
+        run_codes.append(remap[p.run])
+    offsets = np.cumsum([0] + [len(p.source.names) for p in parts[:-1]])
+    src = Source(
+        [n for p in parts for n in p.source.names],
+        np.concatenate([p.source.file_of_row + o for p, o in zip(parts, offsets, strict=True)]),
+        np.concatenate([p.source.line_of_row for p in parts]),
+        [t for p in parts for t in (p.source.is_table or [False] * len(p.source.names))],
+    )
+    return RunColumns(
+        run_names=list(names),
+        run=np.concatenate(run_codes),
+        qid=concat_str([p.qid for p in parts]),
+        doc=concat_str([p.doc for p in parts]),
+        score=np.concatenate([p.score for p in parts]),
+        rank=pa.concat_arrays([p.rank for p in parts]),
+        source=src,
+    )
+
+
+def run_columns(items: list[Any], *, lenient: bool = False, run_id_from: str = "tag") -> RunColumns:
+    """Runs from any mix of run files, directories, Parquet archives, frames and tables."""
+    if not items:
+        msg = "no runs given"
+        raise InputFormatError(msg)
+    text_paths: list[Path] = []
+    parts: list[RunColumns] = []
+    for x in items:
+        if isinstance(x, (str, os.PathLike)):
+            p = Path(x)
+            if p.is_dir():
+                files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
+                if not files:
+                    msg = f"{p}: the directory holds no run files"
+                    raise InputFormatError(msg)
+                for f in files:
+                    if _is_parquet(f):
+                        parts.append(runs_from_table(*_to_arrow(f, "run")))
+                    else:
+                        text_paths.append(f)
+            elif _is_parquet(p):
+                parts.append(runs_from_table(*_to_arrow(p, "run")))
+            else:
+                text_paths.append(p)
+        else:
+            parts.append(runs_from_table(*_to_arrow(x, "run")))
+    if text_paths:
+        parts.insert(0, trec.parse_run_files(text_paths, lenient=lenient, run_id_from=run_id_from))
+    return concat_runs(parts)
+
+
+def qrels_to_table(q: QrelsColumns) -> pa.Table:
+    """Arrow table in the qrels schema."""
+    return pa.table(
+        [q.qid.to_arrow(), q.doc.to_arrow(), pa.array(q.rel, pa.int32())], schema=QRELS_SCHEMA
+    )
+
+
+def runs_to_table(r: RunColumns) -> pa.Table:
+    """Arrow table in the run schema (run ids dictionary-encoded in memory)."""
+    names = pa.array(r.run_names, pa.large_string())
+    return pa.table(
+        [
+            names.take(pa.array(r.run)),
+            r.qid.to_arrow(),
+            r.doc.to_arrow(),
+            r.rank,
+            pa.array(r.score, pa.float64()),
+        ],
+        schema=RUN_SCHEMA,
+    )
+
+
+def load_qrels(source: Any, *, lenient: bool = False) -> pl.DataFrame:
+    """Read qrels into a polars DataFrame ``query_id, doc_id, relevance``.
+
+    Parameters
+    ----------
+    source
+        A TREC qrels file (plain or .gz: ``qid iter docno rel``), a Parquet
+        file, a polars DataFrame or an Arrow table.
+    lenient
+        Skip malformed lines (reported in a warning) instead of raising.
+    """
+    return pl.from_arrow(qrels_to_table(qrels_columns(source, lenient=lenient)))  # type: ignore[return-value]
+
+
+def load_runs(source: Any, *, lenient: bool = False, run_id_from: str = "tag") -> pl.DataFrame:
+    """Read one or many runs into one polars DataFrame ``run_id, query_id, doc_id, rank, score``.
+
+    Parameters
+    ----------
+    source
+        Run files (plain or .gz), directories of them, Parquet archives,
+        frames or tables, or a list of these.
+    lenient
+        Skip malformed lines (reported in a warning) instead of raising.
+    run_id_from
+        ``"tag"`` (the 6th column) or ``"filename"``.
+    """
+    items = source if isinstance(source, (list, tuple)) else [source]
+    cols = run_columns(list(items), lenient=lenient, run_id_from=run_id_from)
+    return pl.from_arrow(runs_to_table(cols))  # type: ignore[return-value]
+
+
+def write_parquet(table: pa.Table, path: str | os.PathLike[str]) -> None:
+    """Write a qrels or run table to Parquet (zstd, dictionary-encoded ids)."""
+    pq.write_table(
+        table,
+        path,
+        compression="zstd",
+        use_dictionary=["run_id", "query_id", "doc_id"] if "run_id" in table.column_names else True,
+    )

@@ -1,0 +1,306 @@
+"""TREC text formats: qrels (``qid iter docno rel``) and runs (``qid Q0 docno rank score tag``).
+
+Fields are separated by any run of blanks (spaces or tabs); trailing extra
+columns are ignored as trec_eval ignores them; blank lines and lines whose
+first non-blank character is ``#`` are skipped (trec_eval 10). Files may be
+gzip-compressed. Every malformed line raises :class:`InputFormatError`
+naming the file, the line and the value, unless ``lenient=True``, in which
+case the line is skipped and counted in a :class:`FastevalWarning`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import warnings
+import zlib
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fasteval.columns import QrelsColumns, RunColumns, Source, StrColumn
+from fasteval.errors import InputFormatError, ParameterError
+from fasteval.kernels import text as ktext
+
+PathLike = str | os.PathLike[str]
+
+QRELS_FIELDS = 4
+RUN_FIELDS = 6
+
+
+class FastevalWarning(UserWarning):
+    """Something was skipped or adjusted on the user's request (e.g. lenient parsing)."""
+
+
+def read_bytes(path: PathLike) -> np.ndarray:
+    """Read a (possibly gzip-compressed) file into a ``uint8`` array."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        msg = f"no such file: {p}"
+        raise InputFormatError(msg) from None
+    except IsADirectoryError:
+        msg = f"expected a file, got a directory: {p}"
+        raise InputFormatError(msg) from None
+    except OSError as e:
+        msg = f"cannot read {p}: {e.strerror or e}"
+        raise InputFormatError(msg) from None
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as e:
+            msg = f"{p}: not a valid gzip file ({e})"
+            raise InputFormatError(msg) from None
+    return np.frombuffer(raw, dtype=np.uint8)
+
+
+@dataclass
+class _Tokens:
+    """Tokenised lines of one or more files sharing one byte buffer."""
+
+    names: list[str]
+    buf: np.ndarray
+    file_of: np.ndarray
+    line_no: np.ndarray
+    n_fields: np.ndarray
+    starts: np.ndarray  # (rows, k) for the requested string fields
+    ends: np.ndarray
+    ival: np.ndarray
+    ibad: np.ndarray
+    fval: np.ndarray
+    fslow: np.ndarray
+    same_bad: np.ndarray  # per file
+
+    def where(self, r: int) -> str:
+        return f"{self.names[int(self.file_of[r])]}:{int(self.line_no[r])}"
+
+    def field(self, j: int) -> StrColumn:
+        return StrColumn(self.buf, self.starts[:, j], self.ends[:, j])
+
+    def line_text(self, r: int) -> str:
+        parts = [
+            bytes(self.buf[s:e]).decode("utf-8", "replace")
+            for s, e in zip(self.starts[r], self.ends[r], strict=True)
+            if s >= 0
+        ]
+        text = " ".join(parts)
+        return text if len(text) <= 200 else text[:200] + "..."
+
+    def subset(self, keep: np.ndarray) -> _Tokens:
+        return _Tokens(
+            self.names,
+            self.buf,
+            self.file_of[keep],
+            self.line_no[keep],
+            self.n_fields[keep],
+            self.starts[keep],
+            self.ends[keep],
+            self.ival[keep],
+            self.ibad[keep],
+            self.fval[keep],
+            self.fslow[keep],
+            self.same_bad,
+        )
+
+    def source(self) -> Source:
+        return Source(self.names, self.file_of, self.line_no)
+
+
+def _tokenize_files(
+    paths: list[PathLike],
+    str_fields: list[int],
+    int_field: int,
+    float_field: int,
+    same_field: int,
+    threads: int | None = None,
+) -> _Tokens:
+    workers = threads or min(len(paths), os.cpu_count() or 1)
+    if workers > 1 and len(paths) > 1:
+        with ThreadPoolExecutor(workers) as ex:
+            bufs = list(ex.map(read_bytes, paths))
+    else:
+        bufs = [read_bytes(p) for p in paths]
+    nl = np.array([10], np.uint8)
+    pieces = []
+    for b in bufs:
+        pieces.append(b)
+        if b.size and b[-1] != 10:
+            pieces.append(nl)
+    sizes = np.array([b.size + (1 if b.size and b[-1] != 10 else 0) for b in bufs], np.int64)
+    ends = np.cumsum(sizes)
+    starts = ends - sizes
+    buf = np.concatenate(pieces) if len(pieces) > 1 else (pieces[0] if pieces else nl[:0])
+    out = ktext.tokenize(
+        buf, starts, ends, np.asarray(str_fields, np.int64), int_field, float_field, same_field
+    )
+    tok = _Tokens([str(p) for p in paths], buf, *out)
+    file_of = tok.file_of
+    counts = np.bincount(file_of, minlength=len(paths))
+    if (counts == 0).any():
+        name = tok.names[int(np.flatnonzero(counts == 0)[0])]
+        msg = f"{name}: no lines found (the file is empty or all comments)"
+        raise InputFormatError(msg)
+    return tok
+
+
+class _Skipper:
+    """Collects rejected lines: raises at once, or (lenient) counts them."""
+
+    def __init__(self, lenient: bool, what: str) -> None:
+        self.lenient = lenient
+        self.what = what
+        self.skipped: list[str] = []
+
+    def reject(self, tok: _Tokens, bad: np.ndarray, reason: Callable[[int], str]) -> _Tokens:
+        """Raise for the first bad row, or (lenient) drop all bad rows and remember them."""
+        rows = np.flatnonzero(bad)
+        if rows.size == 0:
+            return tok
+        r = int(rows[0])
+        if not self.lenient:
+            msg = f"{tok.where(r)}: {reason(r)}\n  line: {tok.line_text(r)!r}"
+            if rows.size > 1:
+                msg += f"\n  ({rows.size - 1} more such line(s))"
+            msg += "\n  hint: fix the file, or pass lenient=True (CLI: --lenient) to skip bad lines"
+            raise InputFormatError(msg)
+        self.skipped.extend(f"{tok.where(int(x))} ({reason(int(x))})" for x in rows[:20])
+        if rows.size > 20:
+            self.skipped.append(f"... {rows.size - 20} more")
+        self.count = getattr(self, "count", 0) + int(rows.size)
+        return tok.subset(~bad)
+
+    def warn(self) -> None:
+        if self.skipped:
+            n = getattr(self, "count", len(self.skipped))
+            shown = "; ".join(self.skipped[:10])
+            msg = f"skipped {n} malformed {self.what} line(s): {shown}"
+            warnings.warn(msg, FastevalWarning, stacklevel=3)
+
+
+def _scores(tok: _Tokens, j: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scores parsed by the tokenizer, finishing the rows its exact fast path left.
+
+    Returns the values and a mask of bad rows (not a number, or not finite).
+    """
+    vals = tok.fval.copy()
+    slow = np.flatnonzero(tok.fslow)
+    if slow.size:
+        arr = tok.field(j).take(slow)
+        try:
+            v = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            import polars as pl
+
+            v = pl.from_arrow(arr).cast(pl.Float64, strict=False).fill_null(np.nan).to_numpy()
+        vals[slow] = np.asarray(v, dtype=np.float64)
+    return vals, ~np.isfinite(vals)
+
+
+def _check_columns(tok: _Tokens, need: int, skipper: _Skipper, fmt: str) -> _Tokens:
+    return skipper.reject(
+        tok,
+        tok.n_fields < need,
+        lambda r: f"expected at least {need} columns ({fmt}), found {int(tok.n_fields[r])}",
+    )
+
+
+def parse_qrels_files(paths: list[PathLike], *, lenient: bool = False) -> QrelsColumns:
+    """Parse qrels files (``qid iter docno rel``) into columns."""
+    skipper = _Skipper(lenient, "qrels")
+    tok = _tokenize_files(paths, [0, 2, 3], 3, -1, -1)
+    tok = _check_columns(tok, QRELS_FIELDS, skipper, "qid iter docno rel")
+    t = tok
+    tok = skipper.reject(
+        tok, tok.ibad, lambda r: f"relevance is not an integer: {t.field(2).value(r)!r}"
+    )
+    skipper.warn()
+    if tok.line_no.shape[0] == 0:
+        msg = f"{', '.join(tok.names)}: no valid qrels lines"
+        raise InputFormatError(msg)
+    rel = tok.ival
+    if np.abs(rel).max() > np.iinfo(np.int32).max:
+        r = int(np.argmax(np.abs(rel)))
+        msg = f"{tok.where(r)}: relevance {int(rel[r])} is out of range"
+        raise InputFormatError(msg)
+    return QrelsColumns(tok.field(0), tok.field(1), rel.astype(np.int32), tok.source())
+
+
+def parse_run_files(
+    paths: list[PathLike],
+    *,
+    lenient: bool = False,
+    run_id_from: str = "tag",
+    threads: int | None = None,
+) -> RunColumns:
+    """Parse run files (``qid Q0 docno rank score tag``, one run per file) into columns.
+
+    Parameters
+    ----------
+    paths
+        TREC run files, plain or gzip.
+    lenient
+        Skip malformed lines (reported in a :class:`FastevalWarning`) instead of raising.
+    run_id_from
+        ``"tag"`` (the 6th column, which must be constant in a file) or ``"filename"``.
+    threads
+        Files read in parallel (decompression releases the GIL).
+    """
+    if run_id_from not in ("tag", "filename"):
+        msg = f"run_id_from must be 'tag' or 'filename', got {run_id_from!r}"
+        raise ParameterError(msg)
+    if not paths:
+        msg = "no run files given"
+        raise InputFormatError(msg)
+    skipper = _Skipper(lenient, "run")
+    # string fields: qid, docno, score, tag; rank parsed as int; tag must be constant per file
+    tok = _tokenize_files(paths, [0, 2, 4, 5], 3, 4, 5, threads)
+    if run_id_from == "tag" and (tok.same_bad >= 0).any():
+        f = int(np.flatnonzero(tok.same_bad >= 0)[0])
+        r = int(tok.same_bad[f])
+        r0 = int(np.searchsorted(tok.file_of, f))
+        msg = (
+            f"{tok.where(r)}: run tag {tok.field(3).value(r)!r} differs from "
+            f"{tok.field(3).value(r0)!r} on line {int(tok.line_no[r0])}; a run file holds one "
+            "run\n  hint: name runs after their files instead (CLI: --run-id filename)"
+        )
+        raise InputFormatError(msg)
+    tok = _check_columns(tok, RUN_FIELDS, skipper, "qid Q0 docno rank score tag")
+    score, bad = _scores(tok, 2)
+    t = tok
+    tok = skipper.reject(
+        tok, bad, lambda r: f"score is not a finite number: {t.field(2).value(r)!r}"
+    )
+    if bad.any():
+        score = score[~bad]
+    skipper.warn()
+    counts = np.bincount(tok.file_of, minlength=len(paths))
+    if (counts == 0).any():
+        name = tok.names[int(np.flatnonzero(counts == 0)[0])]
+        msg = f"{name}: every line was malformed; nothing left to evaluate"
+        raise InputFormatError(msg)
+    first_row = np.searchsorted(tok.file_of, np.arange(len(paths)))
+    names: list[str] = []
+    for f, p in enumerate(paths):
+        if run_id_from == "filename":
+            name = Path(p).name
+            names.append(name[:-3] if name.endswith(".gz") else name)
+            continue
+        names.append(tok.field(3).value(int(first_row[f])))
+    uniq: dict[str, int] = {}
+    remap = np.array([uniq.setdefault(n, len(uniq)) for n in names], np.int32)
+    rank = pa.array(tok.ival, mask=tok.ibad, type=pa.int64())
+    return RunColumns(
+        run_names=list(uniq),
+        run=remap[tok.file_of],
+        qid=tok.field(0),
+        doc=tok.field(1),
+        score=score,
+        rank=rank,
+        source=tok.source(),
+    )

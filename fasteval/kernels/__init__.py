@@ -1,0 +1,1 @@
+"""numba kernels only: no strings, dicts or polars objects cross into them."""

@@ -1,0 +1,1 @@
+"""Measures as values: the family registry and the name parser."""

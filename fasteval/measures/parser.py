@@ -1,0 +1,267 @@
+"""Measures as immutable values, and the parser for their names.
+
+Two syntaxes are accepted:
+
+* trec_eval's ``-m`` arguments: ``map``, ``P`` (default cutoffs), ``P.5,10``,
+  ``P_10``, ``ndcg_cut.10,20``, ``iprec_at_recall..10,.20``,
+  ``iprec_at_recall_0.10``, ``11pt_avg..25,.5,.75``, ``set_F.0.5`` and the
+  nicknames ``official``, ``all_trec``, ``set``;
+* ir_measures strings: ``AP``, ``AP@100``, ``P@10``, ``P(rel=2)@5``,
+  ``nDCG@10``, ``R@1000``, ``RR``, ``RR@10``, ``Rprec``, ``Bpref``, ``infAP``,
+  ``Success@5``, ``IPrec@0.1``, ``NumRet``, ``NumRel``, ``NumRelRet``, ...
+
+A measure's string form is its identity; the output uses the syntax the
+user asked in (``P_10`` for ``P.10``, ``P@10`` for ``P@10``).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+
+from fasteval.errors import MeasureError
+from fasteval.measures.registry import (
+    FAMILIES,
+    IR_MEASURES,
+    NICKNAMES,
+    TREC_ORDER,
+    Family,
+)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One output column: a family with concrete parameters.
+
+    Attributes
+    ----------
+    family
+        trec_eval family name (see :data:`fasteval.measures.registry.FAMILIES`).
+    params
+        The parameters: a single cutoff or recall level, a parameter list
+        (``11pt_avg``, ``set_F``), or ``()``.
+    rel
+        Relevance level for this measure only (ir_measures ``rel=``);
+        ``None`` uses the evaluation's level.
+    name
+        The output name, which is also the identity.
+    """
+
+    family: str
+    params: tuple[float, ...]
+    rel: int | None
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def info(self) -> Family:
+        """The family's registry entry."""
+        return FAMILIES[self.family]
+
+
+class MeasureSet(list[Measure]):
+    """Parsed measures, plus trec_eval's ``runid`` pseudo-measure flag."""
+
+    runid: bool = False
+
+
+_TREC_ARG = re.compile(r"^(?P<fam>[A-Za-z0-9_]+?)(?:\.(?P<params>.*))?$")
+_TREC_OUT = re.compile(
+    r"^(?P<fam>P|recall|success|map_cut|ndcg_cut|iprec_at_recall)_(?P<val>\d+(?:\.\d+)?)$"
+)
+_IRM = re.compile(r"^(?P<name>[A-Za-z]+)(?:\((?P<args>[^)]*)\))?(?:@(?P<cut>[0-9]*\.?[0-9]+))?$")
+
+
+def _fmt_level(x: float) -> str:
+    return f"{x:.2f}"
+
+
+def _cutoff(fam: str, text: str, arg: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        msg = f"measure {arg!r}: cutoff {text!r} is not a number"
+        raise MeasureError(msg) from None
+    k = int(v)  # trec_eval reads cutoffs with atol: 23.4 -> 23
+    if k <= 0:
+        msg = f"measure {arg!r}: cutoffs must be positive, got {text!r}"
+        raise MeasureError(msg)
+    return float(k)
+
+
+def _level(text: str, arg: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        msg = f"measure {arg!r}: recall level {text!r} is not a number"
+        raise MeasureError(msg) from None
+    if not 0.0 <= v <= 1.0:
+        msg = f"measure {arg!r}: recall level {text!r} must be in [0, 1]"
+        raise MeasureError(msg)
+    return v
+
+
+def _expand_family(fam: Family, params_text: str | None, arg: str) -> list[Measure]:
+    if fam.kind == "single":
+        if params_text:
+            msg = f"measure {arg!r}: {fam.name} takes no parameters"
+            raise MeasureError(msg)
+        return [Measure(fam.name, (), None, fam.name)]
+    raw = [p for p in params_text.split(",")] if params_text else None
+    if fam.kind == "cutoffs":
+        vals = sorted({_cutoff(fam.name, p, arg) for p in raw}) if raw else list(fam.defaults)
+        return [Measure(fam.name, (v,), None, f"{fam.name}_{int(v)}") for v in vals]
+    if fam.kind == "levels":
+        vals = sorted({_level(p, arg) for p in raw}) if raw else list(fam.defaults)
+        return [Measure(fam.name, (v,), None, f"{fam.name}_{_fmt_level(v)}") for v in vals]
+    # "list": one value from a parameter list
+    if raw is None:
+        return [Measure(fam.name, fam.defaults, None, fam.name)]
+    if fam.name == "11pt_avg":
+        vals = tuple(sorted(_level(p, arg) for p in raw))
+    else:
+        try:
+            vals = tuple(float(p) for p in raw)
+        except ValueError:
+            msg = f"measure {arg!r}: parameter {params_text!r} is not a number list"
+            raise MeasureError(msg) from None
+        if fam.name == "set_F" and (len(vals) != 1 or vals[0] < 0):
+            msg = f"measure {arg!r}: set_F takes one non-negative parameter"
+            raise MeasureError(msg)
+    return [Measure(fam.name, vals, None, f"{fam.name}_{params_text}")]
+
+
+def _parse_trec(arg: str) -> list[Measure] | None:
+    m = _TREC_OUT.match(arg)
+    if m:
+        fam = FAMILIES[m["fam"]]
+        return _expand_family(fam, m["val"], arg)
+    m = _TREC_ARG.match(arg)
+    if m and m["fam"] in FAMILIES:
+        return _expand_family(FAMILIES[m["fam"]], m["params"], arg)
+    return None
+
+
+def _parse_ir_measures(arg: str) -> Measure | None:
+    m = _IRM.match(arg)
+    if not m or m["name"] not in IR_MEASURES:
+        return None
+    name = m["name"]
+    with_cut, without = IR_MEASURES[name]
+    rel: int | None = None
+    if m["args"]:
+        for item in m["args"].split(","):
+            key, _, val = item.strip().partition("=")
+            if key.strip() != "rel":
+                msg = (
+                    f"measure {arg!r}: parameter {key.strip()!r} is not supported "
+                    "(supported: rel=N)"
+                )
+                raise MeasureError(msg)
+            try:
+                rel = int(val)
+            except ValueError:
+                msg = f"measure {arg!r}: rel must be an integer, got {val.strip()!r}"
+                raise MeasureError(msg) from None
+    args = f"(rel={rel})" if rel is not None else ""
+    if m["cut"] is not None:
+        if with_cut is None:
+            msg = f"measure {arg!r}: {name} takes no @cutoff"
+            raise MeasureError(msg)
+        fam = FAMILIES[with_cut]
+        if fam.kind == "levels":
+            v = _level(m["cut"], arg)
+            return Measure(fam.name, (v,), rel, f"{name}{args}@{m['cut']}")
+        v = _cutoff(fam.name, m["cut"], arg)
+        return Measure(fam.name, (v,), rel, f"{name}{args}@{int(v)}")
+    if without is None:
+        msg = f"measure {arg!r}: {name} needs a cutoff, e.g. {name}@10"
+        raise MeasureError(msg)
+    fam = FAMILIES[without]
+    return Measure(fam.name, fam.defaults if fam.kind == "list" else (), rel, f"{name}{args}")
+
+
+def parse_measure(arg: str) -> list[Measure]:
+    """Parse one measure argument into the measures it stands for.
+
+    Parameters
+    ----------
+    arg
+        A trec_eval ``-m`` argument (possibly a family with several cutoffs or a
+        nickname) or an ir_measures string.
+
+    Returns
+    -------
+    list of Measure
+        One entry per output column.
+
+    Raises
+    ------
+    MeasureError
+        For an unknown name or a bad parameter.
+    """
+    arg = arg.strip()
+    out = _parse_trec(arg)
+    if out is not None:
+        return out
+    one = _parse_ir_measures(arg)
+    if one is not None:
+        return [one]
+    known = ", ".join(sorted(FAMILIES)) + "; nicknames " + ", ".join(NICKNAMES)
+    msg = f"unknown measure {arg!r}\n  known trec_eval measures: {known}"
+    msg += (
+        "\n  ir_measures forms: " + ", ".join(sorted(IR_MEASURES)) + " (e.g. nDCG@10, P(rel=2)@5)"
+    )
+    raise MeasureError(msg)
+
+
+def parse_measures(args: str | list[str] | tuple[str, ...] | None) -> MeasureSet:
+    """Parse a list of measure arguments, in trec_eval's output order, without repeats.
+
+    ``None`` means trec_eval's default set, ``official``.
+    """
+    if args is None:
+        args = ["official"]
+    if isinstance(args, str):
+        args = [args]
+    result = MeasureSet()
+    seen: set[str] = set()
+    missing: list[str] = []
+    for arg in args:
+        a = arg.strip()
+        if a in NICKNAMES:
+            for fam in NICKNAMES[a]:
+                if fam == "runid":
+                    result.runid = True
+                elif fam in FAMILIES:
+                    for m in _expand_family(FAMILIES[fam], None, a):
+                        if m.name not in seen:
+                            seen.add(m.name)
+                            result.append(m)
+                elif fam not in missing:
+                    missing.append(fam)
+            continue
+        if a == "runid":
+            result.runid = True
+            continue
+        for m in parse_measure(a):
+            if m.name not in seen:
+                seen.add(m.name)
+                result.append(m)
+    if missing:
+        warnings.warn(
+            "not yet computed by fasteval, left out of the nickname: " + ", ".join(missing),
+            stacklevel=2,
+        )
+    order = {f: i for i, f in enumerate(TREC_ORDER)}
+    # stable: families in trec_eval order, parameters as parsed (already sorted)
+    ordered = sorted(range(len(result)), key=lambda i: order.get(result[i].family, len(order)))
+    final = MeasureSet(result[i] for i in ordered)
+    final.runid = result.runid
+    if not final and not final.runid:
+        msg = "no measures requested"
+        raise MeasureError(msg)
+    return final

@@ -1,0 +1,247 @@
+"""Property tests: generated qrels and runs with ties, unjudged documents,
+negative grades and missing queries, against pytrec_eval (trec_eval 9.0.8)
+and against the naive reference."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+import pytrec_eval
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fasteval
+from tests.reference import naive
+
+MEASURES = [
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "iprec_at_recall",
+    "P",
+    "recall",
+    "infAP",
+    "11pt_avg",
+    "ndcg",
+    "ndcg_cut",
+    "map_cut",
+    "success",
+    "set_P",
+    "set_recall",
+    "set_F",
+    "num_nonrel_judged_ret",
+]
+
+DOCS = [f"d{i:02d}" for i in range(30)] + ["D1", "d1", "a", "ab", "b"]
+
+
+@st.composite
+def collections(draw):
+    n_q = draw(st.integers(1, 4))
+    qrels: dict[str, dict[str, int]] = {}
+    runs: dict[str, dict[str, dict[str, float]]] = {}
+    for q in range(n_q):
+        qid = str(100 + q)
+        judged = draw(st.lists(st.sampled_from(DOCS), unique=True, max_size=20))
+        if judged:
+            qrels[qid] = {d: draw(st.integers(-1, 3)) for d in judged}
+    # runs may miss queries and retrieve documents outside the qrels
+    for r in range(draw(st.integers(1, 3))):
+        run: dict[str, dict[str, float]] = {}
+        for q in range(n_q + 1):
+            if draw(st.booleans()):
+                docs = draw(st.lists(st.sampled_from(DOCS), unique=True, min_size=1, max_size=25))
+                # few distinct scores -> many ties; large values exercise float32 rounding
+                scores = draw(
+                    st.lists(
+                        st.sampled_from([0.0, 1.0, 1.5, -2.0, 100000.15461, 100000.1546, 3.25]),
+                        min_size=len(docs),
+                        max_size=len(docs),
+                    )
+                )
+                run[str(100 + q)] = dict(zip(docs, scores, strict=True))
+        runs[f"run{r}"] = run
+    return qrels, runs
+
+
+def frames(qrels, runs):
+    q = pl.DataFrame(
+        [(qid, d, g) for qid, docs in qrels.items() for d, g in docs.items()],
+        schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int32},
+        orient="row",
+    )
+    r = pl.DataFrame(
+        [
+            (rid, qid, d, s)
+            for rid, run in runs.items()
+            for qid, docs in run.items()
+            for d, s in docs.items()
+        ],
+        schema={
+            "run_id": pl.String,
+            "query_id": pl.String,
+            "doc_id": pl.String,
+            "score": pl.Float64,
+        },
+        orient="row",
+    )
+    return q, r
+
+
+def common(qrels, runs):
+    return any(q in qrels for run in runs.values() for q in run)
+
+
+def all_runs_share(qrels, runs):
+    return all(any(q in qrels for q in run) for run in runs.values())
+
+
+def as_dict(df: pl.DataFrame) -> dict[tuple[str, str, str], float]:
+    return {(a, b, c): v for a, b, c, v in df.iter_rows()}
+
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(collections(), st.integers(1, 2))  # pytrec_eval accepts levels >= 1 only
+def test_matches_pytrec_eval(data, level):
+    qrels, runs = data
+    if not qrels or not all_runs_share(qrels, runs):
+        return
+    q, r = frames(qrels, runs)
+    got = as_dict(fasteval.evaluate(q, r, MEASURES, relevance_level=level))
+    ev = pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES), relevance_level=level)
+    n = 0
+    for rid, run in runs.items():
+        for qid, vals in ev.evaluate(run).items():
+            for m, v in vals.items():
+                assert math.isclose(got[(rid, qid, m)], v, abs_tol=1e-12), (rid, qid, m)
+                n += 1
+    assert n > 0
+
+
+@SETTINGS
+@given(
+    collections(),
+    st.integers(0, 2),
+    st.sampled_from([9, 10]),
+    st.sampled_from([None, 1, 3, 7]),
+    st.booleans(),
+)
+def test_matches_naive_reference(data, level, compat, depth, judged_only):
+    qrels, runs = data
+    if not qrels or not all_runs_share(qrels, runs):
+        return
+    q, r = frames(qrels, runs)
+    names = [m for m in MEASURES]
+    got = as_dict(
+        fasteval.evaluate(
+            q,
+            r,
+            names,
+            relevance_level=level,
+            compat=compat,
+            max_depth=depth,
+            judged_only=judged_only,
+        )
+    )
+    for rid, run in runs.items():
+        for qid, docs in run.items():
+            if qid not in qrels:
+                continue
+            rels = naive.ranking(
+                docs, qrels[qid], compat=compat, max_depth=depth, judged_only=judged_only
+            )
+            want = naive.measures(rels, qrels[qid], level, compat)
+            for m, v in want.items():
+                if m == "gm_map":
+                    continue
+                assert math.isclose(got[(rid, qid, m)], v, rel_tol=1e-12, abs_tol=1e-12), (
+                    rid,
+                    qid,
+                    m,
+                    got[(rid, qid, m)],
+                    v,
+                )
+
+
+@SETTINGS
+@given(collections(), st.randoms(use_true_random=False))
+def test_invariant_to_row_order(data, rnd):
+    qrels, runs = data
+    if not qrels or not all_runs_share(qrels, runs):
+        return
+    q, r = frames(qrels, runs)
+    want = fasteval.evaluate(q, r, MEASURES)
+    perm_r = list(range(r.height))
+    rnd.shuffle(perm_r)
+    perm_q = list(range(q.height))
+    rnd.shuffle(perm_q)
+    got = fasteval.evaluate(q[perm_q], r[perm_r], MEASURES)
+    # run order follows first appearance; compare as sets of rows
+    assert sorted(got.rows()) == sorted(want.rows())
+
+
+@SETTINGS
+@given(collections(), st.sampled_from([9, 10]))
+def test_complete_averages_over_every_qrels_query(data, compat):
+    qrels, runs = data
+    if not qrels or not all_runs_share(qrels, runs):
+        return
+    q, r = frames(qrels, runs)
+    plain = fasteval.evaluate(q, r, ["map", "P_5", "num_q"], per_query=False, compat=compat)
+    full = fasteval.evaluate(
+        q, r, ["map", "P_5", "num_q"], per_query=False, complete=True, compat=compat
+    )
+    for rid, run in runs.items():
+        n_eval = sum(1 for qid in run if qid in qrels)
+        for m in ("map", "P_5"):
+            a = plain.filter((pl.col("run_id") == rid) & (pl.col("measure") == m))["value"][0]
+            b = full.filter((pl.col("run_id") == rid) & (pl.col("measure") == m))["value"][0]
+            assert math.isclose(b, a * n_eval / len(qrels), abs_tol=1e-12)
+        nq = full.filter((pl.col("run_id") == rid) & (pl.col("measure") == "num_q"))["value"][0]
+        assert nq == len(qrels)
+
+
+def test_thread_count_does_not_change_results():
+    import numba
+
+    rng = np.random.default_rng(3)
+    qrels = {
+        str(q): {f"d{i}": int(rng.integers(0, 3)) for i in range(0, 200, 3)} for q in range(20)
+    }
+    runs = {
+        f"r{k}": {
+            str(q): {f"d{i}": float(rng.integers(0, 20)) for i in range(150)} for q in range(20)
+        }
+        for k in range(5)
+    }
+    q, r = frames(qrels, runs)
+    want = fasteval.evaluate(q, r, MEASURES)
+    old = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        got = fasteval.evaluate(q, r, MEASURES)
+    finally:
+        numba.set_num_threads(old)
+    assert got.equals(want)
+
+
+@pytest.mark.parametrize("k", [1, 3, 50])
+def test_cutoff_beyond_ranking_fills_with_non_relevant(k, write):
+    qrels = write("q", "1 0 a 1\n1 0 b 1\n")
+    run = write("r", "1 Q0 a 1 2 r\n1 Q0 x 2 1 r\n")
+    df = fasteval.evaluate(qrels, run, [f"P.{k}", f"recall.{k}", f"ndcg_cut.{k}"], per_query=False)
+    vals = dict(zip(df["measure"], df["value"], strict=True))
+    assert vals[f"P_{k}"] == pytest.approx(1 / k)
+    assert vals[f"recall_{k}"] == pytest.approx(0.5)
+    ideal = 1 + (1 / math.log2(3) if k >= 2 else 0)
+    assert vals[f"ndcg_cut_{k}"] == pytest.approx(1 / ideal)

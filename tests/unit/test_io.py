@@ -1,0 +1,177 @@
+"""Readers: formats trec_eval accepts, and a clear error for everything else."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import polars as pl
+import pytest
+
+import fasteval
+from fasteval.errors import DataMismatchError, InputFormatError, SchemaError
+from fasteval.io.trec import FastevalWarning
+
+QRELS = "1 0 a 1\n1 0 b 0\n1 0 c 2\n2 0 a 0\n2 0 d 1\n"
+RUN = "1 Q0 a 1 3.0 r1\n1 Q0 b 2 2.0 r1\n1 Q0 x 3 1.0 r1\n2 Q0 d 1 5 r1\n2 Q0 a 2 4 r1\n"
+
+
+def test_reads_spaces_tabs_junk_columns_comments_and_blank_lines(write):
+    q = write("q.txt", "# a comment\n1\t0  a 1\n\n  1 0 b 0 trailing junk\n")
+    r = write("r.txt", "1 Q0 a 1 2.5 run more junk at\n#c\n1\tQ0\tb\t2\t1.5\trun\r\n")
+    qr = fasteval.load_qrels(q)
+    assert qr.rows() == [("1", "a", 1), ("1", "b", 0)]
+    runs = fasteval.load_runs(r)
+    assert runs.select("run_id", "doc_id", "rank", "score").rows() == [
+        ("run", "a", 1, 2.5),
+        ("run", "b", 2, 1.5),
+    ]
+
+
+def test_hash_inside_a_field_is_data_not_a_comment(write):
+    q = write("q.txt", "1 0 CR#93E 1\n")
+    assert fasteval.load_qrels(q)["doc_id"].to_list() == ["CR#93E"]
+
+
+def test_gzip_input_equals_plain(tmp_path, write):
+    plain = write("r.txt", RUN)
+    gz = tmp_path / "r.txt.gz"
+    gz.write_bytes(gzip.compress(RUN.encode()))
+    assert fasteval.load_runs(gz).equals(fasteval.load_runs(plain))
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("1 Q0 a 1 2.0\n", "expected at least 6 columns"),
+        ("1 Q0 a 1 abc r\n", "score is not a finite number: 'abc'"),
+        ("1 Q0 a 1 nan r\n", "score is not a finite number: 'nan'"),
+        ("1 Q0 a 1 inf r\n", "score is not a finite number: 'inf'"),
+    ],
+)
+def test_malformed_run_line_names_file_line_and_value(write, text, needle):
+    r = write("bad.run", "1 Q0 z 1 1.0 r\n" + text)
+    with pytest.raises(InputFormatError) as e:
+        fasteval.load_runs(r)
+    assert needle in str(e.value)
+    assert "bad.run:2" in str(e.value)
+
+
+def test_malformed_qrels_grade(write):
+    q = write("q.txt", "1 0 a 1\n1 0 b x\n")
+    with pytest.raises(InputFormatError, match=r"q.txt:2: relevance is not an integer: 'x'"):
+        fasteval.load_qrels(q)
+
+
+def test_lenient_skips_and_reports(write):
+    r = write("r.run", "1 Q0 a 1 1.0 r\n1 Q0 b 1 oops r\n1 Q0 c\n")
+    with pytest.warns(FastevalWarning, match=r"skipped 2 malformed run line\(s\)"):
+        df = fasteval.load_runs(r, lenient=True)
+    assert df["doc_id"].to_list() == ["a"]
+
+
+def test_empty_file(write):
+    with pytest.raises(InputFormatError, match="no lines found"):
+        fasteval.load_runs(write("empty.run", "\n# only a comment\n"))
+
+
+def test_missing_path():
+    with pytest.raises(InputFormatError, match=r"no such file: .*nope\.run"):
+        fasteval.load_runs("nope.run")
+
+
+def test_run_tag_must_be_constant_in_a_file(write):
+    r = write("two.run", "1 Q0 a 1 1.0 A\n1 Q0 b 2 0.5 B\n")
+    with pytest.raises(InputFormatError, match=r"two.run:2: run tag 'B' differs from 'A'"):
+        fasteval.load_runs(r)
+    assert fasteval.load_runs(r, run_id_from="filename")["run_id"].unique().to_list() == ["two.run"]
+
+
+def test_duplicate_document_in_ranking_is_an_error_or_first_kept(write):
+    q = write("q", QRELS)
+    r = write("dup.run", "1 Q0 a 1 3.0 r\n1 Q0 b 2 2.0 r\n1 Q0 a 3 1.0 r\n")
+    with pytest.raises(InputFormatError, match=r"dup.run:3: document 'a' appears more than once"):
+        fasteval.evaluate(q, r, ["map"])
+    got = fasteval.evaluate(q, r, ["num_ret", "map"], on_duplicate="first", per_query=False)
+    clean = write("clean.run", "1 Q0 a 1 3.0 r\n1 Q0 b 2 2.0 r\n")
+    want = fasteval.evaluate(q, clean, ["num_ret", "map"], per_query=False)
+    assert got.equals(want)
+
+
+def test_duplicate_qrels_row(write):
+    q = write("dq", "1 0 a 1\n1 0 b 0\n1 0 a 0\n")
+    r = write("r", RUN)
+    with pytest.raises(
+        InputFormatError, match=r"dq:3: duplicate judgment .* 'a' \(first at .*dq:1\)"
+    ):
+        fasteval.evaluate(q, r, ["map"])
+
+
+def test_no_query_in_common(write):
+    q = write("q", "7 0 a 1\n")
+    r = write("r", RUN)
+    with pytest.raises(DataMismatchError, match="no query in common"):
+        fasteval.evaluate(q, r, ["map"])
+
+
+def test_tables_and_frames_as_input(write):
+    q = write("q", QRELS)
+    r = write("r", RUN)
+    from_files = fasteval.evaluate(q, r, ["map", "P_5"])
+    qf = fasteval.load_qrels(q)
+    rf = fasteval.load_runs(r)
+    assert fasteval.evaluate(qf, rf, ["map", "P_5"]).equals(from_files)
+    assert fasteval.evaluate(qf.to_arrow(), rf.to_arrow(), ["map", "P_5"]).equals(from_files)
+
+
+def test_table_schema_errors():
+    with pytest.raises(SchemaError, match="missing column"):
+        fasteval.evaluate(pl.DataFrame({"query_id": ["1"]}), pl.DataFrame(), ["map"])
+    qrels = pl.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [1]})
+    run = pl.DataFrame(
+        {"run_id": ["r"], "query_id": ["1"], "doc_id": ["a"], "score": [float("nan")]}
+    )
+    with pytest.raises(InputFormatError, match="row 1: score is not a finite number"):
+        fasteval.evaluate(qrels, run, ["map"])
+
+
+def test_parquet_round_trip(tmp_path, write):
+    from fasteval.io.tables import write_parquet
+
+    r = write("r", RUN)
+    df = fasteval.load_runs(r)
+    write_parquet(df.to_arrow(), tmp_path / "a.parquet")
+    back = fasteval.load_runs(tmp_path / "a.parquet")
+    assert back.equals(df)
+
+
+def test_float_parsing_is_exact_against_python(write):
+    rng = np.random.default_rng(7)
+    values = [
+        "100000.1546100",
+        "-5.25",
+        "1e-7",
+        "3.0E+2",
+        "0.000",
+        "-0",
+        "12345678901234567890",
+        "1.7976931348623157e308",
+        "4.9e-324",
+        ".5",
+        "5.",
+        "+2.5",
+        "0.1",
+        "123456789.123456789",
+    ] + [repr(float(x)) for x in rng.normal(0, 1e6, 200)]
+    text = "".join(f"1 Q0 d{i} {i} {v} r\n" for i, v in enumerate(values))
+    df = fasteval.load_runs(write("f.run", text))
+    assert df["score"].to_list() == [float(v) for v in values]
+
+
+def test_sliced_arrow_table_is_read_at_its_offset(write):
+    q = write("q", QRELS)
+    r = fasteval.load_runs(write("r", RUN)).to_arrow()
+    sliced = r.slice(3, 2)  # only query 2's rows
+    got = fasteval.evaluate(q, sliced, ["num_ret", "map"], per_query=True)
+    assert set(got["query_id"].to_list()) == {"2", "all"}
+    assert got.filter(got["measure"] == "num_ret")["value"].to_list() == [2.0, 2.0]
