@@ -33,15 +33,15 @@ def _friendly(fn: F) -> F:
         ) -> None:
             click.echo(f"fasteval: warning: {_one_line(str(message))}", err=True)
 
-        old = warnings.showwarning
-        warnings.showwarning = show
-        try:
-            return fn(*args, **kwargs)
-        except (FastevalError, OSError) as e:
-            click.echo(f"fasteval: error: {_one_line(str(e))}", err=True)
-            sys.exit(1)
-        finally:
-            warnings.showwarning = old
+        with warnings.catch_warnings():
+            # the command decides how warnings look, whatever filters are installed
+            warnings.simplefilter("always")
+            warnings.showwarning = show
+            try:
+                return fn(*args, **kwargs)
+            except (FastevalError, OSError) as e:
+                click.echo(f"fasteval: error: {_one_line(str(e))}", err=True)
+                sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
 

@@ -68,6 +68,7 @@ class _Tokens:
     buf: np.ndarray
     file_of: np.ndarray
     line_no: np.ndarray
+    line_start: np.ndarray
     n_fields: np.ndarray
     starts: np.ndarray  # (rows, k) for the requested string fields
     ends: np.ndarray
@@ -83,13 +84,21 @@ class _Tokens:
     def field(self, j: int) -> StrColumn:
         return StrColumn(self.buf, self.starts[:, j], self.ends[:, j])
 
+    def fields_of(self, r: int) -> list[str]:
+        """The fields of row ``r``'s line, re-split (for messages and rare slow paths)."""
+        s = int(self.line_start[r])
+        e = s
+        n = self.buf.shape[0]
+        while e < n and self.buf[e] != 10 and e - s < 4096:
+            e += 1
+        return bytes(self.buf[s:e]).decode("utf-8", "replace").split()
+
+    def field_value(self, r: int, j: int) -> str:
+        f = self.fields_of(r)
+        return f[j] if j < len(f) else ""
+
     def line_text(self, r: int) -> str:
-        parts = [
-            bytes(self.buf[s:e]).decode("utf-8", "replace")
-            for s, e in zip(self.starts[r], self.ends[r], strict=True)
-            if s >= 0
-        ]
-        text = " ".join(parts)
+        text = " ".join(self.fields_of(r))
         return text if len(text) <= 200 else text[:200] + "..."
 
     def subset(self, keep: np.ndarray) -> _Tokens:
@@ -98,6 +107,7 @@ class _Tokens:
             self.buf,
             self.file_of[keep],
             self.line_no[keep],
+            self.line_start[keep],
             self.n_fields[keep],
             self.starts[keep],
             self.ends[keep],
@@ -112,6 +122,51 @@ class _Tokens:
         return Source(self.names, self.file_of, self.line_no)
 
 
+def _read_all(
+    paths: list[PathLike], threads: int | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """All files in one buffer, each ending in a newline; plain files are read in place."""
+    sizes = np.zeros(len(paths), np.int64)
+    gz: dict[int, np.ndarray] = {}
+    for i, p in enumerate(paths):
+        try:
+            with open(p, "rb") as fh:
+                magic = fh.read(2)
+        except OSError:
+            gz[i] = read_bytes(p)  # raises the proper InputFormatError
+            continue
+        if magic == b"\x1f\x8b":
+            gz[i] = np.zeros(0, np.uint8)  # decompressed below
+        else:
+            sizes[i] = os.path.getsize(p) + 1
+    gz_paths = [i for i in gz if gz[i].size == 0]
+    workers = threads or min(len(gz_paths), os.cpu_count() or 1)
+    if workers > 1 and len(gz_paths) > 1:
+        with ThreadPoolExecutor(workers) as ex:
+            got = ex.map(read_bytes, [paths[i] for i in gz_paths])
+            for i, b in zip(gz_paths, got, strict=True):
+                gz[i] = b
+    else:
+        for i in gz_paths:
+            gz[i] = read_bytes(paths[i])
+    for i, b in gz.items():
+        sizes[i] = b.size + 1
+    ends = np.cumsum(sizes)
+    starts = ends - sizes
+    buf = np.empty(int(ends[-1]) if len(paths) else 0, np.uint8)
+    for i, p in enumerate(paths):
+        a = int(starts[i])
+        if i in gz:
+            n = gz[i].size
+            buf[a : a + n] = gz[i]
+        else:
+            with open(p, "rb") as fh:
+                n = fh.readinto(memoryview(buf)[a : a + int(sizes[i]) - 1])
+        buf[a + n] = 10  # every file ends with a newline (an extra blank line is skipped)
+        ends[i] = a + n + 1
+    return buf, starts, ends
+
+
 def _tokenize_files(
     paths: list[PathLike],
     str_fields: list[int],
@@ -120,22 +175,7 @@ def _tokenize_files(
     same_field: int,
     threads: int | None = None,
 ) -> _Tokens:
-    workers = threads or min(len(paths), os.cpu_count() or 1)
-    if workers > 1 and len(paths) > 1:
-        with ThreadPoolExecutor(workers) as ex:
-            bufs = list(ex.map(read_bytes, paths))
-    else:
-        bufs = [read_bytes(p) for p in paths]
-    nl = np.array([10], np.uint8)
-    pieces = []
-    for b in bufs:
-        pieces.append(b)
-        if b.size and b[-1] != 10:
-            pieces.append(nl)
-    sizes = np.array([b.size + (1 if b.size and b[-1] != 10 else 0) for b in bufs], np.int64)
-    ends = np.cumsum(sizes)
-    starts = ends - sizes
-    buf = np.concatenate(pieces) if len(pieces) > 1 else (pieces[0] if pieces else nl[:0])
+    buf, starts, ends = _read_all(paths, threads)
     out = ktext.tokenize(
         buf, starts, ends, np.asarray(str_fields, np.int64), int_field, float_field, same_field
     )
@@ -188,10 +228,11 @@ def _scores(tok: _Tokens, j: int) -> tuple[np.ndarray, np.ndarray]:
 
     Returns the values and a mask of bad rows (not a number, or not finite).
     """
-    vals = tok.fval.copy()
+    vals = tok.fval
     slow = np.flatnonzero(tok.fslow)
     if slow.size:
-        arr = tok.field(j).take(slow)
+        vals = vals.copy()
+        arr = pa.array([tok.field_value(int(r), j) for r in slow], pa.large_string())
         try:
             v = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -213,11 +254,11 @@ def _check_columns(tok: _Tokens, need: int, skipper: _Skipper, fmt: str) -> _Tok
 def parse_qrels_files(paths: list[PathLike], *, lenient: bool = False) -> QrelsColumns:
     """Parse qrels files (``qid iter docno rel``) into columns."""
     skipper = _Skipper(lenient, "qrels")
-    tok = _tokenize_files(paths, [0, 2, 3], 3, -1, -1)
+    tok = _tokenize_files(paths, [0, 2], 3, -1, -1)
     tok = _check_columns(tok, QRELS_FIELDS, skipper, "qid iter docno rel")
     t = tok
     tok = skipper.reject(
-        tok, tok.ibad, lambda r: f"relevance is not an integer: {t.field(2).value(r)!r}"
+        tok, tok.ibad, lambda r: f"relevance is not an integer: {t.field_value(r, 3)!r}"
     )
     skipper.warn()
     if tok.line_no.shape[0] == 0:
@@ -259,22 +300,22 @@ def parse_run_files(
         raise InputFormatError(msg)
     skipper = _Skipper(lenient, "run")
     # string fields: qid, docno, score, tag; rank parsed as int; tag must be constant per file
-    tok = _tokenize_files(paths, [0, 2, 4, 5], 3, 4, 5, threads)
+    tok = _tokenize_files(paths, [0, 2], 3, 4, 5, threads)
     if run_id_from == "tag" and (tok.same_bad >= 0).any():
         f = int(np.flatnonzero(tok.same_bad >= 0)[0])
         r = int(tok.same_bad[f])
         r0 = int(np.searchsorted(tok.file_of, f))
         msg = (
-            f"{tok.where(r)}: run tag {tok.field(3).value(r)!r} differs from "
-            f"{tok.field(3).value(r0)!r} on line {int(tok.line_no[r0])}; a run file holds one "
+            f"{tok.where(r)}: run tag {tok.field_value(r, 5)!r} differs from "
+            f"{tok.field_value(r0, 5)!r} on line {int(tok.line_no[r0])}; a run file holds one "
             "run\n  hint: name runs after their files instead (CLI: --run-id filename)"
         )
         raise InputFormatError(msg)
     tok = _check_columns(tok, RUN_FIELDS, skipper, "qid Q0 docno rank score tag")
-    score, bad = _scores(tok, 2)
+    score, bad = _scores(tok, 4)
     t = tok
     tok = skipper.reject(
-        tok, bad, lambda r: f"score is not a finite number: {t.field(2).value(r)!r}"
+        tok, bad, lambda r: f"score is not a finite number: {t.field_value(r, 4)!r}"
     )
     if bad.any():
         score = score[~bad]
@@ -291,7 +332,7 @@ def parse_run_files(
             name = Path(p).name
             names.append(name[:-3] if name.endswith(".gz") else name)
             continue
-        names.append(tok.field(3).value(int(first_row[f])))
+        names.append(tok.field_value(int(first_row[f]), 5))
     uniq: dict[str, int] = {}
     remap = np.array([uniq.setdefault(n, len(uniq)) for n in names], np.int32)
     rank = pa.array(tok.ival, mask=tok.ibad, type=pa.int64())

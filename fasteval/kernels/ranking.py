@@ -16,6 +16,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from fasteval.kernels.text import _equal2, _hash
+
 NONPOOL = -1
 UNJUDGED = -2
 
@@ -46,82 +48,244 @@ NUM_NONREL_JUDGED_RET = 21
 
 
 @njit(cache=True, nogil=True)
-def counting_sort(keys, n_keys):  # pragma: no cover - numba
-    """Stable permutation that groups ``keys`` (ints in ``[0, n_keys)``) in key order.
+def group_rows(run, qcode, q_lut, n_q, n_runs):  # pragma: no cover - numba
+    """Group rows by (run, query): a stable counting sort, skipped if already grouped.
 
-    Returns ``(perm, starts)``: rows ``perm[starts[k]:starts[k+1]]`` have key ``k``.
+    The query of row ``i`` is ``q_lut[qcode[i]]``. Returns ``(perm, starts)``:
+    rows ``perm[starts[k]:starts[k+1]]`` belong to group ``k = run * n_q + query``.
     """
-    n = keys.shape[0]
+    n = run.shape[0]
+    n_keys = n_runs * n_q
     starts = np.zeros(n_keys + 1, np.int64)
+    grouped = True
+    prev = -1
     for i in range(n):
-        starts[keys[i] + 1] += 1
+        k = run[i] * n_q + q_lut[qcode[i]]
+        if k < prev:
+            grouped = False
+        prev = k
+        starts[k + 1] += 1
     for k in range(n_keys):
         starts[k + 1] += starts[k]
-    fill = starts[:-1].copy()
     perm = np.empty(n, np.int64)
+    if grouped:
+        for i in range(n):
+            perm[i] = i
+        return perm, starts
+    fill = starts[:-1].copy()
     for i in range(n):
-        k = keys[i]
+        k = run[i] * n_q + q_lut[qcode[i]]
         perm[fill[k]] = i
         fill[k] += 1
     return perm, starts
 
 
-@njit(cache=True, parallel=True)
-def mark_duplicates(starts, ends, doc, is_dup):  # pragma: no cover - numba
-    """Mark every occurrence of a document after its first one within a group.
-
-    Rows of a group must be in input order; ``is_dup`` is written in place.
-    Returns the number of groups with a duplicate.
-    """
-    n_groups = starts.shape[0]
-    found = np.zeros(n_groups, np.int64)
-    for g in prange(n_groups):
-        s = starts[g]
-        e = ends[g]
-        if e - s < 2:
-            continue
-        order = np.argsort(doc[s:e], kind="mergesort")
-        for i in range(1, e - s):
-            a = s + order[i - 1]
-            b = s + order[i]
-            if doc[a] == doc[b]:
-                is_dup[b] = True
-                found[g] = 1
-    return found.sum()
+@njit(cache=True, nogil=True, inline="always")
+def _next_pow2(x):
+    c = 16
+    while c < x:
+        c *= 2
+    return c
 
 
 @njit(cache=True, parallel=True)
-def order_groups(starts, ends, score, doc, perm):  # pragma: no cover - numba
-    """Put each group in trec_eval order: score descending, then doc code descending.
+def build_qrels_tables(qbuf, qs, qe, qr_off, qr_rows):  # pragma: no cover - numba
+    """Per query, an open-addressing hash table of its judged document ids.
 
-    Groups already in order are left alone (one linear check); others are
-    sorted. ``score``, ``doc`` and ``perm`` are permuted in place.
-    Returns the number of groups that had to be sorted.
+    Query ``q``'s table is ``slots[t_off[q]:t_off[q+1]]`` (qrels rows, -1 =
+    empty) with the ids' hashes beside them. Also returns, per query, a qrels
+    row that repeats an earlier judgment of the same document (-1 if none).
     """
-    n_groups = starts.shape[0]
+    n_q = qr_off.shape[0] - 1
+    t_off = np.zeros(n_q + 1, np.int64)
+    for q in range(n_q):
+        t_off[q + 1] = t_off[q] + _next_pow2(2 * (qr_off[q + 1] - qr_off[q]) + 2)
+    slots = np.full(t_off[n_q], -1, np.int64)
+    hashes = np.zeros(t_off[n_q], np.uint64)
+    dup = np.full(n_q, -1, np.int64)
+    for q in prange(n_q):
+        base = t_off[q]
+        mask = t_off[q + 1] - base - 1
+        for j in range(qr_off[q], qr_off[q + 1]):
+            r = qr_rows[j]
+            h = _hash(qbuf, qs[r], qe[r])
+            slot = np.int64(h & np.uint64(mask))
+            while True:
+                u = slots[base + slot]
+                if u == -1:
+                    slots[base + slot] = r
+                    hashes[base + slot] = h
+                    break
+                if hashes[base + slot] == h and _equal2(qbuf, qs[u], qe[u], qbuf, qs[r], qe[r]):
+                    if dup[q] < 0:
+                        dup[q] = r
+                    break
+                slot = (slot + 1) & mask
+    return t_off, slots, hashes, dup
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cmp_bytes(buf, s1, e1, s2, e2):
+    n1 = e1 - s1
+    n2 = e2 - s2
+    m = n1 if n1 < n2 else n2
+    for k in range(m):
+        a = buf[s1 + k]
+        b = buf[s2 + k]
+        if a != b:
+            return -1 if a < b else 1
+    if n1 == n2:
+        return 0
+    return -1 if n1 < n2 else 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _before(a, b, score, f32, buf, d_s, d_e):
+    """Row ``a`` ranks strictly above row ``b``: higher score, then larger doc id (trec_eval).
+
+    With ``f32`` scores compare as C ``float`` (trec_eval <= 9).
+    """
+    sa = score[a]
+    sb = score[b]
+    if f32:
+        sa = np.float64(np.float32(sa))
+        sb = np.float64(np.float32(sb))
+    if sa != sb:
+        return sa > sb
+    return _cmp_bytes(buf, d_s[a], d_e[a], d_s[b], d_e[b]) > 0
+
+
+@njit(cache=True, nogil=True)
+def _merge_sort(rows, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
+    """Stable order of ``rows`` by (score desc, doc id desc); returns local indices."""
+    n = rows.shape[0]
+    idx = np.arange(n)
+    tmp = np.empty(n, np.int64)
+    width = 1
+    while width < n:
+        lo = 0
+        while lo < n:
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            k = lo
+            while i < mid and j < hi:
+                if _before(rows[idx[j]], rows[idx[i]], score, f32, buf, d_s, d_e):
+                    tmp[k] = idx[j]
+                    j += 1
+                else:
+                    tmp[k] = idx[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                tmp[k] = idx[i]
+                i += 1
+                k += 1
+            while j < hi:
+                tmp[k] = idx[j]
+                j += 1
+                k += 1
+            lo += 2 * width
+        idx, tmp = tmp, idx
+        width *= 2
+    return idx
+
+
+@njit(cache=True, parallel=True)
+def rank_groups(
+    buf,
+    d_s,
+    d_e,
+    score,
+    f32,
+    perm,
+    g_start,
+    g_end,
+    group_q,
+    qbuf,
+    qs,
+    qe,
+    qrel,
+    t_off,
+    t_slots,
+    t_hash,
+    out_rel,
+    out_row,
+    out_dup,
+):  # pragma: no cover - numba
+    """Judge and order every (run, query) ranking, in parallel over groups.
+
+    For group ``g`` (rows ``perm[g_start[g]:g_end[g]]`` in input order) each
+    document id is hashed once and looked up in a group-local set (a repeat
+    of an id seen earlier in the input is flagged in ``out_dup``) and in the
+    query's qrels table (grade, ``NONPOOL`` or ``UNJUDGED`` into ``out_rel``).
+    Rows are then put in trec_eval order (score descending, doc id
+    descending, byte-wise); groups already in order are only checked.
+    ``out_row`` receives the input row at each ranked position.
+    Returns the number of groups that needed sorting.
+    """
+    n_groups = g_start.shape[0]
     sorted_count = np.zeros(n_groups, np.int64)
     for g in prange(n_groups):
-        s = starts[g]
-        e = ends[g]
-        ok = True
-        for i in range(s + 1, e):
-            if score[i] > score[i - 1] or (score[i] == score[i - 1] and doc[i] > doc[i - 1]):
-                ok = False
-                break
-        if ok:
+        s = g_start[g]
+        n = g_end[g] - s
+        if n == 0:
             continue
-        sorted_count[g] = 1
-        # stable two-key sort: doc descending, then score descending
-        o1 = np.argsort(-doc[s:e].astype(np.int64), kind="mergesort")
-        sc = score[s:e][o1]
-        o2 = np.argsort(-sc, kind="mergesort")
-        o = o1[o2]
-        new_score = score[s:e][o]
-        new_doc = doc[s:e][o]
-        new_perm = perm[s:e][o]
-        score[s:e] = new_score
-        doc[s:e] = new_doc
-        perm[s:e] = new_perm
+        q = group_q[g]
+        rows = perm[s : s + n]
+        hs = np.empty(n, np.uint64)
+        grade = np.empty(n, np.int32)
+        dup = np.zeros(n, np.bool_)
+        cap = _next_pow2(2 * n + 2)
+        seen = np.full(cap, -1, np.int64)
+        base = t_off[q]
+        qmask = t_off[q + 1] - base - 1
+        for i in range(n):
+            r = rows[i]
+            a = d_s[r]
+            b = d_e[r]
+            h = _hash(buf, a, b)
+            hs[i] = h
+            slot = np.int64(h & np.uint64(cap - 1))
+            while True:
+                u = seen[slot]
+                if u == -1:
+                    seen[slot] = i
+                    break
+                if hs[u] == h and _equal2(buf, d_s[rows[u]], d_e[rows[u]], buf, a, b):
+                    dup[i] = True
+                    break
+                slot = (slot + 1) & (cap - 1)
+            gv = NONPOOL
+            slot = np.int64(h & np.uint64(qmask))
+            while True:
+                u = t_slots[base + slot]
+                if u == -1:
+                    break
+                if t_hash[base + slot] == h and _equal2(qbuf, qs[u], qe[u], buf, a, b):
+                    gv = qrel[u] if qrel[u] >= 0 else UNJUDGED
+                    break
+                slot = (slot + 1) & qmask
+            grade[i] = gv
+        ordered = True
+        for i in range(1, n):
+            if _before(rows[i], rows[i - 1], score, f32, buf, d_s, d_e):
+                ordered = False
+                break
+        if ordered:
+            for i in range(n):
+                out_rel[s + i] = grade[i]
+                out_row[s + i] = rows[i]
+                out_dup[s + i] = dup[i]
+        else:
+            sorted_count[g] = 1
+            order = _merge_sort(rows, score, f32, buf, d_s, d_e)
+            for i in range(n):
+                o = order[i]
+                out_rel[s + i] = grade[o]
+                out_row[s + i] = rows[o]
+                out_dup[s + i] = dup[o]
     return sorted_count.sum()
 
 
@@ -192,10 +356,7 @@ def evaluate_groups(
     starts,
     ends,
     group_q,
-    doc,
-    qr_off,
-    qr_doc,
-    qr_rel,
+    rel,
     num_rel_q,
     num_nonrel_q,
     ideal_off,
@@ -212,9 +373,8 @@ def evaluate_groups(
 ):  # pragma: no cover - numba
     """Compute every planned measure column for every (run, query) group in one pass.
 
-    ``doc`` holds document codes in trec_eval order per group; the qrels of
-    query ``q`` are ``qr_doc/qr_rel[qr_off[q]:qr_off[q+1]]`` sorted by doc
-    code (codes < 0 never match). Column ``c`` is family ``col_fam[c]``
+    ``rel`` holds, per ranked position of each group, the judged grade or
+    ``NONPOOL`` / ``UNJUDGED`` (see ``rank_groups``). Column ``c`` is family ``col_fam[c]``
     with parameters ``params[col_p0[c]:col_p1[c]]``.
     """
     n_groups = starts.shape[0]
@@ -230,24 +390,7 @@ def evaluate_groups(
         n = ends[g] - s
         if max_depth >= 0 and n > max_depth:
             n = max_depth
-        qs = qr_off[q]
-        qe = qr_off[q + 1]
-        rels = np.empty(n, np.int32)
-        for i in range(n):
-            d = doc[s + i]
-            lo = qs
-            hi = qe
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                if qr_doc[mid] < d:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            if lo < qe and qr_doc[lo] == d:
-                r = qr_rel[lo]
-                rels[i] = r if r >= 0 else UNJUDGED
-            else:
-                rels[i] = NONPOOL
+        rels = rel[s : s + n].copy()
         if judged_only:
             m = 0
             for i in range(n):
@@ -348,7 +491,8 @@ def evaluate_groups(
             elif f == INFAP:
                 v = infap
             elif f == RECIP_RANK:
-                if nrr > 0:
+                # optional cutoff (ir_measures RR@k)
+                if nrr > 0 and (col_p1[c] == p0 or relpos[0] < params[p0]):
                     v = 1.0 / (relpos[0] + 1.0)
             elif f == IPREC_AT_RECALL:
                 cut = _recall_cutoff(params[p0], R, round_mode)

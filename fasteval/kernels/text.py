@@ -48,7 +48,8 @@ def tokenize(
     skipped (trec_eval 10; a ``#`` inside a field is data). Files are the
     byte ranges ``[file_starts[f], file_ends[f])`` of ``buf``.
 
-    Returns, per kept line: ``file`` (int32), 1-based ``line_no`` (int64),
+    Returns, per kept line: ``file`` (int32), 1-based ``line_no`` (int64), the
+    byte offset where the line starts,
     ``n_fields`` (all fields on the line, int32), ``starts``/``ends`` of the
     fields listed in ``str_fields`` (-1 if absent); field ``int_field`` parsed
     as a decimal integer (``ibad`` where it is not one); field ``float_field``
@@ -76,6 +77,7 @@ def tokenize(
     n = counts[n_files]
     file_of = np.empty(n, np.int32)
     line_no = np.empty(n, np.int64)
+    line_start = np.empty(n, np.int64)
     n_fields = np.empty(n, np.int32)
     starts = np.empty((n, n_sf), np.int64)
     ends = np.empty((n, n_sf), np.int64)
@@ -102,6 +104,7 @@ def tokenize(
             for j in range(n_sf):
                 starts[row, j] = -1
                 ends[row, j] = -1
+            line_start[row] = pos
             nf = 0
             ibad[row] = True
             fslow[row] = True
@@ -136,7 +139,7 @@ def tokenize(
             n_fields[row] = nf
             row += 1
             pos += 1
-    return file_of, line_no, n_fields, starts, ends, ival, ibad, fval, fslow, same_bad
+    return file_of, line_no, line_start, n_fields, starts, ends, ival, ibad, fval, fslow, same_bad
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -250,6 +253,9 @@ def dict_encode(buf, starts, ends):  # pragma: no cover - numba
     for i in range(n):
         s = starts[i]
         e = ends[i]
+        if i > 0 and _equal2(buf, starts[i - 1], ends[i - 1], buf, s, e):
+            codes[i] = codes[i - 1]  # ids usually come in runs (a query's lines)
+            continue
         h = _hash(buf, s, e)
         slot = np.int64(h & mask)
         while True:
@@ -305,109 +311,6 @@ def gather(buf, starts, ends, rows):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _next_pow2(x):
-    c = 16
-    while c < x:
-        c *= 2
-    return c
-
-
-@njit(cache=True, parallel=True)
-def encode_by_query(
-    qbuf, qr_s, qr_e, qr_off, qr_rows, rbuf, r_s, r_e, q_grp_off, q_grps, g_start, g_end, perm
-):  # pragma: no cover - numba
-    """Dictionary-encode document ids per query, in parallel over queries.
-
-    Documents are only ever compared within a query (ranking ties, qrels
-    lookup), so each query gets its own small hash table: qrels documents
-    first (``qbuf``; rows ``qr_rows[qr_off[q]:qr_off[q+1]]``), then the
-    documents of every run's ranking for that query (``rbuf``; groups
-    ``q_grps[q_grp_off[q]:q_grp_off[q+1]]``, whose rows are
-    ``perm[g_start[g]:g_end[g]]``).
-
-    Returns ``qr_code`` (per qrels row), ``run_code`` (per position of
-    ``perm``), per query ``n_uniq`` and ``qr_dup`` (a qrels row repeating an
-    earlier judgment, or -1), and per unique id (slot ``u_base[q] + code``)
-    its source: ``u_src`` 0 = qrels, 1 = run, and ``u_row``.
-    """
-    n_q = qr_off.shape[0] - 1
-    u_base = np.zeros(n_q + 1, np.int64)
-    for q in range(n_q):
-        m = qr_off[q + 1] - qr_off[q]
-        for gi in range(q_grp_off[q], q_grp_off[q + 1]):
-            g = q_grps[gi]
-            m += g_end[g] - g_start[g]
-        u_base[q + 1] = u_base[q] + m
-    qr_code = np.empty(qr_s.shape[0], np.int32)
-    run_code = np.empty(perm.shape[0], np.int32)
-    n_uniq = np.zeros(n_q, np.int64)
-    qr_dup = np.full(n_q, -1, np.int64)
-    u_src = np.empty(u_base[n_q], np.int8)
-    u_row = np.empty(u_base[n_q], np.int64)
-    for q in prange(n_q):
-        base = u_base[q]
-        cap = _next_pow2(2 * (u_base[q + 1] - base) + 2)
-        mask = np.uint64(cap - 1)
-        table = np.full(cap, -1, np.int64)
-        hashes = np.empty(u_base[q + 1] - base, np.uint64)
-        nu = 0
-        for j in range(qr_off[q], qr_off[q + 1]):
-            r = qr_rows[j]
-            s = qr_s[r]
-            e = qr_e[r]
-            h = _hash(qbuf, s, e)
-            slot = np.int64(h & mask)
-            while True:
-                u = table[slot]
-                if u == -1:
-                    table[slot] = nu
-                    hashes[nu] = h
-                    u_src[base + nu] = 0
-                    u_row[base + nu] = r
-                    qr_code[r] = nu
-                    nu += 1
-                    break
-                if hashes[u] == h and u_src[base + u] == 0:
-                    r2 = u_row[base + u]
-                    if _equal2(qbuf, qr_s[r2], qr_e[r2], qbuf, s, e):
-                        qr_code[r] = u
-                        if qr_dup[q] < 0:
-                            qr_dup[q] = r
-                        break
-                slot = (slot + 1) & np.int64(mask)
-        for gi in range(q_grp_off[q], q_grp_off[q + 1]):
-            g = q_grps[gi]
-            for p in range(g_start[g], g_end[g]):
-                r = perm[p]
-                s = r_s[r]
-                e = r_e[r]
-                h = _hash(rbuf, s, e)
-                slot = np.int64(h & mask)
-                while True:
-                    u = table[slot]
-                    if u == -1:
-                        table[slot] = nu
-                        hashes[nu] = h
-                        u_src[base + nu] = 1
-                        u_row[base + nu] = r
-                        run_code[p] = nu
-                        nu += 1
-                        break
-                    if hashes[u] == h:
-                        r2 = u_row[base + u]
-                        if u_src[base + u] == 0:
-                            same = _equal2(qbuf, qr_s[r2], qr_e[r2], rbuf, s, e)
-                        else:
-                            same = _equal2(rbuf, r_s[r2], r_e[r2], rbuf, s, e)
-                        if same:
-                            run_code[p] = u
-                            break
-                    slot = (slot + 1) & np.int64(mask)
-        n_uniq[q] = nu
-    return qr_code, run_code, n_uniq, qr_dup, u_base, u_src, u_row
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _equal2(b1, s1, e1, b2, s2, e2):
     if e1 - s1 != e2 - s2:
         return False
@@ -415,14 +318,3 @@ def _equal2(b1, s1, e1, b2, s2, e2):
         if b1[s1 + k] != b2[s2 + k]:
             return False
     return True
-
-
-@njit(cache=True, parallel=True)
-def remap_codes(g_start, g_end, group_q, u_base, rank, run_code, qr_q, qr_code):  # pragma: no cover
-    """Replace per-query first-appearance codes by per-query sorted ranks, in place."""
-    for g in prange(g_start.shape[0]):
-        b = u_base[group_q[g]]
-        for p in range(g_start[g], g_end[g]):
-            run_code[p] = rank[b + run_code[p]]
-    for j in prange(qr_code.shape[0]):
-        qr_code[j] = rank[u_base[qr_q[j]] + qr_code[j]]
