@@ -24,6 +24,14 @@ class StrColumn:
     starts: np.ndarray
     ends: np.ndarray
 
+    def __post_init__(self) -> None:
+        # One array type for every kernel call (C-contiguous, read-only): each
+        # numba kernel then compiles for a single signature.
+        self.starts = np.ascontiguousarray(self.starts, dtype=np.int64)
+        self.ends = np.ascontiguousarray(self.ends, dtype=np.int64)
+        for a in (self.buf, self.starts, self.ends):
+            a.flags.writeable = False
+
     def __len__(self) -> int:
         return int(self.starts.shape[0])
 
@@ -57,6 +65,26 @@ class StrColumn:
     def value(self, i: int) -> str:
         """One string, decoded for messages (never fails on bad bytes)."""
         return bytes(self.buf[self.starts[i] : self.ends[i]]).decode("utf-8", "replace")
+
+
+def dict_encode(col: StrColumn) -> tuple[np.ndarray, np.ndarray]:
+    """Codes in order of first appearance, and the row where each code first occurs.
+
+    Only the first row of each run of equal values is hashed (by Arrow): ids
+    like query and run ids come in long runs, so this touches few strings.
+    """
+    n = len(col)
+    if n == 0:
+        return np.zeros(0, np.int32), np.zeros(0, np.int64)
+    change = np.empty(n, np.bool_)
+    ktext.change_points(col.buf, col.starts, col.ends, change)
+    heads = np.flatnonzero(change)
+    d = pc.dictionary_encode(col.take(heads))
+    head_codes = d.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+    # Arrow numbers values by first appearance, so code k first occurs at head first_idx[k]
+    _, first_idx = np.unique(head_codes, return_index=True)
+    codes = head_codes[np.cumsum(change) - 1]
+    return codes, heads[first_idx]
 
 
 def concat_str(cols: list[StrColumn]) -> StrColumn:

@@ -20,10 +20,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fasteval.columns import QrelsColumns, RunColumns, StrColumn
+from fasteval import parallel
+from fasteval.columns import QrelsColumns, RunColumns, StrColumn, dict_encode
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
 from fasteval.kernels import ranking as kr
-from fasteval.kernels import text as kt
 
 
 @dataclass
@@ -36,7 +36,7 @@ class Dictionary:
 
 def encode_strings(col: StrColumn) -> Dictionary:
     """Dictionary-encode a string column with codes in byte-wise sorted order."""
-    codes, first = kt.dict_encode(col.buf, col.starts, col.ends)
+    codes, first = dict_encode(col)
     d = _sorted_dictionary(col, codes, first)
     return Dictionary(d.values, d.codes_rank[codes])
 
@@ -137,7 +137,7 @@ def encode(
         msg = f"on_duplicate must be 'error' or 'first', got {on_duplicate!r}"
         raise ParameterError(msg)
     # --- queries: union of qrels and run query ids, sorted
-    run_q_codes, run_q_first = kt.dict_encode(runs.qid.buf, runs.qid.starts, runs.qid.ends)
+    run_q_codes, run_q_first = dict_encode(runs.qid)
     run_q = _sorted_dictionary(runs.qid, run_q_codes, run_q_first)
     qr_q = encode_strings(qrels.qid)
     all_q = pc.unique(pa.concat_arrays([run_q.values, qr_q.values]))
@@ -170,8 +170,22 @@ def encode(
     # --- judge and order every ranking (documents compared by bytes, never re-encoded)
     qr_rows = np.argsort(qq, kind="stable").astype(np.int64)
     qr_off = np.searchsorted(qq[qr_rows], np.arange(n_q + 1), side="left").astype(np.int64)
-    t_off, t_slots, t_hash, qr_dup = kr.build_qrels_tables(
-        qrels.doc.buf, qrels.doc.starts, qrels.doc.ends, qr_off, qr_rows
+    t_off = kr.qrels_table_offsets(qr_off)
+    t_slots = np.full(int(t_off[-1]), -1, np.int64)
+    t_hash = np.zeros(int(t_off[-1]), np.uint64)
+    qr_dup = np.full(n_q, -1, np.int64)
+    parallel.run(
+        kr.build_qrels_tables,
+        np.diff(qr_off).astype(np.float64) + 1.0,
+        qrels.doc.buf,
+        qrels.doc.starts,
+        qrels.doc.ends,
+        qr_off,
+        qr_rows,
+        t_off,
+        t_slots,
+        t_hash,
+        qr_dup,
     )
     if (qr_dup >= 0).any():
         _raise_duplicate_judgment(qrels, qq, qr_dup)
@@ -179,7 +193,10 @@ def encode(
     rel = np.empty(n, np.int32)
     row = np.empty(n, np.int64)
     is_dup = np.empty(n, np.bool_)
-    n_sorted = kr.rank_groups(
+    was_sorted = np.zeros(gstarts.shape[0], np.bool_)
+    parallel.run(
+        kr.rank_groups,
+        (gends - gstarts).astype(np.float64),
         runs.doc.buf,
         runs.doc.starts,
         runs.doc.ends,
@@ -199,7 +216,9 @@ def encode(
         rel,
         row,
         is_dup,
+        was_sorted,
     )
+    n_sorted = int(was_sorted.sum())
     if is_dup.any():
         if on_duplicate == "error":
             _raise_duplicate_document(runs, row, is_dup)

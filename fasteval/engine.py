@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from fasteval import parallel
 from fasteval.columns import QrelsColumns, RunColumns
 from fasteval.encode import Encoded, encode
 from fasteval.errors import DataMismatchError, ParameterError
@@ -52,6 +54,38 @@ def _plan(measures: Sequence[Measure]) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return fam, p0, p1, np.asarray(params if params else [0.0], dtype=np.float64)
 
 
+def query_stats(
+    qr_off: np.ndarray, qr_rel: np.ndarray, level: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per query: relevant count, judged non-relevant count, cumulative ideal DCG.
+
+    ``num_rel[q]`` counts grades ``>= level``; ``num_nonrel[q]`` grades in
+    ``[0, level)``. The ideal ranking orders all positive grades descending
+    (trec_eval's gains are the grades, whatever ``level`` is); its DCG is
+    accumulated left to right with libm's ``log2``, as trec_eval does, so
+    nDCG of a perfect ranking is exactly 1.
+    """
+    n_q = qr_off.shape[0] - 1
+    qidx = np.repeat(np.arange(n_q), np.diff(qr_off))
+    num_rel = np.bincount(qidx, weights=qr_rel >= level, minlength=n_q).astype(np.int64)
+    judged_nonrel = (qr_rel >= 0) & (qr_rel < level)
+    num_nonrel = np.bincount(qidx, weights=judged_nonrel, minlength=n_q).astype(np.int64)
+    pos = qr_rel > 0
+    pq = qidx[pos]
+    gains = qr_rel[pos].astype(np.float64)
+    order = np.lexsort((-gains, pq))
+    pq = pq[order]
+    gains = gains[order]
+    ideal_off = np.concatenate([[0], np.cumsum(np.bincount(pq, minlength=n_q))]).astype(np.int64)
+    longest = int(np.diff(ideal_off).max()) if n_q else 0
+    log2 = np.array([math.log2(i + 2.0) for i in range(longest)], dtype=np.float64)
+    idcg = np.empty(gains.shape[0], np.float64)
+    for q in np.flatnonzero(np.diff(ideal_off)):
+        a, b = ideal_off[q], ideal_off[q + 1]
+        np.cumsum(gains[a:b] / log2[: b - a], out=idcg[a:b])
+    return num_rel, num_nonrel, ideal_off, idcg
+
+
 def compute(
     enc: Encoded,
     measures: MeasureSet,
@@ -69,10 +103,12 @@ def compute(
     for i, m in enumerate(measures):
         by_level.setdefault(relevance_level if m.rel is None else m.rel, []).append(i)
     for level, cols in by_level.items():
-        num_rel, num_nonrel, ideal_off, idcg = kr.query_stats(enc.qr_off, enc.qr_rel, level)
+        num_rel, num_nonrel, ideal_off, idcg = query_stats(enc.qr_off, enc.qr_rel, level)
         fam, p0, p1, params = _plan([measures[i] for i in cols])
         out = np.zeros((n_groups, len(cols)), dtype=np.float64)
-        kr.evaluate_groups(
+        parallel.run(
+            kr.evaluate_groups,
+            (enc.ends - enc.starts).astype(np.float64) + 1.0,
             enc.starts,
             enc.ends,
             enc.group_q,

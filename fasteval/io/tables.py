@@ -18,10 +18,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from fasteval.columns import QrelsColumns, RunColumns, Source, StrColumn, concat_str
+from fasteval.columns import (
+    QrelsColumns,
+    RunColumns,
+    Source,
+    StrColumn,
+    concat_str,
+    dict_encode,
+)
 from fasteval.errors import InputFormatError, SchemaError
 from fasteval.io import trec
-from fasteval.kernels import text as kt
 
 QRELS_SCHEMA = pa.schema(
     [("query_id", pa.large_string()), ("doc_id", pa.large_string()), ("relevance", pa.int32())]
@@ -143,7 +149,7 @@ def runs_from_table(table: pa.Table, name: str) -> RunColumns:
         msg = f"{name}, row {int(bad[0]) + 1}: score is not a finite number: {score[bad[0]]}"
         raise InputFormatError(msg)
     rid = _str_col(table, name, "run_id")
-    codes, first = kt.dict_encode(rid.buf, rid.starts, rid.ends)
+    codes, first = dict_encode(rid)
     names = rid.take(first).to_pylist()
     if "rank" in table.column_names and pa.types.is_integer(table.column("rank").type):
         rank = pc.cast(table.column("rank"), pa.int64()).combine_chunks()

@@ -23,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fasteval import parallel
 from fasteval.columns import QrelsColumns, RunColumns, Source, StrColumn
 from fasteval.errors import InputFormatError, ParameterError
 from fasteval.kernels import text as ktext
@@ -82,7 +83,7 @@ class _Tokens:
         return f"{self.names[int(self.file_of[r])]}:{int(self.line_no[r])}"
 
     def field(self, j: int) -> StrColumn:
-        return StrColumn(self.buf, self.starts[:, j], self.ends[:, j])
+        return StrColumn(self.buf, self.starts[j], self.ends[j])
 
     def fields_of(self, r: int) -> list[str]:
         """The fields of row ``r``'s line, re-split (for messages and rare slow paths)."""
@@ -109,8 +110,8 @@ class _Tokens:
             self.line_no[keep],
             self.line_start[keep],
             self.n_fields[keep],
-            self.starts[keep],
-            self.ends[keep],
+            self.starts[:, keep],
+            self.ends[:, keep],
             self.ival[keep],
             self.ibad[keep],
             self.fval[keep],
@@ -167,6 +168,53 @@ def _read_all(
     return buf, starts, ends
 
 
+def _split(
+    buf: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    str_fields: list[int],
+    int_field: int,
+    float_field: int,
+    same_field: int,
+) -> tuple[np.ndarray, ...]:
+    """Tokenise every file of ``buf`` in parallel (two passes: count, then split)."""
+    n_files = starts.shape[0]
+    buf.flags.writeable = False  # one kernel signature for every byte buffer
+    sizes = (ends - starts).astype(np.float64)
+    counts = np.zeros(n_files, np.int64)
+    parallel.run(ktext.count_lines, sizes, buf, starts, ends, counts)
+    row_base = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    n = int(row_base[-1])
+    k = len(str_fields)
+    out = (
+        np.empty(n, np.int32),  # file_of
+        np.empty(n, np.int64),  # line_no
+        np.empty(n, np.int64),  # line_start
+        np.empty(n, np.int32),  # n_fields
+        np.empty((k, n), np.int64),  # starts, one row per field
+        np.empty((k, n), np.int64),  # ends
+        np.zeros(n, np.int64),  # ival
+        np.zeros(n, np.bool_),  # ibad
+        np.zeros(n, np.float64),  # fval
+        np.zeros(n, np.bool_),  # fslow
+        np.full(n_files, -1, np.int64),  # same_bad
+    )
+    parallel.run(
+        ktext.split_lines,
+        sizes,
+        buf,
+        starts,
+        ends,
+        row_base,
+        np.asarray(str_fields, np.int64),
+        int_field,
+        float_field,
+        same_field,
+        *out,
+    )
+    return out
+
+
 def _tokenize_files(
     paths: list[PathLike],
     str_fields: list[int],
@@ -176,9 +224,7 @@ def _tokenize_files(
     threads: int | None = None,
 ) -> _Tokens:
     buf, starts, ends = _read_all(paths, threads)
-    out = ktext.tokenize(
-        buf, starts, ends, np.asarray(str_fields, np.int64), int_field, float_field, same_field
-    )
+    out = _split(buf, starts, ends, str_fields, int_field, float_field, same_field)
     tok = _Tokens([str(p) for p in paths], buf, *out)
     file_of = tok.file_of
     counts = np.bincount(file_of, minlength=len(paths))

@@ -1,8 +1,9 @@
 """Kernels over ranked lists: grouping, trec_eval ordering, and ad-hoc measures.
 
 Inputs are contiguous arrays: ``int32`` codes and grades, ``float64`` scores,
-``int64`` offsets. Groups are (run, query) pairs; each ``prange`` iteration
-writes only its own output row.
+``int64`` offsets. Groups are (run, query) pairs. The group kernels take a
+range ``[lo, hi)`` of groups and write only those groups' output slots;
+``fasteval.parallel`` runs ranges concurrently (the kernels release the GIL).
 
 Relevance values inside a ranking follow trec_eval's ``form_res_rels``:
 a judged grade ``>= 0``; ``NONPOOL`` (-1) for a document absent from the
@@ -14,7 +15,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from fasteval.kernels.text import _equal2, _hash
 
@@ -80,7 +81,7 @@ def group_rows(run, qcode, q_lut, n_q, n_runs):  # pragma: no cover - numba
     return perm, starts
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _next_pow2(x):
     c = 16
     while c < x:
@@ -88,22 +89,24 @@ def _next_pow2(x):
     return c
 
 
-@njit(cache=True, parallel=True)
-def build_qrels_tables(qbuf, qs, qe, qr_off, qr_rows):  # pragma: no cover - numba
-    """Per query, an open-addressing hash table of its judged document ids.
+def qrels_table_offsets(qr_off: np.ndarray) -> np.ndarray:
+    """Slot offsets of the per-query hash tables (a power of two >= 2m + 2 each)."""
+    m = np.diff(qr_off)
+    cap = np.maximum(16, 2 ** np.ceil(np.log2(2 * m + 2)).astype(np.int64))
+    return np.concatenate([[0], np.cumsum(cap)]).astype(np.int64)
+
+
+@njit(cache=True, nogil=True)
+def build_qrels_tables(
+    lo, hi, qbuf, qs, qe, qr_off, qr_rows, t_off, slots, hashes, dup
+):  # pragma: no cover
+    """Fill the hash tables of queries ``lo..hi`` with their judged document ids.
 
     Query ``q``'s table is ``slots[t_off[q]:t_off[q+1]]`` (qrels rows, -1 =
-    empty) with the ids' hashes beside them. Also returns, per query, a qrels
-    row that repeats an earlier judgment of the same document (-1 if none).
+    empty) with the ids' hashes beside them; ``dup[q]`` gets a qrels row that
+    repeats an earlier judgment of the same document.
     """
-    n_q = qr_off.shape[0] - 1
-    t_off = np.zeros(n_q + 1, np.int64)
-    for q in range(n_q):
-        t_off[q + 1] = t_off[q] + _next_pow2(2 * (qr_off[q + 1] - qr_off[q]) + 2)
-    slots = np.full(t_off[n_q], -1, np.int64)
-    hashes = np.zeros(t_off[n_q], np.uint64)
-    dup = np.full(n_q, -1, np.int64)
-    for q in prange(n_q):
+    for q in range(lo, hi):
         base = t_off[q]
         mask = t_off[q + 1] - base - 1
         for j in range(qr_off[q], qr_off[q + 1]):
@@ -121,10 +124,9 @@ def build_qrels_tables(qbuf, qs, qe, qr_off, qr_rows):  # pragma: no cover - num
                         dup[q] = r
                     break
                 slot = (slot + 1) & mask
-    return t_off, slots, hashes, dup
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _cmp_bytes(buf, s1, e1, s2, e2):
     n1 = e1 - s1
     n2 = e2 - s2
@@ -139,7 +141,7 @@ def _cmp_bytes(buf, s1, e1, s2, e2):
     return -1 if n1 < n2 else 1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _before(a, b, score, f32, buf, d_s, d_e):
     """Row ``a`` ranks strictly above row ``b``: higher score, then larger doc id (trec_eval).
 
@@ -192,8 +194,10 @@ def _merge_sort(rows, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
     return idx
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def rank_groups(
+    lo,
+    hi,
     buf,
     d_s,
     d_e,
@@ -213,6 +217,7 @@ def rank_groups(
     out_rel,
     out_row,
     out_dup,
+    out_sorted,
 ):  # pragma: no cover - numba
     """Judge and order every (run, query) ranking, in parallel over groups.
 
@@ -223,11 +228,9 @@ def rank_groups(
     Rows are then put in trec_eval order (score descending, doc id
     descending, byte-wise); groups already in order are only checked.
     ``out_row`` receives the input row at each ranked position.
-    Returns the number of groups that needed sorting.
+    ``out_sorted[g]`` is set for groups that needed sorting.
     """
-    n_groups = g_start.shape[0]
-    sorted_count = np.zeros(n_groups, np.int64)
-    for g in prange(n_groups):
+    for g in range(lo, hi):
         s = g_start[g]
         n = g_end[g] - s
         if n == 0:
@@ -279,57 +282,16 @@ def rank_groups(
                 out_row[s + i] = rows[i]
                 out_dup[s + i] = dup[i]
         else:
-            sorted_count[g] = 1
+            out_sorted[g] = True
             order = _merge_sort(rows, score, f32, buf, d_s, d_e)
             for i in range(n):
                 o = order[i]
                 out_rel[s + i] = grade[o]
                 out_row[s + i] = rows[o]
                 out_dup[s + i] = dup[o]
-    return sorted_count.sum()
 
 
-@njit(cache=True)
-def query_stats(qr_off, qr_rel, level):  # pragma: no cover - numba
-    """Per query: relevant count, judged non-relevant count, cumulative ideal DCG.
-
-    ``num_rel[q]`` counts grades ``>= level``; ``num_nonrel[q]`` grades in
-    ``[0, level)``; the ideal ranking orders all positive grades descending
-    (trec_eval's gains = grades, independent of ``level``).
-    """
-    n_q = qr_off.shape[0] - 1
-    num_rel = np.zeros(n_q, np.int64)
-    num_nonrel = np.zeros(n_q, np.int64)
-    ideal_off = np.zeros(n_q + 1, np.int64)
-    for q in range(n_q):
-        npos = 0
-        for j in range(qr_off[q], qr_off[q + 1]):
-            r = qr_rel[j]
-            if r >= level:
-                num_rel[q] += 1
-            elif r >= 0:
-                num_nonrel[q] += 1
-            if r > 0:
-                npos += 1
-        ideal_off[q + 1] = ideal_off[q] + npos
-    idcg = np.empty(ideal_off[n_q], np.float64)
-    for q in range(n_q):
-        o = ideal_off[q]
-        k = 0
-        gains = np.empty(ideal_off[q + 1] - o, np.float64)
-        for j in range(qr_off[q], qr_off[q + 1]):
-            if qr_rel[j] > 0:
-                gains[k] = qr_rel[j]
-                k += 1
-        gains = -np.sort(-gains)
-        acc = 0.0
-        for i in range(k):
-            acc += gains[i] / math.log2(i + 2.0)
-            idcg[o + i] = acc
-    return num_rel, num_nonrel, ideal_off, idcg
-
-
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True)
 def _recall_cutoff(p, num_rel, round_mode):
     """Recall fraction -> relevant-doc count: v9 ``(long)(p*R+0.9)``, v10 ``lround(p*R)``."""
     x = p * num_rel
@@ -341,7 +303,7 @@ def _recall_cutoff(p, num_rel, round_mode):
     return np.int64(r)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True)
 def _iprec(c, num_rel_ret, num_ret, smax, relpos):
     if c > num_rel_ret:
         return 0.0
@@ -351,8 +313,10 @@ def _iprec(c, num_rel_ret, num_ret, smax, relpos):
     return smax[relpos[c - 1]]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def evaluate_groups(
+    lo,
+    hi,
     starts,
     ends,
     group_q,
@@ -377,14 +341,13 @@ def evaluate_groups(
     ``NONPOOL`` / ``UNJUDGED`` (see ``rank_groups``). Column ``c`` is family ``col_fam[c]``
     with parameters ``params[col_p0[c]:col_p1[c]]``.
     """
-    n_groups = starts.shape[0]
     n_cols = col_fam.shape[0]
     need_loop = False
     for c in range(n_cols):
         f = col_fam[c]
         if f == BPREF or f == INFAP:
             need_loop = True
-    for g in prange(n_groups):
+    for g in range(lo, hi):
         s = starts[g]
         q = group_q[g]
         n = ends[g] - s

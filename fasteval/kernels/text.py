@@ -8,14 +8,14 @@ a column of strings is a ``uint8`` buffer plus ``int64`` start/end offsets
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 # isspace() in C: space, \t, \n, \v, \f, \r
 _NL = 10
 _HASH = 35
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _is_space(c: np.uint8) -> bool:
     return c == 32 or (c >= 9 and c <= 13)
 
@@ -23,7 +23,7 @@ def _is_space(c: np.uint8) -> bool:
 _POW10 = np.array([10.0**i for i in range(23)])
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _line_start(buf, pos, stop):
     """Skip blanks; return (position of first non-blank or the newline/stop, kind).
 
@@ -38,29 +38,10 @@ def _line_start(buf, pos, stop):
     return pos, 0
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def tokenize(
-    buf, file_starts, file_ends, str_fields, int_field, float_field, same_field
-):  # pragma: no cover
-    """Split whitespace-separated text files (one buffer) into fields, in parallel by file.
-
-    Blank lines and lines whose first non-blank character is ``#`` are
-    skipped (trec_eval 10; a ``#`` inside a field is data). Files are the
-    byte ranges ``[file_starts[f], file_ends[f])`` of ``buf``.
-
-    Returns, per kept line: ``file`` (int32), 1-based ``line_no`` (int64), the
-    byte offset where the line starts,
-    ``n_fields`` (all fields on the line, int32), ``starts``/``ends`` of the
-    fields listed in ``str_fields`` (-1 if absent); field ``int_field`` parsed
-    as a decimal integer (``ibad`` where it is not one); field ``float_field``
-    parsed as a float when the exact fast path applies (``fslow`` marks rows
-    that need the general parser); and per file the first row whose field
-    ``same_field`` differs from the file's first row (-1 if none).
-    """
-    n_files = file_starts.shape[0]
-    n_sf = str_fields.shape[0]
-    counts = np.zeros(n_files + 1, np.int64)
-    for f in prange(n_files):
+@njit(cache=True, nogil=True)
+def count_lines(lo, hi, buf, file_starts, file_ends, counts):  # pragma: no cover - numba
+    """``counts[f]`` = content lines (not blank, not ``#`` comments) of files ``lo..hi``."""
+    for f in range(lo, hi):
         c = 0
         pos = file_starts[f]
         stop = file_ends[f]
@@ -71,23 +52,49 @@ def tokenize(
             while pos < stop and buf[pos] != _NL:
                 pos += 1
             pos += 1
-        counts[f + 1] = c
-    for f in range(n_files):
-        counts[f + 1] += counts[f]
-    n = counts[n_files]
-    file_of = np.empty(n, np.int32)
-    line_no = np.empty(n, np.int64)
-    line_start = np.empty(n, np.int64)
-    n_fields = np.empty(n, np.int32)
-    starts = np.empty((n, n_sf), np.int64)
-    ends = np.empty((n, n_sf), np.int64)
-    ival = np.zeros(n, np.int64)
-    ibad = np.zeros(n, np.bool_)
-    fval = np.zeros(n, np.float64)
-    fslow = np.zeros(n, np.bool_)
-    same_bad = np.full(n_files, -1, np.int64)
-    for f in prange(n_files):
-        row = counts[f]
+        counts[f] = c
+
+
+@njit(cache=True, nogil=True)
+def split_lines(
+    lo,
+    hi,
+    buf,
+    file_starts,
+    file_ends,
+    row_base,
+    str_fields,
+    int_field,
+    float_field,
+    same_field,
+    file_of,
+    line_no,
+    line_start,
+    n_fields,
+    starts,
+    ends,
+    ival,
+    ibad,
+    fval,
+    fslow,
+    same_bad,
+):  # pragma: no cover - numba
+    """Split the content lines of files ``lo..hi`` into fields (rows from ``row_base[f]``).
+
+    Blank lines and lines whose first non-blank character is ``#`` are
+    skipped (trec_eval 10; a ``#`` inside a field is data). Per row: the
+    file, the 1-based line number, the line's byte offset, the number of
+    fields, ``starts[j]``/``ends[j]`` of field ``str_fields[j]`` (-1 if
+    absent; one contiguous row per field), field ``int_field`` parsed as a
+    decimal integer (``ibad`` where it is not one) and field ``float_field``
+    parsed when the exact fast path applies (``fslow`` marks rows needing the
+    general parser). Per file,
+    ``same_bad`` gets the first row whose field ``same_field`` differs from
+    the file's first row.
+    """
+    n_sf = str_fields.shape[0]
+    for f in range(lo, hi):
+        row = row_base[f]
         pos = file_starts[f]
         stop = file_ends[f]
         line = 0
@@ -102,8 +109,8 @@ def tokenize(
                 pos += 1
                 continue
             for j in range(n_sf):
-                starts[row, j] = -1
-                ends[row, j] = -1
+                starts[j, row] = -1
+                ends[j, row] = -1
             line_start[row] = pos
             nf = 0
             ibad[row] = True
@@ -117,8 +124,8 @@ def tokenize(
                     pos += 1
                 for j in range(n_sf):
                     if str_fields[j] == nf:
-                        starts[row, j] = s
-                        ends[row, j] = pos
+                        starts[j, row] = s
+                        ends[j, row] = pos
                 if nf == int_field:
                     v, bad = _parse_int(buf, s, pos)
                     ival[row] = v
@@ -139,10 +146,9 @@ def tokenize(
             n_fields[row] = nf
             row += 1
             pos += 1
-    return file_of, line_no, line_start, n_fields, starts, ends, ival, ibad, fval, fslow, same_bad
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _parse_int(buf, s, e):
     neg = False
     if s < e and (buf[s] == 45 or buf[s] == 43):
@@ -159,7 +165,7 @@ def _parse_int(buf, s, e):
     return (-v if neg else v), False
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _parse_float_fast(buf, s, e):
     """Decimal -> double, exactly, when mantissa < 2**53 and |exp10| <= 22 (Clinger).
 
@@ -224,7 +230,7 @@ def _parse_float_fast(buf, s, e):
     return (-x if neg else x), False
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _hash(buf, s, e):
     h = np.uint64(14695981039346656037)
     for i in range(s, e):
@@ -233,62 +239,15 @@ def _hash(buf, s, e):
 
 
 @njit(cache=True, nogil=True)
-def dict_encode(buf, starts, ends):  # pragma: no cover - numba
-    """Exact dictionary encoding of byte strings (open addressing).
+def change_points(buf, starts, ends, out):  # pragma: no cover - numba
+    """``out[i]`` = string ``i`` differs from string ``i - 1`` (``out[0]`` is True).
 
-    Returns ``(codes, first)``: ``codes[i]`` is the id of string ``i`` in
-    order of first appearance, ``first[u]`` the row where id ``u`` first
-    occurs. Equality is byte-for-byte; the hash only picks the slot.
+    Ids such as query and run ids come in long runs of equal values, so
+    encoding only the first row of each run is cheap.
     """
     n = starts.shape[0]
-    cap = 1024
-    while cap < 4 * 1024 and cap < 2 * n:
-        cap *= 2
-    table = np.full(cap, -1, np.int64)
-    u_hash = np.empty(cap // 2 + 1, np.uint64)
-    u_first = np.empty(cap // 2 + 1, np.int64)
-    codes = np.empty(n, np.int32)
-    n_u = 0
-    mask = np.uint64(cap - 1)
     for i in range(n):
-        s = starts[i]
-        e = ends[i]
-        if i > 0 and _equal2(buf, starts[i - 1], ends[i - 1], buf, s, e):
-            codes[i] = codes[i - 1]  # ids usually come in runs (a query's lines)
-            continue
-        h = _hash(buf, s, e)
-        slot = np.int64(h & mask)
-        while True:
-            u = table[slot]
-            if u == -1:
-                table[slot] = n_u
-                u_hash[n_u] = h
-                u_first[n_u] = i
-                codes[i] = n_u
-                n_u += 1
-                break
-            if u_hash[u] == h:
-                r = u_first[u]
-                if _equal2(buf, starts[r], ends[r], buf, s, e):
-                    codes[i] = u
-                    break
-            slot = (slot + 1) & np.int64(mask)
-        if 2 * n_u > cap:
-            cap *= 2
-            mask = np.uint64(cap - 1)
-            table = np.full(cap, -1, np.int64)
-            for v in range(n_u):
-                sl = np.int64(u_hash[v] & mask)
-                while table[sl] != -1:
-                    sl = (sl + 1) & np.int64(mask)
-                table[sl] = v
-            nh = np.empty(cap // 2 + 1, np.uint64)
-            nf = np.empty(cap // 2 + 1, np.int64)
-            nh[:n_u] = u_hash[:n_u]
-            nf[:n_u] = u_first[:n_u]
-            u_hash = nh
-            u_first = nf
-    return codes, u_first[:n_u].copy()
+        out[i] = i == 0 or not _equal2(buf, starts[i - 1], ends[i - 1], buf, starts[i], ends[i])
 
 
 @njit(cache=True, nogil=True)
@@ -310,7 +269,7 @@ def gather(buf, starts, ends, rows):  # pragma: no cover - numba
     return out, offsets
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _equal2(b1, s1, e1, b2, s2, e2):
     if e1 - s1 != e2 - s2:
         return False
