@@ -181,17 +181,15 @@ def ingest_cmd(inputs: tuple[str, ...], output: str, run_id_from: str, lenient: 
     """Pack many run files (a whole track) into one Parquet archive."""
     from tqdm import tqdm
 
-    from fasteval.io.tables import concat_runs, run_columns, runs_to_table, write_parquet
+    from fasteval.io.tables import (
+        concat_runs,
+        expand_paths,
+        run_columns,
+        runs_to_table,
+        write_parquet,
+    )
 
-    files: list[Path] = []
-    for x in inputs:
-        p = Path(x)
-        if p.is_dir():
-            files.extend(
-                sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
-            )
-        else:
-            files.append(p)
+    files = expand_paths(list(inputs))
     t0 = time.perf_counter()
     parts = []
     chunk = 16

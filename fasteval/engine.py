@@ -6,7 +6,6 @@ import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -333,11 +332,3 @@ def to_frame(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> pl.D
         names.gather(df["measure_idx"]).alias("measure"),
         pl.col("value"),
     )
-
-
-def paths_in(p: str | os.PathLike[str]) -> list[Path]:
-    """Files of a directory (sorted, hidden files skipped), or the path itself."""
-    path = Path(p)
-    if path.is_dir():
-        return sorted(f for f in path.iterdir() if f.is_file() and not f.name.startswith("."))
-    return [path]

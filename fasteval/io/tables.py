@@ -201,6 +201,22 @@ def concat_runs(parts: list[RunColumns]) -> RunColumns:
     )
 
 
+def expand_paths(items: list[Any]) -> list[Any]:
+    """Replace each directory by its files (sorted, hidden files skipped); keep the rest."""
+    out: list[Any] = []
+    for x in items:
+        if isinstance(x, (str, os.PathLike)) and Path(x).is_dir():
+            p = Path(x)
+            files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
+            if not files:
+                msg = f"{p}: the directory holds no run files"
+                raise InputFormatError(msg)
+            out.extend(files)
+        else:
+            out.append(x)
+    return out
+
+
 def run_columns(items: list[Any], *, lenient: bool = False, run_id_from: str = "tag") -> RunColumns:
     """Runs from any mix of run files, directories, Parquet archives, frames and tables."""
     if not items:
@@ -208,20 +224,10 @@ def run_columns(items: list[Any], *, lenient: bool = False, run_id_from: str = "
         raise InputFormatError(msg)
     text_paths: list[Path] = []
     parts: list[RunColumns] = []
-    for x in items:
+    for x in expand_paths(items):
         if isinstance(x, (str, os.PathLike)):
             p = Path(x)
-            if p.is_dir():
-                files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
-                if not files:
-                    msg = f"{p}: the directory holds no run files"
-                    raise InputFormatError(msg)
-                for f in files:
-                    if _is_parquet(f):
-                        parts.append(runs_from_table(*_to_arrow(f, "run")))
-                    else:
-                        text_paths.append(f)
-            elif _is_parquet(p):
+            if _is_parquet(p):
                 parts.append(runs_from_table(*_to_arrow(p, "run")))
             else:
                 text_paths.append(p)
