@@ -1,0 +1,208 @@
+"""Generate the synthetic benchmark archive: 100 runs x 50 queries x 1000 documents.
+
+Deterministic from the seed it prints (``--seed`` to change it). Writes, under
+``benchmarks/data/synthetic/`` (git-ignored):
+
+* ``qrels.txt``: graded 0-2 judgments for 50 queries, built like a TREC pool:
+  the union of the top 100 per query of two runs per group of five (40 runs),
+  judged with the documents' latent grades, plus about half of the relevant
+  documents the pool missed (as if found by manual runs); everything else a run
+  retrieves is unjudged.
+* ``runs/runNNN.txt``: 100 run files in TREC format (``qid Q0 docno rank score tag``),
+  50 queries x 1000 documents each (5,000,000 lines).
+* ``runs.parquet``: the same runs as one columnar archive, written by
+  ``fasteval ingest`` (run ids from the tag column).
+* ``manifest.json``: the seed and parameters, so ``run.py`` can tell a stale archive.
+
+How the runs are made: each query has a candidate set of 20,000 documents from a
+collection of 500,000 (TREC-like document ids of varying length), a latent grade
+per document (5-600 relevant per query, about a third of them grade 2) and a
+difficulty. A run scores every candidate as ``quality * difficulty * grade`` plus
+a query-level prior shared by all runs, noise shared within its group of five
+runs (like one site's variants) and its own noise; it returns its top 1000.
+Scores are written with 4 decimals (every 10th run with 2, giving ties).
+
+Usage (from anywhere): ``python benchmarks/generate.py [--seed N] [--force]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+DEFAULT_SEED = 20251122
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+OUT = HERE / "data" / "synthetic"
+
+PARAMS = {
+    "n_runs": 100,
+    "n_queries": 50,
+    "depth": 1000,
+    "collection": 500_000,
+    "candidates": 20_000,
+    "pool_depth": 100,
+    "group_size": 5,
+    "pooled_per_group": 2,
+    "first_qid": 551,
+    "version": 3,
+}
+
+PREFIXES = np.array(["FBIS3-", "FBIS4-", "FT911-", "FT923-", "LA010189-", "FR940104-0-"])
+
+
+def doc_names(ids: np.ndarray) -> np.ndarray:
+    """TREC-like document ids (varying length) for global document numbers."""
+    prefix = PREFIXES[ids % len(PREFIXES)]
+    num = (ids // len(PREFIXES)).astype(str)
+    return np.char.add(prefix, num)
+
+
+def manifest(seed: int) -> dict[str, object]:
+    return {"seed": seed, **PARAMS}
+
+
+def is_current(out: Path, seed: int) -> bool:
+    """True when ``out`` holds a complete archive generated with these parameters."""
+    m = out / "manifest.json"
+    if not m.exists() or not (out / "runs.parquet").exists():
+        return False
+    try:
+        return json.loads(m.read_text()) == manifest(seed)
+    except ValueError:
+        return False
+
+
+def generate(out: Path, seed: int) -> None:
+    p = PARAMS
+    rng = np.random.default_rng(seed)
+    n_runs, n_q, depth = p["n_runs"], p["n_queries"], p["depth"]
+    n_cand, pool_depth = p["candidates"], p["pool_depth"]
+    n_groups = n_runs // p["group_size"]
+
+    quality = rng.uniform(0.5, 3.5, n_runs)
+    group = np.arange(n_runs) // p["group_size"]
+    decimals = np.where(np.arange(n_runs) % 10 == 9, 2, 4)
+    run_names = [f"run{r + 1:03d}" for r in range(n_runs)]
+
+    # per query: candidates, latent grades, scores of every run
+    qids: list[str] = []
+    top_docs = np.empty((n_runs, n_q, depth), dtype=np.int64)
+    top_scores = np.empty((n_runs, n_q, depth), dtype=np.float64)
+    qrels_parts = []
+    for q in range(n_q):
+        qid = str(p["first_qid"] + q)
+        qids.append(qid)
+        cand = np.sort(rng.choice(p["collection"], n_cand, replace=False))
+        n_rel = int(np.clip(np.round(rng.lognormal(np.log(80), 0.9)), 5, 600))
+        grade = np.zeros(n_cand, np.int32)
+        rel_idx = rng.choice(n_cand, n_rel, replace=False)
+        grade[rel_idx] = np.where(rng.random(n_rel) < 0.35, 2, 1)
+        difficulty = rng.uniform(0.4, 1.4)
+        prior = rng.normal(0.0, 1.0, n_cand) + 0.6 * grade
+        group_noise = rng.normal(0.0, 0.8, (n_groups, n_cand))
+        pooled = np.zeros(n_cand, bool)
+        for r in range(n_runs):
+            s = (
+                quality[r] * difficulty * grade
+                + prior
+                + group_noise[group[r]]
+                + rng.normal(0.0, 1.0, n_cand)
+            )
+            top = np.argpartition(-s, depth)[:depth]
+            top = top[np.argsort(-s[top], kind="stable")]
+            top_docs[r, q] = cand[top]
+            top_scores[r, q] = np.round(10.0 + 2.5 * s[top], decimals[r])
+            if r % p["group_size"] < p["pooled_per_group"]:
+                pooled[top[:pool_depth]] = True
+        extra = (grade > 0) & ~pooled & (rng.random(n_cand) < 0.5)
+        judged = pooled | extra
+        qrels_parts.append(
+            pl.DataFrame(
+                {
+                    "query_id": qid,
+                    "docno": doc_names(cand[judged]),
+                    "relevance": grade[judged],
+                }
+            )
+        )
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "manifest.json").unlink(missing_ok=True)
+    qrels = pl.concat(qrels_parts).sort(["query_id", "docno"])
+    qrels.select("query_id", pl.lit("0").alias("iter"), "docno", "relevance").write_csv(
+        out / "qrels.txt", separator=" ", include_header=False
+    )
+
+    runs_dir = out / "runs"
+    runs_dir.mkdir(exist_ok=True)
+    for f in runs_dir.glob("*.txt"):
+        f.unlink()
+    qid_col = np.repeat(np.array(qids), depth)
+    rank_col = np.tile(np.arange(1, depth + 1), n_q)
+    for r, name in enumerate(run_names):
+        df = pl.DataFrame(
+            {
+                "query_id": qid_col,
+                "q0": "Q0",
+                "docno": doc_names(top_docs[r].ravel()),
+                "rank": rank_col,
+                "score": top_scores[r].ravel(),
+                "tag": name,
+            }
+        )
+        df.write_csv(
+            runs_dir / f"{name}.txt",
+            separator=" ",
+            include_header=False,
+            float_precision=int(decimals[r]),
+        )
+    n_rel_total = int((qrels["relevance"] > 0).sum())
+    print(
+        f"wrote {out}: qrels {qrels.height:,} judgments ({n_rel_total:,} relevant), "
+        f"{n_runs} runs x {n_q} queries x {depth} docs",
+        file=sys.stderr,
+    )
+
+
+def ingest(out: Path) -> None:
+    """Pack the run files into ``runs.parquet`` with ``fasteval ingest``."""
+    env = dict(os.environ)
+    # run.py points PYTHONPATH at its snapshot of fasteval; the checkout comes after
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(REPO)]))
+    # keep numba's cache out of the source tree
+    env.setdefault("NUMBA_CACHE_DIR", str(HERE / "data" / ".numba_cache"))
+    target = out / "runs.parquet"
+    target.unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", "fasteval.cli", "ingest", str(out / "runs"), "-o", str(target)]
+    subprocess.run(cmd, check=True, env=env)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help="RNG seed (printed)")
+    ap.add_argument("--out", type=Path, default=OUT, help="output folder")
+    ap.add_argument("--force", action="store_true", help="regenerate even if up to date")
+    args = ap.parse_args(argv)
+    print(f"synthetic archive: seed {args.seed}", file=sys.stderr)
+    if not args.force and is_current(args.out, args.seed):
+        print(f"{args.out} is up to date (same seed and parameters)", file=sys.stderr)
+        return 0
+    t0 = time.perf_counter()
+    generate(args.out, args.seed)
+    ingest(args.out)
+    (args.out / "manifest.json").write_text(json.dumps(manifest(args.seed), indent=1) + "\n")
+    print(f"done in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
