@@ -175,3 +175,12 @@ def test_sliced_arrow_table_is_read_at_its_offset(write):
     got = fasteval.evaluate(q, sliced, ["num_ret", "map"], per_query=True)
     assert set(got["query_id"].to_list()) == {"2", "all"}
     assert got.filter(got["measure"] == "num_ret")["value"].to_list() == [2.0, 2.0]
+
+
+def test_unreadable_parquet_is_a_clear_error(tmp_path):
+    bad = tmp_path / "broken.parquet"
+    bad.write_bytes(b"PAR1 this is not parquet")
+    with pytest.raises(InputFormatError, match=r"broken\.parquet: not a readable Parquet file"):
+        fasteval.load_runs(bad)
+    with pytest.raises(InputFormatError, match=r"no such file: .*gone\.parquet"):
+        fasteval.load_runs(tmp_path / "gone.parquet")
