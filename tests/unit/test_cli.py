@@ -118,3 +118,10 @@ def test_demo_runs_on_the_shipped_sample(runner):
     assert len(maps) == 8
     # the sample's runs are built with increasing noise: quality must fall
     assert maps == sorted(maps, reverse=True)
+
+
+def test_warmup_compiles_without_warnings(runner):
+    res = runner.invoke(main, ["warmup"])
+    assert res.exit_code == 0, res.output
+    assert "kernels ready" in res.stderr
+    assert "warning" not in res.stderr
