@@ -21,40 +21,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fasteval import parallel
-from fasteval.columns import QrelsColumns, RunColumns, StrColumn, dict_encode
+from fasteval.columns import QrelsColumns, RunColumns, dict_encode
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
 from fasteval.kernels import ranking as kr
-
-
-@dataclass
-class Dictionary:
-    """Distinct strings of a column and each row's code (order-preserving)."""
-
-    values: pa.LargeStringArray  # sorted distinct strings
-    codes: np.ndarray  # int32 per row: index into values
-
-
-def encode_strings(col: StrColumn) -> Dictionary:
-    """Dictionary-encode a string column with codes in byte-wise sorted order."""
-    codes, first = dict_encode(col)
-    d = _sorted_dictionary(col, codes, first)
-    return Dictionary(d.values, d.codes_rank[codes])
-
-
-@dataclass
-class SortedDistinct:
-    """Distinct strings (sorted) and, per first-appearance code, its sorted rank."""
-
-    values: pa.LargeStringArray
-    codes_rank: np.ndarray
-
-
-def _sorted_dictionary(col: StrColumn, codes: np.ndarray, first: np.ndarray) -> SortedDistinct:
-    uniq = col.take(first)
-    order = pc.sort_indices(pc.cast(uniq, pa.large_binary())).to_numpy()
-    rank = np.empty(order.shape[0], np.int32)
-    rank[order] = np.arange(order.shape[0], dtype=np.int32)
-    return SortedDistinct(uniq.take(pa.array(order)), rank)
 
 
 def _lookup(values: pa.Array, into: pa.Array) -> np.ndarray:
@@ -138,21 +107,22 @@ def encode(
         raise ParameterError(msg)
     # --- queries: union of qrels and run query ids, sorted
     run_q_codes, run_q_first = dict_encode(runs.qid)
-    run_q = _sorted_dictionary(runs.qid, run_q_codes, run_q_first)
-    qr_q = encode_strings(qrels.qid)
-    all_q = pc.unique(pa.concat_arrays([run_q.values, qr_q.values]))
+    run_q = runs.qid.take(run_q_first)  # distinct query ids, first-appearance order
+    qr_q_codes, qr_q_first = dict_encode(qrels.qid)
+    qr_q = qrels.qid.take(qr_q_first)
+    all_q = pc.unique(pa.concat_arrays([run_q, qr_q]))
     all_q = all_q.take(pc.sort_indices(pc.cast(all_q, pa.large_binary())))
     n_q = len(all_q)
     # run rows keep first-appearance codes; q_lut maps them to sorted query indices
-    q_lut = _lookup(run_q.values, all_q)[run_q.codes_rank]
-    qq = _lookup(qr_q.values, all_q)[qr_q.codes]
+    q_lut = _lookup(run_q, all_q)
+    qq = _lookup(qr_q, all_q)[qr_q_codes]
     in_qrels = np.zeros(n_q, bool)
     in_qrels[qq] = True
     in_runs = np.zeros(n_q, bool)
     in_runs[q_lut] = True
     if not (in_qrels & in_runs).any():
-        ex_r = ", ".join(run_q.values.slice(0, 3).to_pylist())
-        ex_q = ", ".join(qr_q.values.slice(0, 3).to_pylist())
+        ex_r = ", ".join(run_q.slice(0, 3).to_pylist())
+        ex_q = ", ".join(qr_q.slice(0, 3).to_pylist())
         msg = (
             f"the runs and the qrels have no query in common (runs: {ex_r}, ...; "
             f"qrels: {ex_q}, ...)\n  hint: are these the qrels of this track?"

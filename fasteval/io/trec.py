@@ -242,6 +242,7 @@ class _Skipper:
         self.lenient = lenient
         self.what = what
         self.skipped: list[str] = []
+        self.count = 0
 
     def reject(self, tok: _Tokens, bad: np.ndarray, reason: Callable[[int], str]) -> _Tokens:
         """Raise for the first bad row, or (lenient) drop all bad rows and remember them."""
@@ -258,12 +259,12 @@ class _Skipper:
         self.skipped.extend(f"{tok.where(int(x))} ({reason(int(x))})" for x in rows[:20])
         if rows.size > 20:
             self.skipped.append(f"... {rows.size - 20} more")
-        self.count = getattr(self, "count", 0) + int(rows.size)
+        self.count += int(rows.size)
         return tok.subset(~bad)
 
     def warn(self) -> None:
         if self.skipped:
-            n = getattr(self, "count", len(self.skipped))
+            n = self.count
             shown = "; ".join(self.skipped[:10])
             msg = f"skipped {n} malformed {self.what} line(s): {shown}"
             warnings.warn(msg, FastevalWarning, stacklevel=3)
