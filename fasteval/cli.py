@@ -2,48 +2,18 @@
 
 from __future__ import annotations
 
-import sys
 import time
-import warnings
 from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from fasteval.errors import FastevalError
+from fasteval.commands._common import friendly as _friendly
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 SAMPLE_DIR = Path(__file__).parent / "data"
-
-
-def _one_line(msg: str) -> str:
-    return " | ".join(part.strip() for part in str(msg).splitlines() if part.strip())
-
-
-def _friendly(fn: F) -> F:
-    """Turn expected errors into one line on stderr and exit status 1 (no traceback)."""
-
-    @wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        def show(
-            message: Any, category: Any, filename: Any, lineno: Any, *a: Any, **k: Any
-        ) -> None:
-            click.echo(f"fasteval: warning: {_one_line(str(message))}", err=True)
-
-        with warnings.catch_warnings():
-            # the command decides how warnings look, whatever filters are installed
-            warnings.simplefilter("always")
-            warnings.showwarning = show
-            try:
-                return fn(*args, **kwargs)
-            except (FastevalError, OSError) as e:
-                click.echo(f"fasteval: error: {_one_line(str(e))}", err=True)
-                sys.exit(1)
-
-    return wrapper  # type: ignore[return-value]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -46,9 +46,12 @@ class Encoded:
     group_q: np.ndarray
     rel: np.ndarray  # int32 grade (or NONPOOL / UNJUDGED) per ranked position
     row: np.ndarray  # int64 input row at each ranked position
-    # qrels grades grouped by query
+    # judgment at each ranked position: index into qr_rel / qr_rows, -1 if none
+    jdx: np.ndarray
+    # qrels grades grouped by query: query q's judgments are qr_off[q]:qr_off[q+1]
     qr_off: np.ndarray
     qr_rel: np.ndarray
+    qr_rows: np.ndarray  # qrels input row of each judgment (for doc ids)
     n_sorted_groups: int = 0
 
 
@@ -162,6 +165,7 @@ def encode(
     n = perm.shape[0]
     rel = np.empty(n, np.int32)
     row = np.empty(n, np.int64)
+    qrow = np.empty(n, np.int64)
     is_dup = np.empty(n, np.bool_)
     was_sorted = np.zeros(gstarts.shape[0], np.bool_)
     parallel.run(
@@ -185,6 +189,7 @@ def encode(
         t_hash,
         rel,
         row,
+        qrow,
         is_dup,
         was_sorted,
     )
@@ -195,6 +200,7 @@ def encode(
         keep = ~is_dup
         rel = rel[keep]
         row = row[keep]
+        qrow = qrow[keep]
         removed = np.concatenate([[0], np.cumsum(is_dup)])
         gstarts = gstarts - removed[gstarts]
         gends = gends - removed[gends]
@@ -203,6 +209,9 @@ def encode(
     present = gends > gstarts
     evaluated = in_qrels[grid_q] & (present | complete)
     sel = np.flatnonzero(evaluated)
+    judgment_of_row = np.empty(qr_rows.shape[0], np.int64)
+    judgment_of_row[qr_rows] = np.arange(qr_rows.shape[0])
+    jdx = np.where(qrow >= 0, judgment_of_row[np.maximum(qrow, 0)], -1)
 
     return Encoded(
         run_names=list(runs.run_names),
@@ -214,7 +223,9 @@ def encode(
         group_q=grid_q[sel],
         rel=rel,
         row=row,
+        jdx=jdx,
         qr_off=qr_off,
         qr_rel=np.ascontiguousarray(qrels.rel[qr_rows]),
+        qr_rows=qr_rows,
         n_sorted_groups=int(n_sorted),
     )

@@ -186,6 +186,41 @@ def load_inputs(
     return q, r
 
 
+@dataclass
+class Prepared:
+    """Qrels and runs read once and joined: the input of every analysis.
+
+    ``enc`` holds the rankings in trec_eval order, judged against the qrels
+    (``enc.rel``, ``enc.jdx``); ``runs`` and ``qrels`` the columns they came
+    from (``runs.score[enc.row]`` is the score at each ranked position,
+    ``qrels.doc.value(enc.qr_rows[j])`` the document of judgment ``j``).
+    """
+
+    qrels: QrelsColumns
+    runs: RunColumns
+    enc: Encoded
+
+
+def prepare(
+    qrels: QrelsLike,
+    runs: RunsLike,
+    *,
+    compat: int = 9,
+    complete: bool = False,
+    on_duplicate: str = "error",
+    lenient: bool = False,
+    run_id_from: str = "tag",
+) -> Prepared:
+    """Read and encode qrels and runs once (see :func:`evaluate` for the parameters)."""
+    if compat not in (9, 10):
+        msg = f"compat must be 9 or 10, got {compat!r}"
+        raise ParameterError(msg)
+    q, r = load_inputs(qrels, runs, lenient=lenient, run_id_from=run_id_from)
+    enc = encode(q, r, compat=compat, complete=complete, on_duplicate=on_duplicate)
+    _check_runs_have_queries(enc)
+    return Prepared(q, r, enc)
+
+
 def evaluate(
     qrels: QrelsLike,
     runs: RunsLike,
@@ -252,18 +287,21 @@ def evaluate(
         For malformed input (naming file, line and value), unknown measures,
         and runs that share no query with the qrels.
     """
-    if compat not in (9, 10):
-        msg = f"compat must be 9 or 10, got {compat!r}"
-        raise ParameterError(msg)
     if max_depth is not None and max_depth <= 0:
         msg = f"max_depth must be positive, got {max_depth}"
         raise ParameterError(msg)
     mset = parse_measures(measures)
-    q, r = load_inputs(qrels, runs, lenient=lenient, run_id_from=run_id_from)
-    enc = encode(q, r, compat=compat, complete=complete, on_duplicate=on_duplicate)
-    _check_runs_have_queries(enc)
+    prep = prepare(
+        qrels,
+        runs,
+        compat=compat,
+        complete=complete,
+        on_duplicate=on_duplicate,
+        lenient=lenient,
+        run_id_from=run_id_from,
+    )
     ev = compute(
-        enc,
+        prep.enc,
         mset,
         relevance_level=relevance_level,
         compat=compat,

@@ -216,6 +216,7 @@ def rank_groups(
     t_hash,
     out_rel,
     out_row,
+    out_qrow,
     out_dup,
     out_sorted,
 ):  # pragma: no cover - numba
@@ -227,7 +228,8 @@ def rank_groups(
     query's qrels table (grade, ``NONPOOL`` or ``UNJUDGED`` into ``out_rel``).
     Rows are then put in trec_eval order (score descending, doc id
     descending, byte-wise); groups already in order are only checked.
-    ``out_row`` receives the input row at each ranked position.
+    ``out_row`` receives the input row at each ranked position and
+    ``out_qrow`` the qrels row judging that document (-1 if none).
     ``out_sorted[g]`` is set for groups that needed sorting.
     """
     for g in range(lo, hi):
@@ -239,6 +241,7 @@ def rank_groups(
         rows = perm[s : s + n]
         hs = np.empty(n, np.uint64)
         grade = np.empty(n, np.int32)
+        qrow = np.empty(n, np.int64)
         dup = np.zeros(n, np.bool_)
         cap = _next_pow2(2 * n + 2)
         seen = np.full(cap, -1, np.int64)
@@ -261,6 +264,7 @@ def rank_groups(
                     break
                 slot = (slot + 1) & (cap - 1)
             gv = NONPOOL
+            qr = np.int64(-1)
             slot = np.int64(h & np.uint64(qmask))
             while True:
                 u = t_slots[base + slot]
@@ -268,9 +272,11 @@ def rank_groups(
                     break
                 if t_hash[base + slot] == h and _equal2(qbuf, qs[u], qe[u], buf, a, b):
                     gv = qrel[u] if qrel[u] >= 0 else UNJUDGED
+                    qr = u
                     break
                 slot = (slot + 1) & qmask
             grade[i] = gv
+            qrow[i] = qr
         ordered = True
         for i in range(1, n):
             if _before(rows[i], rows[i - 1], score, f32, buf, d_s, d_e):
@@ -280,6 +286,7 @@ def rank_groups(
             for i in range(n):
                 out_rel[s + i] = grade[i]
                 out_row[s + i] = rows[i]
+                out_qrow[s + i] = qrow[i]
                 out_dup[s + i] = dup[i]
         else:
             out_sorted[g] = True
@@ -288,6 +295,7 @@ def rank_groups(
                 o = order[i]
                 out_rel[s + i] = grade[o]
                 out_row[s + i] = rows[o]
+                out_qrow[s + i] = qrow[o]
                 out_dup[s + i] = dup[o]
 
 

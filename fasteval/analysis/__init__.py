@@ -1,0 +1,1 @@
+"""Analyses built on the engine: correlations, information measures, histograms, studies, fusion."""

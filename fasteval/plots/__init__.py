@@ -1,0 +1,1 @@
+"""matplotlib figures (install the ``plots`` extra); one module per analysis."""
