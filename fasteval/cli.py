@@ -52,6 +52,13 @@ def main() -> None:
 )
 @click.option("-J", "judged_only", is_flag=True, help="Score judged documents only.")
 @click.option(
+    "-N",
+    "num_docs",
+    type=click.IntRange(min=0),
+    default=0,
+    help="Number of documents in the collection (for utility's p4 term).",
+)
+@click.option(
     "--compat",
     type=click.Choice(["9", "10"]),
     default="9",
@@ -96,6 +103,7 @@ def eval_cmd(
     level: int,
     max_depth: int | None,
     judged_only: bool,
+    num_docs: int,
     compat: str,
     fmt: str,
     output: str | None,
@@ -108,7 +116,7 @@ def eval_cmd(
     from fasteval.measures.parser import parse_measures
     from fasteval.output import write_table
 
-    mset = parse_measures(list(measures) or None)
+    mset = parse_measures(list(measures) or None, compat=int(compat))
     df = evaluate(
         qrels,
         list(runs),
@@ -119,6 +127,7 @@ def eval_cmd(
         complete=complete,
         max_depth=max_depth,
         judged_only=judged_only,
+        num_docs=num_docs,
         on_duplicate="first" if keep_first else "error",
         lenient=lenient,
         run_id_from=run_id_from,

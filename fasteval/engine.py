@@ -6,6 +6,7 @@ import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cmp_to_key
 from typing import Any
 
 import numpy as np
@@ -85,6 +86,91 @@ def query_stats(
     return num_rel, num_nonrel, ideal_off, idcg
 
 
+def _trunc_cmp(a: tuple[int, float, int], b: tuple[int, float, int]) -> int:
+    # trec_eval's comp_rel_gain returns (int)(gain1 - gain2): gains closer than 1 tie
+    return int(a[1] - b[1])
+
+
+@dataclass
+class GainTables:
+    """Gain tables for the gain-based families (see ``kernels.ranking.evaluate_groups``)."""
+
+    col_spec: np.ndarray
+    lut: np.ndarray
+    spec_off: np.ndarray
+    ideal: np.ndarray
+    top_pos: np.ndarray
+    rbp_lut: np.ndarray
+
+
+def gain_tables(measures: Sequence[Measure], qr_off: np.ndarray, qr_rel: np.ndarray, compat: int):
+    """Per gain specification and query: trec_eval's ``setup_gains``, ideal gains, rbp scaling.
+
+    Specification 0 is the default (gain = grade). A query's gain levels are
+    the grades ``0..max`` judged for it plus the levels named in the
+    parameters, sorted by gain with trec_eval's truncating comparison
+    (stable); the ideal ranking walks them from the top, each level as many
+    times as it was judged, and stops at the first non-positive gain.
+    Under ``compat=9`` gains are C ``float``, as trec_eval 9 parsed them.
+    """
+    specs: dict[tuple[float, ...], int] = {(): 0}
+    col_spec = np.full(len(measures), -1, np.int64)
+    for i, m in enumerate(measures):
+        if m.info.kind == "gains":
+            col_spec[i] = specs.setdefault(tuple(m.params[1:]), len(specs))
+    n_q = qr_off.shape[0] - 1
+    qidx = np.repeat(np.arange(n_q), np.diff(qr_off))
+    judged = qr_rel >= 0
+    top_grade = int(qr_rel.max()) if qr_rel.size else 0
+    max_param = max((abs(int(x)) for sp in specs for x in sp[0::2]), default=0)
+    width = max(top_grade, max_param, 0) + 3  # grades -2..width-3
+    counts = np.zeros((n_q, width), np.int64)
+    np.add.at(counts, (qidx[judged], qr_rel[judged]), 1)
+    n_levels = np.zeros(n_q, np.int64)  # trec_eval's num_rel_levels: max judged grade + 1
+    np.maximum.at(n_levels, qidx[judged], qr_rel[judged].astype(np.int64) + 1)
+    n_s = len(specs)
+    lut = np.zeros((n_s, width), np.float64)
+    rbp_lut = np.zeros((n_s * n_q, width), np.float64)
+    top_pos = np.zeros((n_s, n_q), np.bool_)
+    spec_off = np.zeros((n_s, n_q + 1), np.int64)
+    ideal: list[float] = []
+    for spec, s in specs.items():
+        pairs = [(int(spec[j]), float(spec[j + 1])) for j in range(0, len(spec), 2)]
+        if compat == 9:
+            pairs = [(lv, float(np.float32(g))) for lv, g in pairs]
+        lut[s, 2:] = np.arange(width - 2)
+        named = {lv: g for lv, g in reversed(pairs)}  # the first pair for a level wins
+        for lv, g in named.items():
+            if -2 <= lv < width - 2:
+                lut[s, lv + 2] = g
+        for q in range(n_q):
+            spec_off[s, q] = len(ideal)
+            nl = int(n_levels[q])
+            levels = [(lv, g, int(counts[q, lv]) if 0 <= lv < nl else 0) for lv, g in pairs]
+            seen = {lv for lv, _ in pairs}
+            levels += [(lv, float(lv), int(counts[q, lv])) for lv in range(nl) if lv not in seen]
+            levels.sort(key=cmp_to_key(_trunc_cmp))
+            if levels:
+                top_pos[s, q] = levels[-1][1] > 0.0
+            for _, g, c in reversed(levels):
+                if c == 0:
+                    continue
+                if g <= 0.0:
+                    break
+                ideal.extend([g] * c)
+            # rbp scales gains to [0, 1] when any lies outside (min/max start at 0)
+            gs = [g for _, g, _ in levels]
+            lo, hi = min([0.0, *gs]), max([0.0, *gs])
+            row = rbp_lut[s * n_q + q]
+            for lv, g, _ in levels:
+                if -2 <= lv < width - 2:
+                    row[lv + 2] = (g - lo) / (hi - lo) if (lo < 0.0 or hi > 1.0) else g
+        spec_off[s, n_q] = len(ideal)
+    return GainTables(
+        col_spec, lut, spec_off, np.asarray(ideal or [0.0], np.float64), top_pos, rbp_lut
+    )
+
+
 def compute(
     enc: Encoded,
     measures: MeasureSet,
@@ -94,6 +180,7 @@ def compute(
     max_depth: int | None = None,
     judged_only: bool = False,
     complete: bool = False,
+    num_docs: int = 0,
 ) -> Evaluation:
     """Run the kernels for ``measures`` over encoded data and aggregate per run."""
     n_groups = enc.starts.shape[0]
@@ -104,6 +191,7 @@ def compute(
     for level, cols in by_level.items():
         num_rel, num_nonrel, ideal_off, idcg = query_stats(enc.qr_off, enc.qr_rel, level)
         fam, p0, p1, params = _plan([measures[i] for i in cols])
+        gt = gain_tables([measures[i] for i in cols], enc.qr_off, enc.qr_rel, compat)
         out = np.zeros((n_groups, len(cols)), dtype=np.float64)
         parallel.run(
             kr.evaluate_groups,
@@ -120,10 +208,17 @@ def compute(
             -1 if max_depth is None else int(max_depth),
             judged_only,
             10 if compat == 10 else 9,
+            float(num_docs),
             fam,
             p0,
             p1,
             params,
+            gt.col_spec,
+            gt.lut,
+            gt.spec_off,
+            gt.ideal,
+            gt.top_pos,
+            gt.rbp_lut,
             out,
         )
         values[:, cols] = out
@@ -232,6 +327,7 @@ def evaluate(
     complete: bool = False,
     max_depth: int | None = None,
     judged_only: bool = False,
+    num_docs: int = 0,
     on_duplicate: str = "error",
     lenient: bool = False,
     run_id_from: str = "tag",
@@ -267,6 +363,8 @@ def evaluate(
         ranking count.
     judged_only
         trec_eval ``-J``: drop unjudged documents from rankings before scoring.
+    num_docs
+        trec_eval ``-N``: documents in the collection (utility's fourth term).
     on_duplicate
         ``"error"`` or ``"first"`` (keep the first occurrence).
     lenient
@@ -290,7 +388,7 @@ def evaluate(
     if max_depth is not None and max_depth <= 0:
         msg = f"max_depth must be positive, got {max_depth}"
         raise ParameterError(msg)
-    mset = parse_measures(measures)
+    mset = parse_measures(measures, compat=compat)
     prep = prepare(
         qrels,
         runs,
@@ -308,6 +406,7 @@ def evaluate(
         max_depth=max_depth,
         judged_only=judged_only,
         complete=complete,
+        num_docs=num_docs,
     )
     return to_frame(ev, per_query=per_query, compat=compat)
 

@@ -46,6 +46,21 @@ SET_P = 18
 SET_RECALL = 19
 SET_F = 20
 NUM_NONREL_JUDGED_RET = 21
+GM_BPREF = 22
+RPREC_MULT = 23
+UTILITY = 24
+BING = 25
+G = 26
+NDCG_REL = 27
+RNDCG = 28
+RELATIVE_P = 29
+SET_RELATIVE_P = 30
+SET_MAP = 31
+RBP = 32
+RBP_RESID = 33
+UNJ = 34
+DCG = 35
+IDEAL_DCG = 36
 
 
 @njit(cache=True, nogil=True)
@@ -322,6 +337,108 @@ def _iprec(c, num_rel_ret, num_ret, smax, relpos):
 
 
 @njit(cache=True, nogil=True)
+def _gain(lut, r, lut_top):
+    """trec_eval's ``get_gain``: the gain of grade ``r`` (0 for levels outside the table)."""
+    if r + 2 > lut_top:
+        return 0.0
+    return lut[r + 2]
+
+
+@njit(cache=True, nogil=True)
+def _gain_family(f, rels, n, lut, ig, top_pos, R):  # pragma: no cover - numba
+    """ndcg (custom gains), dcg, ideal_dcg, G, ndcg_rel and Rndcg, as trec_eval 10 computes them.
+
+    ``lut`` maps grade + 2 to gain; ``ig`` is the query's ideal gain vector
+    (positive gains only, in trec_eval's order: levels by gain, highest first);
+    ``top_pos`` whether trec_eval's walk over gain levels starts at a positive
+    gain. The loops follow m_ndcg.c, m_G.c, m_ndcg_rel.c and m_Rndcg.c step by
+    step, since their quirks (where averages are taken) are the measure.
+    """
+    m = ig.shape[0]
+    top = lut.shape[0]
+    if f == G:
+        sum_res = 0.0
+        sum_cost = 0.0
+        res_g = 0.0
+        for i in range(n):
+            rg = _gain(lut, rels[i], top)
+            sum_res += rg
+            gi = ig[i] if i < m else 0.0
+            sum_cost += gi if gi >= 1.0 else 1.0
+            if rg != 0.0:
+                res_g += rg / math.log2(2.0 + sum_cost - sum_res)
+        sum_ideal = 0.0
+        for i in range(m):
+            sum_ideal += ig[i]
+        return res_g / sum_ideal if sum_ideal > 0.0 else 0.0
+    if f == RNDCG and R == 0:
+        return 0.0
+    rdcg = 0.0
+    idcg = 0.0
+    acc = 0.0
+    cnt = 0
+    old = ig[0] if m > 0 else 0.0
+    prev_pos = top_pos
+    i = 0
+    # walk 1: ranking and ideal together, while the ideal gain is positive
+    while i < n and prev_pos:
+        rg = _gain(lut, rels[i], top)
+        gi = ig[i] if i < m else 0.0
+        if f == RNDCG and gi != old:
+            if idcg > 0.0:
+                acc += rdcg / idcg
+                cnt += 1
+            old = gi
+        if rg != 0.0:
+            rdcg += rg / math.log2(i + 2.0)
+        if gi > 0.0:
+            idcg += gi / math.log2(i + 2.0)
+        if f == NDCG_REL and rg > 0.0:
+            acc += rdcg / idcg
+            cnt += 1
+        prev_pos = gi > 0.0
+        i += 1
+    # walk 2: the rest of the ranking
+    rest = i < n
+    while i < n:
+        rg = _gain(lut, rels[i], top)
+        if rg != 0.0:
+            rdcg += rg / math.log2(i + 2.0)
+        if f == NDCG_REL and rg > 0.0:
+            acc += rdcg / idcg
+            cnt += 1
+        i += 1
+    if f == RNDCG and rest and idcg > 0.0:
+        acc += rdcg / idcg
+        cnt += 1
+    # walk 3: the rest of the ideal
+    while prev_pos:
+        gi = ig[i] if i < m else 0.0
+        if f == RNDCG and gi != old:
+            if idcg > 0.0:
+                acc += rdcg / idcg
+                cnt += 1
+            old = gi
+        if gi > 0.0:
+            idcg += gi / math.log2(i + 2.0)
+        prev_pos = gi > 0.0
+        i += 1
+    if f == NDCG:
+        return rdcg / idcg if idcg > 0.0 else 0.0
+    if f == DCG:
+        return rdcg
+    if f == IDEAL_DCG:
+        return idcg
+    if f == NDCG_REL:
+        if m == 0 or idcg == 0.0:
+            return 0.0
+        acc += (m - cnt) * rdcg / idcg
+        return acc / m if acc > 0.0 else 0.0
+    # RNDCG
+    return acc / cnt if cnt > 0 else 0.0
+
+
+@njit(cache=True, nogil=True)
 def evaluate_groups(
     lo,
     hi,
@@ -337,23 +454,35 @@ def evaluate_groups(
     max_depth,
     judged_only,
     round_mode,
+    num_docs,
     col_fam,
     col_p0,
     col_p1,
     params,
+    col_spec,
+    gain_lut,
+    spec_off,
+    ideal_gains,
+    top_pos,
+    rbp_lut,
     out,
 ):  # pragma: no cover - numba
     """Compute every planned measure column for every (run, query) group in one pass.
 
     ``rel`` holds, per ranked position of each group, the judged grade or
     ``NONPOOL`` / ``UNJUDGED`` (see ``rank_groups``). Column ``c`` is family ``col_fam[c]``
-    with parameters ``params[col_p0[c]:col_p1[c]]``.
+    with parameters ``params[col_p0[c]:col_p1[c]]``. Gain-based columns use gain
+    table ``s = col_spec[c]``: ``gain_lut[s]`` (grade + 2 -> gain), the ideal
+    gains of query ``q`` in ``ideal_gains[spec_off[s, q]:spec_off[s, q + 1]]``,
+    ``top_pos[s, q]``; rbp's gains (normalised per query as trec_eval does)
+    are ``rbp_lut[s * n_q + q]``.
     """
+    n_q = spec_off.shape[1] - 1
     n_cols = col_fam.shape[0]
     need_loop = False
     for c in range(n_cols):
         f = col_fam[c]
-        if f == BPREF or f == INFAP:
+        if f == BPREF or f == INFAP or f == GM_BPREF:
             need_loop = True
     for g in range(lo, hi):
         s = starts[g]
@@ -379,12 +508,14 @@ def evaluate_groups(
         dcg = 0.0
         nonpool = 0
         unjudged = 0
+        bing = 0.0
         for i in range(n):
             r = rels[i]
             if r >= level:
                 relpos[nrr] = i
                 nrr += 1
                 ap += nrr / (i + 1.0)
+                bing += 1.0 / math.log2(3.0 + i - nrr)
             if r > 0:
                 dcg += r / math.log2(i + 2.0)
             elif r == NONPOOL:
@@ -457,7 +588,7 @@ def evaluate_groups(
                 k = min(n, R)
                 if k > 0:
                     v = cum_rel[k - 1] / R
-            elif f == BPREF:
+            elif f == BPREF or f == GM_BPREF:
                 v = bpref
             elif f == INFAP:
                 v = infap
@@ -491,7 +622,11 @@ def evaluate_groups(
                 if R > 0 and n > 0:
                     v = cum_ap[min(k, n) - 1] / R
             elif f == NDCG:
-                if npos > 0 and n > 0:
+                sp = col_spec[c]
+                if sp > 0:
+                    ig = ideal_gains[spec_off[sp, q] : spec_off[sp, q + 1]]
+                    v = _gain_family(f, rels, n, gain_lut[sp], ig, top_pos[sp, q], R)
+                elif npos > 0 and n > 0:
                     v = cum_dcg[n - 1] / idcg[io + npos - 1]
             elif f == NDCG_CUT:
                 k = np.int64(params[p0])
@@ -513,4 +648,63 @@ def evaluate_groups(
                     v = (beta + 1.0) * pp * rr / (beta * pp + rr)
             elif f == NUM_NONREL_JUDGED_RET:
                 v = n - nonpool - unjudged - nrr
+            elif f == RPREC_MULT:
+                # trec_eval's cutoff (long)(x * R + 0.9) in both versions
+                k = np.int64(math.floor(params[p0] * R + 0.9))
+                if k > 0:
+                    v = (cum_rel[min(k, n) - 1] if n > 0 else 0) / k
+            elif f == UTILITY:
+                v = (
+                    params[p0] * nrr
+                    + params[p0 + 1] * (n - nrr)
+                    + params[p0 + 2] * (R - nrr)
+                    + params[p0 + 3] * (num_docs + nrr - n - R)
+                )
+            elif f == BING:
+                if nrr > 0:
+                    v = bing / R
+            elif f == RELATIVE_P:
+                k = np.int64(params[p0])
+                if R > 0 and n > 0:
+                    v = cum_rel[min(k, n) - 1] / min(k, R)
+            elif f == SET_RELATIVE_P:
+                if n > 0 and R > 0:
+                    v = nrr / min(n, R)
+            elif f == SET_MAP:
+                if n > 0 and R > 0:
+                    v = (nrr * nrr) / (n * R)
+            elif f == UNJ:
+                k = np.int64(params[p0])
+                cnt = 0
+                for i in range(min(k, n)):
+                    if rels[i] == NONPOOL or rels[i] == UNJUDGED:
+                        cnt += 1
+                v = cnt / k
+            elif f == RBP_RESID:
+                pp = params[p0]
+                cur = 1.0
+                acc = 0.0
+                cnt = 0
+                for i in range(n):
+                    if rels[i] < 0:
+                        cnt += 1
+                        acc += cur
+                    cur *= pp
+                if cnt > 0:
+                    v = cur + (1.0 - pp) * acc
+            elif f == RBP:
+                lut = rbp_lut[col_spec[c] * n_q + q]
+                pp = params[p0]
+                cur = 1.0
+                acc = 0.0
+                for i in range(n):
+                    gn = _gain(lut, rels[i], lut.shape[0])
+                    if gn != 0.0:
+                        acc += gn * cur
+                    cur *= pp
+                v = (1.0 - pp) * acc
+            elif f == G or f == NDCG_REL or f == RNDCG or f == DCG or f == IDEAL_DCG:
+                sp = col_spec[c]
+                ig = ideal_gains[spec_off[sp, q] : spec_off[sp, q + 1]]
+                v = _gain_family(f, rels, n, gain_lut[sp], ig, top_pos[sp, q], R)
             out[g, c] = v

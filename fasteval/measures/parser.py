@@ -16,6 +16,7 @@ user asked in (``P_10`` for ``P.10``, ``P@10`` for ``P@10``).
 
 from __future__ import annotations
 
+import math
 import re
 import warnings
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from fasteval.measures.registry import (
     IR_MEASURES,
     NICKNAMES,
     TREC_ORDER,
+    V10_ONLY,
     Family,
 )
 
@@ -70,7 +72,8 @@ class MeasureSet(list[Measure]):
 
 _TREC_ARG = re.compile(r"^(?P<fam>[A-Za-z0-9_]+?)(?:\.(?P<params>.*))?$")
 _TREC_OUT = re.compile(
-    r"^(?P<fam>P|recall|success|map_cut|ndcg_cut|iprec_at_recall)_(?P<val>\d+(?:\.\d+)?)$"
+    r"^(?P<fam>P|recall|success|map_cut|ndcg_cut|iprec_at_recall|relative_P|unj|Rprec_mult)"
+    r"_(?P<val>\d+(?:\.\d+)?)$"
 )
 _IRM = re.compile(r"^(?P<name>[A-Za-z]+)(?:\((?P<args>[^)]*)\))?(?:@(?P<cut>[0-9]*\.?[0-9]+))?$")
 
@@ -92,13 +95,16 @@ def _cutoff(fam: str, text: str, arg: str) -> float:
     return float(k)
 
 
-def _level(text: str, arg: str) -> float:
+def _level(text: str, arg: str, upper: float = 1.0) -> float:
     try:
         v = float(text)
     except ValueError:
         msg = f"measure {arg!r}: recall level {text!r} is not a number"
         raise MeasureError(msg) from None
-    if not 0.0 <= v <= 1.0:
+    if upper == math.inf and v < 0.0:
+        msg = f"measure {arg!r}: multiple {text!r} must not be negative"
+        raise MeasureError(msg)
+    if not 0.0 <= v <= upper:
         msg = f"measure {arg!r}: recall level {text!r} must be in [0, 1]"
         raise MeasureError(msg)
     return v
@@ -115,8 +121,13 @@ def _expand_family(fam: Family, params_text: str | None, arg: str) -> list[Measu
         vals = sorted({_cutoff(fam.name, p, arg) for p in raw}) if raw else list(fam.defaults)
         return [Measure(fam.name, (v,), None, f"{fam.name}_{int(v)}") for v in vals]
     if fam.kind == "levels":
-        vals = sorted({_level(p, arg) for p in raw}) if raw else list(fam.defaults)
+        upper = math.inf if fam.name == "Rprec_mult" else 1.0
+        vals = sorted({_level(p, arg, upper) for p in raw}) if raw else list(fam.defaults)
         return [Measure(fam.name, (v,), None, f"{fam.name}_{_fmt_level(v)}") for v in vals]
+    if fam.kind == "gains":
+        params = _gain_params(fam, params_text or "", arg)
+        name = f"{fam.name}_{params_text}" if params_text else fam.name
+        return [Measure(fam.name, params, None, name)]
     # "list": one value from a parameter list
     if raw is None:
         return [Measure(fam.name, fam.defaults, None, fam.name)]
@@ -131,7 +142,41 @@ def _expand_family(fam: Family, params_text: str | None, arg: str) -> list[Measu
         if fam.name == "set_F" and (len(vals) != 1 or vals[0] < 0):
             msg = f"measure {arg!r}: set_F takes one non-negative parameter"
             raise MeasureError(msg)
+        if fam.name == "utility" and len(vals) != 4:
+            msg = f"measure {arg!r}: utility takes 4 coefficients p1,p2,p3,p4, got {len(vals)}"
+            raise MeasureError(msg)
     return [Measure(fam.name, vals, None, f"{fam.name}_{params_text}")]
+
+
+_INT = re.compile(r"^[+-]?\d+$")
+
+
+def _gain_params(fam: Family, text: str, arg: str) -> tuple[float, ...]:
+    """``name=value`` pairs -> ``(p, level1, gain1, level2, gain2, ...)``.
+
+    Integer names are grade -> gain maps (trec_eval's ``setup_gains``); ``p``
+    is rbp's persistence (default 0.9); other names are ignored, as trec_eval
+    does.
+    """
+    p = 0.9
+    pairs: list[float] = []
+    for item in filter(None, text.split(",")):
+        name, eq, value = item.partition("=")
+        try:
+            v = float(value)
+        except ValueError:
+            v = math.nan
+        if not eq or math.isnan(v):
+            msg = f"measure {arg!r}: parameter {item!r} is not of the form name=number"
+            raise MeasureError(msg)
+        if name == "p":
+            if not 0.0 < v < 1.0 and fam.name.startswith("rbp"):
+                msg = f"measure {arg!r}: rbp persistence p must be in (0, 1), got {value}"
+                raise MeasureError(msg)
+            p = v
+        elif _INT.match(name):
+            pairs += [float(int(name)), v]
+    return (p, *pairs)
 
 
 def _parse_trec(arg: str) -> list[Measure] | None:
@@ -181,7 +226,11 @@ def _parse_ir_measures(arg: str) -> Measure | None:
         msg = f"measure {arg!r}: {name} needs a cutoff, e.g. {name}@10"
         raise MeasureError(msg)
     fam = FAMILIES[without]
-    return Measure(fam.name, fam.defaults if fam.kind == "list" else (), rel, f"{name}{args}")
+    if fam.kind == "gains":
+        params = _gain_params(fam, "", arg)
+    else:
+        params = fam.defaults if fam.kind == "list" else ()
+    return Measure(fam.name, params, rel, f"{name}{args}")
 
 
 def parse_measure(arg: str) -> list[Measure]:
@@ -218,10 +267,14 @@ def parse_measure(arg: str) -> list[Measure]:
     raise MeasureError(msg)
 
 
-def parse_measures(args: str | list[str] | tuple[str, ...] | None) -> MeasureSet:
+def parse_measures(
+    args: str | list[str] | tuple[str, ...] | None, *, compat: int = 9
+) -> MeasureSet:
     """Parse a list of measure arguments, in trec_eval's output order, without repeats.
 
-    ``None`` means trec_eval's default set, ``official``.
+    ``None`` means trec_eval's default set, ``official``. Under ``compat=9``
+    the nicknames leave out the families trec_eval 9.0.8 does not have
+    (rbp, rbp_resid, unj), as its ``all_trec`` does.
     """
     if args is None:
         args = ["official"]
@@ -234,6 +287,8 @@ def parse_measures(args: str | list[str] | tuple[str, ...] | None) -> MeasureSet
         a = arg.strip()
         if a in NICKNAMES:
             for fam in NICKNAMES[a]:
+                if compat == 9 and fam in V10_ONLY:
+                    continue
                 if fam == "runid":
                     result.runid = True
                 elif fam in FAMILIES:

@@ -12,6 +12,7 @@ from fasteval.kernels import ranking as k
 
 DEFAULT_CUTOFFS = (5.0, 10.0, 15.0, 20.0, 30.0, 100.0, 200.0, 500.0, 1000.0)
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+R_MULTIPLES = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 
 
 @dataclass(frozen=True)
@@ -27,8 +28,9 @@ class Family:
     kind
         ``"single"`` (one value), ``"cutoffs"`` (one value per integer cutoff,
         e.g. ``P_10``), ``"levels"`` (one value per recall level,
-        ``iprec_at_recall_0.10``) or ``"list"`` (one value from a parameter
-        list, e.g. ``11pt_avg``, ``set_F``).
+        ``iprec_at_recall_0.10``), ``"list"`` (one value from a parameter
+        list, e.g. ``11pt_avg``, ``set_F``) or ``"gains"`` (one value from
+        ``name=value`` pairs: grade gains ``1=3,2=9`` and, for rbp, ``p=0.95``).
     defaults
         Default parameters.
     aggregate
@@ -199,7 +201,7 @@ _FAMILIES = [
     Family(
         "ndcg",
         k.NDCG,
-        "single",
+        "gains",
         (),
         "mean",
         True,
@@ -277,7 +279,169 @@ _FAMILIES = [
         True,
         "Number of judged non-relevant documents retrieved.",
     ),
+    Family(
+        "gm_bpref",
+        k.GM_BPREF,
+        "single",
+        (),
+        "gm",
+        False,
+        False,
+        "Geometric mean over queries of bpref: exp(mean(log(max(bpref, 1e-5)))).",
+    ),
+    Family(
+        "Rprec_mult",
+        k.RPREC_MULT,
+        "levels",
+        R_MULTIPLES,
+        "mean",
+        True,
+        False,
+        "Precision after x*R documents, cutoff (long)(x*R + 0.9): precision- vs "
+        "recall-oriented behaviour at multiples of R.",
+    ),
+    Family(
+        "utility",
+        k.UTILITY,
+        "list",
+        (1.0, -1.0, 0.0, 0.0),
+        "mean",
+        True,
+        False,
+        "Set utility p1*a + p2*b + p3*c + p4*d over the contingency table (a relevant "
+        "retrieved, b non-relevant retrieved, c relevant missed, d the rest; d needs -N).",
+    ),
+    Family(
+        "binG",
+        k.BING,
+        "single",
+        (),
+        "mean",
+        True,
+        False,
+        "Binary G: 1/R sum over relevant retrieved of 1/log2(2 + non-relevant ranked above) "
+        "(trec_eval, after Kekalainen's generalised precision).",
+    ),
+    Family(
+        "G",
+        k.G,
+        "gains",
+        (),
+        "mean",
+        True,
+        False,
+        "G: gain-weighted precision with cost discount sum g_i/log2(2 + cost_i - gain_i), "
+        "over the ideal's total gain (trec_eval m_G.c).",
+    ),
+    Family(
+        "dcg",
+        k.DCG,
+        "gains",
+        (),
+        "mean",
+        True,
+        False,
+        "DCG over the whole ranking: sum g_i/log2(i+1), gains = grades or as given "
+        "(Jarvelin & Kekalainen, TOIS 2002).",
+    ),
+    Family(
+        "ideal_dcg",
+        k.IDEAL_DCG,
+        "gains",
+        (),
+        "mean",
+        True,
+        False,
+        "DCG of the ideal ranking of all judged documents.",
+    ),
+    Family(
+        "ndcg_rel",
+        k.NDCG_REL,
+        "gains",
+        (),
+        "mean",
+        True,
+        False,
+        "nDCG averaged over the ranks of the relevant documents (missed ones at the "
+        "final nDCG), like AP averages precision.",
+    ),
+    Family(
+        "Rndcg",
+        k.RNDCG,
+        "gains",
+        (),
+        "mean",
+        True,
+        False,
+        "nDCG averaged at the ranks where the ideal gain changes (R-based nDCG, "
+        "trec_eval m_Rndcg.c).",
+    ),
+    Family(
+        "relative_P",
+        k.RELATIVE_P,
+        "cutoffs",
+        DEFAULT_CUTOFFS,
+        "mean",
+        True,
+        False,
+        "Precision at k over the best possible precision at k: rel in top k / min(k, R).",
+    ),
+    Family(
+        "set_relative_P",
+        k.SET_RELATIVE_P,
+        "single",
+        (),
+        "mean",
+        True,
+        False,
+        "Relative set precision: relevant retrieved / min(retrieved, R).",
+    ),
+    Family(
+        "set_map",
+        k.SET_MAP,
+        "single",
+        (),
+        "mean",
+        True,
+        False,
+        "Unranked set AP: relevant retrieved^2 / (retrieved * R) = set P * set recall.",
+    ),
+    Family(
+        "rbp",
+        k.RBP,
+        "gains",
+        (0.9,),
+        "mean",
+        True,
+        False,
+        "Rank-biased precision (1-p) sum g_i p^(i-1), p = 0.9, gains scaled to [0, 1] "
+        "(Moffat & Zobel, TOIS 2008; trec_eval 10).",
+    ),
+    Family(
+        "rbp_resid",
+        k.RBP_RESID,
+        "gains",
+        (0.9,),
+        "mean",
+        True,
+        False,
+        "RBP residual: the most RBP could rise if every unjudged retrieved document were "
+        "relevant, plus the tail p^n (Moffat & Zobel 2008; trec_eval 10).",
+    ),
+    Family(
+        "unj",
+        k.UNJ,
+        "cutoffs",
+        (5.0, 10.0, 20.0),
+        "mean",
+        True,
+        False,
+        "Share of unjudged documents in the top k (missing ranks count judged; trec_eval 10).",
+    ),
 ]
+
+# Families that only trec_eval 10 has: left out of nicknames under --compat 9.
+V10_ONLY = frozenset({"rbp", "rbp_resid", "unj"})
 
 FAMILIES: dict[str, Family] = {f.name: f for f in _FAMILIES}
 
