@@ -56,8 +56,8 @@ def _plan(measures: Sequence[Measure]) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 def query_stats(
     qr_off: np.ndarray, qr_rel: np.ndarray, level: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per query: relevant count, judged non-relevant count, cumulative ideal DCG.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per query: relevant count, judged non-relevant count, cumulative ideal DCG, ideal grades.
 
     ``num_rel[q]`` counts grades ``>= level``; ``num_nonrel[q]`` grades in
     ``[0, level)``. The ideal ranking orders all positive grades descending
@@ -83,7 +83,7 @@ def query_stats(
     for q in np.flatnonzero(np.diff(ideal_off)):
         a, b = ideal_off[q], ideal_off[q + 1]
         np.cumsum(gains[a:b] / log2[: b - a], out=idcg[a:b])
-    return num_rel, num_nonrel, ideal_off, idcg
+    return num_rel, num_nonrel, ideal_off, idcg, gains
 
 
 def _trunc_cmp(a: tuple[int, float, int], b: tuple[int, float, int]) -> int:
@@ -113,16 +113,19 @@ def gain_tables(measures: Sequence[Measure], qr_off: np.ndarray, qr_rel: np.ndar
     times as it was judged, and stops at the first non-positive gain.
     Under ``compat=9`` gains are C ``float``, as trec_eval 9 parsed them.
     """
-    specs: dict[tuple[float, ...], int] = {(): 0}
+    # key: (exact, level/gain pairs); trec_eval's families sort gain levels with its
+    # truncating comparison, fasteval's own (jk_*) by the exact gain
+    specs: dict[tuple[bool, tuple[float, ...]], int] = {(False, ()): 0}
     col_spec = np.full(len(measures), -1, np.int64)
     for i, m in enumerate(measures):
         if m.info.kind == "gains":
-            col_spec[i] = specs.setdefault(tuple(m.params[1:]), len(specs))
+            key = (m.family.startswith("jk_"), tuple(m.params[1:]))
+            col_spec[i] = specs.setdefault(key, len(specs))
     n_q = qr_off.shape[0] - 1
     qidx = np.repeat(np.arange(n_q), np.diff(qr_off))
     judged = qr_rel >= 0
     top_grade = int(qr_rel.max()) if qr_rel.size else 0
-    max_param = max((abs(int(x)) for sp in specs for x in sp[0::2]), default=0)
+    max_param = max((abs(int(x)) for _, sp in specs for x in sp[0::2]), default=0)
     width = max(top_grade, max_param, 0) + 3  # grades -2..width-3
     counts = np.zeros((n_q, width), np.int64)
     np.add.at(counts, (qidx[judged], qr_rel[judged]), 1)
@@ -134,9 +137,9 @@ def gain_tables(measures: Sequence[Measure], qr_off: np.ndarray, qr_rel: np.ndar
     top_pos = np.zeros((n_s, n_q), np.bool_)
     spec_off = np.zeros((n_s, n_q + 1), np.int64)
     ideal: list[float] = []
-    for spec, s in specs.items():
+    for (exact, spec), s in specs.items():
         pairs = [(int(spec[j]), float(spec[j + 1])) for j in range(0, len(spec), 2)]
-        if compat == 9:
+        if compat == 9 and not exact:
             pairs = [(lv, float(np.float32(g))) for lv, g in pairs]
         lut[s, 2:] = np.arange(width - 2)
         named = {lv: g for lv, g in reversed(pairs)}  # the first pair for a level wins
@@ -149,7 +152,7 @@ def gain_tables(measures: Sequence[Measure], qr_off: np.ndarray, qr_rel: np.ndar
             levels = [(lv, g, int(counts[q, lv]) if 0 <= lv < nl else 0) for lv, g in pairs]
             seen = {lv for lv, _ in pairs}
             levels += [(lv, float(lv), int(counts[q, lv])) for lv in range(nl) if lv not in seen]
-            levels.sort(key=cmp_to_key(_trunc_cmp))
+            levels.sort(key=(lambda t: t[1]) if exact else cmp_to_key(_trunc_cmp))
             if levels:
                 top_pos[s, q] = levels[-1][1] > 0.0
             for _, g, c in reversed(levels):
@@ -189,7 +192,7 @@ def compute(
     for i, m in enumerate(measures):
         by_level.setdefault(relevance_level if m.rel is None else m.rel, []).append(i)
     for level, cols in by_level.items():
-        num_rel, num_nonrel, ideal_off, idcg = query_stats(enc.qr_off, enc.qr_rel, level)
+        num_rel, num_nonrel, ideal_off, idcg, ideal_g = query_stats(enc.qr_off, enc.qr_rel, level)
         fam, p0, p1, params = _plan([measures[i] for i in cols])
         gt = gain_tables([measures[i] for i in cols], enc.qr_off, enc.qr_rel, compat)
         out = np.zeros((n_groups, len(cols)), dtype=np.float64)
@@ -204,6 +207,7 @@ def compute(
             num_nonrel,
             ideal_off,
             idcg,
+            ideal_g,
             level,
             -1 if max_depth is None else int(max_depth),
             judged_only,

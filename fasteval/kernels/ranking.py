@@ -61,6 +61,14 @@ RBP_RESID = 33
 UNJ = 34
 DCG = 35
 IDEAL_DCG = 36
+ERR = 37
+NERR = 38
+NCG = 39
+JUDGED = 40
+JK_DCG = 41
+JK_NDCG = 42
+
+ERR_GMAX = 4.0  # gdeval's maximum grade for ERR's stopping probabilities
 
 
 @njit(cache=True, nogil=True)
@@ -439,6 +447,34 @@ def _gain_family(f, rels, n, lut, ig, top_pos, R):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
+def _err(grades, n, k):
+    """gdeval's ERR@k: sum_r 1/r R_r prod_{i<r} (1 - R_i), R = (2^g - 1) / 2^gmax."""
+    acc = 0.0
+    keep = 1.0
+    for i in range(min(n, k)):
+        g = grades[i]
+        if g > 0:
+            r = (2.0**g - 1.0) / 2.0**ERR_GMAX
+            acc += keep * r / (i + 1.0)
+            keep *= 1.0 - r
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def _jk_dcg(rels, n, lut, ig, use_ideal):
+    """DCG with Jarvelin & Kekalainen's original discount: g_1 + sum_{i>=2} g_i / log2(i)."""
+    m = ig.shape[0] if use_ideal else n
+    acc = 0.0
+    for i in range(m):
+        g = ig[i] if use_ideal else _gain(lut, rels[i], lut.shape[0])
+        if i == 0:
+            acc += g
+        else:
+            acc += g / math.log2(i + 1.0)
+    return acc
+
+
+@njit(cache=True, nogil=True)
 def evaluate_groups(
     lo,
     hi,
@@ -450,6 +486,7 @@ def evaluate_groups(
     num_nonrel_q,
     ideal_off,
     idcg,
+    ideal_g,
     level,
     max_depth,
     judged_only,
@@ -703,6 +740,40 @@ def evaluate_groups(
                         acc += gn * cur
                     cur *= pp
                 v = (1.0 - pp) * acc
+            elif f == ERR:
+                v = _err(rels, n, np.int64(params[p0]))
+            elif f == NERR:
+                k = np.int64(params[p0])
+                best = _err(ideal_g[io : io + npos], npos, k)
+                if best > 0.0:
+                    v = _err(rels, n, k) / best
+            elif f == NCG:
+                k = np.int64(params[p0])
+                best = 0.0
+                for i in range(min(k, npos)):
+                    best += ideal_g[io + i]
+                if best > 0.0:
+                    got = 0.0
+                    for i in range(min(k, n)):
+                        if rels[i] > 0:
+                            got += rels[i]
+                    v = got / best
+            elif f == JUDGED:
+                k = min(np.int64(params[p0]), n)
+                if k > 0:
+                    cnt = 0
+                    for i in range(k):
+                        if rels[i] != NONPOOL:  # negative qrels grades are judged
+                            cnt += 1
+                    v = cnt / k
+            elif f == JK_DCG or f == JK_NDCG:
+                sp = col_spec[c]
+                lut = gain_lut[sp]
+                ig = ideal_gains[spec_off[sp, q] : spec_off[sp, q + 1]]
+                v = _jk_dcg(rels, n, lut, ig, False)
+                if f == JK_NDCG:
+                    best = _jk_dcg(rels, n, lut, ig, True)
+                    v = v / best if best > 0.0 else 0.0
             elif f == G or f == NDCG_REL or f == RNDCG or f == DCG or f == IDEAL_DCG:
                 sp = col_spec[c]
                 ig = ideal_gains[spec_off[sp, q] : spec_off[sp, q + 1]]

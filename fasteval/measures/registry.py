@@ -438,6 +438,70 @@ _FAMILIES = [
         False,
         "Share of unjudged documents in the top k (missing ranks count judged; trec_eval 10).",
     ),
+    # --- beyond trec_eval
+    Family(
+        "err",
+        k.ERR,
+        "cutoffs",
+        (20.0,),
+        "mean",
+        True,
+        False,
+        "Expected reciprocal rank at k, gdeval's form: sum_r 1/r R_r prod_{i<r}(1 - R_i), "
+        "R = (2^g - 1)/2^4 (Chapelle et al., CIKM 2009).",
+    ),
+    Family(
+        "nerr",
+        k.NERR,
+        "cutoffs",
+        (20.0,),
+        "mean",
+        True,
+        False,
+        "ERR@k over the ERR@k of the ideal ranking of the judged grades.",
+    ),
+    Family(
+        "ncg",
+        k.NCG,
+        "cutoffs",
+        (10.0,),
+        "mean",
+        True,
+        False,
+        "Normalised cumulative gain at k: sum of grades in the top k over the ideal's "
+        "(Jarvelin & Kekalainen, TOIS 2002).",
+    ),
+    Family(
+        "judged",
+        k.JUDGED,
+        "cutoffs",
+        (10.0,),
+        "mean",
+        True,
+        False,
+        "Share of the top min(k, retrieved) documents that are in the qrels (any grade).",
+    ),
+    Family(
+        "jk_dcg",
+        k.JK_DCG,
+        "gains",
+        (),
+        "mean",
+        True,
+        False,
+        "DCG with the original discount g_1 + sum_{i>=2} g_i/log2(i) "
+        "(Jarvelin & Kekalainen, TOIS 2002).",
+    ),
+    Family(
+        "jk_ndcg",
+        k.JK_NDCG,
+        "gains",
+        (),
+        "mean",
+        True,
+        False,
+        "jk_dcg over the jk_dcg of the ideal ranking of all judged documents.",
+    ),
 ]
 
 # Families that only trec_eval 10 has: left out of nicknames under --compat 9.
@@ -487,6 +551,12 @@ TREC_ORDER = [
     "rbp",
     "rbp_resid",
     "unj",
+    "err",
+    "nerr",
+    "ncg",
+    "judged",
+    "jk_dcg",
+    "jk_ndcg",
 ]
 
 # trec_eval's nicknames (measures.c). Families fasteval does not compute yet are
@@ -580,4 +650,9 @@ IR_MEASURES: dict[str, tuple[str | None, str | None]] = {
     "SetF": (None, "set_F"),
     "IPrec": ("iprec_at_recall", None),
     "gmAP": (None, "gm_map"),
+    "ERR": ("err", None),
+    "nERR": ("nerr", None),
+    "NCG": ("ncg", None),
+    "Judged": ("judged", None),
+    "RBP": (None, "rbp"),
 }

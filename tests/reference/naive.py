@@ -129,3 +129,46 @@ def measures(
         )
     out["infAP"] = inf / R if R else 0.0
     return out
+
+
+# --- measures beyond trec_eval (no oracle tool computes all of them) -----------------
+
+
+def err_at(grades: list[int], k: int, gmax: float = 4.0) -> float:
+    """gdeval's ERR@k, term by term."""
+    total = 0.0
+    for r in range(1, min(k, len(grades)) + 1):
+        stop = [(2.0 ** max(g, 0) - 1.0) / 2.0**gmax for g in grades[:r]]
+        p_reach = 1.0
+        for s in stop[:-1]:
+            p_reach *= 1.0 - s
+        total += p_reach * stop[-1] / r
+    return total
+
+
+def nerr_at(grades: list[int], judged: list[int], k: int) -> float:
+    """ERR@k over the ERR@k of the judged grades sorted descending."""
+    best = err_at(sorted((g for g in judged if g > 0), reverse=True), k)
+    return err_at(grades, k) / best if best > 0 else 0.0
+
+
+def ncg_at(grades: list[int], judged: list[int], k: int) -> float:
+    """Sum of positive grades in the top k over the best possible sum."""
+    best = sum(sorted((g for g in judged if g > 0), reverse=True)[:k])
+    return sum(g for g in grades[:k] if g > 0) / best if best > 0 else 0.0
+
+
+def judged_at(in_qrels: list[bool], k: int) -> float:
+    """Share of the top min(k, n) documents that have a qrels entry."""
+    top = in_qrels[:k]
+    return sum(top) / len(top) if top else 0.0
+
+
+def jk_ndcg(gains: list[float], all_gains: list[float]) -> float:
+    """nDCG with the Jarvelin-Kekalainen discount: g_1 + sum_{i>=2} g_i / log2(i)."""
+
+    def dcg(gs: list[float]) -> float:
+        return sum(g if i == 1 else g / math.log2(i) for i, g in enumerate(gs, start=1))
+
+    best = dcg(sorted((g for g in all_gains if g > 0), reverse=True))
+    return dcg(gains) / best if best > 0 else 0.0
