@@ -1,0 +1,58 @@
+"""Cost of the whole ``all_trec`` set against the core measures, on already-joined data.
+
+Issue target: ``all_trec`` for all of TREC-8 within 2x of the core measure set — one
+pass over each ranking, not one pass per measure. Reading and joining are done
+once (``engine.prepare``) and excluded; the timed part is ``engine.compute`` (the
+measure kernel plus aggregation), median of ``--reps`` calls after a warm-up.
+
+Run from the repository root: ``python benchmarks/all_trec.py --reps 7``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import warnings  # noqa: E402
+
+from fasteval.engine import compute, prepare  # noqa: E402
+from fasteval.measures.parser import parse_measures  # noqa: E402
+
+CORE = ["map", "P_10", "ndcg_cut_10", "recall_100", "recip_rank", "bpref", "ndcg"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--compat", type=int, default=10)
+    args = ap.parse_args()
+    shared = Path(os.environ.get("FASTEVAL_SHARED_DATA", REPO.parent / "shared" / "data"))
+    t8 = shared / "trec8_adhoc"
+    prep = prepare(t8 / "qrels.trec8.adhoc.gz", [t8 / "runs"], compat=args.compat)
+    rows = []
+    for label, names in [("core (7 measures)", CORE), ("all_trec", ["all_trec"])]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # all_trec: relstring is left out (documented)
+            mset = parse_measures(names, compat=args.compat)
+        compute(prep.enc, mset, compat=args.compat)  # warm-up (loads the numba cache)
+        times = []
+        for _ in range(args.reps):
+            t0 = time.perf_counter()
+            compute(prep.enc, mset, compat=args.compat)
+            times.append(time.perf_counter() - t0)
+        rows.append((label, len(mset), statistics.median(times)))
+    print("| measure set | columns | median compute (s) | vs core |")
+    print("|---|---|---|---|")
+    for label, n, t in rows:
+        print(f"| {label} | {n} | {t:.3f} | {t / rows[0][2]:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
