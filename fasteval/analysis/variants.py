@@ -37,10 +37,14 @@ import polars as pl
 
 from fasteval.columns import QrelsColumns
 from fasteval.encode import Encoded
+from fasteval import parallel
 from fasteval.errors import ParameterError
+from fasteval.kernels import variants as kv
 from fasteval.kernels.ranking import NONPOOL
 
 # --------------------------------------------------------------------------- masks -> Encoded
+
+_BLOCK = 1 << 16  # ranked positions per parallel work item
 
 
 def apply_mask(enc: Encoded, keep: np.ndarray) -> Encoded:
@@ -69,10 +73,20 @@ def apply_mask(enc: Encoded, keep: np.ndarray) -> Encoded:
         raise ParameterError(msg)
     new_index = np.cumsum(keep, dtype=np.int64) - 1
     new_index[~keep] = -1
-    # -1 (no judgment) maps through a sentinel slot at the end
-    lut = np.append(new_index, -1)
-    jdx = lut[enc.jdx]
-    rel = np.where((jdx < 0) & (enc.jdx >= 0), np.int32(NONPOOL), enc.rel).astype(np.int32)
+    n_pos = enc.rel.shape[0]
+    rel = np.empty(n_pos, np.int32)
+    jdx = np.empty(n_pos, np.int64)
+    parallel.run(
+        kv.regrade,
+        np.full(-(-n_pos // _BLOCK), float(_BLOCK)),
+        _BLOCK,
+        enc.rel,
+        enc.jdx,
+        new_index,
+        np.int32(NONPOOL),
+        rel,
+        jdx,
+    )
     n_q = enc.qr_off.shape[0] - 1
     per_q = np.bincount(judgment_query(enc)[keep], minlength=n_q)
     qr_off = np.concatenate([[0], np.cumsum(per_q)]).astype(np.int64)
