@@ -1,4 +1,7 @@
-"""Robustness studies (``fasteval.studies.subsample(...)`` etc.); see :mod:`fasteval.analysis.studies`."""
+"""Robustness studies: ``fasteval.studies.subsample(...)`` etc.
+
+See :mod:`fasteval.analysis.studies`.
+"""
 
 from fasteval.analysis.studies import (
     DEFAULT_DEPTHS,

@@ -343,8 +343,8 @@ def _rate_settings(rates: Sequence[float], reps: int, what: str) -> list[Setting
         msg = f"reps must be >= 1, got {reps}"
         raise ParameterError(msg)
     out = []
-    for r in rates:
-        r = float(r)
+    for rate in rates:
+        r = float(rate)
         if not 0.0 < r <= 1.0:
             msg = f"{what} must be in (0, 1], got {r!r}"
             raise ParameterError(msg)
@@ -492,7 +492,10 @@ def leave_out(
     compat: int = 9,
     progress: bool = False,
 ) -> StudyResult:
-    """Unlabelled-systems study: drop judgments only left-out systems put in the depth-``depth`` pool.
+    """Unlabelled-systems study: drop judgments that only left-out systems brought to the pool.
+
+    The pool is every run's top ``depth`` documents; a judged document only
+    left-out runs put there loses its judgment.
 
     - ``rates`` without ``groups``: leave out a random share of the runs
       (``max(1, round(p n))``), ``reps`` times per share;

@@ -35,9 +35,9 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import polars as pl
 
+from fasteval import parallel
 from fasteval.columns import QrelsColumns
 from fasteval.encode import Encoded
-from fasteval import parallel
 from fasteval.errors import ParameterError
 from fasteval.kernels import variants as kv
 from fasteval.kernels.ranking import NONPOOL
