@@ -219,5 +219,10 @@ def warmup_cmd() -> None:
     click.echo(f"kernels ready in {time.perf_counter() - t0:.1f} s", err=True)
 
 
+from fasteval.commands.study import study as _study  # noqa: E402
+
+main.add_command(_study)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

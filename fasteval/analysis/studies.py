@@ -1,0 +1,541 @@
+"""Robustness of system rankings to missing judgments (SPEC 7), at scale.
+
+A study re-scores every run under many qrels variants (keep-masks over the
+judgments of runs joined once, :mod:`fasteval.analysis.variants`) and compares
+each variant's system ranking with the full-qrels ranking.
+
+The work is split into *units*, one per (setting, repetition). A unit is a pure
+function of the prepared inputs, the setting, the repetition and the study
+seed (:func:`run_unit`): its random generator is
+``SeedSequence(seed, spawn_key=(kind, setting key, rep))``, so results do not
+depend on the order units run in, and units can be farmed out. A study
+writes one Parquet file per finished setting into its output folder and, when
+run again with the same parameters, skips the settings already there.
+
+Per unit and measure, the statistics compare the variant's system scores
+with the full-qrels scores: Kendall's tau (b), tau_AP, Spearman's rho and the
+RMSE of the scores (plus information tau when available). Per setting, the
+summary gives the mean, a 95% confidence interval of the mean (Student t),
+the min and the max over repetitions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+import polars as pl
+
+from fasteval.analysis import correlation as corr
+from fasteval.analysis import variants as var
+from fasteval.analysis.meta import student_t_ppf
+from fasteval.encode import Encoded
+from fasteval.engine import Prepared, QrelsLike, RunsLike, prepare
+from fasteval.errors import ParameterError
+
+KINDS = {"subsample": 1, "pool-depth": 2, "leave-out": 3}
+DEFAULT_RATES = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+DEFAULT_DEPTHS = (1, 2, 3, 5, 10, 20, 30, 50, 75, 100)
+DEFAULT_MEASURES = ("map", "ndcg", "P_10")
+
+
+def _stat_functions() -> dict[str, Callable[[np.ndarray, np.ndarray], float]]:
+    stats: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
+        "tau": lambda full, v: corr.kendall_tau(full, v, "b"),
+        "tau_ap": corr.tau_ap,
+        "spearman": corr.spearman,
+        "rmse": lambda full, v: float(np.sqrt(np.mean((full - v) ** 2))),
+    }
+    info = getattr(corr, "information_tau", None)
+    if callable(info):
+        stats["information_tau"] = info
+    return stats
+
+
+STATISTICS = tuple(_stat_functions())
+
+
+@dataclass
+class Setting:
+    """One setting of a study: a subsampling rate, a pool depth, or a left-out set."""
+
+    label: str  # file-name-safe, unique within the study
+    x: float  # position on the plot's x axis (NaN for group names)
+    key: int  # stable integer for seeding
+    value: Any  # rate (float), depth (int), share of runs (float) or group name (str)
+    reps: int
+
+
+@dataclass
+class Context:
+    """What every unit of one study shares: the data, the scorer, the full-qrels scores."""
+
+    enc: Encoded
+    scorer: var.Scorer
+    names: list[str]
+    full: np.ndarray  # (n_runs, n_names)
+    kind: str
+    relevance_level: int = 1
+    depth: int = 100  # pool depth for leave-out
+    groups: np.ndarray | None = None  # group index per run (leave-out by group)
+    group_names: list[str] = field(default_factory=list)
+    pool_rank: np.ndarray | None = None
+    pairs: tuple[np.ndarray, np.ndarray] | None = None
+    statistics: tuple[str, ...] = STATISTICS
+
+
+def unit_rng(seed: int, kind: str, setting_key: int, rep: int) -> np.random.Generator:
+    """The generator of unit (setting, rep): independent of every other unit."""
+    ss = np.random.SeedSequence(seed, spawn_key=(KINDS[kind], setting_key, rep))
+    return np.random.default_rng(ss)
+
+
+def unit_mask(ctx: Context, setting: Setting, rep: int, seed: int) -> np.ndarray:
+    """The keep-mask of one unit."""
+    rng = unit_rng(seed, ctx.kind, setting.key, rep)
+    if ctx.kind == "subsample":
+        return var.subsample_mask(
+            ctx.enc, float(setting.value), rng, relevance_level=ctx.relevance_level
+        )
+    if ctx.kind == "pool-depth":
+        assert ctx.pool_rank is not None
+        return ctx.pool_rank <= int(setting.value)
+    assert ctx.pairs is not None
+    n_runs = len(ctx.enc.run_names)
+    if ctx.groups is not None and isinstance(setting.value, str):
+        left = ctx.groups == ctx.group_names.index(setting.value)
+    elif ctx.groups is not None:
+        n_g = len(ctx.group_names)
+        pick = rng.permutation(n_g)[: max(1, round(float(setting.value) * n_g))]
+        left = np.isin(ctx.groups, pick)
+    else:
+        pick = rng.permutation(n_runs)[: max(1, round(float(setting.value) * n_runs))]
+        left = np.zeros(n_runs, bool)
+        left[pick] = True
+    run, j = ctx.pairs
+    return var.leave_out_from_pairs(run, j, left, ctx.enc.qr_rel.shape[0])
+
+
+def run_unit(ctx: Context, setting: Setting, rep: int, seed: int) -> list[dict[str, Any]]:
+    """Score every run under the variant of (setting, rep) and compare with the full qrels."""
+    keep = unit_mask(ctx, setting, rep, seed)
+    enc_v = var.apply_mask(ctx.enc, keep)
+    scores = var.check_scores(ctx.scorer(enc_v), enc_v, ctx.names)
+    fns = _stat_functions()
+    rows = []
+    for j, name in enumerate(ctx.names):
+        for st in ctx.statistics:
+            rows.append(
+                {
+                    "setting": setting.label,
+                    "x": setting.x,
+                    "rep": rep,
+                    "measure": name,
+                    "statistic": st,
+                    "value": float(fns[st](ctx.full[:, j], scores[:, j])),
+                    "judgments": int(keep.sum()),
+                }
+            )
+    return rows
+
+
+UNIT_SCHEMA = {
+    "setting": pl.String,
+    "x": pl.Float64,
+    "rep": pl.Int64,
+    "measure": pl.String,
+    "statistic": pl.String,
+    "value": pl.Float64,
+    "judgments": pl.Int64,
+}
+
+
+def summarize(units: pl.DataFrame, confidence: float = 0.95) -> pl.DataFrame:
+    """Per setting, measure and statistic: n, mean, CI of the mean, min, max.
+
+    The interval is ``mean +- t_{(1+confidence)/2, n-1} * sd / sqrt(n)``
+    (sd with ``n - 1``); a single repetition gives a zero-width interval.
+    """
+    g = (
+        units.group_by(["setting", "x", "measure", "statistic"], maintain_order=True)
+        .agg(
+            pl.len().alias("n"),
+            pl.col("value").mean().alias("mean"),
+            pl.col("value").std(ddof=1).alias("sd"),
+            pl.col("value").min().alias("min"),
+            pl.col("value").max().alias("max"),
+            pl.col("judgments").mean().alias("judgments"),
+        )
+        .sort(["statistic", "measure", "x", "setting"], maintain_order=True)
+    )
+    tq = {n: student_t_ppf((1 + confidence) / 2, n - 1) for n in set(g["n"].to_list()) if n > 1}
+    half = [
+        tq[n] * sd / math.sqrt(n) if n > 1 and sd is not None else 0.0
+        for n, sd in zip(g["n"].to_list(), g["sd"].to_list(), strict=True)
+    ]
+    h = pl.Series("half", half, dtype=pl.Float64)
+    return g.with_columns(
+        (pl.col("mean") - h).alias("ci_low"), (pl.col("mean") + h).alias("ci_high")
+    ).select(
+        "setting",
+        "x",
+        "measure",
+        "statistic",
+        "n",
+        "mean",
+        "ci_low",
+        "ci_high",
+        "min",
+        "max",
+        "sd",
+        "judgments",
+    )
+
+
+class StudyResult(NamedTuple):
+    """A study's tables: every unit's statistics, the per-setting summary, full-qrels scores."""
+
+    units: pl.DataFrame
+    summary: pl.DataFrame
+    full: pl.DataFrame
+
+
+def _fingerprint(ctx: Context, seed: int, extra: dict[str, Any]) -> dict[str, Any]:
+    h = hashlib.sha256()
+    h.update("\n".join(ctx.enc.run_names).encode())
+    h.update(ctx.enc.qr_rel.tobytes())
+    h.update(ctx.enc.qr_off.tobytes())
+    h.update(np.ascontiguousarray(ctx.full).tobytes())
+    return {
+        "kind": ctx.kind,
+        "seed": seed,
+        "measures": list(ctx.names),
+        "statistics": list(ctx.statistics),
+        "data": h.hexdigest()[:16],
+        **extra,
+    }
+
+
+def _setting_file(out: Path, s: Setting) -> Path:
+    return out / f"setting={s.label}.parquet"
+
+
+def run_study(
+    ctx: Context,
+    settings: Sequence[Setting],
+    *,
+    seed: int,
+    out_dir: str | os.PathLike[str] | None = None,
+    progress: bool = False,
+    extra: dict[str, Any] | None = None,
+) -> StudyResult:
+    """Run every unit of ``settings`` (skipping settings already saved in ``out_dir``)."""
+    out = Path(out_dir) if out_dir is not None else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        meta_path = out / "study.json"
+        fp = _fingerprint(ctx, seed, extra or {})
+        if meta_path.exists():
+            old = json.loads(meta_path.read_text())
+            if old != fp:
+                diff = sorted(k for k in set(old) | set(fp) if old.get(k) != fp.get(k))
+                msg = (
+                    f"{out} holds a different study (differs in: {', '.join(diff)})\n"
+                    "  hint: choose another output folder or delete it to start over"
+                )
+                raise ParameterError(msg)
+        else:
+            meta_path.write_text(json.dumps(fp, indent=1) + "\n")
+    parts: list[pl.DataFrame] = []
+    todo = []
+    for s in settings:
+        f = _setting_file(out, s) if out is not None else None
+        if f is not None and f.exists():
+            parts.append(pl.read_parquet(f))
+        else:
+            todo.append(s)
+    from tqdm import tqdm
+
+    with tqdm(
+        total=sum(s.reps for s in todo),
+        unit="variant",
+        desc=f"{ctx.kind} study",
+        disable=not progress,
+    ) as bar:
+        for s in todo:
+            rows: list[dict[str, Any]] = []
+            for rep in range(s.reps):
+                rows.extend(run_unit(ctx, s, rep, seed))
+                bar.update(1)
+            df = pl.DataFrame(rows, schema=UNIT_SCHEMA)
+            if out is not None:
+                f = _setting_file(out, s)
+                tmp = f.with_suffix(".tmp")
+                df.write_parquet(tmp)
+                tmp.replace(f)
+            parts.append(df)
+    order = {s.label: i for i, s in enumerate(settings)}
+    units = (
+        pl.concat(parts)
+        .with_columns(pl.col("setting").replace_strict(order, return_dtype=pl.Int64).alias("_o"))
+        .sort(["_o", "rep"], maintain_order=True)
+        .drop("_o")
+    )
+    summary = summarize(units)
+    full = pl.DataFrame(
+        {
+            "run_id": np.repeat(np.array(ctx.enc.run_names, dtype=object), len(ctx.names)),
+            "measure": np.tile(np.array(ctx.names, dtype=object), len(ctx.enc.run_names)),
+            "value": ctx.full.reshape(-1),
+        },
+        schema={"run_id": pl.String, "measure": pl.String, "value": pl.Float64},
+    )
+    if out is not None:
+        summary.write_parquet(out / "summary.parquet")
+        summary.write_csv(out / "summary.csv")
+        full.write_parquet(out / "full.parquet")
+    return StudyResult(units, summary, full)
+
+
+# --------------------------------------------------------------------------- the three studies
+
+
+def _context(
+    kind: str,
+    qrels: QrelsLike | None,
+    runs: RunsLike | None,
+    measures: Sequence[str] | str | None,
+    prepared: Prepared | None,
+    scorer: var.Scorer | None,
+    relevance_level: int,
+    compat: int,
+) -> Context:
+    if prepared is None:
+        if qrels is None or runs is None:
+            msg = "give qrels and runs, or prepared=fasteval.engine.prepare(qrels, runs)"
+            raise ParameterError(msg)
+        prepared = prepare(qrels, runs, compat=compat)
+    if scorer is None:
+        ms = [measures] if isinstance(measures, str) else list(measures or DEFAULT_MEASURES)
+        scorer = var.AdhocScorer(ms, relevance_level=relevance_level, compat=compat)
+    elif measures is not None:
+        msg = "give measures or a scorer, not both"
+        raise ParameterError(msg)
+    enc = prepared.enc
+    names = list(scorer.names)
+    full = var.check_scores(scorer(enc), enc, names)
+    if len(enc.run_names) < 2:
+        msg = f"a study compares system rankings; need >= 2 runs, got {len(enc.run_names)}"
+        raise ParameterError(msg)
+    return Context(enc, scorer, names, full, kind, relevance_level=relevance_level)
+
+
+def _rate_settings(rates: Sequence[float], reps: int, what: str) -> list[Setting]:
+    if reps < 1:
+        msg = f"reps must be >= 1, got {reps}"
+        raise ParameterError(msg)
+    out = []
+    for rate in rates:
+        r = float(rate)
+        if not 0.0 < r <= 1.0:
+            msg = f"{what} must be in (0, 1], got {r!r}"
+            raise ParameterError(msg)
+        out.append(Setting(f"{r:g}", r, round(r * 1_000_000), r, reps))
+    if len({s.label for s in out}) != len(out):
+        msg = f"repeated {what}s in {list(rates)}"
+        raise ParameterError(msg)
+    return out
+
+
+def subsample(
+    qrels: QrelsLike | None = None,
+    runs: RunsLike | None = None,
+    measures: Sequence[str] | str | None = None,
+    *,
+    rates: Sequence[float] = DEFAULT_RATES,
+    reps: int = 30,
+    seed: int = 0,
+    out_dir: str | os.PathLike[str] | None = None,
+    prepared: Prepared | None = None,
+    scorer: var.Scorer | None = None,
+    relevance_level: int = 1,
+    compat: int = 9,
+    progress: bool = False,
+) -> StudyResult:
+    """Random-subsampling study: system rankings under qrels subsampled at each rate.
+
+    Per query, keep ``max(1, ceil(p |rel|))`` relevant and ``max(10, ceil(p
+    |nonrel|))`` judged non-relevant judgments at random; ``reps`` seeded
+    repetitions per rate.
+
+    Parameters
+    ----------
+    qrels, runs
+        As for :func:`fasteval.evaluate` (or pass ``prepared``).
+    measures
+        Ad-hoc measures to score by (default ``map, ndcg, P_10``), or pass
+        ``scorer`` (any :class:`~fasteval.analysis.variants.Scorer`).
+    rates
+        Sampling rates in (0, 1].
+    reps, seed
+        Repetitions per rate and the study seed.
+    out_dir
+        Save one Parquet file per finished setting, ``summary.parquet/csv`` and
+        ``full.parquet`` here; an interrupted study resumes from them.
+    progress
+        Show a tqdm progress bar.
+
+    Returns
+    -------
+    StudyResult
+        ``units`` (one row per setting, rep, measure, statistic), ``summary``
+        (mean, 95% CI, min, max per setting) and ``full`` (full-qrels scores).
+
+    References
+    ----------
+    Buckley, C., & Voorhees, E. M. (2004). Retrieval evaluation with incomplete
+    information. SIGIR '04.
+    """
+    ctx = _context("subsample", qrels, runs, measures, prepared, scorer, relevance_level, compat)
+    settings = _rate_settings(rates, reps, "rate")
+    return run_study(
+        ctx,
+        settings,
+        seed=seed,
+        out_dir=out_dir,
+        progress=progress,
+        extra={"rates": [s.value for s in settings], "reps": reps},
+    )
+
+
+def pool_depth(
+    qrels: QrelsLike | None = None,
+    runs: RunsLike | None = None,
+    measures: Sequence[str] | str | None = None,
+    *,
+    depths: Sequence[int] = DEFAULT_DEPTHS,
+    pool_runs: Sequence[str] | None = None,
+    seed: int = 0,
+    out_dir: str | os.PathLike[str] | None = None,
+    prepared: Prepared | None = None,
+    scorer: var.Scorer | None = None,
+    relevance_level: int = 1,
+    compat: int = 9,
+    progress: bool = False,
+) -> StudyResult:
+    """Pool-depth study: keep only judgments of documents some run ranks in its top ``k``.
+
+    Deterministic (one repetition per depth). ``pool_runs`` names the runs
+    that build the pools (default: all).
+
+    References
+    ----------
+    Zobel, J. (1998). How reliable are the results of large-scale information
+    retrieval experiments? SIGIR '98.
+    """
+    ctx = _context("pool-depth", qrels, runs, measures, prepared, scorer, relevance_level, compat)
+    mask = None
+    if pool_runs is not None:
+        mask = _runs_mask(ctx.enc, pool_runs)
+    ctx.pool_rank = var.min_pool_rank(ctx.enc, mask)
+    settings = []
+    for d in depths:
+        if int(d) != d or d < 1:
+            msg = f"pool depths must be positive integers, got {d!r}"
+            raise ParameterError(msg)
+        settings.append(Setting(str(int(d)), float(d), int(d), int(d), 1))
+    return run_study(
+        ctx,
+        settings,
+        seed=seed,
+        out_dir=out_dir,
+        progress=progress,
+        extra={"depths": [int(d) for d in depths], "pool_runs": list(pool_runs or [])},
+    )
+
+
+def _runs_mask(enc: Encoded, names: Sequence[str]) -> np.ndarray:
+    unknown = sorted(set(names) - set(enc.run_names))
+    if unknown:
+        msg = f"unknown run(s) {unknown[:5]} (not in the archive)"
+        raise ParameterError(msg)
+    return np.isin(np.array(enc.run_names, dtype=object), list(names))
+
+
+def _safe_label(name: str) -> str:
+    keep = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    return keep if keep == name else f"{keep}-{zlib.crc32(name.encode()):08x}"
+
+
+def leave_out(
+    qrels: QrelsLike | None = None,
+    runs: RunsLike | None = None,
+    measures: Sequence[str] | str | None = None,
+    *,
+    rates: Sequence[float] | None = None,
+    groups: dict[str, str] | None = None,
+    depth: int = 100,
+    reps: int = 30,
+    seed: int = 0,
+    out_dir: str | os.PathLike[str] | None = None,
+    prepared: Prepared | None = None,
+    scorer: var.Scorer | None = None,
+    relevance_level: int = 1,
+    compat: int = 9,
+    progress: bool = False,
+) -> StudyResult:
+    """Unlabelled-systems study: drop judgments that only left-out systems brought to the pool.
+
+    The pool is every run's top ``depth`` documents; a judged document only
+    left-out runs put there loses its judgment.
+
+    - ``rates`` without ``groups``: leave out a random share of the runs
+      (``max(1, round(p n))``), ``reps`` times per share;
+    - ``rates`` with ``groups`` (run -> group): a random share of the groups;
+    - ``groups`` alone: leave-one-group-out, one setting per group.
+
+    All runs are re-scored under every variant.
+
+    References
+    ----------
+    Zobel, J. (1998). How reliable are the results of large-scale information
+    retrieval experiments? SIGIR '98.
+    Büttcher, S., Clarke, C. L. A., Yeung, P. C. K., & Soboroff, I. (2007).
+    Reliable information retrieval evaluation with incomplete and biased
+    judgements. SIGIR '07.
+    """
+    if depth < 1:
+        msg = f"pool depth must be >= 1, got {depth}"
+        raise ParameterError(msg)
+    ctx = _context("leave-out", qrels, runs, measures, prepared, scorer, relevance_level, compat)
+    ctx.depth = depth
+    ctx.pairs = var.pool_pairs(ctx.enc, depth)
+    extra: dict[str, Any] = {"depth": depth}
+    if groups is not None:
+        missing = [r for r in ctx.enc.run_names if r not in groups]
+        if missing:
+            msg = f"run(s) {missing[:5]} have no group in the run -> group map"
+            raise ParameterError(msg)
+        names = sorted({groups[r] for r in ctx.enc.run_names})
+        ctx.group_names = names
+        ctx.groups = np.array([names.index(groups[r]) for r in ctx.enc.run_names], np.int64)
+        extra["groups"] = {r: groups[r] for r in ctx.enc.run_names}
+    if rates is not None:
+        settings = _rate_settings(rates, reps, "leave-out share")
+        extra.update(rates=[s.value for s in settings], reps=reps)
+    elif groups is not None:
+        settings = [
+            Setting(_safe_label(g), math.nan, zlib.crc32(g.encode()), g, 1) for g in ctx.group_names
+        ]
+    else:
+        msg = "leave_out needs rates (share of runs or groups) or a run -> group map"
+        raise ParameterError(msg)
+    return run_study(ctx, settings, seed=seed, out_dir=out_dir, progress=progress, extra=extra)

@@ -1,0 +1,228 @@
+"""``fasteval study subsample|pool-depth|leave-out``: rankings under missing judgments."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from fasteval.commands._common import friendly
+from fasteval.errors import InputFormatError, ParameterError
+
+
+def _floats(text: str | None, what: str) -> list[float] | None:
+    if text is None:
+        return None
+    try:
+        return [float(t) for t in text.replace(" ", "").split(",") if t]
+    except ValueError:
+        msg = f"--{what} must be comma-separated numbers, got {text!r}"
+        raise ParameterError(msg) from None
+
+
+def _ints(text: str, what: str) -> list[int]:
+    out = []
+    for part in text.replace(" ", "").split(","):
+        if not part:
+            continue
+        try:
+            if "-" in part:
+                a, b = (int(v) for v in part.split("-", 1))
+                out.extend(range(a, b + 1))
+            else:
+                out.append(int(part))
+        except ValueError:
+            msg = f"--{what} must be comma-separated integers or ranges a-b, got {text!r}"
+            raise ParameterError(msg) from None
+    return out
+
+
+def read_groups(path: str) -> dict[str, str]:
+    """A run -> group map: one ``run group`` pair per line (whitespace separated)."""
+    groups: dict[str, str] = {}
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            parts = line.split()
+            if not parts or parts[0].startswith("#"):
+                continue
+            if len(parts) != 2:
+                msg = f"{path}:{n}: expected 'run group', got {line.strip()!r}"
+                raise InputFormatError(msg)
+            groups[parts[0]] = parts[1]
+    return groups
+
+
+def _finish(res: Any, out: str, plot: bool, xlabel: str, t0: float) -> None:
+    if plot:
+        from fasteval.plots.studies import plot_study
+
+        try:
+            for st in ("tau", "tau_ap"):
+                plot_study(res.summary, Path(out) / f"{st}.png", statistic=st, xlabel=xlabel)
+        except ImportError:
+            click.echo("fasteval: warning: matplotlib is not installed; no plots", err=True)
+    import polars as pl
+
+    tau = res.summary.filter(pl.col("statistic") == "tau").select(
+        "setting", "measure", "n", "mean", "ci_low", "ci_high", "min", "max"
+    )
+    with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+        click.echo(str(tau))
+    click.echo(f"wrote {out} in {time.perf_counter() - t0:.1f} s", err=True)
+
+
+_common = [
+    click.argument("qrels", type=click.Path(dir_okay=False)),
+    click.argument("runs", nargs=-1, required=True, type=click.Path()),
+    click.option(
+        "-m",
+        "--measure",
+        "measures",
+        multiple=True,
+        help="Measures to rank systems by (default: map, ndcg, P_10).",
+    ),
+    click.option("--seed", type=int, default=0, show_default=True, help="Study seed."),
+    click.option(
+        "-o",
+        "--output",
+        "out",
+        required=True,
+        type=click.Path(file_okay=False),
+        help="Output folder (one Parquet per finished setting; re-run to resume).",
+    ),
+    click.option("-l", "level", type=int, default=1, show_default=True, help="Relevance level."),
+    click.option("--no-plot", is_flag=True, help="Skip the PNG figures."),
+]
+
+
+def _with_common(fn: Any) -> Any:
+    for deco in reversed(_common):
+        fn = deco(fn)
+    return fn
+
+
+@click.group("study")
+def study() -> None:
+    """Robustness of system rankings to missing judgments (Kendall tau vs full qrels)."""
+
+
+@study.command("subsample")
+@_with_common
+@click.option(
+    "--rates",
+    default="0.05,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0",
+    show_default=True,
+    help="Sampling rates in (0, 1], comma separated.",
+)
+@click.option("--reps", type=click.IntRange(min=1), default=30, show_default=True)
+@friendly
+def subsample_cmd(
+    qrels: str,
+    runs: tuple[str, ...],
+    measures: tuple[str, ...],
+    seed: int,
+    out: str,
+    level: int,
+    no_plot: bool,
+    rates: str,
+    reps: int,
+) -> None:
+    """Randomly subsample the judgments at each rate, REPS times, and re-rank the systems."""
+    from fasteval.studies import subsample
+
+    t0 = time.perf_counter()
+    res = subsample(
+        qrels,
+        list(runs),
+        list(measures) or None,
+        rates=_floats(rates, "rates") or [],
+        reps=reps,
+        seed=seed,
+        out_dir=out,
+        relevance_level=level,
+        progress=True,
+    )
+    _finish(res, out, not no_plot, "sampling rate", t0)
+
+
+@study.command("pool-depth")
+@_with_common
+@click.option(
+    "--depths",
+    default="1,2,3,5,10,20,30,50,75,100",
+    show_default=True,
+    help="Pool depths (comma separated; ranges a-b allowed).",
+)
+@friendly
+def pool_depth_cmd(
+    qrels: str,
+    runs: tuple[str, ...],
+    measures: tuple[str, ...],
+    seed: int,
+    out: str,
+    level: int,
+    no_plot: bool,
+    depths: str,
+) -> None:
+    """Keep only judgments of documents some run ranks in its top k, for each depth k."""
+    from fasteval.studies import pool_depth
+
+    t0 = time.perf_counter()
+    res = pool_depth(
+        qrels,
+        list(runs),
+        list(measures) or None,
+        depths=_ints(depths, "depths"),
+        seed=seed,
+        out_dir=out,
+        relevance_level=level,
+        progress=True,
+    )
+    _finish(res, out, not no_plot, "pool depth", t0)
+
+
+@study.command("leave-out")
+@_with_common
+@click.option("--rates", default=None, help="Shares of runs (or groups) to leave out.")
+@click.option(
+    "--groups",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Run -> group map ('run group' per line); alone: leave one group out.",
+)
+@click.option("--pool-depth", "depth", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option("--reps", type=click.IntRange(min=1), default=30, show_default=True)
+@friendly
+def leave_out_cmd(
+    qrels: str,
+    runs: tuple[str, ...],
+    measures: tuple[str, ...],
+    seed: int,
+    out: str,
+    level: int,
+    no_plot: bool,
+    rates: str | None,
+    groups: str | None,
+    depth: int,
+    reps: int,
+) -> None:
+    """Drop judgments that only left-out runs (or groups) contributed to the depth-K pool."""
+    from fasteval.studies import leave_out
+
+    t0 = time.perf_counter()
+    res = leave_out(
+        qrels,
+        list(runs),
+        list(measures) or None,
+        rates=_floats(rates, "rates"),
+        groups=read_groups(groups) if groups else None,
+        depth=depth,
+        reps=reps,
+        seed=seed,
+        out_dir=out,
+        relevance_level=level,
+        progress=True,
+    )
+    _finish(res, out, not no_plot, "share left out" if rates else "group left out", t0)

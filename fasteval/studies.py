@@ -1,0 +1,31 @@
+"""Robustness studies: ``fasteval.studies.subsample(...)`` etc.
+
+See :mod:`fasteval.analysis.studies`.
+"""
+
+from fasteval.analysis.studies import (
+    DEFAULT_DEPTHS,
+    DEFAULT_MEASURES,
+    DEFAULT_RATES,
+    StudyResult,
+    leave_out,
+    pool_depth,
+    run_unit,
+    subsample,
+    summarize,
+)
+from fasteval.analysis.variants import AdhocScorer, Scorer
+
+__all__ = [
+    "DEFAULT_DEPTHS",
+    "DEFAULT_MEASURES",
+    "DEFAULT_RATES",
+    "AdhocScorer",
+    "Scorer",
+    "StudyResult",
+    "leave_out",
+    "pool_depth",
+    "run_unit",
+    "subsample",
+    "summarize",
+]

@@ -1,0 +1,112 @@
+"""Meta-evaluation: significance kernels vs a slow reference and scipy; correlation tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.stats
+
+from fasteval import evaluate
+from fasteval.analysis import correlation as corr
+from fasteval.analysis import meta
+from tests.reference import significance as ref
+
+DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
+
+
+def _matrix(seed: int, n_sys: int = 7, n_q: int = 13) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    X = rng.random((n_sys, n_q)).round(2)  # rounding makes ties
+    X[1] = X[0]  # identical systems
+    X[2] = X[0] + 0.25  # constant difference
+    return X
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pair_tests_match_reference(seed: int) -> None:
+    X = _matrix(seed)
+    B, R = 300, 200
+    res = meta.pair_tests(X, B=B, R=R, seed=seed)
+    idx = meta.resamples(X.shape[1], B, seed).tolist()
+    signs = meta.sign_flips(X.shape[1], R, seed).tolist()
+    for k, (a, b) in enumerate(zip(res["a"], res["b"], strict=True)):
+        x, y = X[a].tolist(), X[b].tolist()
+        assert res["t"][k] == ref.t_stat([u - v for u, v in zip(x, y, strict=True)])
+        assert res["p_bootstrap"][k] == ref.bootstrap_asl(x, y, idx)
+        assert res["p_randomisation"][k] == ref.randomisation_p(x, y, signs, meta.RAND_TOL)
+    # the degenerate pairs: identical systems never differ; a constant shift always does
+    k01 = int(np.flatnonzero((res["a"] == 0) & (res["b"] == 1))[0])
+    k02 = int(np.flatnonzero((res["a"] == 0) & (res["b"] == 2))[0])
+    assert res["p_bootstrap"][k01] == 1.0
+    assert res["p_bootstrap"][k02] == 0.0
+
+
+def test_t_test_matches_scipy() -> None:
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(9, 25))
+    res = meta.pair_tests(X, B=0, R=0)
+    for k, (a, b) in enumerate(zip(res["a"], res["b"], strict=True)):
+        st = scipy.stats.ttest_rel(X[a], X[b])
+        assert res["t"][k] == pytest.approx(st.statistic, rel=1e-12)
+        assert res["p_t"][k] == pytest.approx(st.pvalue, rel=1e-9, abs=1e-15)
+    assert np.isnan(res["p_bootstrap"]).all()
+
+
+@pytest.mark.parametrize("df", [1.0, 4.0, 29.0, 49.0, 200.0])
+def test_student_t_matches_scipy(df: float) -> None:
+    t = np.array([0.0, 0.01, 0.5, 1.0, 2.0, 3.5, 10.0, 40.0, np.inf])
+    got = meta.student_t_sf2(t, df)
+    want = 2 * scipy.stats.t.sf(t, df)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-300)
+    assert meta.student_t_ppf(0.975, df) == pytest.approx(scipy.stats.t.ppf(0.975, df), rel=1e-9)
+
+
+def test_adjustments_match_reference() -> None:
+    rng = np.random.default_rng(5)
+    p = rng.random(40) ** 3
+    p[3] = p[7]  # a tie
+    np.testing.assert_allclose(meta.holm(p), ref.holm(p.tolist()), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(
+        meta.benjamini_hochberg(p), ref.benjamini_hochberg(p.tolist()), rtol=0, atol=1e-15
+    )
+    np.testing.assert_allclose(
+        meta.benjamini_hochberg(p), scipy.stats.false_discovery_control(p), rtol=1e-12
+    )
+
+
+def test_significance_and_power_tables() -> None:
+    table = evaluate(DATA / "sample.qrels", DATA / "sample_runs.parquet", ["map", "P_10"])
+    sig = meta.significance(table, "map", B=200, R=200, seed=1)
+    n_runs = table["run_id"].n_unique()
+    assert sig.height == n_runs * (n_runs - 1) // 2
+    assert {"p_bootstrap_holm", "p_t_bh", "p_randomisation_holm"} <= set(sig.columns)
+    assert (sig["p_bootstrap_holm"] >= sig["p_bootstrap"]).all()
+    dp = meta.discriminative_power(table, ["map", "P_10"], B=200, seed=1)
+    assert dp["pairs"].to_list() == [sig.height] * 2
+    want = float((sig["p_bootstrap"] < 0.05).mean())
+    assert dp.filter(dp["measure"] == "map")["discriminative_power"][0] == want
+    # same seed, same answer; another seed, resamples differ
+    again = meta.significance(table, "map", B=200, R=200, seed=1)
+    assert again.equals(sig)
+
+
+def test_correlation_table() -> None:
+    table = evaluate(DATA / "sample.qrels", DATA / "sample_runs.parquet", ["map", "P_10", "ndcg"])
+    ct = meta.correlation_table(table, top_k=4)
+    assert ct.height == 6 * 2
+    all_rows = table.filter(table["query_id"] == "all")
+    a = all_rows.filter(all_rows["measure"] == "map")["value"].to_numpy()
+    b = all_rows.filter(all_rows["measure"] == "ndcg")["value"].to_numpy()
+    row = ct.filter(
+        (ct["measure_a"] == "map") & (ct["measure_b"] == "ndcg") & (ct["systems"] == "all")
+    )
+    assert row["kendall_tau_b"][0] == corr.kendall_tau(a, b, "b")
+    assert row["tau_ap"][0] == corr.tau_ap(a, b)
+    top = ct.filter(
+        (ct["measure_a"] == "map") & (ct["measure_b"] == "ndcg") & (ct["systems"] == "top 4")
+    )
+    sel = np.argsort(-a, kind="stable")[:4]
+    assert top["n"][0] == 4
+    assert top["spearman"][0] == corr.spearman(a[sel], b[sel])
