@@ -3,6 +3,7 @@
 Evaluate whole TREC archives at once with trec_eval's exact numbers.
 """
 
+from fasteval.analysis.report import Report, report
 from fasteval.engine import evaluate
 from fasteval.errors import (
     DataMismatchError,
@@ -20,12 +21,14 @@ __all__ = [
     "InputFormatError",
     "Measure",
     "MeasureError",
+    "Report",
     "SchemaError",
     "evaluate",
     "load_qrels",
     "load_runs",
     "parse_measure",
     "parse_measures",
+    "report",
 ]
 
 __version__ = "0.1.0"

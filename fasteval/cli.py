@@ -224,5 +224,9 @@ from fasteval.commands.study import study as _study  # noqa: E402
 main.add_command(_study)
 
 
+from fasteval.commands.report import report_cmd  # noqa: E402
+
+main.add_command(report_cmd)
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,124 @@
+"""``fasteval report``: the classic per-run evaluation report (text and HTML)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from fasteval.commands._common import friendly
+from fasteval.errors import InputFormatError, ParameterError
+
+PROGRESS_FROM = 5  # runs: show a progress bar from this many on
+
+
+def read_groups(path: str) -> dict[str, str]:
+    """``run_id group name`` per line (``#`` comments and blank lines skipped)."""
+    groups: dict[str, str] = {}
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            text = line.strip()
+            if not text or text.startswith("#"):
+                continue
+            parts = text.split(None, 1)
+            if len(parts) < 2:
+                msg = f"{path}:{n}: expected 'run_id group', got {text!r}"
+                raise InputFormatError(msg)
+            groups[parts[0]] = parts[1].strip()
+    return groups
+
+
+@click.command("report")
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path())
+@click.option(
+    "-o",
+    "--output",
+    "outdir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Directory for <run>.txt / <run>.html / index.html (default: text on stdout).",
+)
+@click.option(
+    "--compat",
+    type=click.Choice(["8", "9", "10"]),
+    default="9",
+    show_default=True,
+    help="trec_eval arithmetic: 9.0.8, 10.0, or 8 = before 9 (as the 1990s NIST summaries).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "html", "both"]),
+    default=None,
+    help="What to write (default: both with -o, text without).",
+)
+@click.option(
+    "--groups",
+    "groups_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="File of 'run_id group' lines: best/median/worst per topic within each group.",
+)
+@click.option("-l", "level", type=int, default=1, show_default=True, help="Relevance level.")
+@click.option("--no-figures", is_flag=True, help="HTML without the embedded plots.")
+@click.option(
+    "--run-id",
+    "run_id_from",
+    type=click.Choice(["tag", "filename"]),
+    default="tag",
+    show_default=True,
+    help="Name runs after the tag column or the file name.",
+)
+@click.option("--keep-first", is_flag=True, help="Keep the first of repeated documents.")
+@click.option("--lenient", is_flag=True, help="Skip malformed lines (and say how many).")
+@friendly
+def report_cmd(
+    qrels: str,
+    runs: tuple[str, ...],
+    outdir: str | None,
+    compat: str,
+    fmt: str | None,
+    groups_file: str | None,
+    level: int,
+    no_figures: bool,
+    run_id_from: str,
+    keep_first: bool,
+    lenient: bool,
+) -> None:
+    """Per-run evaluation report of RUNS against QRELS, as the TREC summary pages.
+
+    Summary counts, interpolated precision at 11 recall levels, average
+    precision, precision at 5..1000 documents, R-precision, and per topic the
+    best / median / worst over the runs (or each run's --groups group).
+    """
+    from tqdm import tqdm
+
+    from fasteval.analysis.report import format_text, report
+    from fasteval.analysis.report_html import write_report
+
+    fmt = fmt or ("both" if outdir else "text")
+    if outdir is None and fmt != "text":
+        msg = f"--format {fmt} writes files: give a directory with -o DIR"
+        raise ParameterError(msg)
+    groups = read_groups(groups_file) if groups_file else None
+    rep = report(
+        qrels,
+        list(runs),
+        compat=int(compat),
+        groups=groups,
+        relevance_level=level,
+        on_duplicate="first" if keep_first else "error",
+        lenient=lenient,
+        run_id_from=run_id_from,
+    )
+    if outdir is None:
+        for r in rep.runs:
+            click.echo(format_text(rep, r), nl=False)
+        return
+    show = None if len(rep.runs) >= PROGRESS_FROM else True
+    with tqdm(total=len(rep.runs), unit="run", desc="writing report", disable=show) as bar:
+        files = write_report(
+            rep, outdir, fmt, figures=not no_figures, progress=lambda _r: bar.update(1)
+        )
+    click.echo(f"wrote {len(files)} files to {Path(outdir)}", err=True)
