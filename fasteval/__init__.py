@@ -3,6 +3,7 @@
 Evaluate whole TREC archives at once with trec_eval's exact numbers.
 """
 
+from fasteval.analysis.information import information_difference, joint_ric, ric
 from fasteval.engine import evaluate
 from fasteval.errors import (
     DataMismatchError,
@@ -22,10 +23,13 @@ __all__ = [
     "MeasureError",
     "SchemaError",
     "evaluate",
+    "information_difference",
+    "joint_ric",
     "load_qrels",
     "load_runs",
     "parse_measure",
     "parse_measures",
+    "ric",
 ]
 
 __version__ = "0.1.0"
