@@ -3,6 +3,7 @@
 Evaluate whole TREC archives at once with trec_eval's exact numbers.
 """
 
+from fasteval.analysis.correlation import information_tau, rank_correlation
 from fasteval.analysis.information import information_difference, joint_ric, ric
 from fasteval.engine import evaluate
 from fasteval.errors import (
@@ -24,11 +25,13 @@ __all__ = [
     "SchemaError",
     "evaluate",
     "information_difference",
+    "information_tau",
     "joint_ric",
     "load_qrels",
     "load_runs",
     "parse_measure",
     "parse_measures",
+    "rank_correlation",
     "ric",
 ]
 

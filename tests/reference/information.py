@@ -111,7 +111,7 @@ def mean_over_queries(
 
 
 def sign(x: float) -> int:
-    return (x > 0) - (x < 0)
+    return int(x > 0) - int(x < 0)
 
 
 def information_tau(a: Sequence[float], b: Sequence[float], given=()) -> float:
