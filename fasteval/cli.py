@@ -104,11 +104,11 @@ def eval_cmd(
     lenient: bool,
 ) -> None:
     """Evaluate RUNS (files, directories, Parquet archives) against QRELS."""
+    from fasteval.analysis.information import parse_with_ric
     from fasteval.engine import evaluate
-    from fasteval.measures.parser import parse_measures
     from fasteval.output import write_table
 
-    mset = parse_measures(list(measures) or None)
+    mset = parse_with_ric(list(measures) or None)[0]
     df = evaluate(
         qrels,
         list(runs),
@@ -208,6 +208,13 @@ def warmup_cmd() -> None:
     # every family fasteval computes, so every kernel path is compiled
     evaluate(SAMPLE_DIR / "sample.qrels", SAMPLE_DIR / "sample_runs.parquet", list(FAMILIES))
     click.echo(f"kernels ready in {time.perf_counter() - t0:.1f} s", err=True)
+
+
+from fasteval.commands import information as _information_cmds  # noqa: E402
+
+main.add_command(_information_cmds.ric_cmd)
+main.add_command(_information_cmds.infodiff_cmd)
+main.add_command(_information_cmds.correlate_cmd)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -44,6 +44,7 @@ from fasteval import parallel
 from fasteval.engine import Prepared, QrelsLike, RunsLike, prepare
 from fasteval.errors import ParameterError
 from fasteval.kernels import pairs as kp
+from fasteval.measures.parser import MeasureSet, parse_measures
 
 RIC_NAME = "RIC"
 MAX_JOINT = 39  # base-3 sign-vector codes in int64
@@ -509,16 +510,18 @@ def resolve_pairs(
     return a, b
 
 
-def split_ric(
-    measures: str | Sequence[str] | None,
-) -> tuple[str | list[str] | None, list[str]]:
-    """Separate ``RIC`` from the other measure names (the hook in ``evaluate``)."""
+def parse_with_ric(measures: str | Sequence[str] | None) -> tuple[MeasureSet, bool]:
+    """Parse measure names, setting ``RIC`` aside (the hook in ``evaluate``).
+
+    Returns the other measures (empty when only ``RIC`` was asked) and
+    whether ``RIC`` was asked.
+    """
     if measures is None:
-        return None, []
+        return parse_measures(None), False
     names = [measures] if isinstance(measures, str) else list(measures)
-    ric_names = [m for m in names if m.strip() == RIC_NAME]
     rest = [m for m in names if m.strip() != RIC_NAME]
-    return rest, ric_names[:1]
+    wants = len(rest) < len(names)
+    return (parse_measures(rest) if rest else MeasureSet()), wants
 
 
 def append_ric(
@@ -532,11 +535,9 @@ def append_ric(
         "run_id", "query_id", pl.lit(RIC_NAME).alias("measure"), pl.col(RIC_NAME).alias("value")
     )
     order = {r: i for i, r in enumerate(prep.enc.run_names)}
-    both = pl.concat(
-        [df.with_columns(pl.lit(0).alias("_s")), t.with_columns(pl.lit(1).alias("_s"))]
-    )
-    both = both.with_columns(
+    q_order = {q: i for i, q in enumerate([*prep.enc.qids, "all"])}
+    both = pl.concat([df, t]).with_columns(
         pl.col("run_id").replace_strict(order, return_dtype=pl.Int64).alias("_r"),
-        (pl.col("query_id") == "all").alias("_a"),
+        pl.col("query_id").replace_strict(q_order, return_dtype=pl.Int64).alias("_q"),
     )
-    return both.sort(["_r", "_a"], maintain_order=True).drop(["_s", "_r", "_a"])
+    return both.sort(["_r", "_q"], maintain_order=True).drop(["_r", "_q"])
