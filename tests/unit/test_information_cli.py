@@ -92,3 +92,14 @@ def test_cli_commands(tmp_path):
     assert out.exit_code == 0 and "RIC" in out.output
     out = r.invoke(main, ["correlate", QRELS, RUNS, "-b", "P"])
     assert out.exit_code == 1 and "exactly one measure" in out.output
+
+
+def test_plots(tmp_path):
+    pytest.importorskip("matplotlib")
+    from fasteval.plots.information import id_vs_delta_ap, ric_vs_measures
+
+    d = inf.pair_data(QRELS, RUNS)
+    p1 = ric_vs_measures(d, tmp_path / "ric.png")
+    p2 = id_vs_delta_ap(d, tmp_path / "id.png", n_pairs=10)
+    for p in (p1, p2):
+        assert p.exists() and p.stat().st_size > 1000
