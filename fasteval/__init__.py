@@ -3,6 +3,8 @@
 Evaluate whole TREC archives at once with trec_eval's exact numbers.
 """
 
+from fasteval.analysis.correlation import information_tau, rank_correlation
+from fasteval.analysis.information import information_difference, joint_ric, ric
 from fasteval.analysis.report import Report, report
 from fasteval.engine import evaluate
 from fasteval.errors import (
@@ -24,11 +26,16 @@ __all__ = [
     "Report",
     "SchemaError",
     "evaluate",
+    "information_difference",
+    "information_tau",
+    "joint_ric",
     "load_qrels",
     "load_runs",
     "parse_measure",
     "parse_measures",
+    "rank_correlation",
     "report",
+    "ric",
 ]
 
 __version__ = "0.1.0"

@@ -112,11 +112,11 @@ def eval_cmd(
     lenient: bool,
 ) -> None:
     """Evaluate RUNS (files, directories, Parquet archives) against QRELS."""
+    from fasteval.analysis.information import parse_with_ric
     from fasteval.engine import evaluate
-    from fasteval.measures.parser import parse_measures
     from fasteval.output import write_table
 
-    mset = parse_measures(list(measures) or None, compat=int(compat))
+    mset = parse_with_ric(list(measures) or None, compat=int(compat))[0]
     df = evaluate(
         qrels,
         list(runs),
@@ -227,6 +227,13 @@ main.add_command(_study)
 from fasteval.commands.report import report_cmd  # noqa: E402
 
 main.add_command(report_cmd)
+
+from fasteval.commands import information as _information_cmds  # noqa: E402
+
+main.add_command(_information_cmds.ric_cmd)
+main.add_command(_information_cmds.infodiff_cmd)
+main.add_command(_information_cmds.correlate_cmd)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()

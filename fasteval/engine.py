@@ -18,7 +18,7 @@ from fasteval.encode import Encoded, encode
 from fasteval.errors import DataMismatchError, ParameterError
 from fasteval.io.tables import qrels_columns, run_columns
 from fasteval.kernels import ranking as kr
-from fasteval.measures.parser import Measure, MeasureSet, parse_measures
+from fasteval.measures.parser import Measure, MeasureSet
 
 QrelsLike = Any  # path, polars DataFrame, Arrow table
 RunsLike = Any  # path(s), directory, polars DataFrame, Arrow table, or a list of them
@@ -392,7 +392,9 @@ def evaluate(
     if max_depth is not None and max_depth <= 0:
         msg = f"max_depth must be positive, got {max_depth}"
         raise ParameterError(msg)
-    mset = parse_measures(measures, compat=compat)
+    from fasteval.analysis import information as _information  # RIC (SPEC 5)
+
+    mset, ric = _information.parse_with_ric(measures, compat=compat)
     prep = prepare(
         qrels,
         runs,
@@ -412,7 +414,8 @@ def evaluate(
         complete=complete,
         num_docs=num_docs,
     )
-    return to_frame(ev, per_query=per_query, compat=compat)
+    df = to_frame(ev, per_query=per_query, compat=compat)
+    return _information.append_ric(df, prep, relevance_level, per_query) if ric else df
 
 
 def _check_runs_have_queries(enc: Encoded) -> None:

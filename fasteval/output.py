@@ -26,7 +26,7 @@ def format_trec(df: pl.DataFrame, measures: MeasureSet) -> str:
     buf = io.StringIO()
     for (run_id,), block in df.group_by("run_id", maintain_order=True):
         for qid, name, value in block.select("query_id", "measure", "value").iter_rows():
-            if qid == "all" and name == measures[0].name and measures.runid:
+            if qid == "all" and measures.runid and measures and name == measures[0].name:
                 buf.write(f"{'runid':<22}\tall\t{run_id}\n")
             if name in integer:
                 buf.write(f"{name:<22}\t{qid}\t{round(value)}\n")

@@ -1,0 +1,228 @@
+"""``fasteval ric``, ``fasteval infodiff`` and ``fasteval correlate`` (SPEC section 5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+import numpy as np
+import polars as pl
+
+from fasteval.commands._common import friendly
+from fasteval.errors import ParameterError
+
+_FORMATS = click.Choice(["tsv", "csv", "json", "parquet"])
+
+
+def _emit(df: pl.DataFrame, fmt: str, output: str | None, digits: int = 4) -> None:
+    if fmt == "parquet":
+        if output is None:
+            msg = "--format parquet needs -o/--output"
+            raise ParameterError(msg)
+        df.write_parquet(output)
+        return
+    if fmt == "tsv":
+        df = df.with_columns(pl.col(pl.Float64).round(digits))
+        text = df.write_csv(separator="\t")
+    elif fmt == "csv":
+        text = df.write_csv()
+    else:
+        text = df.write_json()
+    if output is None:
+        click.echo(text, nl=not text.endswith("\n"))
+    else:
+        with open(output, "w") as f:
+            f.write(text)
+
+
+def _common(fn: Any) -> Any:
+    for opt in reversed(
+        [
+            click.argument("qrels", type=click.Path(dir_okay=False)),
+            click.argument("runs", nargs=-1, required=True, type=click.Path()),
+            click.option(
+                "-l",
+                "level",
+                type=int,
+                default=1,
+                show_default=True,
+                help="Relevance level: grade >= level is relevant (truncation point).",
+            ),
+            click.option("--format", "fmt", type=_FORMATS, default="tsv", show_default=True),
+            click.option("-o", "--output", type=click.Path(dir_okay=False), default=None),
+            click.option(
+                "--run-id",
+                "run_id_from",
+                type=click.Choice(["tag", "filename"]),
+                default="tag",
+                show_default=True,
+            ),
+        ]
+    ):
+        fn = opt(fn)
+    return fn
+
+
+@click.command("ric")
+@_common
+@click.option("-q", "per_query", is_flag=True, help="Also print per-query values.")
+@friendly
+def ric_cmd(
+    qrels: str,
+    runs: tuple[str, ...],
+    level: int,
+    fmt: str,
+    output: str | None,
+    run_id_from: str,
+    per_query: bool,
+) -> None:
+    """Relevance information correlation (RIC, bits) of every run in RUNS."""
+    from fasteval.analysis.information import ric
+
+    df = ric(qrels, list(runs), relevance_level=level, per_query=per_query, run_id_from=run_id_from)
+    _emit(df, fmt, output)
+
+
+def map_bins(values: np.ndarray, n_bins: int) -> np.ndarray:
+    """Bin of each run: ``n_bins`` equal-width bins over [min, max] of ``values``."""
+    lo, hi = float(np.nanmin(values)), float(np.nanmax(values))
+    if hi <= lo:
+        return np.zeros(values.shape[0], np.int64)
+    edges = np.linspace(lo, hi, n_bins + 1)
+    return np.clip(np.searchsorted(edges, values, side="right") - 1, 0, n_bins - 1)
+
+
+def pairs_within_bins(bins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All pairs ``(i, j)``, ``i < j``, of runs in the same bin."""
+    a, b = np.triu_indices(bins.shape[0], k=1)
+    same = bins[a] == bins[b]
+    return a[same].astype(np.int64), b[same].astype(np.int64)
+
+
+@click.command("infodiff")
+@_common
+@click.option(
+    "--bin-by",
+    default=None,
+    help="Compare only runs whose score by this measure (e.g. map) falls in the same bin.",
+)
+@click.option("--bins", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--top", type=click.IntRange(min=1), default=None, help="Print only the N smallest.")
+@friendly
+def infodiff_cmd(
+    qrels: str,
+    runs: tuple[str, ...],
+    level: int,
+    fmt: str,
+    output: str | None,
+    run_id_from: str,
+    bin_by: str | None,
+    bins: int,
+    top: int | None,
+) -> None:
+    """Information difference of pairs of runs, smallest first (near-duplicate systems).
+
+    With --bin-by map --bins 20, runs are put in 20 equal-width bins of MAP and
+    only pairs within a bin are compared, as Golbus & Aslam do.
+    """
+    from tqdm import tqdm
+
+    from fasteval.analysis.information import all_pairs, pair_data
+    from fasteval.engine import compute
+    from fasteval.measures.parser import parse_measures
+
+    data = pair_data(qrels, list(runs), relevance_level=level, run_id_from=run_id_from)
+    n = len(data.run_names)
+    cols: dict[str, Any] = {}
+    if bin_by is None:
+        a, b = all_pairs(n)
+    else:
+        mset = parse_measures([bin_by])
+        if len(mset) != 1:
+            msg = f"--bin-by needs a single measure, got {bin_by!r} ({len(mset)} measures)"
+            raise ParameterError(msg)
+        ev = compute(data.prep.enc, mset, relevance_level=level)
+        score = ev.summary[:, 0]
+        bin_of = map_bins(score, bins)
+        a, b = pairs_within_bins(bin_of)
+        cols = {
+            "bin": bin_of[a],
+            f"{mset[0].name}_a": score[a],
+            f"{mset[0].name}_b": score[b],
+        }
+    with tqdm(total=a.shape[0], unit="pair", desc="information difference", disable=None) as bar:
+        mean, _ = data.information_difference(a, b, progress=bar.update)
+    names = pl.Series(data.run_names, dtype=pl.String)
+    df = pl.DataFrame(
+        {"run_a": names.gather(a), "run_b": names.gather(b), "id": mean, **cols}
+    ).sort("id", nulls_last=True)
+    if top is not None:
+        df = df.head(top)
+    _emit(df, fmt, output)
+
+
+@click.command("correlate")
+@_common
+@click.option("-a", "measure_a", default="map", show_default=True, help="First measure.")
+@click.option("-b", "measure_b", default="RIC", show_default=True, help="Second measure.")
+@click.option(
+    "--given",
+    multiple=True,
+    help="Condition information tau on the rankings by these measures (repeatable).",
+)
+@click.option("--per-query", is_flag=True, help="Correlate per query (systems ranked per query).")
+@click.option("--top", type=click.IntRange(min=2), default=None, help="Only the top-k by -a.")
+@friendly
+def correlate_cmd(
+    qrels: str,
+    runs: tuple[str, ...],
+    level: int,
+    fmt: str,
+    output: str | None,
+    run_id_from: str,
+    measure_a: str,
+    measure_b: str,
+    given: tuple[str, ...],
+    per_query: bool,
+    top: int | None,
+) -> None:
+    """Correlation of the system rankings by two measures (tau_a, tau_b, rho, r, tau_AP, tau_I)."""
+    from fasteval.analysis.correlation import METHODS, information_tau, rank_correlation
+    from fasteval.engine import evaluate
+
+    names = [measure_a, measure_b, *given]
+    df = evaluate(
+        qrels,
+        list(runs),
+        names,
+        per_query=per_query,
+        relevance_level=level,
+        run_id_from=run_id_from,
+    )
+    found = df["measure"].unique().to_list()
+    if len(found) != len(set(names)):
+        msg = f"each of -a, -b, --given must name exactly one measure, got {names} -> {found}"
+        raise ParameterError(msg)
+    want = "all"
+    rows = []
+    qids = sorted(set(df["query_id"].to_list()) - {"all"}) if per_query else [want]
+    for q in qids:
+        wide = (
+            df.filter(pl.col("query_id") == q)
+            .pivot(on="measure", index="run_id", values="value")
+            .drop_nulls()
+        )
+        if wide.height < 2:
+            continue
+        if top is not None:
+            wide = wide.sort(measure_a, descending=True).head(top)
+        x = wide[measure_a].to_numpy()
+        y = wide[measure_b].to_numpy()
+        row: dict[str, Any] = {"query_id": q, "n_systems": wide.height}
+        for m in METHODS:
+            row[m] = rank_correlation(x, y, m)
+        if given:
+            g = [wide[n].to_numpy() for n in given]
+            row["cond_information_tau"] = information_tau(x, y, given=g)
+        rows.append(row)
+    _emit(pl.DataFrame(rows), fmt, output)

@@ -1,0 +1,485 @@
+"""Kernels over pairs of judged documents: the counts behind RIC, joint RIC and id.
+
+Golbus & Aslam's framework (SPEC section 5) draws an ordered pair of judged
+documents with different grades; Q says which one has the higher grade and a
+run's variable R says how the run orders the pair after truncation at its last
+retrieved relevant document (+1 above, -1 below, 0 both unretrieved). Every
+quantity is a function of how many pairs fall in each cell of a small joint
+table, and these kernels count those cells without enumerating pairs.
+
+Conventions shared by the kernels:
+
+* A judgment is addressed by its global index into ``qr_rel`` (judgments are
+  grouped by query, ``qr_off``). ``gclass[j]`` is the rank of judgment ``j``'s
+  grade among the distinct non-negative grades of its query (-1 for negative
+  grades, which are ignored); ``hist[hist_off[q] + k]`` counts query ``q``'s
+  judgments of class ``k``.
+* A run's *list* for a (run, query) group is the sequence of judged documents
+  (global judgment indices) it ranks up to its last retrieved relevant
+  document, in rank order: ``lists[starts[g] : starts[g] + lens[g]]``.
+* Pairs are counted once, oriented from the higher grade to the lower; a pair
+  is *correct* (+) for a run if the run puts the higher-graded document above
+  the other one (a retrieved document is above every unretrieved one),
+  *wrong* (-) if below, *0* if neither is retrieved.
+
+The group kernels take a range ``[lo, hi)`` of work items and write only those
+items' output slots; ``fasteval.parallel`` runs ranges concurrently.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def _fw_add(t, base, n, i, v):  # pragma: no cover - numba
+    """Fenwick tree ``t[base + 1 : base + n + 1]``: add ``v`` at 0-based ``i``."""
+    i += 1
+    while i <= n:
+        t[base + i] += v
+        i += i & (-i)
+
+
+@njit(cache=True, nogil=True)
+def _fw_sum(t, base, i):  # pragma: no cover - numba
+    """Sum of the first ``i`` items (0-based indices ``< i``) of the tree at ``base``."""
+    s = 0
+    while i > 0:
+        s += t[base + i]
+        i -= i & (-i)
+    return s
+
+
+@njit(cache=True, nogil=True)
+def truncate_groups(lo, hi, starts, ends, rel, jdx, qr_rel, level, lists, lens):  # pragma: no cover
+    """Each group's list: judged documents up to the last retrieved relevant one.
+
+    Relevant means a grade ``>= max(level, 0)``. Group ``g`` writes its list to
+    ``lists[starts[g] : starts[g] + lens[g]]`` (inside its own ranking's range).
+    """
+    thr = max(level, 0)
+    for g in range(lo, hi):
+        s = starts[g]
+        last = s - 1
+        for p in range(s, ends[g]):
+            if rel[p] >= thr:
+                last = p
+        k = 0
+        for p in range(s, last + 1):
+            j = jdx[p]
+            if j >= 0 and qr_rel[j] >= 0:
+                lists[s + k] = j
+                k += 1
+        lens[g] = k
+
+
+@njit(cache=True, nogil=True)
+def _sweep(lists, s, m, gclass, skip, only_missing, fw, G):  # pragma: no cover - numba
+    """Correct and wrong pairs among the listed documents (in list order).
+
+    With ``only_missing``, documents with ``skip[j] >= 0`` are left out (those
+    another run also retrieves). O(m log G).
+    Returns ``(correct, wrong)`` and leaves ``fw`` zeroed.
+    """
+    c = 0
+    d = 0
+    n_in = 0
+    for t in range(m):
+        j = lists[s + t]
+        if only_missing and skip[j] >= 0:
+            continue
+        k = gclass[j]
+        below = _fw_sum(fw, 0, k)
+        upto = _fw_sum(fw, 0, k + 1)
+        d += below  # a lower grade ranked above this one
+        c += n_in - upto  # a higher grade ranked above this one
+        _fw_add(fw, 0, G, k, 1)
+        n_in += 1
+    for i in range(G + 1):
+        fw[i] = 0
+    return c, d
+
+
+@njit(cache=True, nogil=True)
+def _versus(h_ret, h_unret, G):  # pragma: no cover - numba
+    """Correct and wrong pairs between retrieved (class histogram) and unretrieved docs."""
+    tot = 0
+    for k in range(G):
+        tot += h_unret[k]
+    c = 0
+    d = 0
+    below = 0
+    for k in range(G):
+        c += h_ret[k] * below
+        d += h_ret[k] * (tot - below - h_unret[k])
+        below += h_unret[k]
+    return c, d
+
+
+@njit(cache=True, nogil=True)
+def _within(h, G):  # pragma: no cover - numba
+    """Pairs with different classes among documents with class histogram ``h``."""
+    tot = 0
+    sq = 0
+    for k in range(G):
+        tot += h[k]
+        sq += h[k] * h[k]
+    return (tot * tot - sq) // 2
+
+
+@njit(cache=True, nogil=True)
+def group_counts(
+    lo, hi, starts, lens, lists, group_q, gclass, hist_off, hist, n_judg, cdz
+):  # pragma: no cover
+    """Per group: ``cdz[g] = (correct, wrong, both unretrieved)`` pairs. O(m log G + G)."""
+    gmax = 1
+    for q in range(hist_off.shape[0] - 1):
+        gmax = max(gmax, hist_off[q + 1] - hist_off[q])
+    fw = np.zeros(gmax + 1, np.int64)
+    hr = np.zeros(gmax, np.int64)
+    hu = np.zeros(gmax, np.int64)
+    dummy = np.zeros(1, np.int64)
+    for g in range(lo, hi):
+        q = group_q[g]
+        h0 = hist_off[q]
+        G = hist_off[q + 1] - h0
+        s = starts[g]
+        m = lens[g]
+        c, d = _sweep(lists, s, m, gclass, dummy, False, fw, G)
+        for t in range(m):
+            hr[gclass[lists[s + t]]] += 1
+        for k in range(G):
+            hu[k] = hist[h0 + k] - hr[k]
+        c2, d2 = _versus(hr, hu, G)
+        cdz[g, 0] = c + c2
+        cdz[g, 1] = d + d2
+        cdz[g, 2] = _within(hu, G)
+        for k in range(G):
+            hr[k] = 0
+            hu[k] = 0
+
+
+@njit(cache=True, nogil=True)
+def pair_tables(
+    lo,
+    hi,
+    q_of,
+    s_a,
+    m_a,
+    s_b,
+    m_b,
+    cdz_a,
+    cdz_b,
+    lists,
+    gclass,
+    hist_off,
+    hist,
+    n_judg,
+    max_len,
+    out,
+):  # pragma: no cover - numba
+    """Joint counts of two runs' pair variables, per (run pair, query) item.
+
+    ``out[i, 3 * x + y]`` counts the oriented pairs that run A orders ``x`` and
+    run B orders ``y``, with index 0 = correct, 1 = both unretrieved,
+    2 = wrong. Item ``i`` is query ``q_of[i]`` with A's list at
+    ``lists[s_a[i] : s_a[i] + m_a[i]]`` (likewise B) and A's single-run counts
+    ``cdz_a[i]``. The doubly-correct cell is a dominance count (higher grade,
+    above in A, above in B) found by sweeping A's list with one Fenwick tree
+    per grade class over B's positions; the other cells follow from
+    histograms and from the single-run counts. O((m_a + m_b) G log m_b + G^2).
+    """
+    gmax = 1
+    for q in range(hist_off.shape[0] - 1):
+        gmax = max(gmax, hist_off[q + 1] - hist_off[q])
+    pos_b = np.full(n_judg, -1, np.int64)
+    in_a = np.full(n_judg, -1, np.int64)
+    tree = np.zeros(gmax * (max_len + 2), np.int64)
+    fw = np.zeros(gmax + 1, np.int64)
+    h_rr = np.zeros(gmax, np.int64)
+    h_ru = np.zeros(gmax, np.int64)
+    h_ur = np.zeros(gmax, np.int64)
+    h_uu = np.zeros(gmax, np.int64)
+    for i in range(lo, hi):
+        q = q_of[i]
+        h0 = hist_off[q]
+        G = hist_off[q + 1] - h0
+        sa = s_a[i]
+        ma = m_a[i]
+        sb = s_b[i]
+        mb = m_b[i]
+        for t in range(mb):
+            pos_b[lists[sb + t]] = t
+        for t in range(ma):
+            in_a[lists[sa + t]] = t
+        for t in range(ma):
+            j = lists[sa + t]
+            if pos_b[j] >= 0:
+                h_rr[gclass[j]] += 1
+            else:
+                h_ru[gclass[j]] += 1
+        for t in range(mb):
+            j = lists[sb + t]
+            if in_a[j] < 0:
+                h_ur[gclass[j]] += 1
+        for k in range(G):
+            h_uu[k] = hist[h0 + k] - h_rr[k] - h_ru[k] - h_ur[k]
+        n00 = _within(h_uu, G)
+        # both unretrieved by A: B's order of its documents A misses, and vs UU
+        c, d = _sweep(lists, sb, mb, gclass, in_a, True, fw, G)
+        c2, d2 = _versus(h_ur, h_uu, G)
+        n0p = c + c2
+        n0m = d + d2
+        # both unretrieved by B
+        c, d = _sweep(lists, sa, ma, gclass, pos_b, True, fw, G)
+        c2, d2 = _versus(h_ru, h_uu, G)
+        np0 = c + c2
+        nm0 = d + d2
+        # correct in both: higher grade a above b in A and in B
+        npp = 0
+        width = mb + 1
+        n_rr = 0
+        for t in range(ma):
+            j = lists[sa + t]
+            k = gclass[j]
+            p = pos_b[j]
+            if p >= 0:  # b retrieved by both: 2-D query over classes > k, B-positions < p
+                for kk in range(k + 1, G):
+                    npp += _fw_sum(tree, kk * width, p)
+                _fw_add(tree, k * width, mb, p, 1)
+                _fw_add(fw, 0, G, k, 1)
+                n_rr += 1
+            else:  # b retrieved by A only: any earlier doc retrieved by both, higher grade
+                npp += n_rr - _fw_sum(fw, 0, k + 1)
+        for x in range(G * width):
+            tree[x] = 0
+        for x in range(G + 1):
+            fw[x] = 0
+        n_rr = 0
+        for t in range(mb):  # b retrieved by B only
+            j = lists[sb + t]
+            k = gclass[j]
+            if in_a[j] >= 0:
+                _fw_add(fw, 0, G, k, 1)
+                n_rr += 1
+            else:
+                npp += n_rr - _fw_sum(fw, 0, k + 1)
+        for x in range(G + 1):
+            fw[x] = 0
+        above = 0  # b unretrieved by both: every doc retrieved by both with a higher grade
+        for k in range(G - 1, -1, -1):
+            npp += h_uu[k] * above
+            above += h_rr[k]
+        npm = cdz_a[i, 0] - npp - np0
+        nmp = cdz_b[i, 0] - npp - n0p
+        nmm = cdz_a[i, 1] - nmp - nm0
+        out[i, 0] = npp
+        out[i, 1] = np0
+        out[i, 2] = npm
+        out[i, 3] = n0p
+        out[i, 4] = n00
+        out[i, 5] = n0m
+        out[i, 6] = nmp
+        out[i, 7] = nm0
+        out[i, 8] = nmm
+        for t in range(mb):
+            pos_b[lists[sb + t]] = -1
+        for t in range(ma):
+            in_a[lists[sa + t]] = -1
+        for k in range(G):
+            h_rr[k] = 0
+            h_ru[k] = 0
+            h_ur[k] = 0
+            h_uu[k] = 0
+
+
+@njit(cache=True, nogil=True)
+def _h2_part(a, b):  # pragma: no cover - numba
+    """(a + b) * H2(a / (a + b)) in bits, 0 when either count is 0."""
+    if a == 0 or b == 0:
+        return 0.0
+    n = a + b
+    return -(a * np.log2(a / n) + b * np.log2(b / n))
+
+
+@njit(cache=True, nogil=True)
+def joint_ric(
+    lo, hi, q_of, groups, starts, lens, lists, gclass, hist_off, hist, n_judg, out
+):  # pragma: no cover
+    """Joint RIC ``I(R_1, ..., R_k; Q)`` per (set of runs, query) item.
+
+    ``groups[i]`` are the k groups of item ``i`` (-1: the run has no ranking
+    for that query, so it retrieves nothing). Documents retrieved by at least
+    one run (*active*) are compared pairwise; a pair with a document nobody
+    retrieves has a sign vector fixed by the other document's retrieval
+    pattern, so those are counted from grade histograms. Sign vectors are
+    base-3 codes (k <= 39); a vector and its negation form one class of the
+    conditional entropy H(Q | R). O(A_hi A_lo k + P log P) per item with
+    A the active documents and P the active pairs with different grades.
+    ``out[i]`` is NaN when the query has no pair.
+    """
+    k_sys = groups.shape[1]
+    act = np.full(n_judg, -1, np.int64)
+    for i in range(lo, hi):
+        q = q_of[i]
+        h0 = hist_off[q]
+        G = hist_off[q + 1] - h0
+        n_tot = 0
+        sq = 0
+        for k in range(G):
+            n_tot += hist[h0 + k]
+            sq += hist[h0 + k] * hist[h0 + k]
+        n_pairs = (n_tot * n_tot - sq) // 2
+        if n_pairs == 0:
+            out[i] = np.nan
+            continue
+        n_act_max = 0
+        for s in range(k_sys):
+            g = groups[i, s]
+            if g >= 0:
+                n_act_max += lens[g]
+        docs = np.empty(n_act_max, np.int64)
+        n_act = 0
+        for s in range(k_sys):
+            g = groups[i, s]
+            if g < 0:
+                continue
+            for t in range(lens[g]):
+                j = lists[starts[g] + t]
+                if act[j] < 0:
+                    act[j] = n_act
+                    docs[n_act] = j
+                    n_act += 1
+        big = np.int64(1) << 62
+        pos = np.full((n_act, k_sys), big, np.int64)
+        for s in range(k_sys):
+            g = groups[i, s]
+            if g < 0:
+                continue
+            for t in range(lens[g]):
+                pos[act[lists[starts[g] + t]], s] = t
+        cls = np.empty(n_act, np.int64)
+        h_uu = np.empty(G, np.int64)
+        for k in range(G):
+            h_uu[k] = hist[h0 + k]
+        for a in range(n_act):
+            cls[a] = gclass[docs[a]]
+            h_uu[cls[a]] -= 1
+        # pattern codes of active docs (digit 1 = retrieved, above any UU doc)
+        pat = np.zeros(n_act, np.int64)
+        npat = np.zeros(n_act, np.int64)
+        for a in range(n_act):
+            p3 = np.int64(1)
+            for s in range(k_sys):
+                if pos[a, s] < big:
+                    pat[a] += p3
+                    npat[a] += 2 * p3
+                p3 *= 3
+        # active docs by grade class: a's lower-graded partners are a prefix
+        srt = np.argsort(cls, kind="mergesort")
+        first = np.zeros(G + 1, np.int64)  # first sorted index of class k
+        for a in range(n_act):
+            first[cls[a] + 1] += 1
+        for k in range(G):
+            first[k + 1] += first[k]
+        act_sq = 0
+        for k in range(G):
+            act_sq += (first[k + 1] - first[k]) ** 2
+        # records: canonical code (min of code and negated code), counts on each side
+        n_rec = (n_act * n_act - act_sq) // 2 + 2 * n_act + 1
+        keys = np.empty(n_rec, np.int64)
+        wa = np.zeros(n_rec, np.int64)
+        wb = np.zeros(n_rec, np.int64)
+        r = 0
+        for ia in range(n_act):
+            a = srt[ia]
+            for ib in range(first[cls[a]]):
+                b = srt[ib]
+                code = np.int64(0)
+                neg = np.int64(0)
+                p3 = np.int64(1)
+                for s in range(k_sys):
+                    pa = pos[a, s]
+                    pb = pos[b, s]
+                    if pa < pb:
+                        code += p3
+                        neg += 2 * p3
+                    elif pa > pb:
+                        code += 2 * p3
+                        neg += p3
+                    p3 *= 3
+                if code <= neg:
+                    keys[r] = code
+                    wa[r] = 1
+                else:
+                    keys[r] = neg
+                    wb[r] = 1
+                r += 1
+        below = np.zeros(G + 1, np.int64)  # UU docs with class < k
+        for k in range(G):
+            below[k + 1] = below[k] + h_uu[k]
+        for a in range(n_act):
+            lower = below[cls[a]]  # a is the higher-graded doc: vector = pattern
+            higher = below[G] - below[cls[a] + 1]  # the UU doc is higher: vector = -pattern
+            if pat[a] <= npat[a]:
+                keys[r] = pat[a]
+                wa[r] = lower
+                keys[r + 1] = pat[a]
+                wb[r + 1] = higher
+            else:
+                keys[r] = npat[a]
+                wb[r] = lower
+                keys[r + 1] = npat[a]
+                wa[r + 1] = higher
+            r += 2
+        keys[r] = 0
+        wa[r] = _within(h_uu, G)
+        r += 1
+        order = np.argsort(keys[:r])
+        h = 0.0
+        x = 0
+        while x < r:
+            key = keys[order[x]]
+            sa = 0
+            sb = 0
+            while x < r and keys[order[x]] == key:
+                sa += wa[order[x]]
+                sb += wb[order[x]]
+                x += 1
+            if key == 0:
+                h += sa + sb  # the zero vector: Q is a fair coin
+            else:
+                h += _h2_part(sa, sb)
+        out[i] = 1.0 - h / n_pairs
+        for a in range(n_act):
+            act[docs[a]] = -1
+
+
+@njit(cache=True, nogil=True)
+def concordance(xr, yr, ny):  # pragma: no cover - numba
+    """Concordant and discordant pairs of two orderings, O(n log n).
+
+    ``xr`` ascending (ties allowed), ``yr`` dense ranks ``0..ny-1`` of the
+    second ordering in the same object order. Pairs tied in either count in
+    neither.
+    """
+    n = xr.shape[0]
+    fw = np.zeros(ny + 1, np.int64)
+    c = 0
+    d = 0
+    n_in = 0
+    i = 0
+    while i < n:
+        e = i
+        while e < n and xr[e] == xr[i]:
+            e += 1
+        for t in range(i, e):
+            y = yr[t]
+            c += _fw_sum(fw, 0, y)
+            d += n_in - _fw_sum(fw, 0, y + 1)
+        for t in range(i, e):
+            _fw_add(fw, 0, ny, yr[t], 1)
+            n_in += 1
+        i = e
+    return c, d
