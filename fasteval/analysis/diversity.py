@@ -381,7 +381,7 @@ def _ordered(enc: Encoded, rc: RunColumns, order: str, pos_e: np.ndarray) -> np.
         rank = pa.compute.fill_null(rc.rank, 0).to_numpy(zero_copy_only=False)
         key = np.ascontiguousarray(rank[enc.row], dtype=np.float64)
         mode = 2
-    perm = np.empty(pos_e.shape[0], np.int64)
+    perm = np.arange(pos_e.shape[0], dtype=np.int64)  # positions outside evaluated groups stay
     bad = np.zeros(enc.starts.shape[0], np.bool_)
     parallel.run(
         kd.order_groups,
