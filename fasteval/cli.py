@@ -61,7 +61,7 @@ def main() -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["trec", "csv", "json", "parquet"]),
+    type=click.Choice(["trec", "csv", "json", "parquet", "ndeval"]),
     default="trec",
     show_default=True,
 )
@@ -104,7 +104,25 @@ def eval_cmd(
     lenient: bool,
 ) -> None:
     """Evaluate RUNS (files, directories, Parquet archives) against QRELS."""
+    from fasteval.commands.diversity import eval_diversity
     from fasteval.engine import evaluate
+
+    if eval_diversity(  # diversity measures (alpha_nDCG@20, ...) or --format ndeval
+        qrels,
+        runs,
+        measures,
+        fmt=fmt,
+        output=output,
+        per_query=per_query,
+        relevance_level=level,
+        complete=complete,
+        max_depth=max_depth,
+        judged_only=judged_only,
+        on_duplicate="first" if keep_first else "error",
+        lenient=lenient,
+        run_id_from=run_id_from,
+    ):
+        return
     from fasteval.measures.parser import parse_measures
     from fasteval.output import write_table
 
@@ -209,6 +227,10 @@ def warmup_cmd() -> None:
     evaluate(SAMPLE_DIR / "sample.qrels", SAMPLE_DIR / "sample_runs.parquet", list(FAMILIES))
     click.echo(f"kernels ready in {time.perf_counter() - t0:.1f} s", err=True)
 
+
+from fasteval.commands.diversity import ndeval_cmd  # noqa: E402
+
+main.add_command(ndeval_cmd)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

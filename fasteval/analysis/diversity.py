@@ -244,7 +244,8 @@ def _check_duplicates(q: DiversityQrels, df: pl.DataFrame) -> None:
     a, b = int(same[0]), int(same[1])
     msg = (
         f"{q.source.where(b)}: duplicate judgment for query {key['qid']!r} subtopic "
-        f"{q.subtopic_label(int(key['sub']))} document {key['doc']!r} (first at {q.source.where(a)})"
+        f"{q.subtopic_label(int(key['sub']))} document {key['doc']!r} "
+        f"(first at {q.source.where(a)})"
     )
     raise InputFormatError(msg)
 
@@ -264,7 +265,7 @@ def prepare_diversity(
     lenient: bool = False,
     run_id_from: str = "tag",
 ) -> DiversityPrepared:
-    """Read diversity qrels and runs and lay them out for the kernels (see :func:`diversity_evaluate`)."""
+    """Read diversity qrels and runs into kernel layout (see :func:`diversity_evaluate`)."""
     if order not in ORDERS:
         msg = f"order must be one of {', '.join(ORDERS)}, got {order!r}"
         raise ParameterError(msg)
@@ -398,8 +399,8 @@ def _ordered(enc: Encoded, rc: RunColumns, order: str, pos_e: np.ndarray) -> np.
         k = np.sort(key[enc.starts[g] : enc.ends[g]])
         dup = int(k[np.flatnonzero(k[1:] == k[:-1])[0]])
         msg = (
-            f"run {enc.run_names[enc.group_run[g]]!r}, query {enc.qids[enc.group_q[g]]!r}: rank {dup} "
-            "appears more than once (ndeval orders by the rank column and rejects this)\n"
+            f"run {enc.run_names[enc.group_run[g]]!r}, query {enc.qids[enc.group_q[g]]!r}: "
+            f"rank {dup} appears more than once (ndeval orders by rank and rejects this)\n"
             "  hint: order='traditional' (CLI: --order traditional) orders by score and docno"
         )
         raise InputFormatError(msg)
@@ -746,9 +747,16 @@ def format_ndeval(df: pl.DataFrame) -> str:
 
 
 def format_trec_diversity(df: pl.DataFrame) -> str:
-    """trec_eval's layout (``measure <tab> query <tab> value``, four decimals)."""
+    """trec_eval's layout: ``measure <tab> query <tab> value`` (four decimals).
+
+    A ``runid`` line heads each run's ``all`` block.
+    """
     buf = io.StringIO()
-    for name, qid, value in df.select("measure", "query_id", "value").iter_rows():
+    last = None
+    for run, name, qid, value in df.select("run_id", "measure", "query_id", "value").iter_rows():
+        if qid == "all" and run != last:
+            buf.write(f"{'runid':<22}\tall\t{run}\n")
+            last = run
         buf.write(f"{name:<22}\t{qid}\t{value:6.4f}\n")
     return buf.getvalue()
 
@@ -777,3 +785,32 @@ def write_diversity(df: pl.DataFrame, fmt: str, path: str | os.PathLike[str] | N
         return text
     Path(path).write_text(text)
     return None
+
+
+def evaluate_hook(
+    qrels: Any,
+    runs: Any,
+    measures: str | Sequence[str] | None,
+    *,
+    judged_only: bool = False,
+    **kwargs: Any,
+) -> pl.DataFrame:
+    """What :func:`fasteval.evaluate` does when asked for diversity measures.
+
+    The qrels are then read as diversity qrels, and ndeval's defaults hold
+    (alpha = beta = 0.5, ordering by the rank column); use
+    :func:`diversity_evaluate` to change them.
+    """
+    names = [measures] if isinstance(measures, str) else list(measures or [])
+    other = [p.strip() for n in names for p in str(n).split(",") if p.strip()]
+    other = [p for p in other if not is_diversity_measure(p)]
+    if other:
+        msg = (
+            f"diversity measures need diversity qrels; cannot mix them with {', '.join(other)}\n"
+            "  hint: evaluate the ad-hoc measures in a separate call"
+        )
+        raise MeasureError(msg)
+    if judged_only:
+        msg = "judged_only (-J) does not apply to diversity measures (ndeval has no such option)"
+        raise ParameterError(msg)
+    return diversity_evaluate(qrels, runs, measures, **kwargs)

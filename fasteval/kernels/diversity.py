@@ -132,7 +132,6 @@ def ideal_queries(
     counts = np.empty(mmax, np.int64)
     totals = np.empty(mmax, np.float64)
     seen = np.empty(mmax, np.bool_)
-    err = np.empty(k, np.float64)
     prec = np.empty(k, np.float64)
     strec = np.empty(k, np.float64)
     keep = 1.0 - alpha

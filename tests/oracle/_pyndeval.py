@@ -59,7 +59,9 @@ def oracle(
         (r["query_id"], str(r["subtopic"]), r["doc_id"], int(r["relevance"]))
         for r in q.iter_rows(named=True)
     ]
-    ev = pyndeval.RelevanceEvaluator(tuples, MEASURES, relevance_level=level, alpha=alpha, beta=beta)
+    ev = pyndeval.RelevanceEvaluator(
+        tuples, MEASURES, relevance_level=level, alpha=alpha, beta=beta
+    )
     out: dict[tuple[str, str, str], float] = {}
     groups: dict[tuple[str, str], list[tuple[str, float, int]]] = defaultdict(list)
     for r in runs.iter_rows(named=True):

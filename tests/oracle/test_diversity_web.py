@@ -56,7 +56,9 @@ def test_baseline_alpha_beta() -> None:
 def _runs_from_qrels(qrels: pl.DataFrame, seed: int, n_runs: int = 3) -> pl.DataFrame:
     """Runs over each topic's judged documents plus unjudged ones, with tied scores."""
     rng = np.random.default_rng(seed)
-    docs = qrels.group_by("query_id", maintain_order=True).agg(pl.col("doc_id").unique(maintain_order=True))
+    docs = qrels.group_by("query_id", maintain_order=True).agg(
+        pl.col("doc_id").unique(maintain_order=True)
+    )
     parts = []
     for r in range(n_runs):
         for qid, ds in docs.iter_rows():

@@ -6,12 +6,11 @@ import math
 
 import numpy as np
 import polars as pl
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fasteval.analysis.diversity import diversity_evaluate
-from tests.oracle._pyndeval import compare, order_docs, oracle
+from tests.oracle._pyndeval import compare, oracle, order_docs
 from tests.reference.ndeval_naive import topic_measures
 
 TOL = 1e-9
@@ -37,7 +36,13 @@ def archives(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.DataFrame]:
     if not qrows:
         qrows.append(("100", 1, "d00", 1))
     qrels = pl.DataFrame(
-        qrows, schema={"query_id": pl.String, "subtopic": pl.Int32, "doc_id": pl.String, "relevance": pl.Int32},
+        qrows,
+        schema={
+            "query_id": pl.String,
+            "subtopic": pl.Int32,
+            "doc_id": pl.String,
+            "relevance": pl.Int32,
+        },
         orient="row",
     )
     rrows = []
@@ -52,7 +57,13 @@ def archives(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.DataFrame]:
         rrows.append(("run0", qrows[0][0], qrows[0][2], 1.0, 1))
     runs = pl.DataFrame(
         rrows,
-        schema={"run_id": pl.String, "query_id": pl.String, "doc_id": pl.String, "score": pl.Float64, "rank": pl.Int64},
+        schema={
+            "run_id": pl.String,
+            "query_id": pl.String,
+            "doc_id": pl.String,
+            "score": pl.Float64,
+            "rank": pl.Int64,
+        },
         orient="row",
     )
     return qrels, runs
@@ -89,7 +100,11 @@ def test_matches_naive_any_cutoff(data, alpha: float, depth: int | None) -> None
     if not _shares_query(qrels, runs):
         return
     cutoffs = [1, 3, 20, 37]
-    names = [f"{f}@{k}" for f in ("ERR_IA", "nERR_IA", "alpha_DCG", "alpha_nDCG", "P_IA", "strec") for k in cutoffs]
+    names = [
+        f"{f}@{k}"
+        for f in ("ERR_IA", "nERR_IA", "alpha_DCG", "alpha_nDCG", "P_IA", "strec")
+        for k in cutoffs
+    ]
     names += ["NRBP", "nNRBP", "MAP_IA"]
     got = diversity_evaluate(qrels, runs, names, alpha=alpha, order="traditional", max_depth=depth)
     have = {(r, q, m): v for r, q, m, v in got.iter_rows() if q != "all"}
@@ -101,7 +116,9 @@ def test_matches_naive_any_cutoff(data, alpha: float, depth: int | None) -> None
     for (run, qid), g in runs.group_by(["run_id", "query_id"]):
         if qid not in set(qrels["query_id"]):
             continue
-        ranking = order_docs(list(zip(g["doc_id"], g["score"], g["rank"], strict=True)), "traditional")
+        ranking = order_docs(
+            list(zip(g["doc_id"], g["score"], g["rank"], strict=True)), "traditional"
+        )
         ranking = ranking[:depth] if depth else ranking
         want = topic_measures(ranking, judg.get(qid, {}), cutoffs, alpha=alpha)
         for m in names:
@@ -136,7 +153,11 @@ def test_thread_count_and_row_order_do_not_matter() -> None:
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        one = diversity_evaluate(qrels, runs.sample(fraction=1.0, shuffle=True, seed=3), order="traditional")
+        one = diversity_evaluate(
+            qrels, runs.sample(fraction=1.0, shuffle=True, seed=3), order="traditional"
+        )
     finally:
         numba.set_num_threads(before)
-    assert base.sort(["run_id", "query_id", "measure"]).equals(one.sort(["run_id", "query_id", "measure"]))
+    assert base.sort(["run_id", "query_id", "measure"]).equals(
+        one.sort(["run_id", "query_id", "measure"])
+    )

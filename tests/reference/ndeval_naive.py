@@ -62,7 +62,7 @@ def topic_measures(
             out.append(score)
         return out
 
-    def cumulative(scores: list[float], disc) -> list[float]:  # noqa: ANN001
+    def cumulative(scores: list[float], disc) -> list[float]:
         vals = [scores[i] * disc(i) if i < len(scores) else 0.0 for i in range(depth)]
         ideal_ideal = []
         g = float(m)
