@@ -3,6 +3,7 @@
 Evaluate whole TREC archives at once with trec_eval's exact numbers.
 """
 
+from fasteval.analysis.diversity import diversity_evaluate, subtopic_coverage
 from fasteval.engine import evaluate
 from fasteval.errors import (
     DataMismatchError,
@@ -11,6 +12,7 @@ from fasteval.errors import (
     MeasureError,
     SchemaError,
 )
+from fasteval.io.diversity import load_diversity_qrels
 from fasteval.io.tables import load_qrels, load_runs
 from fasteval.measures.parser import Measure, parse_measure, parse_measures
 
@@ -21,11 +23,14 @@ __all__ = [
     "Measure",
     "MeasureError",
     "SchemaError",
+    "diversity_evaluate",
     "evaluate",
+    "load_diversity_qrels",
     "load_qrels",
     "load_runs",
     "parse_measure",
     "parse_measures",
+    "subtopic_coverage",
 ]
 
 __version__ = "0.1.0"
