@@ -151,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=3, help="warm fasteval repetitions")
     ap.add_argument("--pyndeval-reps", type=int, default=1)
     ap.add_argument("--write-results", action="store_true")
+    ap.add_argument("--note", default="", help="a paragraph to add to the RESULTS.md section")
     ap.add_argument("--child", choices=["fasteval", "pyndeval"], help=argparse.SUPPRESS)
     ap.add_argument("--result", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -213,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{DEPTH} docs, 3-8 subtopics per topic)",
             "",
             "Command (from the repository root): `python benchmarks/diversity.py --reps "
-            f"{args.reps} --pyndeval-reps {args.pyndeval_reps} --write-results` (seed {args.seed})",
+            f"{args.reps} --pyndeval-reps {args.pyndeval_reps} --write-results --note ...` "
+            f"(seed {args.seed})",
             "",
             f"- Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average at "
             f"the end {os.getloadavg()[0]:.1f}",
@@ -232,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
             "median / this median; *CPU s*: user + system time of the child (median; fasteval "
             "runs on all cores, so on an idle machine its wall time is lower than its CPU time); "
             "*peak RSS*: `os.wait4` of the child.",
+            *(["", args.note] if args.note else []),
             "<!-- /results:diversity -->",
         ]
     )
