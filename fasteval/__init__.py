@@ -4,6 +4,7 @@ Evaluate whole TREC archives at once with trec_eval's exact numbers.
 """
 
 from fasteval.analysis.correlation import information_tau, rank_correlation
+from fasteval.analysis.diversity import diversity_evaluate, subtopic_coverage
 from fasteval.analysis.information import information_difference, joint_ric, ric
 from fasteval.analysis.report import Report, report
 from fasteval.engine import evaluate
@@ -14,6 +15,7 @@ from fasteval.errors import (
     MeasureError,
     SchemaError,
 )
+from fasteval.io.diversity import load_diversity_qrels
 from fasteval.io.tables import load_qrels, load_runs
 from fasteval.measures.parser import Measure, parse_measure, parse_measures
 
@@ -25,10 +27,12 @@ __all__ = [
     "MeasureError",
     "Report",
     "SchemaError",
+    "diversity_evaluate",
     "evaluate",
     "information_difference",
     "information_tau",
     "joint_ric",
+    "load_diversity_qrels",
     "load_qrels",
     "load_runs",
     "parse_measure",
@@ -36,6 +40,7 @@ __all__ = [
     "rank_correlation",
     "report",
     "ric",
+    "subtopic_coverage",
 ]
 
 __version__ = "0.1.0"

@@ -68,7 +68,7 @@ def main() -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["trec", "csv", "json", "parquet"]),
+    type=click.Choice(["trec", "csv", "json", "parquet", "ndeval"]),
     default="trec",
     show_default=True,
 )
@@ -112,8 +112,26 @@ def eval_cmd(
     lenient: bool,
 ) -> None:
     """Evaluate RUNS (files, directories, Parquet archives) against QRELS."""
-    from fasteval.analysis.information import parse_with_ric
+    from fasteval.commands.diversity import eval_diversity
     from fasteval.engine import evaluate
+
+    if eval_diversity(  # diversity measures (alpha_nDCG@20, ...) or --format ndeval
+        qrels,
+        runs,
+        measures,
+        fmt=fmt,
+        output=output,
+        per_query=per_query,
+        relevance_level=level,
+        complete=complete,
+        max_depth=max_depth,
+        judged_only=judged_only,
+        on_duplicate="first" if keep_first else "error",
+        lenient=lenient,
+        run_id_from=run_id_from,
+    ):
+        return
+    from fasteval.analysis.information import parse_with_ric
     from fasteval.output import write_table
 
     mset = parse_with_ric(list(measures) or None, compat=int(compat))[0]
@@ -234,6 +252,10 @@ main.add_command(_information_cmds.ric_cmd)
 main.add_command(_information_cmds.infodiff_cmd)
 main.add_command(_information_cmds.correlate_cmd)
 
+
+from fasteval.commands.diversity import ndeval_cmd  # noqa: E402
+
+main.add_command(ndeval_cmd)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

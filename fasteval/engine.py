@@ -392,6 +392,23 @@ def evaluate(
     if max_depth is not None and max_depth <= 0:
         msg = f"max_depth must be positive, got {max_depth}"
         raise ParameterError(msg)
+    from fasteval.analysis import diversity
+
+    if diversity.is_diversity_request(measures):  # alpha_nDCG@20, ERR_IA@20, NRBP, ndeval...
+        return diversity.evaluate_hook(
+            qrels,
+            runs,
+            measures,
+            per_query=per_query,
+            relevance_level=relevance_level,
+            complete=complete,
+            max_depth=max_depth,
+            on_duplicate=on_duplicate,
+            lenient=lenient,
+            run_id_from=run_id_from,
+            judged_only=judged_only,
+        )
+
     from fasteval.analysis import information as _information  # RIC (SPEC 5)
 
     mset, ric = _information.parse_with_ric(measures, compat=compat)

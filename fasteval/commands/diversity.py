@@ -1,0 +1,135 @@
+"""``fasteval ndeval`` and the diversity branch of ``fasteval eval``."""
+
+from __future__ import annotations
+
+import click
+
+from fasteval.commands._common import friendly
+from fasteval.errors import ParameterError
+
+
+def eval_diversity(
+    qrels: str,
+    runs: tuple[str, ...],
+    measures: tuple[str, ...],
+    *,
+    fmt: str,
+    output: str | None,
+    per_query: bool,
+    alpha: float = 0.5,
+    beta: float = 0.5,
+    order: str = "rank",
+    **kwargs: object,
+) -> bool:
+    """Evaluate and print diversity measures; False when ``measures`` names none.
+
+    ``--format ndeval`` always prints per-topic rows, as ndeval does.
+    """
+    from fasteval.analysis import diversity as dv
+
+    if not dv.is_diversity_request(list(measures)):
+        if fmt != "ndeval":
+            return False
+        if measures:
+            msg = f"--format ndeval prints diversity measures only, got {', '.join(measures)}"
+            raise ParameterError(msg)
+        measures = ("ndeval",)
+    df = dv.evaluate_hook(
+        qrels,
+        list(runs),
+        list(measures) or None,
+        per_query=per_query or fmt == "ndeval",
+        alpha=alpha,
+        beta=beta,
+        order=order,
+        **kwargs,
+    )
+    text = dv.write_diversity(df, fmt, output)
+    if text is not None:
+        click.echo(text, nl=False)
+    return True
+
+
+@click.command("ndeval")
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path())
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    help="Diversity measures (alpha_nDCG@20, ERR_IA@10, NRBP, MAP_IA, P_IA@5, strec@20, ...). "
+    "Default: ndeval's 21 columns.",
+)
+@click.option("--alpha", type=click.FloatRange(0, 1), default=0.5, show_default=True)
+@click.option("--beta", type=click.FloatRange(0, 1), default=0.5, show_default=True)
+@click.option(
+    "--order",
+    type=click.Choice(["rank", "traditional", "pyndeval"]),
+    default="rank",
+    show_default=True,
+    help="rank: the rank column (ndeval's default); traditional: score, then docno "
+    "descending (ndeval -traditional); pyndeval: score, then docno ascending.",
+)
+@click.option("-c", "complete", is_flag=True, help="Average over every qrels topic (missing = 0).")
+@click.option(
+    "-M", "max_depth", type=click.IntRange(min=1), default=None, help="Cut runs at depth M."
+)
+@click.option(
+    "-l", "level", type=int, default=1, show_default=True, help="Relevant iff grade >= l."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["ndeval", "trec", "csv", "json", "parquet"]),
+    default="ndeval",
+    show_default=True,
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None)
+@click.option(
+    "--run-id",
+    "run_id_from",
+    type=click.Choice(["tag", "filename"]),
+    default="tag",
+    show_default=True,
+)
+@click.option("--keep-first", is_flag=True, help="Keep the first of repeated documents.")
+@click.option("--lenient", is_flag=True, help="Skip malformed lines (and say how many).")
+@friendly
+def ndeval_cmd(
+    qrels: str,
+    runs: tuple[str, ...],
+    measures: tuple[str, ...],
+    alpha: float,
+    beta: float,
+    order: str,
+    complete: bool,
+    max_depth: int | None,
+    level: int,
+    fmt: str,
+    output: str | None,
+    run_id_from: str,
+    keep_first: bool,
+    lenient: bool,
+) -> None:
+    """Novelty and diversity measures of RUNS against diversity QRELS, as ndeval computes them.
+
+    QRELS lines are `topic subtopic docno judgment`.
+    """
+    eval_diversity(
+        qrels,
+        runs,
+        measures or ("ndeval",),
+        fmt=fmt,
+        output=output,
+        per_query=True,
+        alpha=alpha,
+        beta=beta,
+        order=order,
+        relevance_level=level,
+        complete=complete,
+        max_depth=max_depth,
+        on_duplicate="first" if keep_first else "error",
+        lenient=lenient,
+        run_id_from=run_id_from,
+    )

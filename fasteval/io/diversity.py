@@ -1,0 +1,182 @@
+"""Diversity qrels: ``topic subtopic docno judgment`` (TREC Web track 2009-2014, ndeval).
+
+The text format has the shape of ordinary qrels, with the second column holding
+a subtopic (intent) number instead of the ignored ``iter`` field. Tables and
+Parquet files use the columns ``query_id: str, subtopic: int or str,
+doc_id: str, relevance: int``.
+
+Subtopics are kept as ``int32``: their own value when every subtopic is a
+natural number (ndeval requires that), otherwise a code in order of first
+appearance with the labels kept in :attr:`DiversityQrels.subtopic_names`
+(pyndeval accepts any label and numbers them that way). Judgments are kept as
+given; measures decide what is relevant (``grade >= relevance_level``; ndeval
+clamps grades above 1 to 1, and a negative grade is judged non-relevant).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from fasteval.columns import Source, StrColumn, dict_encode
+from fasteval.errors import InputFormatError, SchemaError
+from fasteval.io import tables, trec
+
+DIVERSITY_SCHEMA = pa.schema(
+    [
+        ("query_id", pa.large_string()),
+        ("subtopic", pa.int32()),
+        ("doc_id", pa.large_string()),
+        ("relevance", pa.int32()),
+    ]
+)
+
+
+@dataclass
+class DiversityQrels:
+    """Parsed diversity qrels: one row per (query, subtopic, document) judgment."""
+
+    qid: StrColumn
+    subtopic: np.ndarray  # int32: the subtopic number, or a first-appearance code
+    doc: StrColumn
+    rel: np.ndarray  # int32 grade as given
+    source: Source
+    subtopic_names: list[str] | None = None  # labels of the codes when subtopics are not numbers
+
+    def __len__(self) -> int:
+        return int(self.rel.shape[0])
+
+    def subtopic_label(self, value: int) -> str:
+        """The subtopic as the input spelled it."""
+        if self.subtopic_names is None:
+            return str(value)
+        return self.subtopic_names[value]
+
+
+def _natural(s: str) -> int | None:
+    if s.isascii() and s.isdigit() and len(s) <= 9:
+        return int(s)
+    return None
+
+
+def _subtopics(col: StrColumn) -> tuple[np.ndarray, list[str] | None]:
+    """Subtopic numbers, or first-appearance codes and labels when some are not numbers."""
+    codes, first = dict_encode(col)
+    labels = col.take(first).to_pylist()
+    values = [_natural(s) for s in labels]
+    if all(v is not None for v in values):
+        lut = np.array(values, dtype=np.int32)
+        return lut[codes] if codes.size else codes, None
+    return codes.astype(np.int32), labels
+
+
+def parse_diversity_files(paths: list[trec.PathLike], *, lenient: bool = False) -> DiversityQrels:
+    """Parse diversity qrels files (``topic subtopic docno judgment``, plain or gzip).
+
+    Raises
+    ------
+    InputFormatError
+        Naming the file, line and value of the first malformed line (fewer than
+        four columns, a judgment that is not an integer), unless ``lenient``.
+    """
+    skipper = trec._Skipper(lenient, "diversity qrels")
+    tok = trec._tokenize_files(paths, [0, 1, 2], 3, -1, -1)
+    tok = trec._check_columns(tok, trec.QRELS_FIELDS, skipper, "topic subtopic docno judgment")
+    t = tok
+    tok = skipper.reject(
+        tok, tok.ibad, lambda r: f"judgment is not an integer: {t.field_value(r, 3)!r}"
+    )
+    skipper.warn()
+    if tok.line_no.shape[0] == 0:
+        msg = f"{', '.join(tok.names)}: no valid diversity qrels lines"
+        raise InputFormatError(msg)
+    rel = tok.ival
+    if np.abs(rel).max() > np.iinfo(np.int32).max:
+        r = int(np.argmax(np.abs(rel)))
+        msg = f"{tok.where(r)}: judgment {int(rel[r])} is out of range"
+        raise InputFormatError(msg)
+    sub, names = _subtopics(tok.field(1))
+    return DiversityQrels(
+        tok.field(0), sub, tok.field(2), rel.astype(np.int32), tok.source(), names
+    )
+
+
+def diversity_from_table(table: pa.Table, name: str) -> DiversityQrels:
+    """Diversity qrels from an Arrow table ``query_id, subtopic, doc_id, relevance``."""
+    cols = {"query_id": "str", "subtopic": "int or str", "doc_id": "str", "relevance": "int"}
+    tables._require(table, name, cols)
+    tables._no_nulls(table, name, list(cols))
+    if table.num_rows == 0:
+        msg = f"{name}: the diversity qrels are empty"
+        raise InputFormatError(msg)
+    rel = table.column("relevance")
+    if not pa.types.is_integer(rel.type):
+        msg = f"{name}: column 'relevance' must be integer, found {rel.type}"
+        raise SchemaError(msg)
+    sub = table.column("subtopic")
+    if pa.types.is_integer(sub.type):
+        sv = sub.to_numpy().astype(np.int64)
+        if (sv < 0).any() or (sv > np.iinfo(np.int32).max).any():
+            r = int(np.flatnonzero((sv < 0) | (sv > np.iinfo(np.int32).max))[0])
+            msg = f"{name}, row {r + 1}: subtopic must be a natural number, got {int(sv[r])}"
+            raise InputFormatError(msg)
+        subtopic, names = sv.astype(np.int32), None
+    else:
+        subtopic, names = _subtopics(tables._str_col(table, name, "subtopic"))
+    return DiversityQrels(
+        tables._str_col(table, name, "query_id"),
+        subtopic,
+        tables._str_col(table, name, "doc_id"),
+        rel.to_numpy().astype(np.int32),
+        tables._table_source(name, table.num_rows),
+        names,
+    )
+
+
+def diversity_qrels_columns(x: Any, *, lenient: bool = False) -> DiversityQrels:
+    """Diversity qrels from a text/.gz/Parquet path, a polars DataFrame or an Arrow table."""
+    if isinstance(x, DiversityQrels):
+        return x
+    if isinstance(x, (str, os.PathLike)) and not tables._is_parquet(Path(x)):
+        return parse_diversity_files([x], lenient=lenient)
+    table, name = tables._to_arrow(x, "diversity qrels")
+    return diversity_from_table(table, name)
+
+
+def load_diversity_qrels(source: Any, *, lenient: bool = False) -> pl.DataFrame:
+    """Read diversity qrels into a polars DataFrame ``query_id, subtopic, doc_id, relevance``.
+
+    Parameters
+    ----------
+    source
+        A diversity qrels file (plain or .gz: ``topic subtopic docno judgment``),
+        a Parquet file, a polars DataFrame or an Arrow table.
+    lenient
+        Skip malformed lines (reported in a warning) instead of raising.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``subtopic`` is an integer column when every subtopic is a natural
+        number, otherwise the labels as strings.
+    """
+    q = diversity_qrels_columns(source, lenient=lenient)
+    if q.subtopic_names is None:
+        sub = pa.array(q.subtopic, pa.int32())
+    else:
+        sub = pa.array(q.subtopic_names, pa.large_string()).take(pa.array(q.subtopic))
+    t = pa.table(
+        {
+            "query_id": q.qid.to_arrow(),
+            "subtopic": sub,
+            "doc_id": q.doc.to_arrow(),
+            "relevance": pa.array(q.rel, pa.int32()),
+        }
+    )
+    return pl.from_arrow(t)  # type: ignore[return-value]

@@ -1,0 +1,346 @@
+"""Novelty and diversity kernels: ndeval 4.5's measures over (run, query) groups.
+
+Only numba code lives here. The data model (built in
+``fasteval.analysis.diversity``):
+
+* per query ``q``: ``m_q[q]`` subtopics with at least one relevant document,
+  numbered ``0..m-1`` in ascending subtopic order (ndeval's loop order, which
+  fixes how gains are summed); ``nrel[sub_off[q] + j]`` relevant documents of
+  subtopic ``j``; relevant documents are entries ``qd_off[q]..qd_off[q+1]``
+  sorted by docno bytes (so a larger entry index is a larger docno);
+* per relevant document entry ``e``: its subtopics ``rd_sub[rd_off[e]:rd_off[e+1]]``
+  in ascending order;
+* per ranked position: ``seq[p]``, the entry of the document, or -1 when it is
+  not relevant to any subtopic (unjudged and judged non-relevant documents
+  count alike in every ndeval measure).
+
+Measure codes: 0 ERR-IA, 1 nERR-IA, 2 alpha-DCG, 3 alpha-nDCG, 4 NRBP,
+5 nNRBP, 6 MAP-IA, 7 P-IA, 8 strec.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def _score(
+    seq,
+    lo,
+    n,
+    rd_off,
+    rd_sub,
+    m,
+    alpha,
+    beta,
+    disc,
+    gains,
+    counts,
+    totals,
+    seen,
+    dcg,
+    err,
+    prec,
+    strec,
+):  # pragma: no cover - numba
+    """All of ndeval's per-ranking quantities in one pass over ``seq[lo:lo+n]``.
+
+    Fills ``dcg``/``err`` (cumulative, divided by the "ideal ideal" from rank
+    2 on, as ndeval does), ``prec`` and ``strec`` up to depth ``K = dcg.shape[0]``;
+    ``totals[j]`` gets subtopic ``j``'s sum of precisions at its relevant
+    ranks. Returns NRBP before normalisation by the ideal.
+    """
+    k = dcg.shape[0]
+    for j in range(m):
+        gains[j] = 1.0
+        counts[j] = 0
+        totals[j] = 0.0
+        seen[j] = False
+    for i in range(k):
+        dcg[i] = 0.0
+        err[i] = 0.0
+        prec[i] = 0.0
+        strec[i] = 0.0
+    if m == 0:
+        return 0.0
+    keep = 1.0 - alpha
+    nrbp = 0.0
+    decay = 1.0
+    pcount = 0
+    scount = 0
+    for i in range(n):
+        e = seq[lo + i]
+        score = 0.0
+        if e >= 0:
+            for t in range(rd_off[e], rd_off[e + 1]):
+                j = rd_sub[t]
+                score += gains[j]
+                gains[j] *= keep
+                counts[j] += 1
+                totals[j] += counts[j] / (i + 1.0)
+                if i < k:
+                    pcount += 1
+                    if not seen[j]:
+                        seen[j] = True
+                        scount += 1
+        nrbp += score * decay
+        decay *= beta
+        if i < k:
+            dcg[i] = score * disc[i]
+            err[i] = score / (i + 1.0)
+            prec[i] = pcount / float((i + 1) * m)
+            strec[i] = scount / float(m)
+    for i in range(n, k):
+        prec[i] = pcount / float((i + 1) * m)
+        strec[i] = scount / float(m)
+    for i in range(1, k):
+        dcg[i] += dcg[i - 1]
+        err[i] += err[i - 1]
+    # "ideal ideal" normalisation (every subtopic covered at every rank), summed
+    # term by term like ndeval's arrays; ndeval divides from the second rank on
+    ii_gain = float(m)
+    ii_dcg = ii_gain * disc[0]
+    ii_err = ii_gain
+    for i in range(1, k):
+        ii_gain *= keep
+        ii_dcg += ii_gain * disc[i]
+        ii_err += ii_gain / (i + 1.0)
+        dcg[i] /= ii_dcg
+        err[i] /= ii_err
+    return nrbp * ((1.0 - keep * beta) / m)
+
+
+@njit(cache=True, nogil=True)
+def ideal_queries(
+    lo, hi, qd_off, rd_off, rd_sub, m_q, alpha, beta, disc, order, idcg, ierr, inrbp
+):  # pragma: no cover - numba
+    """ndeval's greedy ideal ranking per query and its DCG, ERR and NRBP.
+
+    At each rank the unranked document with the largest novelty gain
+    ``sum_j gain_j`` wins (ties to the larger docno, i.e. the larger entry);
+    then the gains of its subtopics are multiplied by ``1 - alpha``. Writes
+    the ideal order of the query's relevant entries to ``order`` and the
+    ideal quantities to ``idcg[q]``, ``ierr[q]`` (rows of depth ``K``) and
+    ``inrbp[q]``.
+    """
+    k = idcg.shape[1]
+    mmax = 1
+    for q in range(lo, hi):
+        mmax = max(mmax, m_q[q])
+    gains = np.empty(mmax, np.float64)
+    counts = np.empty(mmax, np.int64)
+    totals = np.empty(mmax, np.float64)
+    seen = np.empty(mmax, np.bool_)
+    prec = np.empty(k, np.float64)
+    strec = np.empty(k, np.float64)
+    keep = 1.0 - alpha
+    for q in range(lo, hi):
+        a = qd_off[q]
+        n = qd_off[q + 1] - a
+        m = m_q[q]
+        ranked = np.zeros(n, np.bool_)
+        for j in range(m):
+            gains[j] = 1.0
+        for r in range(n):
+            where = -1
+            best = 0.0
+            for i in range(n):
+                if ranked[i]:
+                    continue
+                e = a + i
+                s = 0.0
+                for t in range(rd_off[e], rd_off[e + 1]):
+                    s += gains[rd_sub[t]]
+                if where == -1 or s > best or s == best:
+                    # entries ascend by docno: a later tie has the larger docno
+                    best = s
+                    where = i
+            ranked[where] = True
+            e = a + where
+            order[a + r] = e
+            for t in range(rd_off[e], rd_off[e + 1]):
+                gains[rd_sub[t]] *= keep
+        inrbp[q] = _score(
+            order,
+            a,
+            n,
+            rd_off,
+            rd_sub,
+            m,
+            alpha,
+            beta,
+            disc,
+            gains,
+            counts,
+            totals,
+            seen,
+            idcg[q],
+            ierr[q],
+            prec,
+            strec,
+        )
+
+
+@njit(cache=True, nogil=True)
+def order_groups(lo, hi, starts, ends, key, mode, perm, bad):  # pragma: no cover - numba
+    """Order each group's positions for ndeval.
+
+    Positions arrive in trec_eval order (score descending, docno descending).
+    ``mode`` 0 keeps it (ndeval ``-traditional``); 1 reverses every block of
+    equal ``key`` (scores), giving docno ascending among ties (pyndeval); 2
+    sorts by ``key`` ascending (the rank column: ndeval's default), flagging
+    ``bad[g]`` when two positions share a rank.
+    """
+    for g in range(lo, hi):
+        a = starts[g]
+        b = ends[g]
+        for p in range(a, b):
+            perm[p] = p
+        if mode == 1:
+            p = a
+            while p < b:
+                t = p + 1
+                while t < b and key[t] == key[p]:
+                    t += 1
+                for u in range(t - p):
+                    perm[p + u] = t - 1 - u
+                p = t
+        elif mode == 2:
+            inc = True
+            for p in range(a + 1, b):
+                if not key[p] > key[p - 1]:
+                    inc = False
+                    break
+            if not inc:
+                idx = np.argsort(key[a:b], kind="mergesort")
+                for u in range(b - a):
+                    perm[a + u] = a + idx[u]
+                for u in range(1, b - a):
+                    if key[perm[a + u]] == key[perm[a + u - 1]]:
+                        bad[g] = True
+
+
+@njit(cache=True, nogil=True)
+def score_groups(
+    lo,
+    hi,
+    starts,
+    ends,
+    seq,
+    group_q,
+    max_depth,
+    rd_off,
+    rd_sub,
+    m_q,
+    sub_off,
+    nrel,
+    alpha,
+    beta,
+    disc,
+    idcg,
+    ierr,
+    inrbp,
+    mcode,
+    mk,
+    out,
+    grp_sub_off,
+    sub_first,
+    sub_hits,
+    sub_ap,
+    hit_depth,
+):  # pragma: no cover - numba
+    """Every requested measure of every group ``lo..hi`` in one pass per ranking.
+
+    ``out[g, c]`` is measure ``mcode[c]`` at cutoff ``mk[c]``. When
+    ``sub_first`` is not empty, per subtopic ``j`` of the group's query (slot
+    ``grp_sub_off[g] + j``): the rank of its first relevant document (0 if
+    none), its relevant documents within ``hit_depth``, and its average
+    precision (the terms of MAP-IA).
+    """
+    k = idcg.shape[1]
+    mmax = 1
+    for g in range(lo, hi):
+        mmax = max(mmax, m_q[group_q[g]])
+    gains = np.empty(mmax, np.float64)
+    counts = np.empty(mmax, np.int64)
+    totals = np.empty(mmax, np.float64)
+    seen = np.empty(mmax, np.bool_)
+    dcg = np.empty(k, np.float64)
+    err = np.empty(k, np.float64)
+    prec = np.empty(k, np.float64)
+    strec = np.empty(k, np.float64)
+    per_sub = sub_first.shape[0] > 0
+    for g in range(lo, hi):
+        q = group_q[g]
+        m = m_q[q]
+        a = starts[g]
+        n = ends[g] - a
+        if max_depth > 0 and n > max_depth:
+            n = max_depth
+        nrbp = _score(
+            seq,
+            a,
+            n,
+            rd_off,
+            rd_sub,
+            m,
+            alpha,
+            beta,
+            disc,
+            gains,
+            counts,
+            totals,
+            seen,
+            dcg,
+            err,
+            prec,
+            strec,
+        )
+        map_ia = 0.0
+        for j in range(m):
+            map_ia += totals[j] / nrel[sub_off[q] + j]
+        if m > 0:
+            map_ia /= m
+        for c in range(mcode.shape[0]):
+            code = mcode[c]
+            i = mk[c] - 1
+            v = 0.0
+            if code == 0:
+                v = err[i]
+            elif code == 1:
+                if dcg[i] != 0.0:
+                    v = err[i] / ierr[q, i]
+            elif code == 2:
+                v = dcg[i]
+            elif code == 3:
+                if dcg[i] != 0.0:
+                    v = dcg[i] / idcg[q, i]
+            elif code == 4:
+                v = nrbp
+            elif code == 5:
+                v = nrbp / inrbp[q] if inrbp[q] != 0.0 else np.nan
+            elif code == 6:
+                v = map_ia
+            elif code == 7:
+                v = prec[i]
+            elif code == 8:
+                v = strec[i]
+            out[g, c] = v
+        if per_sub:
+            s0 = sub_off[q]
+            base = grp_sub_off[g]
+            for j in range(m):
+                sub_first[base + j] = 0
+                sub_hits[base + j] = 0
+                sub_ap[base + j] = totals[j] / nrel[s0 + j]
+            for i in range(n):
+                e = seq[a + i]
+                if e < 0:
+                    continue
+                for t in range(rd_off[e], rd_off[e + 1]):
+                    j = rd_sub[t]
+                    if sub_first[base + j] == 0:
+                        sub_first[base + j] = i + 1
+                    if i < hit_depth:
+                        sub_hits[base + j] += 1
