@@ -3,6 +3,7 @@
 Evaluate whole TREC archives at once with trec_eval's exact numbers.
 """
 
+from fasteval.analysis.hsa import histogram_analysis, histogram_analysis_scores
 from fasteval.engine import evaluate
 from fasteval.errors import (
     DataMismatchError,
@@ -22,6 +23,8 @@ __all__ = [
     "MeasureError",
     "SchemaError",
     "evaluate",
+    "histogram_analysis",
+    "histogram_analysis_scores",
     "load_qrels",
     "load_runs",
     "parse_measure",
