@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import sys
 import time
@@ -380,7 +381,13 @@ def run_collection(c: cc.Collection, seed: int, reps: int, lite: bool) -> list[d
     return rows
 
 
-def correlations(df: pl.DataFrame) -> pl.DataFrame:
+LEXICAL = ("BM25", "TF-IDF", "QL")
+
+
+def correlations(df: pl.DataFrame, lexical_only: bool = False) -> pl.DataFrame:
+    """Pearson / Spearman of HSA and DO against each measure, across the models of a collection."""
+    if lexical_only:
+        df = df.filter(pl.any_horizontal(pl.col("model").str.starts_with(f) for f in LEXICAL))
     out = []
     for (coll,), g in df.group_by("collection", maintain_order=True):
         for s in SAMPLES:
@@ -521,6 +528,16 @@ def report(df: pl.DataFrame, corr: pl.DataFrame, scale: pl.DataFrame, args: Any)
             f"{r['hsa_s_100'] * 1e3:.1f} | {r['hsa_s_all'] * 1e3:.1f} | "
             f"{r['full_s'] / r['hsa_s_100']:.1f} | {r['fit_s']:.2f} |"
         )
+    lex = correlations(df, lexical_only=True).filter(pl.col("s") == "100")
+    L.append("\nLexical models only (BM25 x 5, TF-IDF, QL x 4 = 10 models), s = 100:\n")
+    L.append("| collection | stat | MAP P | MAP S | NDCG P | NDCG S | P@10 P | P@10 S |")
+    L.append("|---|---|---:|---:|---:|---:|---:|---:|")
+    for r in lex.iter_rows(named=True):
+        L.append(
+            f"| {r['collection']} | {r['stat']} | "
+            + " | ".join(f"{r[f'{m}_{k}']:.2f}" for m in MEASURES for k in ("pearson", "spearman"))
+            + " |"
+        )
     if scale.height:
         L.append(
             "\nSpeed-up as the collection grows (NPL + copies of documents relevant to no "
@@ -557,8 +574,19 @@ def main() -> None:
         default="11429,50000,100000,300000,1000000",
         help="collection sizes for the scaling run ('' to skip)",
     )
+    ap.add_argument(
+        "--from-csv",
+        action="store_true",
+        help="only re-print the report from the CSV files of an earlier run in --out",
+    )
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
+    if a.from_csv:
+        df = pl.read_csv(a.out / "hsa_efficiency_models.csv")
+        sc = a.out / "hsa_efficiency_scaling.csv"
+        scale = pl.read_csv(sc) if sc.exists() else pl.DataFrame()
+        print(report(df, correlations(df), scale, a))
+        return
     root = a.data / "classic"
     rows = []
     for name in a.collections.split(","):
@@ -572,13 +600,14 @@ def main() -> None:
         sizes = [int(x) for x in a.scale.split(",")]
         scale_rows = scaling(cc.load(root, "npl"), sizes, a.seed, a.reps)
     scale = pl.DataFrame(scale_rows)
-    df.write_csv(a.out / "hsa_efficiency_models.csv", float_precision=6)
+    df.write_csv(a.out / "hsa_efficiency_models.csv")
     corr.write_csv(a.out / "hsa_efficiency_correlations.csv", float_precision=4)
     if scale.height:
-        scale.write_csv(a.out / "hsa_efficiency_scaling.csv", float_precision=6)
+        scale.write_csv(a.out / "hsa_efficiency_scaling.csv")
         figures(df, scale, a.out)
     print()
     print(report(df, corr, scale, a))
+    print(f"\npeak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import sys
 import time
@@ -123,6 +124,7 @@ def main() -> None:
             print(f"(skipped {name}: {q} not found)\n")
             continue
         print(one(name, q, r, a.subsets, a.reps, a.seed), flush=True)
+    print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 
 if __name__ == "__main__":
