@@ -278,3 +278,38 @@ def test_trec8_matches_reference():
                 else ref[row["run_id"]][row["query_id"]]
             )
             assert close(row["do"], e["do"]) and close(row["hsa"], e["hsa"]), (kw, row, e)
+
+
+def test_thread_count_and_row_order_do_not_matter():
+    import numba
+
+    rng = np.random.default_rng(11)
+    n_runs, n_q, n_d = 30, 10, 200
+    qrels = pl.DataFrame(
+        {
+            "query_id": np.repeat([f"q{i}" for i in range(n_q)], 60).tolist(),
+            "doc_id": [f"d{j}" for _ in range(n_q) for j in rng.choice(n_d, 60, replace=False)],
+            "relevance": rng.integers(-1, 3, n_q * 60).astype(np.int32),
+        }
+    )
+    n = n_runs * n_q * n_d
+    runs = pl.DataFrame(
+        {
+            "run_id": np.repeat([f"r{i}" for i in range(n_runs)], n_q * n_d).tolist(),
+            "query_id": np.tile(np.repeat([f"q{i}" for i in range(n_q)], n_d), n_runs).tolist(),
+            "doc_id": np.tile([f"d{j}" for j in range(n_d)], n_runs * n_q).tolist(),
+            "score": rng.normal(size=n).round(2),
+        }
+    )
+    before = numba.get_num_threads()
+    try:
+        for kw in ({}, {"values": "score", "normalize": "run"}, {"pooled": False}):
+            numba.set_num_threads(1)
+            a = hsa.histogram_analysis(qrels, runs, **kw)
+            numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+            b = hsa.histogram_analysis(qrels, runs, **kw)
+            c = hsa.histogram_analysis(qrels, runs.sample(fraction=1.0, shuffle=True, seed=2), **kw)
+            assert a.equals(b)
+            assert a.sort(a.columns[:2]).equals(c.sort(c.columns[:2]))
+    finally:
+        numba.set_num_threads(before)
