@@ -256,6 +256,9 @@ main.add_command(_information_cmds.correlate_cmd)
 from fasteval.commands.diversity import ndeval_cmd  # noqa: E402
 
 main.add_command(ndeval_cmd)
+from fasteval.commands.hsa import hsa_cmd  # noqa: E402
+
+main.add_command(hsa_cmd)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

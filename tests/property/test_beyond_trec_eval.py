@@ -109,7 +109,8 @@ def test_err_matches_gdeval_transcribed_values():
     k=st.integers(1, 15),
 )
 def test_judged_matches_ir_measures(judg, ranking, k):
-    ir_measures = pytest.importorskip("ir_measures")
+    import ir_measures
+
     qrels = [ir_measures.Qrel("q", d, g) for d, g in judg.items()]
     run = [ir_measures.ScoredDoc("q", d, float(len(ranking) - i)) for i, d in enumerate(ranking)]
     want = ir_measures.calc_aggregate([ir_measures.parse_measure(f"Judged@{k}")], qrels, run)

@@ -1,0 +1,168 @@
+"""``fasteval hsa``: DO and HSA of every run (histogram analysis, SPEC section 4)."""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from fasteval.commands._common import friendly
+
+if TYPE_CHECKING:
+    from fasteval.analysis.hsa import Histograms
+
+
+@click.command("hsa")
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path())
+@click.option(
+    "--values",
+    type=click.Choice(["rank", "score"]),
+    default="rank",
+    show_default=True,
+    help="Histogram the normalised rank 1-(rank-1)/depth or the min-max normalised score.",
+)
+@click.option("--bins", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option(
+    "--normalize",
+    type=click.Choice(["query", "run"]),
+    default="query",
+    show_default=True,
+    help="Min-max bounds for scores: per query or per run.",
+)
+@click.option("-q", "--per-query", is_flag=True, help="One histogram per query, then the mean.")
+@click.option(
+    "--sample",
+    "nonrel_sample",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Use at most this many judged non-relevant documents per query (seeded).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample.")
+@click.option(
+    "--unjudged",
+    type=click.Choice(["exclude", "nonrel"]),
+    default="exclude",
+    show_default=True,
+    help="Leave retrieved unjudged documents out, or count them as non-relevant.",
+)
+@click.option("-l", "level", type=int, default=1, show_default=True, help="Relevance level.")
+@click.option("--compat", type=click.Choice(["9", "10"]), default="9", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["tsv", "csv", "json", "parquet"]),
+    default="tsv",
+    show_default=True,
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None)
+@click.option(
+    "--plot",
+    "plot_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Write a PNG per run and one with the best and worst run side by side here.",
+)
+@click.option(
+    "--run-id",
+    "run_id_from",
+    type=click.Choice(["tag", "filename"]),
+    default="tag",
+    show_default=True,
+)
+@click.option("--keep-first", is_flag=True, help="Keep the first of repeated documents.")
+@click.option("--lenient", is_flag=True, help="Skip malformed lines (and say how many).")
+@friendly
+def hsa_cmd(
+    qrels: str,
+    runs: tuple[str, ...],
+    values: str,
+    bins: int,
+    normalize: str,
+    per_query: bool,
+    nonrel_sample: int | None,
+    seed: int,
+    unjudged: str,
+    level: int,
+    compat: str,
+    fmt: str,
+    output: str | None,
+    plot_dir: str | None,
+    run_id_from: str,
+    keep_first: bool,
+    lenient: bool,
+) -> None:
+    """Distributional overlap (DO, lower is better) and histogram slope (HSA, higher is better).
+
+    Reads QRELS and RUNS (files, directories, Parquet archives) and prints one
+    row per run (with -q: per query, then an 'all' row).
+    """
+    from fasteval.analysis.hsa import histogram_analysis_prepared
+    from fasteval.engine import prepare
+
+    t0 = time.perf_counter()
+    prep = prepare(
+        qrels,
+        list(runs),
+        compat=int(compat),
+        on_duplicate="first" if keep_first else "error",
+        lenient=lenient,
+        run_id_from=run_id_from,
+    )
+    df, hist = histogram_analysis_prepared(  # type: ignore[misc]
+        prep,
+        values=values,
+        bins=bins,
+        normalize=normalize,
+        pooled=not per_query,
+        nonrel_sample=nonrel_sample,
+        seed=seed,
+        unjudged=unjudged,
+        relevance_level=level,
+        return_histograms=True,
+    )
+    if fmt == "parquet":
+        if output is None:
+            msg = "--format parquet needs -o FILE"
+            raise click.UsageError(msg)
+        df.write_parquet(output)
+    else:
+        if fmt == "json":
+            text = df.write_json()
+        else:
+            text = df.write_csv(separator="\t" if fmt == "tsv" else ",", float_precision=6)
+        if output is None:
+            click.echo(text, nl=not text.endswith("\n"))
+        else:
+            Path(output).write_text(text)
+    click.echo(f"# {df['run_id'].n_unique()} runs in {time.perf_counter() - t0:.2f} s", err=True)
+    if plot_dir is not None:
+        _plots(hist, prep.enc.run_names, per_query, Path(plot_dir))
+
+
+def _plots(hist: Histograms, run_names: list[str], per_query: bool, out: Path) -> None:
+    from tqdm import tqdm
+
+    from fasteval.plots.hsa import plot_runs
+
+    if per_query:
+        click.echo("fasteval: warning: --plot draws pooled histograms; rerun without -q", err=True)
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    for i, name in enumerate(tqdm(run_names, unit="run", desc="plots", disable=None)):
+        plot_runs(hist, [i], [name], out / f"hsa_{_safe(name)}.png")
+    hs = [(h, i) for i, h in enumerate(hist.hsa.tolist()) if not math.isnan(h)]
+    if len(hs) >= 2:
+        best = max(hs)[1]
+        worst = min(hs)[1]
+        plot_runs(
+            hist, [best, worst], [run_names[best], run_names[worst]], out / "hsa_best_vs_worst.png"
+        )
+    click.echo(f"# plots in {out}", err=True)
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
