@@ -3,6 +3,7 @@
 Evaluate whole TREC archives at once with trec_eval's exact numbers.
 """
 
+from fasteval.analysis.fusion import fuse
 from fasteval.engine import evaluate
 from fasteval.errors import (
     DataMismatchError,
@@ -22,6 +23,7 @@ __all__ = [
     "MeasureError",
     "SchemaError",
     "evaluate",
+    "fuse",
     "load_qrels",
     "load_runs",
     "parse_measure",

@@ -210,5 +210,9 @@ def warmup_cmd() -> None:
     click.echo(f"kernels ready in {time.perf_counter() - t0:.1f} s", err=True)
 
 
+from fasteval.commands.fusion import fuse_cmd  # noqa: E402
+
+main.add_command(fuse_cmd)
+
 if __name__ == "__main__":  # pragma: no cover
     main()

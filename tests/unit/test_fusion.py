@@ -235,3 +235,46 @@ def test_random_groups_are_seeded():
     assert a == fu.random_groups(20, 5, 10, seed=3)
     assert all(len(set(g)) == 10 for g in a)
     assert np.array(a).max() < 20
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def test_cli_fuse_writes_trec_and_parquet(tmp_path):
+    from click.testing import CliRunner
+
+    from fasteval.cli import main
+
+    runs = tmp_path / "runs.parquet"
+    RUNS.write_parquet(runs)
+    qrels = tmp_path / "qrels"
+    qrels.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in QRELS.iter_rows()))
+    out = tmp_path / "fused.run"
+    res = CliRunner().invoke(main, ["fuse", str(runs), "-m", "CombMNZ", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    lines = out.read_text().splitlines()
+    assert lines[0].split() == ["1", "Q0", "d3", "1", "2.0", "combmnz"]
+    back = fasteval.load_runs(out)
+    assert back["doc_id"].to_list() == ["d3", "d2", "d1", "d5", "d4"]
+    pq = tmp_path / "fused.parquet"
+    args = ["fuse", str(runs), "-m", "pareto", "--qrels", str(qrels), "-o", str(pq), "--depth", "3"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    assert fasteval.load_runs(pq)["doc_id"].to_list() == ["d3", "d2", "d5"]
+
+
+def test_cli_fuse_errors_are_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from fasteval.cli import main
+
+    runs = tmp_path / "runs.parquet"
+    RUNS.write_parquet(runs)
+    for args, want in [
+        (["-m", "naive"], "needs qrels"),
+        (["-m", "nope"], "unknown fusion method"),
+        (["--norm", "nope"], "unknown normalisation"),
+    ]:
+        res = CliRunner().invoke(main, ["fuse", str(runs), "-o", str(tmp_path / "x.run"), *args])
+        assert res.exit_code == 1
+        assert want in res.output and "Traceback" not in res.output
