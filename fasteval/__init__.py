@@ -5,6 +5,7 @@ Evaluate whole TREC archives at once with trec_eval's exact numbers.
 
 from fasteval.analysis.correlation import information_tau, rank_correlation
 from fasteval.analysis.diversity import diversity_evaluate, subtopic_coverage
+from fasteval.analysis.fusion import fuse
 from fasteval.analysis.hsa import histogram_analysis, histogram_analysis_scores
 from fasteval.analysis.information import information_difference, joint_ric, ric
 from fasteval.analysis.report import Report, report
@@ -30,6 +31,7 @@ __all__ = [
     "SchemaError",
     "diversity_evaluate",
     "evaluate",
+    "fuse",
     "histogram_analysis",
     "histogram_analysis_scores",
     "information_difference",

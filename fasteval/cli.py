@@ -259,6 +259,9 @@ main.add_command(ndeval_cmd)
 from fasteval.commands.hsa import hsa_cmd  # noqa: E402
 
 main.add_command(hsa_cmd)
+from fasteval.commands.fusion import fuse_cmd  # noqa: E402
+
+main.add_command(fuse_cmd)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

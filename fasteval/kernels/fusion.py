@@ -1,0 +1,367 @@
+"""Kernels for metasearch: per-query document codes, ranked lists, normalisation, fusion.
+
+Layout (built once by ``fasteval.analysis.fusion.prepare_fusion``): rankings are
+grouped query-major, list ``k = q * n_runs + run`` at positions
+``kstart[k]:kstart[k+1]`` in rank order. ``pos_doc`` holds each document's
+*local code* within its query: documents of query ``q`` are numbered
+``0..m_q-1`` in byte-wise doc-id order, so a larger code is a larger doc id
+(trec_eval's tie order). A fusion *item* is a pair (fusion group, query);
+the kernels take a range ``[lo, hi)`` of items and write only their slots
+(``fasteval.parallel`` runs ranges concurrently; the kernels release the GIL).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# normalisations
+NORM_NONE = 0
+NORM_MINMAX = 1
+NORM_ZSCORE = 2
+NORM_SUM = 3
+NORM_RANK = 4
+
+# fusion methods
+COMBSUM = 0
+COMBMNZ = 1
+COMBANZ = 2
+CONDORCET = 3
+NAIVE = 4
+PARETO = 5
+MAJORITARIAN = 6
+
+UNRET = np.int32(2147483647)  # position of a document a run did not retrieve
+NONREL = -1  # grade class of every document that is not relevant
+
+_EPS = 1e-9  # ranx's floor for normalisation denominators
+
+
+@njit(cache=True, nogil=True)
+def local_codes(lo, hi, qstart, perm, grank, loc, first):  # pragma: no cover - numba
+    """Number the distinct documents of queries ``lo..hi`` in ``grank`` order.
+
+    Rows ``perm[qstart[q]:qstart[q+1]]`` belong to query ``q``; ``grank[i]``
+    is row ``i``'s document rank in the global byte-wise order. Writes
+    ``loc[row]`` (the local code) and ``first[row]`` (the row is the first
+    of its document in that order: the one whose id is shown on output).
+    """
+    for q in range(lo, hi):
+        a = qstart[q]
+        b = qstart[q + 1]
+        if b == a:
+            continue
+        rows = perm[a:b]
+        keys = grank[rows]
+        order = np.argsort(keys, kind="mergesort")
+        code = -1
+        prev = -1
+        for t in range(b - a):
+            r = rows[order[t]]
+            g = keys[order[t]]
+            if g != prev:
+                code += 1
+                prev = g
+                first[r] = True
+            else:
+                first[r] = False
+            loc[r] = code
+
+
+@njit(cache=True, nogil=True)
+def rank_lists(
+    lo, hi, kstart, perm, loc, score, pos_doc, pos_score, pos_row, dup
+):  # pragma: no cover - numba
+    """Order each list ``lo..hi`` by score descending, then local code (doc id) descending.
+
+    ``dup[k]`` gets a row that repeats a document of list ``k`` (-1 if none).
+    """
+    for k in range(lo, hi):
+        a = kstart[k]
+        b = kstart[k + 1]
+        n = b - a
+        if n == 0:
+            continue
+        rows = perm[a:b]
+        codes = loc[rows]
+        by_code = np.argsort(-codes.astype(np.int64), kind="mergesort")
+        for t in range(1, n):
+            if codes[by_code[t]] == codes[by_code[t - 1]] and dup[k] < 0:
+                dup[k] = rows[by_code[t]]
+        neg = np.empty(n, np.float64)
+        for t in range(n):
+            neg[t] = -score[rows[by_code[t]]]
+        order = by_code[np.argsort(neg, kind="mergesort")]
+        for t in range(n):
+            r = rows[order[t]]
+            pos_doc[a + t] = loc[r]
+            pos_score[a + t] = score[r]
+            pos_row[a + t] = r
+
+
+@njit(cache=True, nogil=True)
+def normalise(lo, hi, kstart, score, kind, out):  # pragma: no cover - numba
+    """Normalise the scores of lists ``lo..hi`` (ranx's definitions).
+
+    min-max ``(s - min) / max(max - min, 1e-9)``; z-score
+    ``(s - mean) / max(std, 1e-9)`` (population std); sum
+    ``(s - min) / max(sum(s) - n min, 1e-9)``; rank ``1 - i / n`` for the
+    document at 0-based position ``i`` of ``n``; none: the raw score.
+    """
+    for k in range(lo, hi):
+        a = kstart[k]
+        b = kstart[k + 1]
+        n = b - a
+        if n == 0:
+            continue
+        s = score[a:b]
+        if kind == NORM_MINMAX:
+            mn = s.min()
+            den = max(s.max() - mn, _EPS)
+            for t in range(n):
+                out[a + t] = (s[t] - mn) / den
+        elif kind == NORM_ZSCORE:
+            mu = s.mean()
+            den = max(s.std(), _EPS)
+            for t in range(n):
+                out[a + t] = (s[t] - mu) / den
+        elif kind == NORM_SUM:
+            mn = s.min()
+            den = max(s.sum() - mn * n, _EPS)
+            for t in range(n):
+                out[a + t] = (s[t] - mn) / den
+        elif kind == NORM_RANK:
+            for t in range(n):
+                out[a + t] = 1.0 - t / n
+        else:
+            for t in range(n):
+                out[a + t] = s[t]
+
+
+@njit(cache=True, nogil=True)
+def _beats(x, y, P, gcls, method):
+    """Candidate ``x`` must go above ``y`` (strictly) under the pairwise rule of ``method``.
+
+    ``v_xy`` = runs ranking ``x`` strictly above ``y`` (retrieved above
+    unretrieved; a run retrieving neither abstains). Condorcet: ``v_xy > v_yx``.
+    Majoritarian: ``x`` if ``2 v_xy >= n`` and ``v_xy > v_yx``; ``y`` likewise;
+    otherwise the higher grade class.
+    """
+    n = P.shape[1]
+    vxy = 0
+    vyx = 0
+    for r in range(n):
+        px = P[x, r]
+        py = P[y, r]
+        if px < py:
+            vxy += 1
+        elif py < px:
+            vyx += 1
+    if method == CONDORCET:
+        return vxy > vyx
+    if vxy > vyx and 2 * vxy >= n:
+        return True
+    if vyx > vxy and 2 * vyx >= n:
+        return False
+    return gcls[x] > gcls[y]
+
+
+@njit(cache=True, nogil=True)
+def _pairwise_sort(order, P, gcls, method):
+    """Bottom-up stable merge sort of ``order`` with the comparator :func:`_beats`.
+
+    A right element is taken first only when it beats the left one, so ties
+    keep the initial order; a pair of adjacent runs already in order (the
+    right head does not beat the left tail) is left alone. With a
+    non-transitive majority the output is still a Hamiltonian path: every
+    adjacent pair is ordered as the comparator allows.
+    """
+    m = order.shape[0]
+    tmp = np.empty(m, np.int64)
+    width = 1
+    while width < m:
+        lo = 0
+        while lo < m:
+            mid = min(lo + width, m)
+            hi = min(lo + 2 * width, m)
+            if mid < hi and _beats(order[mid], order[mid - 1], P, gcls, method):
+                i = lo
+                j = mid
+                k = lo
+                while i < mid and j < hi:
+                    if _beats(order[j], order[i], P, gcls, method):
+                        tmp[k] = order[j]
+                        j += 1
+                    else:
+                        tmp[k] = order[i]
+                        i += 1
+                    k += 1
+                while i < mid:
+                    tmp[k] = order[i]
+                    i += 1
+                    k += 1
+                while j < hi:
+                    tmp[k] = order[j]
+                    j += 1
+                    k += 1
+                for t in range(lo, hi):
+                    order[t] = tmp[t]
+            lo += 2 * width
+        width *= 2
+
+
+@njit(cache=True, nogil=True)
+def _top(val, codes, k):
+    """Indices of the ``k`` best by ``val`` descending, then ``codes`` descending, best first."""
+    m = val.shape[0]
+    if k < m:
+        thr = -np.partition(-val, k - 1)[k - 1]
+        sel = np.flatnonzero(val >= thr)
+    else:
+        sel = np.arange(m)
+    by_code = np.argsort(-codes[sel].astype(np.int64))
+    sel = sel[by_code]
+    return sel[np.argsort(-val[sel], kind="mergesort")][: min(k, m)]
+
+
+@njit(cache=True, nogil=True)
+def fuse_items(
+    lo,
+    hi,
+    method,
+    n_q,
+    n_runs,
+    members,
+    m_off,
+    kstart,
+    pos_doc,
+    nscore,
+    qdoc_off,
+    qdoc_gcls,
+    max_m,
+    depth,
+    out_off,
+    out_doc,
+    out_score,
+    out_n,
+):  # pragma: no cover - numba
+    """Fuse items ``lo..hi``; item ``i`` is fusion group ``i // n_q``, query ``i % n_q``.
+
+    The group's runs are ``members[m_off[g]:m_off[g+1]]``. Candidates are
+    the documents any of them retrieved. Writes the first
+    ``out_n[i] <= depth`` documents (local codes) and their fused scores at
+    ``out_off[i]``. Orders (ties always end with the larger doc id first):
+
+    * CombSUM / CombMNZ / CombANZ: fused score ``S``, ``S * c``, ``S / c``
+      (``c`` runs retrieved the document), descending.
+    * Naive: grade class (relevant grades, descending; all others below),
+      then Borda count descending.
+    * Pareto: the best grade among the document itself and every relevant
+      document it Pareto-dominates (no run ranks it lower, one ranks it
+      higher), then Borda count: a linear extension of unanimity that lifts
+      relevant documents as far as unanimity allows.
+    * Condorcet / Majoritarian: :func:`_pairwise_sort` from the Borda order.
+
+    Borda count: ``sum over runs of (len - position)``, 0 when unretrieved;
+    it is strictly larger for a document that Pareto-dominates another.
+    Rank-based methods score the ``j``-th output document ``m - j``.
+    """
+    cmap = np.full(max_m, -1, np.int64)
+    cand = np.empty(max_m, np.int64)
+    for i in range(lo, hi):
+        g = i // n_q
+        q = i - g * n_q
+        ma = m_off[g]
+        mb = m_off[g + 1]
+        nm = mb - ma
+        # --- candidates, numbered in order of first appearance
+        m = 0
+        for t in range(ma, mb):
+            k = q * n_runs + members[t]
+            for p in range(kstart[k], kstart[k + 1]):
+                d = pos_doc[p]
+                if cmap[d] < 0:
+                    cmap[d] = m
+                    cand[m] = d
+                    m += 1
+        if m == 0:
+            out_n[i] = 0
+            continue
+        cs = cand[:m]
+        sumv = np.zeros(m, np.float64)
+        cnt = np.zeros(m, np.int64)
+        borda = np.zeros(m, np.float64)
+        rank_based = method >= CONDORCET
+        if method == CONDORCET or method == PARETO or method == MAJORITARIAN:
+            P = np.full((m, nm), UNRET, np.int32)
+        else:
+            P = np.empty((0, nm), np.int32)
+        for t in range(ma, mb):
+            k = q * n_runs + members[t]
+            a = kstart[k]
+            b = kstart[k + 1]
+            for p in range(a, b):
+                c = cmap[pos_doc[p]]
+                sumv[c] += nscore[p]
+                cnt[c] += 1
+                borda[c] += b - p
+                if P.shape[0] > 0:
+                    P[c, t - ma] = p - a
+        gcls = np.full(m, NONREL, np.int64)
+        if method >= NAIVE:
+            base = qdoc_off[q]
+            for c in range(m):
+                gcls[c] = qdoc_gcls[base + cs[c]]
+        # --- order
+        val = np.empty(m, np.float64)
+        if not rank_based:
+            for c in range(m):
+                if method == COMBSUM:
+                    val[c] = sumv[c]
+                elif method == COMBMNZ:
+                    val[c] = sumv[c] * cnt[c]
+                else:
+                    val[c] = sumv[c] / cnt[c]
+            order = _top(val, cs, depth)
+        elif method == NAIVE or method == PARETO:
+            key = gcls.copy()
+            if method == PARETO:
+                for y in range(m):
+                    if gcls[y] == NONREL:
+                        continue
+                    # a dominator of y precedes it in y's best run
+                    best = 0
+                    for r in range(1, nm):
+                        if P[y, r] < P[y, best]:
+                            best = r
+                    k = q * n_runs + members[ma + best]
+                    a = kstart[k]
+                    for p in range(a, a + P[y, best]):
+                        x = cmap[pos_doc[p]]
+                        if key[x] >= gcls[y]:
+                            continue
+                        dom = True
+                        for r in range(nm):
+                            if P[y, r] != UNRET and P[x, r] >= P[y, r]:
+                                dom = False
+                                break
+                        if dom:
+                            key[x] = gcls[y]
+            # (grade class, Borda) as one exact float key: Borda < span
+            span = borda.max() + 1.0
+            for c in range(m):
+                val[c] = (key[c] + 1) * span + borda[c]
+            order = _top(val, cs, depth)
+        else:
+            order = _top(borda, cs, m)
+            _pairwise_sort(order, P, gcls, method)
+        # --- write the head
+        n_out = min(depth, order.shape[0])
+        o = out_off[i]
+        for j in range(n_out):
+            c = order[j]
+            out_doc[o + j] = cs[c]
+            out_score[o + j] = m - j if rank_based else val[c]
+        out_n[i] = n_out
+        for c in range(m):
+            cmap[cs[c]] = -1
