@@ -16,7 +16,7 @@ of them and scaled linearly (said so in the output).
 
 Run from the repository root (the archive comes from ``fasteval ingest``)::
 
-    python benchmarks/fusion.py ../shared/data/trec8_adhoc/runs --archive /tmp/trec8.parquet
+    python benchmarks/fusion.py ../shared/data/trec8_adhoc/runs --archive trec8.parquet
 """
 
 from __future__ import annotations
