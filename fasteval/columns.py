@@ -67,6 +67,27 @@ class StrColumn:
         return bytes(self.buf[self.starts[i] : self.ends[i]]).decode("utf-8", "replace")
 
 
+def numeric_numpy(arr: pa.Array | pa.ChunkedArray, null: float | int | None = None) -> np.ndarray:
+    """An Arrow integer or float array as numpy, nulls replaced by ``null``.
+
+    Reads the Arrow buffers directly: pyarrow's own ``to_numpy`` imports
+    pandas when it is installed, half a second on a cold start.
+    """
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+    if not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
+        return np.asarray(arr.to_numpy(zero_copy_only=False))
+    dt = np.dtype(arr.type.to_pandas_dtype())
+    n = len(arr)
+    bufs = arr.buffers()
+    out = np.frombuffer(bufs[1], dtype=dt, count=arr.offset + n)[arr.offset :]
+    if arr.null_count:
+        bits = np.unpackbits(np.frombuffer(bufs[0], np.uint8), bitorder="little")
+        valid = bits[arr.offset : arr.offset + n].astype(bool)
+        out = np.where(valid, out, null if null is not None else 0).astype(dt)
+    return out
+
+
 def dict_encode(col: StrColumn) -> tuple[np.ndarray, np.ndarray]:
     """Codes in order of first appearance, and the row where each code first occurs.
 
@@ -80,10 +101,11 @@ def dict_encode(col: StrColumn) -> tuple[np.ndarray, np.ndarray]:
     ktext.change_points(col.buf, col.starts, col.ends, change)
     heads = np.flatnonzero(change)
     d = pc.dictionary_encode(col.take(heads))
-    head_codes = d.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+    head_codes = numeric_numpy(d.indices).astype(np.int32)
     # Arrow numbers values by first appearance, so code k first occurs at head first_idx[k]
     _, first_idx = np.unique(head_codes, return_index=True)
-    codes = head_codes[np.cumsum(change) - 1]
+    # an int dtype: numpy's default cumsum of a bool array is ~25x slower
+    codes = head_codes[np.cumsum(change, dtype=np.int64) - 1]
     return codes, heads[first_idx]
 
 
@@ -140,6 +162,12 @@ class RunColumns:
     score: np.ndarray  # float64
     rank: pa.Array  # int64, nullable (kept, never used for ordering)
     source: Source
+
+    def __post_init__(self) -> None:
+        # read-only float64 whether parsed from text or viewed from Arrow: the
+        # ranking kernels then compile for one signature, not two
+        self.score = np.ascontiguousarray(self.score, dtype=np.float64)
+        self.score.flags.writeable = False
 
     def __len__(self) -> int:
         return int(self.score.shape[0])

@@ -21,15 +21,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fasteval import parallel
-from fasteval.columns import QrelsColumns, RunColumns, dict_encode
+from fasteval.columns import QrelsColumns, RunColumns, dict_encode, numeric_numpy
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
 from fasteval.kernels import ranking as kr
 
 
 def _lookup(values: pa.Array, into: pa.Array) -> np.ndarray:
     """Index of each of ``values`` in ``into`` (-1 where absent)."""
-    idx = pc.index_in(values, value_set=into)
-    return idx.fill_null(-1).to_numpy().astype(np.int32)
+    return numeric_numpy(pc.index_in(values, value_set=into), null=-1).astype(np.int32)
 
 
 @dataclass
@@ -147,6 +146,7 @@ def encode(
     t_slots = np.full(int(t_off[-1]), -1, np.int64)
     t_hash = np.zeros(int(t_off[-1]), np.uint64)
     qr_dup = np.full(n_q, -1, np.int64)
+    qr_rel = np.ascontiguousarray(qrels.rel[qr_rows])
     parallel.run(
         kr.build_qrels_tables,
         np.diff(qr_off).astype(np.float64) + 1.0,
@@ -165,7 +165,7 @@ def encode(
     n = perm.shape[0]
     rel = np.empty(n, np.int32)
     row = np.empty(n, np.int64)
-    qrow = np.empty(n, np.int64)
+    jdx = np.empty(n, np.int64)
     is_dup = np.empty(n, np.bool_)
     was_sorted = np.zeros(gstarts.shape[0], np.bool_)
     parallel.run(
@@ -183,13 +183,14 @@ def encode(
         qrels.doc.buf,
         qrels.doc.starts,
         qrels.doc.ends,
-        qrels.rel,
+        qr_rows,
+        qr_rel,
         t_off,
         t_slots,
         t_hash,
         rel,
         row,
-        qrow,
+        jdx,
         is_dup,
         was_sorted,
     )
@@ -200,8 +201,8 @@ def encode(
         keep = ~is_dup
         rel = rel[keep]
         row = row[keep]
-        qrow = qrow[keep]
-        removed = np.concatenate([[0], np.cumsum(is_dup)])
+        jdx = jdx[keep]
+        removed = np.concatenate([[0], np.cumsum(is_dup, dtype=np.int64)])
         gstarts = gstarts - removed[gstarts]
         gends = gends - removed[gends]
 
@@ -209,9 +210,6 @@ def encode(
     present = gends > gstarts
     evaluated = in_qrels[grid_q] & (present | complete)
     sel = np.flatnonzero(evaluated)
-    judgment_of_row = np.empty(qr_rows.shape[0], np.int64)
-    judgment_of_row[qr_rows] = np.arange(qr_rows.shape[0])
-    jdx = np.where(qrow >= 0, judgment_of_row[np.maximum(qrow, 0)], -1)
 
     return Encoded(
         run_names=list(runs.run_names),
@@ -225,7 +223,7 @@ def encode(
         row=row,
         jdx=jdx,
         qr_off=qr_off,
-        qr_rel=np.ascontiguousarray(qrels.rel[qr_rows]),
+        qr_rel=qr_rel,
         qr_rows=qr_rows,
         n_sorted_groups=int(n_sorted),
     )

@@ -25,6 +25,7 @@ from fasteval.columns import (
     StrColumn,
     concat_str,
     dict_encode,
+    numeric_numpy,
 )
 from fasteval.errors import InputFormatError, SchemaError
 from fasteval.io import trec
@@ -130,7 +131,7 @@ def qrels_from_table(table: pa.Table, name: str) -> QrelsColumns:
     return QrelsColumns(
         _str_col(table, name, "query_id"),
         _str_col(table, name, "doc_id"),
-        rel.to_numpy().astype(np.int32),
+        numeric_numpy(rel).astype(np.int32),
         _table_source(name, table.num_rows),
     )
 
@@ -146,7 +147,7 @@ def runs_from_table(table: pa.Table, name: str) -> RunColumns:
     if not (pa.types.is_floating(sc.type) or pa.types.is_integer(sc.type)):
         msg = f"{name}: column 'score' must be numeric, found {sc.type}"
         raise SchemaError(msg)
-    score = pc.cast(sc, pa.float64()).to_numpy().astype(np.float64, copy=False)
+    score = numeric_numpy(pc.cast(sc, pa.float64())).astype(np.float64, copy=False)
     bad = np.flatnonzero(~np.isfinite(score))
     if bad.size:
         msg = f"{name}, row {int(bad[0]) + 1}: score is not a finite number: {score[bad[0]]}"

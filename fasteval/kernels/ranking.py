@@ -125,9 +125,10 @@ def build_qrels_tables(
 ):  # pragma: no cover
     """Fill the hash tables of queries ``lo..hi`` with their judged document ids.
 
-    Query ``q``'s table is ``slots[t_off[q]:t_off[q+1]]`` (qrels rows, -1 =
-    empty) with the ids' hashes beside them; ``dup[q]`` gets a qrels row that
-    repeats an earlier judgment of the same document.
+    Query ``q``'s table is ``slots[t_off[q]:t_off[q+1]]`` (judgment indices
+    ``j`` into ``qr_rows``, -1 = empty) with the ids' hashes beside them;
+    ``dup[q]`` gets a qrels row that repeats an earlier judgment of the same
+    document.
     """
     for q in range(lo, hi):
         base = t_off[q]
@@ -139,10 +140,11 @@ def build_qrels_tables(
             while True:
                 u = slots[base + slot]
                 if u == -1:
-                    slots[base + slot] = r
+                    slots[base + slot] = j
                     hashes[base + slot] = h
                     break
-                if hashes[base + slot] == h and _equal2(qbuf, qs[u], qe[u], qbuf, qs[r], qe[r]):
+                v = qr_rows[u]
+                if hashes[base + slot] == h and _equal2(qbuf, qs[v], qe[v], qbuf, qs[r], qe[r]):
                     if dup[q] < 0:
                         dup[q] = r
                     break
@@ -181,8 +183,64 @@ def _before(a, b, score, f32, buf, d_s, d_e):
 
 
 @njit(cache=True, nogil=True)
-def _merge_sort(rows, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
-    """Stable order of ``rows`` by (score desc, doc id desc); returns local indices."""
+def _order(rows, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
+    """Local indices of ``rows`` in trec_eval order: score descending, then doc id descending.
+
+    Sorting is by the numeric key alone (numpy's stable merge sort, skipped
+    when the rows are already in score order, the usual case for run files);
+    only runs of equal scores then compare document ids, by insertion sort
+    when short and merge sort when long.
+    """
+    n = rows.shape[0]
+    key = np.empty(n, np.float64)
+    mono = True
+    for i in range(n):
+        s = score[rows[i]]
+        if f32:
+            s = np.float64(np.float32(s))
+        key[i] = -s
+        if i > 0 and key[i] < key[i - 1]:
+            mono = False
+    idx = np.arange(n) if mono else np.argsort(key, kind="mergesort")
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and key[idx[j]] == key[idx[i]]:
+            j += 1
+        m = j - i
+        if m > 16:
+            sub = np.empty(m, np.int64)
+            for k in range(m):
+                sub[k] = rows[idx[i + k]]
+            loc = _doc_merge_sort(sub, buf, d_s, d_e)
+            tie = idx[i:j].copy()
+            for k in range(m):
+                idx[i + k] = tie[loc[k]]
+        elif m > 1:
+            for k in range(i + 1, j):
+                v = idx[k]
+                t = k
+                while (
+                    t > i
+                    and _cmp_bytes(
+                        buf,
+                        d_s[rows[v]],
+                        d_e[rows[v]],
+                        d_s[rows[idx[t - 1]]],
+                        d_e[rows[idx[t - 1]]],
+                    )
+                    > 0
+                ):
+                    idx[t] = idx[t - 1]
+                    t -= 1
+                idx[t] = v
+        i = j
+    return idx
+
+
+@njit(cache=True, nogil=True)
+def _doc_merge_sort(rows, buf, d_s, d_e):  # pragma: no cover - numba
+    """Stable order of ``rows`` by doc id descending (byte-wise); returns local indices."""
     n = rows.shape[0]
     idx = np.arange(n)
     tmp = np.empty(n, np.int64)
@@ -196,7 +254,9 @@ def _merge_sort(rows, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
             j = mid
             k = lo
             while i < mid and j < hi:
-                if _before(rows[idx[j]], rows[idx[i]], score, f32, buf, d_s, d_e):
+                a = rows[idx[j]]
+                b = rows[idx[i]]
+                if _cmp_bytes(buf, d_s[a], d_e[a], d_s[b], d_e[b]) > 0:
                     tmp[k] = idx[j]
                     j += 1
                 else:
@@ -233,13 +293,14 @@ def rank_groups(
     qbuf,
     qs,
     qe,
-    qrel,
+    qr_rows,
+    qr_rel,
     t_off,
     t_slots,
     t_hash,
     out_rel,
     out_row,
-    out_qrow,
+    out_jdx,
     out_dup,
     out_sorted,
 ):  # pragma: no cover - numba
@@ -252,7 +313,8 @@ def rank_groups(
     Rows are then put in trec_eval order (score descending, doc id
     descending, byte-wise); groups already in order are only checked.
     ``out_row`` receives the input row at each ranked position and
-    ``out_qrow`` the qrels row judging that document (-1 if none).
+    ``out_jdx`` the judgment of that document (index into ``qr_rows`` and
+    ``qr_rel``, the judgments grouped by query; -1 if none).
     ``out_sorted[g]`` is set for groups that needed sorting.
     """
     for g in range(lo, hi):
@@ -264,7 +326,7 @@ def rank_groups(
         rows = perm[s : s + n]
         hs = np.empty(n, np.uint64)
         grade = np.empty(n, np.int32)
-        qrow = np.empty(n, np.int64)
+        jud = np.empty(n, np.int64)
         dup = np.zeros(n, np.bool_)
         cap = _next_pow2(2 * n + 2)
         seen = np.full(cap, -1, np.int64)
@@ -287,19 +349,20 @@ def rank_groups(
                     break
                 slot = (slot + 1) & (cap - 1)
             gv = NONPOOL
-            qr = np.int64(-1)
+            jq = np.int64(-1)
             slot = np.int64(h & np.uint64(qmask))
             while True:
                 u = t_slots[base + slot]
                 if u == -1:
                     break
-                if t_hash[base + slot] == h and _equal2(qbuf, qs[u], qe[u], buf, a, b):
-                    gv = qrel[u] if qrel[u] >= 0 else UNJUDGED
-                    qr = u
+                v = qr_rows[u]
+                if t_hash[base + slot] == h and _equal2(qbuf, qs[v], qe[v], buf, a, b):
+                    gv = qr_rel[u] if qr_rel[u] >= 0 else UNJUDGED
+                    jq = u
                     break
                 slot = (slot + 1) & qmask
             grade[i] = gv
-            qrow[i] = qr
+            jud[i] = jq
         ordered = True
         for i in range(1, n):
             if _before(rows[i], rows[i - 1], score, f32, buf, d_s, d_e):
@@ -309,16 +372,16 @@ def rank_groups(
             for i in range(n):
                 out_rel[s + i] = grade[i]
                 out_row[s + i] = rows[i]
-                out_qrow[s + i] = qrow[i]
+                out_jdx[s + i] = jud[i]
                 out_dup[s + i] = dup[i]
         else:
             out_sorted[g] = True
-            order = _merge_sort(rows, score, f32, buf, d_s, d_e)
+            order = _order(rows, score, f32, buf, d_s, d_e)
             for i in range(n):
                 o = order[i]
                 out_rel[s + i] = grade[o]
                 out_row[s + i] = rows[o]
-                out_qrow[s + i] = qrow[o]
+                out_jdx[s + i] = jud[o]
                 out_dup[s + i] = dup[o]
 
 

@@ -61,3 +61,41 @@ def test_judgment_index_points_at_the_judgment_of_the_ranked_document(judg, rank
             assert prep.qrels.doc.value(int(enc.qr_rows[j])) == doc
             assert enc.qr_rel[j] == grade
             assert enc.rel[i] == (grade if grade >= 0 else UNJUDGED)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 120),
+    n_scores=st.integers(1, 6),
+    presorted=st.booleans(),
+    compat=st.sampled_from([9, 10]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_rankings_follow_trec_eval_order(n, n_scores, presorted, compat, seed):
+    """Score descending, then doc id descending byte-wise; long tie runs, any input order.
+
+    The kernel sorts by score only when the input is out of score order and
+    compares ids only within runs of equal scores (insertion sort when short,
+    merge sort when longer than 16): this covers both paths against ``sorted``.
+    """
+    rng = np.random.default_rng(seed)
+    values = rng.choice([0.5, 1.0, 100000.15461, 100000.1546, -3.0, 7.25], n_scores, replace=False)
+    docs = [f"d{int(x)}" for x in rng.choice(10_000, n, replace=False)]
+    scores = rng.choice(values, n).astype(float)
+    if presorted:
+        scores = np.sort(scores)[::-1]
+    ranked = [("r", "1", d, float(s)) for d, s in zip(docs, scores, strict=True)]
+    qrels, runs = _frames([("1", docs[0], 1)], ranked)
+    p = prepare(qrels, runs, compat=compat)
+    got = [p.runs.doc.value(int(r)) for r in p.enc.row[p.enc.starts[0] : p.enc.ends[0]]]
+
+    def score(t):
+        return float(np.float32(t[3])) if compat == 9 else t[3]
+
+    want = [t[2] for t in sorted(ranked, key=lambda t: (-score(t), _desc(t[2])))]
+    assert got == want
+
+
+def _desc(doc: str) -> tuple[int, ...]:
+    # byte-wise descending order, with a shorter prefix after its extensions
+    return (*(255 - b for b in doc.encode()), 256)
