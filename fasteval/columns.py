@@ -79,13 +79,34 @@ def numeric_numpy(arr: pa.Array | pa.ChunkedArray, null: float | int | None = No
         return np.asarray(arr.to_numpy(zero_copy_only=False))
     dt = np.dtype(arr.type.to_pandas_dtype())
     n = len(arr)
-    bufs = arr.buffers()
-    out = np.frombuffer(bufs[1], dtype=dt, count=arr.offset + n)[arr.offset :]
+    out = np.frombuffer(arr.buffers()[1], dtype=dt, count=arr.offset + n)[arr.offset :]
     if arr.null_count:
-        bits = np.unpackbits(np.frombuffer(bufs[0], np.uint8), bitorder="little")
-        valid = bits[arr.offset : arr.offset + n].astype(bool)
-        out = np.where(valid, out, null if null is not None else 0).astype(dt)
+        out = np.where(null_mask(arr), null if null is not None else 0, out).astype(dt)
     return out
+
+
+def null_mask(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """``True`` where an Arrow array is null (from its validity bitmap)."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+    n = len(arr)
+    if not arr.null_count:
+        return np.zeros(n, np.bool_)
+    if pa.types.is_null(arr.type):
+        return np.ones(n, np.bool_)
+    bits = np.unpackbits(np.frombuffer(arr.buffers()[0], np.uint8), bitorder="little")
+    return ~bits[arr.offset : arr.offset + n].astype(np.bool_)
+
+
+def int64_array(values: np.ndarray, invalid: np.ndarray) -> pa.Int64Array:
+    """An Arrow int64 array over ``values`` with nulls where ``invalid`` (built from buffers,
+    as ``pa.array(..., mask=...)`` imports pandas)."""
+    values = np.ascontiguousarray(values, dtype=np.int64)
+    n_null = int(np.count_nonzero(invalid))
+    validity = pa.py_buffer(np.packbits(~invalid, bitorder="little")) if n_null else None
+    return pa.Array.from_buffers(
+        pa.int64(), values.shape[0], [validity, pa.py_buffer(values)], null_count=n_null
+    )
 
 
 def dict_encode(col: StrColumn) -> tuple[np.ndarray, np.ndarray]:

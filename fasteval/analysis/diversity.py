@@ -48,10 +48,9 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from fasteval import parallel
-from fasteval.columns import QrelsColumns, RunColumns, Source, StrColumn
+from fasteval.columns import QrelsColumns, RunColumns, Source, StrColumn, null_mask, numeric_numpy
 from fasteval.encode import Encoded, encode
 from fasteval.errors import DataMismatchError, InputFormatError, MeasureError, ParameterError
 from fasteval.io.diversity import DiversityQrels, diversity_qrels_columns
@@ -369,7 +368,7 @@ def _ordered(enc: Encoded, rc: RunColumns, order: str, pos_e: np.ndarray) -> np.
         key = np.ascontiguousarray(rc.score[enc.row], dtype=np.float64)
         mode = 1
     else:
-        null = rc.rank.is_null().to_numpy(zero_copy_only=False)[enc.row]
+        null = null_mask(rc.rank)[enc.row]
         if null.any():
             p = int(np.flatnonzero(null)[0])
             r = int(enc.row[p])
@@ -379,7 +378,7 @@ def _ordered(enc: Encoded, rc: RunColumns, order: str, pos_e: np.ndarray) -> np.
                 "  hint: order='traditional' (CLI: --order traditional) orders by score and docno"
             )
             raise InputFormatError(msg)
-        rank = pa.compute.fill_null(rc.rank, 0).to_numpy(zero_copy_only=False)
+        rank = numeric_numpy(rc.rank, null=0)
         key = np.ascontiguousarray(rank[enc.row], dtype=np.float64)
         mode = 2
     perm = np.arange(pos_e.shape[0], dtype=np.int64)  # positions outside evaluated groups stay

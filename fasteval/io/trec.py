@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fasteval import parallel
-from fasteval.columns import QrelsColumns, RunColumns, Source, StrColumn
+from fasteval.columns import QrelsColumns, RunColumns, Source, StrColumn, int64_array
 from fasteval.errors import InputFormatError, ParameterError
 from fasteval.kernels import text as ktext
 
@@ -382,7 +382,7 @@ def parse_run_files(
         names.append(tok.field_value(int(first_row[f]), 5))
     uniq: dict[str, int] = {}
     remap = np.array([uniq.setdefault(n, len(uniq)) for n in names], np.int32)
-    rank = pa.array(tok.ival, mask=tok.ibad, type=pa.int64())
+    rank = int64_array(tok.ival, tok.ibad)
     return RunColumns(
         run_names=list(uniq),
         run=remap[tok.file_of],

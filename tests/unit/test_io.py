@@ -7,6 +7,8 @@ import gzip
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fasteval
 from fasteval.errors import DataMismatchError, InputFormatError, SchemaError
@@ -184,3 +186,26 @@ def test_unreadable_parquet_is_a_clear_error(tmp_path):
         fasteval.load_runs(bad)
     with pytest.raises(InputFormatError, match=r"no such file: .*gone\.parquet"):
         fasteval.load_runs(tmp_path / "gone.parquet")
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    values=st.lists(st.one_of(st.none(), st.integers(-(2**40), 2**40)), max_size=40),
+    cut=st.integers(0, 40),
+    start=st.integers(0, 10),
+)
+def test_arrow_buffers_read_as_pyarrow_reads_them(values, cut, start):
+    """numeric_numpy / null_mask / int64_array (buffer-level, no pandas) agree with pyarrow."""
+    import pyarrow as pa
+
+    from fasteval.columns import int64_array, null_mask, numeric_numpy
+
+    vals = np.array([0 if v is None else v for v in values], np.int64)
+    bad = np.array([v is None for v in values], np.bool_)
+    arr = int64_array(vals, bad)
+    assert arr.to_pylist() == values
+    pieces = [arr.slice(0, cut), arr.slice(min(start, len(values)))]
+    for a in [arr, arr.slice(min(start, len(values))), pa.chunked_array(pieces, pa.int64())]:
+        want = a.to_pylist()
+        assert null_mask(a).tolist() == [v is None for v in want]
+        assert numeric_numpy(a, null=-1).tolist() == [-1 if v is None else v for v in want]
