@@ -416,38 +416,55 @@ def _gain(lut, r, lut_top):
 
 
 @njit(cache=True, nogil=True)
-def _gain_family(f, rels, n, lut, ig, top_pos, R):  # pragma: no cover - numba
-    """ndcg (custom gains), dcg, ideal_dcg, G, ndcg_rel and Rndcg, as trec_eval 10 computes them.
+def _g_measure(rels, n, lut, ig):  # pragma: no cover - numba
+    """trec_eval 10's G (m_G.c): gain over a cost-based discount, normalised by the ideal gain."""
+    m = ig.shape[0]
+    top = lut.shape[0]
+    sum_res = 0.0
+    sum_cost = 0.0
+    res_g = 0.0
+    for i in range(n):
+        rg = _gain(lut, rels[i], top)
+        sum_res += rg
+        gi = ig[i] if i < m else 0.0
+        sum_cost += gi if gi >= 1.0 else 1.0
+        if rg != 0.0:
+            res_g += rg / math.log2(2.0 + sum_cost - sum_res)
+    sum_ideal = 0.0
+    for i in range(m):
+        sum_ideal += ig[i]
+    return res_g / sum_ideal if sum_ideal > 0.0 else 0.0
+
+
+# slots of the fused gain walk's output (see _gain_walk)
+GW_NDCG = 0
+GW_DCG = 1
+GW_IDEAL_DCG = 2
+GW_NDCG_REL = 3
+GW_RNDCG = 4
+GW_SIZE = 5
+
+
+@njit(cache=True, nogil=True)
+def _gain_walk(rels, n, lut, ig, top_pos, R, out):  # pragma: no cover - numba
+    """ndcg (custom gains), dcg, ideal_dcg, ndcg_rel and Rndcg in one walk, as trec_eval 10.
 
     ``lut`` maps grade + 2 to gain; ``ig`` is the query's ideal gain vector
     (positive gains only, in trec_eval's order: levels by gain, highest first);
     ``top_pos`` whether trec_eval's walk over gain levels starts at a positive
-    gain. The loops follow m_ndcg.c, m_G.c, m_ndcg_rel.c and m_Rndcg.c step by
-    step, since their quirks (where averages are taken) are the measure.
+    gain. The loops follow m_ndcg.c, m_ndcg_rel.c and m_Rndcg.c step by step,
+    since their quirks (where averages are taken) are the measure; the five share
+    the ranking and ideal sums, so one walk fills ``out[GW_*]`` for all of them
+    with the same floating-point operations each would do alone.
     """
     m = ig.shape[0]
     top = lut.shape[0]
-    if f == G:
-        sum_res = 0.0
-        sum_cost = 0.0
-        res_g = 0.0
-        for i in range(n):
-            rg = _gain(lut, rels[i], top)
-            sum_res += rg
-            gi = ig[i] if i < m else 0.0
-            sum_cost += gi if gi >= 1.0 else 1.0
-            if rg != 0.0:
-                res_g += rg / math.log2(2.0 + sum_cost - sum_res)
-        sum_ideal = 0.0
-        for i in range(m):
-            sum_ideal += ig[i]
-        return res_g / sum_ideal if sum_ideal > 0.0 else 0.0
-    if f == RNDCG and R == 0:
-        return 0.0
     rdcg = 0.0
     idcg = 0.0
-    acc = 0.0
-    cnt = 0
+    acc_rel = 0.0  # ndcg_rel
+    cnt_rel = 0
+    acc_r = 0.0  # Rndcg
+    cnt_r = 0
     old = ig[0] if m > 0 else 0.0
     prev_pos = top_pos
     i = 0
@@ -455,18 +472,18 @@ def _gain_family(f, rels, n, lut, ig, top_pos, R):  # pragma: no cover - numba
     while i < n and prev_pos:
         rg = _gain(lut, rels[i], top)
         gi = ig[i] if i < m else 0.0
-        if f == RNDCG and gi != old:
+        if gi != old:
             if idcg > 0.0:
-                acc += rdcg / idcg
-                cnt += 1
+                acc_r += rdcg / idcg
+                cnt_r += 1
             old = gi
         if rg != 0.0:
             rdcg += rg / math.log2(i + 2.0)
         if gi > 0.0:
             idcg += gi / math.log2(i + 2.0)
-        if f == NDCG_REL and rg > 0.0:
-            acc += rdcg / idcg
-            cnt += 1
+        if rg > 0.0:
+            acc_rel += rdcg / idcg
+            cnt_rel += 1
         prev_pos = gi > 0.0
         i += 1
     # walk 2: the rest of the ranking
@@ -475,38 +492,34 @@ def _gain_family(f, rels, n, lut, ig, top_pos, R):  # pragma: no cover - numba
         rg = _gain(lut, rels[i], top)
         if rg != 0.0:
             rdcg += rg / math.log2(i + 2.0)
-        if f == NDCG_REL and rg > 0.0:
-            acc += rdcg / idcg
-            cnt += 1
+        if rg > 0.0:
+            acc_rel += rdcg / idcg
+            cnt_rel += 1
         i += 1
-    if f == RNDCG and rest and idcg > 0.0:
-        acc += rdcg / idcg
-        cnt += 1
+    if rest and idcg > 0.0:
+        acc_r += rdcg / idcg
+        cnt_r += 1
     # walk 3: the rest of the ideal
     while prev_pos:
         gi = ig[i] if i < m else 0.0
-        if f == RNDCG and gi != old:
+        if gi != old:
             if idcg > 0.0:
-                acc += rdcg / idcg
-                cnt += 1
+                acc_r += rdcg / idcg
+                cnt_r += 1
             old = gi
         if gi > 0.0:
             idcg += gi / math.log2(i + 2.0)
         prev_pos = gi > 0.0
         i += 1
-    if f == NDCG:
-        return rdcg / idcg if idcg > 0.0 else 0.0
-    if f == DCG:
-        return rdcg
-    if f == IDEAL_DCG:
-        return idcg
-    if f == NDCG_REL:
-        if m == 0 or idcg == 0.0:
-            return 0.0
-        acc += (m - cnt) * rdcg / idcg
-        return acc / m if acc > 0.0 else 0.0
-    # RNDCG
-    return acc / cnt if cnt > 0 else 0.0
+    out[GW_NDCG] = rdcg / idcg if idcg > 0.0 else 0.0
+    out[GW_DCG] = rdcg
+    out[GW_IDEAL_DCG] = idcg
+    v = 0.0
+    if m > 0 and idcg > 0.0:
+        acc_rel += (m - cnt_rel) * rdcg / idcg
+        v = acc_rel / m if acc_rel > 0.0 else 0.0
+    out[GW_NDCG_REL] = v
+    out[GW_RNDCG] = acc_r / cnt_r if cnt_r > 0 and R > 0 else 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -579,6 +592,9 @@ def evaluate_groups(
     """
     n_q = spec_off.shape[1] - 1
     n_cols = col_fam.shape[0]
+    n_spec = spec_off.shape[0]
+    gw = np.zeros((n_spec, GW_SIZE), np.float64)  # fused gain walk per gain table
+    gw_done = np.zeros(n_spec, np.bool_)
     need_loop = False
     for c in range(n_cols):
         f = col_fam[c]
@@ -669,6 +685,7 @@ def evaluate_groups(
                 infap /= R
         io = ideal_off[q]
         npos = ideal_off[q + 1] - io
+        gw_done[:] = False
         for c in range(n_cols):
             f = col_fam[c]
             p0 = col_p0[c]
@@ -724,8 +741,11 @@ def evaluate_groups(
             elif f == NDCG:
                 sp = col_spec[c]
                 if sp > 0:
-                    ig = ideal_gains[spec_off[sp, q] : spec_off[sp, q + 1]]
-                    v = _gain_family(f, rels, n, gain_lut[sp], ig, top_pos[sp, q], R)
+                    if not gw_done[sp]:
+                        ig = ideal_gains[spec_off[sp, q] : spec_off[sp, q + 1]]
+                        _gain_walk(rels, n, gain_lut[sp], ig, top_pos[sp, q], R, gw[sp])
+                        gw_done[sp] = True
+                    v = gw[sp, GW_NDCG]
                 elif npos > 0 and n > 0:
                     v = cum_dcg[n - 1] / idcg[io + npos - 1]
             elif f == NDCG_CUT:
@@ -837,8 +857,23 @@ def evaluate_groups(
                 if f == JK_NDCG:
                     best = _jk_dcg(rels, n, lut, ig, True)
                     v = v / best if best > 0.0 else 0.0
-            elif f == G or f == NDCG_REL or f == RNDCG or f == DCG or f == IDEAL_DCG:
+            elif f == G:
                 sp = col_spec[c]
-                ig = ideal_gains[spec_off[sp, q] : spec_off[sp, q + 1]]
-                v = _gain_family(f, rels, n, gain_lut[sp], ig, top_pos[sp, q], R)
+                v = _g_measure(
+                    rels, n, gain_lut[sp], ideal_gains[spec_off[sp, q] : spec_off[sp, q + 1]]
+                )
+            elif f == NDCG_REL or f == RNDCG or f == DCG or f == IDEAL_DCG:
+                sp = col_spec[c]
+                if not gw_done[sp]:
+                    ig = ideal_gains[spec_off[sp, q] : spec_off[sp, q + 1]]
+                    _gain_walk(rels, n, gain_lut[sp], ig, top_pos[sp, q], R, gw[sp])
+                    gw_done[sp] = True
+                if f == NDCG_REL:
+                    v = gw[sp, GW_NDCG_REL]
+                elif f == RNDCG:
+                    v = gw[sp, GW_RNDCG]
+                elif f == DCG:
+                    v = gw[sp, GW_DCG]
+                else:
+                    v = gw[sp, GW_IDEAL_DCG]
             out[g, c] = v
