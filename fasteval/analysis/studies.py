@@ -441,12 +441,12 @@ def plan_subsample(
     runs: RunsLike | None,
     measures: Sequence[str] | str | None,
     *,
-    rates: Sequence[float],
-    reps: int,
-    prepared: Prepared | None,
-    scorer: var.Scorer | None,
-    relevance_level: int,
-    compat: int,
+    rates: Sequence[float] = DEFAULT_RATES,
+    reps: int = 30,
+    prepared: Prepared | None = None,
+    scorer: var.Scorer | None = None,
+    relevance_level: int = 1,
+    compat: int = 9,
 ) -> Plan:
     """Context, settings and fingerprint extras of :func:`subsample` (no unit run yet)."""
     ctx = _context("subsample", qrels, runs, measures, prepared, scorer, relevance_level, compat)
@@ -498,12 +498,12 @@ def plan_pool_depth(
     runs: RunsLike | None,
     measures: Sequence[str] | str | None,
     *,
-    depths: Sequence[int],
-    pool_runs: Sequence[str] | None,
-    prepared: Prepared | None,
-    scorer: var.Scorer | None,
-    relevance_level: int,
-    compat: int,
+    depths: Sequence[int] = DEFAULT_DEPTHS,
+    pool_runs: Sequence[str] | None = None,
+    prepared: Prepared | None = None,
+    scorer: var.Scorer | None = None,
+    relevance_level: int = 1,
+    compat: int = 9,
 ) -> Plan:
     """Context, settings and fingerprint extras of :func:`pool_depth`."""
     ctx = _context("pool-depth", qrels, runs, measures, prepared, scorer, relevance_level, compat)
@@ -591,14 +591,14 @@ def plan_leave_out(
     runs: RunsLike | None,
     measures: Sequence[str] | str | None,
     *,
-    rates: Sequence[float] | None,
-    groups: dict[str, str] | None,
-    depth: int,
-    reps: int,
-    prepared: Prepared | None,
-    scorer: var.Scorer | None,
-    relevance_level: int,
-    compat: int,
+    rates: Sequence[float] | None = None,
+    groups: dict[str, str] | None = None,
+    depth: int = 100,
+    reps: int = 30,
+    prepared: Prepared | None = None,
+    scorer: var.Scorer | None = None,
+    relevance_level: int = 1,
+    compat: int = 9,
 ) -> Plan:
     """Context, settings and fingerprint extras of :func:`leave_out`."""
     if depth < 1:
