@@ -42,6 +42,7 @@ single-threaded worker processes on this machine (loopback only).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import os
@@ -278,8 +279,11 @@ def _cached(token: str, build: Callable[[], Any]) -> Any:
 
 
 def _token(obj: Any) -> str:
+    """Cache key of a spec (the kernel thread count does not change the prepared data)."""
     import cloudpickle
 
+    if hasattr(obj, "kernel_threads"):
+        obj = dataclasses.replace(obj, kernel_threads=None)
     return hashlib.sha256(cloudpickle.dumps(obj)).hexdigest()[:24]
 
 
