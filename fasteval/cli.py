@@ -93,6 +93,12 @@ def main() -> None:
     help="Keep the first of repeated documents in a ranking instead of failing.",
 )
 @click.option("--lenient", is_flag=True, help="Skip malformed lines (and say how many).")
+@click.option(
+    "--cluster",
+    envvar="FASTEVAL_CLUSTER",
+    default=None,
+    help="Evaluate blocks of runs on this Dask scheduler (tcp://host:8786, or local:N).",
+)
 @_friendly
 def eval_cmd(
     qrels: str,
@@ -110,11 +116,16 @@ def eval_cmd(
     run_id_from: str,
     keep_first: bool,
     lenient: bool,
+    cluster: str | None,
 ) -> None:
     """Evaluate RUNS (files, directories, Parquet archives) against QRELS."""
     from fasteval.commands.diversity import eval_diversity
+    from fasteval.distributed import refuse_diversity, with_cluster
     from fasteval.engine import evaluate
 
+    if cluster:  # blocks of runs on a Dask cluster (fasteval.distributed)
+        refuse_diversity(measures, fmt)
+        evaluate = with_cluster(evaluate, cluster)
     if eval_diversity(  # diversity measures (alpha_nDCG@20, ...) or --format ndeval
         qrels,
         runs,

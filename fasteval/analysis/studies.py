@@ -228,6 +228,23 @@ def _setting_file(out: Path, s: Setting) -> Path:
     return out / f"setting={s.label}.parquet"
 
 
+def check_out_dir(out: Path, fp: dict[str, Any]) -> None:
+    """Create ``out`` with the study's fingerprint, or check it holds the same study."""
+    out.mkdir(parents=True, exist_ok=True)
+    meta_path = out / "study.json"
+    if meta_path.exists():
+        old = json.loads(meta_path.read_text())
+        if old != fp:
+            diff = sorted(k for k in set(old) | set(fp) if old.get(k) != fp.get(k))
+            msg = (
+                f"{out} holds a different study (differs in: {', '.join(diff)})\n"
+                "  hint: choose another output folder or delete it to start over"
+            )
+            raise ParameterError(msg)
+    else:
+        meta_path.write_text(json.dumps(fp, indent=1) + "\n")
+
+
 def run_study(
     ctx: Context,
     settings: Sequence[Setting],
@@ -240,20 +257,7 @@ def run_study(
     """Run every unit of ``settings`` (skipping settings already saved in ``out_dir``)."""
     out = Path(out_dir) if out_dir is not None else None
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        meta_path = out / "study.json"
-        fp = _fingerprint(ctx, seed, extra or {})
-        if meta_path.exists():
-            old = json.loads(meta_path.read_text())
-            if old != fp:
-                diff = sorted(k for k in set(old) | set(fp) if old.get(k) != fp.get(k))
-                msg = (
-                    f"{out} holds a different study (differs in: {', '.join(diff)})\n"
-                    "  hint: choose another output folder or delete it to start over"
-                )
-                raise ParameterError(msg)
-        else:
-            meta_path.write_text(json.dumps(fp, indent=1) + "\n")
+        check_out_dir(out, _fingerprint(ctx, seed, extra or {}))
     parts: list[pl.DataFrame] = []
     todo = []
     for s in settings:
@@ -282,6 +286,25 @@ def run_study(
                 df.write_parquet(tmp)
                 tmp.replace(f)
             parts.append(df)
+    return finish_study(settings, parts, full_frame(ctx), out)
+
+
+def full_frame(ctx: Context) -> pl.DataFrame:
+    """The full-qrels scores of a study: ``run_id, measure, value``."""
+    return pl.DataFrame(
+        {
+            "run_id": np.repeat(np.array(ctx.enc.run_names, dtype=object), len(ctx.names)),
+            "measure": np.tile(np.array(ctx.names, dtype=object), len(ctx.enc.run_names)),
+            "value": ctx.full.reshape(-1),
+        },
+        schema={"run_id": pl.String, "measure": pl.String, "value": pl.Float64},
+    )
+
+
+def finish_study(
+    settings: Sequence[Setting], parts: list[pl.DataFrame], full: pl.DataFrame, out: Path | None
+) -> StudyResult:
+    """Merge per-setting unit tables in study order, summarize, and save to ``out``."""
     order = {s.label: i for i, s in enumerate(settings)}
     units = (
         pl.concat(parts)
@@ -290,14 +313,6 @@ def run_study(
         .drop("_o")
     )
     summary = summarize(units)
-    full = pl.DataFrame(
-        {
-            "run_id": np.repeat(np.array(ctx.enc.run_names, dtype=object), len(ctx.names)),
-            "measure": np.tile(np.array(ctx.names, dtype=object), len(ctx.enc.run_names)),
-            "value": ctx.full.reshape(-1),
-        },
-        schema={"run_id": pl.String, "measure": pl.String, "value": pl.Float64},
-    )
     if out is not None:
         summary.write_parquet(out / "summary.parquet")
         summary.write_csv(out / "summary.csv")
@@ -404,16 +419,39 @@ def subsample(
     Buckley, C., & Voorhees, E. M. (2004). Retrieval evaluation with incomplete
     information. SIGIR '04.
     """
+    ctx, settings, extra = plan_subsample(
+        qrels,
+        runs,
+        measures,
+        rates=rates,
+        reps=reps,
+        prepared=prepared,
+        scorer=scorer,
+        relevance_level=relevance_level,
+        compat=compat,
+    )
+    return run_study(ctx, settings, seed=seed, out_dir=out_dir, progress=progress, extra=extra)
+
+
+Plan = tuple[Context, list[Setting], dict[str, Any]]
+
+
+def plan_subsample(
+    qrels: QrelsLike | None,
+    runs: RunsLike | None,
+    measures: Sequence[str] | str | None,
+    *,
+    rates: Sequence[float] = DEFAULT_RATES,
+    reps: int = 30,
+    prepared: Prepared | None = None,
+    scorer: var.Scorer | None = None,
+    relevance_level: int = 1,
+    compat: int = 9,
+) -> Plan:
+    """Context, settings and fingerprint extras of :func:`subsample` (no unit run yet)."""
     ctx = _context("subsample", qrels, runs, measures, prepared, scorer, relevance_level, compat)
     settings = _rate_settings(rates, reps, "rate")
-    return run_study(
-        ctx,
-        settings,
-        seed=seed,
-        out_dir=out_dir,
-        progress=progress,
-        extra={"rates": [s.value for s in settings], "reps": reps},
-    )
+    return ctx, settings, {"rates": [s.value for s in settings], "reps": reps}
 
 
 def pool_depth(
@@ -441,6 +479,33 @@ def pool_depth(
     Zobel, J. (1998). How reliable are the results of large-scale information
     retrieval experiments? SIGIR '98.
     """
+    ctx, settings, extra = plan_pool_depth(
+        qrels,
+        runs,
+        measures,
+        depths=depths,
+        pool_runs=pool_runs,
+        prepared=prepared,
+        scorer=scorer,
+        relevance_level=relevance_level,
+        compat=compat,
+    )
+    return run_study(ctx, settings, seed=seed, out_dir=out_dir, progress=progress, extra=extra)
+
+
+def plan_pool_depth(
+    qrels: QrelsLike | None,
+    runs: RunsLike | None,
+    measures: Sequence[str] | str | None,
+    *,
+    depths: Sequence[int] = DEFAULT_DEPTHS,
+    pool_runs: Sequence[str] | None = None,
+    prepared: Prepared | None = None,
+    scorer: var.Scorer | None = None,
+    relevance_level: int = 1,
+    compat: int = 9,
+) -> Plan:
+    """Context, settings and fingerprint extras of :func:`pool_depth`."""
     ctx = _context("pool-depth", qrels, runs, measures, prepared, scorer, relevance_level, compat)
     mask = None
     if pool_runs is not None:
@@ -452,14 +517,7 @@ def pool_depth(
             msg = f"pool depths must be positive integers, got {d!r}"
             raise ParameterError(msg)
         settings.append(Setting(str(int(d)), float(d), int(d), int(d), 1))
-    return run_study(
-        ctx,
-        settings,
-        seed=seed,
-        out_dir=out_dir,
-        progress=progress,
-        extra={"depths": [int(d) for d in depths], "pool_runs": list(pool_runs or [])},
-    )
+    return ctx, settings, {"depths": [int(d) for d in depths], "pool_runs": list(pool_runs or [])}
 
 
 def _runs_mask(enc: Encoded, names: Sequence[str]) -> np.ndarray:
@@ -512,6 +570,37 @@ def leave_out(
     Reliable information retrieval evaluation with incomplete and biased
     judgements. SIGIR '07.
     """
+    ctx, settings, extra = plan_leave_out(
+        qrels,
+        runs,
+        measures,
+        rates=rates,
+        groups=groups,
+        depth=depth,
+        reps=reps,
+        prepared=prepared,
+        scorer=scorer,
+        relevance_level=relevance_level,
+        compat=compat,
+    )
+    return run_study(ctx, settings, seed=seed, out_dir=out_dir, progress=progress, extra=extra)
+
+
+def plan_leave_out(
+    qrels: QrelsLike | None,
+    runs: RunsLike | None,
+    measures: Sequence[str] | str | None,
+    *,
+    rates: Sequence[float] | None = None,
+    groups: dict[str, str] | None = None,
+    depth: int = 100,
+    reps: int = 30,
+    prepared: Prepared | None = None,
+    scorer: var.Scorer | None = None,
+    relevance_level: int = 1,
+    compat: int = 9,
+) -> Plan:
+    """Context, settings and fingerprint extras of :func:`leave_out`."""
     if depth < 1:
         msg = f"pool depth must be >= 1, got {depth}"
         raise ParameterError(msg)
@@ -538,4 +627,7 @@ def leave_out(
     else:
         msg = "leave_out needs rates (share of runs or groups) or a run -> group map"
         raise ParameterError(msg)
-    return run_study(ctx, settings, seed=seed, out_dir=out_dir, progress=progress, extra=extra)
+    return ctx, settings, extra
+
+
+PLANNERS = {"subsample": plan_subsample, "pool-depth": plan_pool_depth, "leave-out": plan_leave_out}

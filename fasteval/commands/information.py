@@ -108,6 +108,12 @@ def pairs_within_bins(bins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 )
 @click.option("--bins", type=click.IntRange(min=1), default=20, show_default=True)
 @click.option("--top", type=click.IntRange(min=1), default=None, help="Print only the N smallest.")
+@click.option(
+    "--cluster",
+    envvar="FASTEVAL_CLUSTER",
+    default=None,
+    help="Compute blocks of pairs on this Dask scheduler (tcp://host:8786, or local:N).",
+)
 @friendly
 def infodiff_cmd(
     qrels: str,
@@ -119,6 +125,7 @@ def infodiff_cmd(
     bin_by: str | None,
     bins: int,
     top: int | None,
+    cluster: str | None,
 ) -> None:
     """Information difference of pairs of runs, smallest first (near-duplicate systems).
 
@@ -131,6 +138,21 @@ def infodiff_cmd(
     from fasteval.engine import compute
     from fasteval.measures.parser import parse_measures
 
+    if cluster:
+        from fasteval.distributed import information_difference
+
+        df = information_difference(
+            qrels,
+            list(runs),
+            client=cluster,
+            relevance_level=level,
+            run_id_from=run_id_from,
+            bin_by=bin_by,
+            bins=bins,
+            progress=None,
+        ).sort("id", nulls_last=True)
+        _emit(df.head(top) if top is not None else df, fmt, output)
+        return
     data = pair_data(qrels, list(runs), relevance_level=level, run_id_from=run_id_from)
     n = len(data.run_names)
     cols: dict[str, Any] = {}

@@ -94,6 +94,13 @@ _common = [
     ),
     click.option("-l", "level", type=int, default=1, show_default=True, help="Relevance level."),
     click.option("--no-plot", is_flag=True, help="Skip the PNG figures."),
+    click.option(
+        "--cluster",
+        envvar="FASTEVAL_CLUSTER",
+        default=None,
+        help="Run the units on this Dask scheduler (tcp://host:8786, or local:N); "
+        "env FASTEVAL_CLUSTER. Paths must be readable by every worker.",
+    ),
 ]
 
 
@@ -126,14 +133,16 @@ def subsample_cmd(
     out: str,
     level: int,
     no_plot: bool,
+    cluster: str | None,
     rates: str,
     reps: int,
 ) -> None:
     """Randomly subsample the judgments at each rate, REPS times, and re-rank the systems."""
+    from fasteval.distributed import with_cluster
     from fasteval.studies import subsample
 
     t0 = time.perf_counter()
-    res = subsample(
+    res = with_cluster(subsample, cluster)(
         qrels,
         list(runs),
         list(measures) or None,
@@ -164,13 +173,15 @@ def pool_depth_cmd(
     out: str,
     level: int,
     no_plot: bool,
+    cluster: str | None,
     depths: str,
 ) -> None:
     """Keep only judgments of documents some run ranks in its top k, for each depth k."""
+    from fasteval.distributed import with_cluster
     from fasteval.studies import pool_depth
 
     t0 = time.perf_counter()
-    res = pool_depth(
+    res = with_cluster(pool_depth, cluster)(
         qrels,
         list(runs),
         list(measures) or None,
@@ -203,16 +214,18 @@ def leave_out_cmd(
     out: str,
     level: int,
     no_plot: bool,
+    cluster: str | None,
     rates: str | None,
     groups: str | None,
     depth: int,
     reps: int,
 ) -> None:
     """Drop judgments that only left-out runs (or groups) contributed to the depth-K pool."""
+    from fasteval.distributed import with_cluster
     from fasteval.studies import leave_out
 
     t0 = time.perf_counter()
-    res = leave_out(
+    res = with_cluster(leave_out, cluster)(
         qrels,
         list(runs),
         list(measures) or None,
