@@ -93,6 +93,14 @@ def main() -> None:
     help="Keep the first of repeated documents in a ranking instead of failing.",
 )
 @click.option("--lenient", is_flag=True, help="Skip malformed lines (and say how many).")
+@click.option(
+    "-Z",
+    "--zscores",
+    "zscore_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Print z-scores against this file of 'qid measure mean stddev' lines (trec_eval -Z).",
+)
 @_friendly
 def eval_cmd(
     qrels: str,
@@ -110,6 +118,7 @@ def eval_cmd(
     run_id_from: str,
     keep_first: bool,
     lenient: bool,
+    zscore_file: str | None = None,
 ) -> None:
     """Evaluate RUNS (files, directories, Parquet archives) against QRELS."""
     from fasteval.commands.diversity import eval_diversity
@@ -149,8 +158,9 @@ def eval_cmd(
         on_duplicate="first" if keep_first else "error",
         lenient=lenient,
         run_id_from=run_id_from,
+        zscores=zscore_file,
     )
-    text = write_table(df, mset, fmt, output)
+    text = write_table(df, mset, fmt, output, zscore=zscore_file is not None)
     if text is not None:
         click.echo(text, nl=False)
 

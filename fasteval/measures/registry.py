@@ -40,6 +40,9 @@ class Family:
         Whether trec_eval prints per-query values.
     doc
         One line: what it measures, formula, citation.
+    text
+        A string-valued, per-query-only measure (``relstring``): not computed
+        by the kernels, no ``all`` row; its value is in the ``text`` column.
     """
 
     name: str
@@ -50,6 +53,7 @@ class Family:
     per_query: bool
     integer: bool
     doc: str
+    text: bool = False
 
 
 _FAMILIES = [
@@ -437,6 +441,19 @@ _FAMILIES = [
         True,
         False,
         "Share of unjudged documents in the top k (missing ranks count judged; trec_eval 10).",
+    ),
+    Family(
+        "relstring",
+        -1,  # not a kernel family: fasteval.analysis.relstring builds the strings
+        "list",
+        (10.0,),
+        "none",
+        True,
+        False,
+        "The relevance values of the first N (default 10) retrieved documents as a string: "
+        "'0'-'9' a grade, '>' above 9, '-' not in the qrels, '.' pooled but unjudged, "
+        "'<' another negative grade (trec_eval m_relstring.c; per query only).",
+        text=True,
     ),
     # --- beyond trec_eval
     Family(
