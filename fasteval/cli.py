@@ -101,6 +101,15 @@ def main() -> None:
     default=None,
     help="Print z-scores against this file of 'qid measure mean stddev' lines (trec_eval -Z).",
 )
+@click.option(
+    "-R",
+    "--rel-format",
+    "rel_format",
+    type=click.Choice(["qrels", "qrels_jg"]),
+    default="qrels",
+    show_default=True,
+    help="Format of QRELS: qrels, or qrels_jg (qid jg docno rel; *_avgjg measures).",
+)
 @_friendly
 def eval_cmd(
     qrels: str,
@@ -119,6 +128,7 @@ def eval_cmd(
     keep_first: bool,
     lenient: bool,
     zscore_file: str | None = None,
+    rel_format: str = "qrels",
 ) -> None:
     """Evaluate RUNS (files, directories, Parquet archives) against QRELS."""
     from fasteval.commands.diversity import eval_diversity
@@ -143,7 +153,12 @@ def eval_cmd(
     from fasteval.analysis.information import parse_with_ric
     from fasteval.output import write_table
 
-    mset = parse_with_ric(list(measures) or None, compat=int(compat))[0]
+    if rel_format == "qrels_jg":
+        from fasteval.analysis.qrels_jg import parse_jg_measures
+
+        mset = parse_jg_measures(list(measures) or None, compat=int(compat))
+    else:
+        mset = parse_with_ric(list(measures) or None, compat=int(compat))[0]
     df = evaluate(
         qrels,
         list(runs),
@@ -159,6 +174,7 @@ def eval_cmd(
         lenient=lenient,
         run_id_from=run_id_from,
         zscores=zscore_file,
+        rel_format=rel_format,
     )
     text = write_table(df, mset, fmt, output, zscore=zscore_file is not None)
     if text is not None:

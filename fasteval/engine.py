@@ -359,6 +359,7 @@ def evaluate(
     lenient: bool = False,
     run_id_from: str = "tag",
     zscores: Any = None,
+    rel_format: str = "qrels",
 ) -> pl.DataFrame:
     """Evaluate runs against qrels, as trec_eval would, for every run at once.
 
@@ -406,6 +407,11 @@ def evaluate(
         ``(value - mean) / stddev`` (``-1000000`` where the reference is
         missing) and the aggregates are formed from them; see
         :mod:`fasteval.analysis.zscores`.
+    rel_format
+        trec_eval ``-R``: ``"qrels"`` (default) or ``"qrels_jg"``, qrels with
+        judgment groups (``qid jg docno rel``; measures ``map_avgjg``,
+        ``P_avgjg``, ``Rprec_mult_avgjg``, default set ``qrels_jg``; see
+        :mod:`fasteval.analysis.qrels_jg`).
 
     Returns
     -------
@@ -426,6 +432,25 @@ def evaluate(
     if max_depth is not None and max_depth <= 0:
         msg = f"max_depth must be positive, got {max_depth}"
         raise ParameterError(msg)
+    if rel_format != "qrels":
+        from fasteval.analysis.qrels_jg import evaluate_rel_format
+
+        return evaluate_rel_format(
+            rel_format,
+            qrels,
+            runs,
+            measures,
+            per_query=per_query,
+            compat=compat,
+            relevance_level=relevance_level,
+            complete=complete,
+            max_depth=max_depth,
+            judged_only=judged_only,
+            on_duplicate=on_duplicate,
+            lenient=lenient,
+            run_id_from=run_id_from,
+            zscores=zscores,
+        )
     from fasteval.analysis import diversity
 
     if diversity.is_diversity_request(measures):  # alpha_nDCG@20, ERR_IA@20, NRBP, ndeval...

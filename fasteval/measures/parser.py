@@ -72,7 +72,7 @@ class MeasureSet(list[Measure]):
 
 _TREC_ARG = re.compile(r"^(?P<fam>[A-Za-z0-9_]+?)(?:\.(?P<params>.*))?$")
 _TREC_OUT = re.compile(
-    r"^(?P<fam>P|recall|success|map_cut|ndcg_cut|iprec_at_recall|relative_P|unj|Rprec_mult|err|nerr|ncg|judged)"
+    r"^(?P<fam>P_avgjg|Rprec_mult_avgjg|P|recall|success|map_cut|ndcg_cut|iprec_at_recall|relative_P|unj|Rprec_mult|err|nerr|ncg|judged)"
     r"_(?P<val>\d+(?:\.\d+)?)$"
 )
 _IRM = re.compile(r"^(?P<name>[A-Za-z]+)(?:\((?P<args>[^)]*)\))?(?:@(?P<cut>[0-9]*\.?[0-9]+))?$")
@@ -121,7 +121,7 @@ def _expand_family(fam: Family, params_text: str | None, arg: str) -> list[Measu
         vals = sorted({_cutoff(fam.name, p, arg) for p in raw}) if raw else list(fam.defaults)
         return [Measure(fam.name, (v,), None, f"{fam.name}_{int(v)}") for v in vals]
     if fam.kind == "levels":
-        upper = math.inf if fam.name == "Rprec_mult" else 1.0
+        upper = math.inf if fam.name.startswith("Rprec_mult") else 1.0
         vals = sorted({_level(p, arg, upper) for p in raw}) if raw else list(fam.defaults)
         return [Measure(fam.name, (v,), None, f"{fam.name}_{_fmt_level(v)}") for v in vals]
     if fam.kind == "gains":

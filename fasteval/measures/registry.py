@@ -455,6 +455,41 @@ _FAMILIES = [
         "'<' another negative grade (trec_eval m_relstring.c; per query only).",
         text=True,
     ),
+    # --- judgment groups (trec_eval -R qrels_jg): the measure averaged over the groups
+    # that judged the query (fasteval.analysis.qrels_jg); with plain qrels a query has
+    # one group and the value is the base measure's
+    Family(
+        "map_avgjg",
+        k.MAP,
+        "single",
+        (),
+        "mean",
+        True,
+        False,
+        "AP averaged over the query's judgment groups (users), then over queries "
+        "(trec_eval m_map_avgjg.c).",
+    ),
+    Family(
+        "P_avgjg",
+        k.P,
+        "cutoffs",
+        DEFAULT_CUTOFFS,
+        "mean",
+        True,
+        False,
+        "Precision at cutoff k averaged over the query's judgment groups (trec_eval m_P_avgjg.c).",
+    ),
+    Family(
+        "Rprec_mult_avgjg",
+        k.RPREC_MULT,
+        "levels",
+        R_MULTIPLES,
+        "mean",
+        True,
+        False,
+        "Precision after (long)(x*R + 0.9) documents, R and the precision per judgment "
+        "group, averaged over the groups (trec_eval m_Rprec_mult_avgjg.c).",
+    ),
     # --- beyond trec_eval
     Family(
         "err",
@@ -564,6 +599,9 @@ TREC_ORDER = [
     "set_map",
     "set_F",
     "num_nonrel_judged_ret",
+    "map_avgjg",
+    "P_avgjg",
+    "Rprec_mult_avgjg",
     "yaap",
     "rbp",
     "rbp_resid",
@@ -632,6 +670,7 @@ NICKNAMES: dict[str, list[str]] = {
         "set_F",
         "num_nonrel_judged_ret",
     ],
+    "qrels_jg": ["runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"],
     "set": [
         "runid",
         "num_q",

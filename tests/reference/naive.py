@@ -198,3 +198,9 @@ def zscore(value: float, mean: float | None, std: float | None) -> float:
     if std != 0.0:
         return (value - mean) / std
     return 0.0 if value == mean else -1000000.0
+
+
+def rprec_mult(rels: list[int], num_rel: int, x: float, level: int = 1) -> float:
+    """Precision after (long)(x * R + 0.9) documents (m_Rprec_mult.c); 0 for a 0 cutoff."""
+    k = int(x * num_rel + 0.9)
+    return precision_at(rels, k, level) if k > 0 else 0.0
