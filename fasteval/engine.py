@@ -454,6 +454,9 @@ def evaluate(
     from fasteval.analysis import diversity
 
     if diversity.is_diversity_request(measures):  # alpha_nDCG@20, ERR_IA@20, NRBP, ndeval...
+        if zscores is not None:
+            msg = "z-scores (-Z) are not supported for diversity measures"
+            raise ParameterError(msg)
         return diversity.evaluate_hook(
             qrels,
             runs,
