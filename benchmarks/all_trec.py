@@ -39,7 +39,7 @@ def main() -> None:
     rows = []
     for label, names in [("core (7 measures)", CORE), ("all_trec", ["all_trec"])]:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # all_trec: relstring is left out (documented)
+            warnings.simplefilter("ignore")  # nickname warnings, if any
             mset = parse_measures(names, compat=args.compat)
         compute(prep.enc, mset, compat=args.compat)  # warm-up (loads the numba cache)
         times = []

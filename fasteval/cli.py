@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from fasteval.commands._common import friendly as _friendly
+from fasteval.errors import ParameterError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -99,6 +100,23 @@ def main() -> None:
     default=None,
     help="Evaluate blocks of runs on this Dask scheduler (tcp://host:8786, or local:N).",
 )
+@click.option(
+    "-Z",
+    "--zscores",
+    "zscore_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Print z-scores against this file of 'qid measure mean stddev' lines (trec_eval -Z).",
+)
+@click.option(
+    "-R",
+    "--rel-format",
+    "rel_format",
+    type=click.Choice(["qrels", "qrels_jg"]),
+    default="qrels",
+    show_default=True,
+    help="Format of QRELS: qrels, or qrels_jg (qid jg docno rel; *_avgjg measures).",
+)
 @_friendly
 def eval_cmd(
     qrels: str,
@@ -117,6 +135,8 @@ def eval_cmd(
     keep_first: bool,
     lenient: bool,
     cluster: str | None,
+    zscore_file: str | None,
+    rel_format: str,
 ) -> None:
     """Evaluate RUNS (files, directories, Parquet archives) against QRELS."""
     from fasteval.commands.diversity import eval_diversity
@@ -125,6 +145,9 @@ def eval_cmd(
 
     if cluster:  # blocks of runs on a Dask cluster (fasteval.distributed)
         refuse_diversity(measures, fmt)
+        if rel_format != "qrels":
+            msg = f"--cluster reads plain qrels only; run -R {rel_format} without --cluster"
+            raise ParameterError(msg)
         evaluate = with_cluster(evaluate, cluster)
     if eval_diversity(  # diversity measures (alpha_nDCG@20, ...) or --format ndeval
         qrels,
@@ -145,7 +168,12 @@ def eval_cmd(
     from fasteval.analysis.information import parse_with_ric
     from fasteval.output import write_table
 
-    mset = parse_with_ric(list(measures) or None, compat=int(compat))[0]
+    if rel_format == "qrels_jg":
+        from fasteval.analysis.qrels_jg import parse_jg_measures
+
+        mset = parse_jg_measures(list(measures) or None, compat=int(compat))
+    else:
+        mset = parse_with_ric(list(measures) or None, compat=int(compat))[0]
     df = evaluate(
         qrels,
         list(runs),
@@ -160,8 +188,10 @@ def eval_cmd(
         on_duplicate="first" if keep_first else "error",
         lenient=lenient,
         run_id_from=run_id_from,
+        zscores=zscore_file,
+        rel_format=rel_format,
     )
-    text = write_table(df, mset, fmt, output)
+    text = write_table(df, mset, fmt, output, zscore=zscore_file is not None)
     if text is not None:
         click.echo(text, nl=False)
 

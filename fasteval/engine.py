@@ -39,6 +39,8 @@ class Evaluation:
     values: np.ndarray
     summary: np.ndarray
     has_rows: np.ndarray  # bool per group: the run retrieved something for that query
+    # string-valued columns (relstring): column -> one string per group
+    text: dict[int, list[str]] | None = None
 
 
 def _plan(measures: Sequence[Measure]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -184,12 +186,26 @@ def compute(
     judged_only: bool = False,
     complete: bool = False,
     num_docs: int = 0,
+    zscores: Any = None,
 ) -> Evaluation:
-    """Run the kernels for ``measures`` over encoded data and aggregate per run."""
+    """Run the kernels for ``measures`` over encoded data and aggregate per run.
+
+    ``zscores`` (a :class:`fasteval.io.zscores.ZScores`) turns per-query values
+    into z-scores before aggregation (trec_eval ``-Z``).
+    """
     n_groups = enc.starts.shape[0]
     values = np.zeros((n_groups, len(measures)), dtype=np.float64)
     by_level: dict[int, list[int]] = {}
+    text: dict[int, list[str]] | None = None
     for i, m in enumerate(measures):
+        if m.info.text:  # relstring: strings, not kernel values
+            from fasteval.analysis.relstring import relstrings
+
+            text = text or {}
+            text[i] = relstrings(
+                enc, int(m.params[0]), max_depth=max_depth, judged_only=judged_only
+            )
+            continue
         by_level.setdefault(relevance_level if m.rel is None else m.rel, []).append(i)
     for level, cols in by_level.items():
         num_rel, num_nonrel, ideal_off, idcg, ideal_g = query_stats(enc.qr_off, enc.qr_rel, level)
@@ -226,9 +242,13 @@ def compute(
             out,
         )
         values[:, cols] = out
+    if zscores is not None:
+        from fasteval.analysis.zscores import zscore_values
+
+        values = zscore_values(values, enc, measures, zscores)
     summary = _aggregate(enc, measures, values, relevance_level, complete)
     has_rows = enc.ends > enc.starts
-    return Evaluation(measures, enc, values, summary, has_rows)
+    return Evaluation(measures, enc, values, summary, has_rows, text)
 
 
 def _aggregate(
@@ -240,6 +260,9 @@ def _aggregate(
     for j, m in enumerate(measures):
         agg = m.info.aggregate
         col = values[:, j]
+        if m.info.text:  # per query only
+            summary[:, j] = np.nan
+            continue
         if agg == "gm":
             logs = np.log(np.maximum(col, MIN_GEO_MEAN))
             s = np.bincount(enc.group_run, weights=logs, minlength=n_runs)
@@ -335,6 +358,8 @@ def evaluate(
     on_duplicate: str = "error",
     lenient: bool = False,
     run_id_from: str = "tag",
+    zscores: Any = None,
+    rel_format: str = "qrels",
 ) -> pl.DataFrame:
     """Evaluate runs against qrels, as trec_eval would, for every run at once.
 
@@ -375,13 +400,28 @@ def evaluate(
         Skip malformed lines (reported in a warning) instead of raising.
     run_id_from
         For run files: ``"tag"`` (6th column) or ``"filename"``.
+    zscores
+        trec_eval ``-Z``: a z-score file (``qid measure mean stddev`` lines),
+        a polars frame ``query_id, measure, mean, stddev`` or a
+        :class:`fasteval.io.zscores.ZScores`. Per-query values become
+        ``(value - mean) / stddev`` (``-1000000`` where the reference is
+        missing) and the aggregates are formed from them; see
+        :mod:`fasteval.analysis.zscores`.
+    rel_format
+        trec_eval ``-R``: ``"qrels"`` (default) or ``"qrels_jg"``, qrels with
+        judgment groups (``qid jg docno rel``; measures ``map_avgjg``,
+        ``P_avgjg``, ``Rprec_mult_avgjg``, default set ``qrels_jg``; see
+        :mod:`fasteval.analysis.qrels_jg`).
 
     Returns
     -------
     polars.DataFrame
         Long table ``run_id, query_id, measure, value``; aggregates have
         ``query_id == "all"``. Rows follow trec_eval's order: per run, each
-        query's measures, then the aggregates.
+        query's measures, then the aggregates. When a string measure
+        (``relstring``) is requested, a ``text`` column holds its strings
+        (``value`` is null on those rows, ``text`` null on the others); it
+        has per-query rows only.
 
     Raises
     ------
@@ -392,9 +432,31 @@ def evaluate(
     if max_depth is not None and max_depth <= 0:
         msg = f"max_depth must be positive, got {max_depth}"
         raise ParameterError(msg)
+    if rel_format != "qrels":
+        from fasteval.analysis.qrels_jg import evaluate_rel_format
+
+        return evaluate_rel_format(
+            rel_format,
+            qrels,
+            runs,
+            measures,
+            per_query=per_query,
+            compat=compat,
+            relevance_level=relevance_level,
+            complete=complete,
+            max_depth=max_depth,
+            judged_only=judged_only,
+            on_duplicate=on_duplicate,
+            lenient=lenient,
+            run_id_from=run_id_from,
+            zscores=zscores,
+        )
     from fasteval.analysis import diversity
 
     if diversity.is_diversity_request(measures):  # alpha_nDCG@20, ERR_IA@20, NRBP, ndeval...
+        if zscores is not None:
+            msg = "z-scores (-Z) are not supported for diversity measures"
+            raise ParameterError(msg)
         return diversity.evaluate_hook(
             qrels,
             runs,
@@ -412,6 +474,10 @@ def evaluate(
     from fasteval.analysis import information as _information  # RIC (SPEC 5)
 
     mset, ric = _information.parse_with_ric(measures, compat=compat)
+    if zscores is not None:
+        from fasteval.io.zscores import as_zscores
+
+        zscores = as_zscores(zscores)
     prep = prepare(
         qrels,
         runs,
@@ -430,6 +496,7 @@ def evaluate(
         judged_only=judged_only,
         complete=complete,
         num_docs=num_docs,
+        zscores=zscores,
     )
     df = to_frame(ev, per_query=per_query, compat=compat)
     return _information.append_ric(df, prep, relevance_level, per_query) if ric else df
@@ -451,7 +518,6 @@ def to_frame(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> pl.D
     names = pl.Series("measure", [m.name for m in ev.measures], dtype=pl.String)
     runs = pl.Series("run_id", enc.run_names, dtype=pl.String)
     qids = pl.Series("query_id", [*enc.qids, "all"], dtype=pl.String)
-    n_m = len(ev.measures)
     parts = []
     n_runs = len(enc.run_names)
     # per-query block: groups are run-major, query order within a run
@@ -473,8 +539,9 @@ def to_frame(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> pl.D
                 }
             )
         )
-    rr = np.repeat(np.arange(n_runs), n_m)
-    mm = np.tile(np.arange(n_m), n_runs)
+    s_idx = np.array([j for j, m in enumerate(ev.measures) if not m.info.text], np.int64)
+    rr = np.repeat(np.arange(n_runs), s_idx.shape[0])
+    mm = np.tile(s_idx, n_runs)
     parts.append(
         pl.DataFrame(
             {
@@ -487,9 +554,30 @@ def to_frame(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> pl.D
         )
     )
     df = pl.concat(parts).sort(["run_idx", "block"], maintain_order=True)
-    return df.select(
+    out = df.select(
         runs.gather(df["run_idx"]).alias("run_id"),
         qids.gather(df["query_idx"]).alias("query_id"),
         names.gather(df["measure_idx"]).alias("measure"),
         pl.col("value"),
+    )
+    return _with_text(out, df, ev.enc, ev.text) if ev.text else out
+
+
+def _with_text(
+    out: pl.DataFrame, df: pl.DataFrame, enc: Encoded, text: dict[int, list[str]]
+) -> pl.DataFrame:
+    """Add the ``text`` column of the string measures (relstring); null ``value`` there."""
+    n_q = len(enc.qids)
+    g_of = np.full(len(enc.run_names) * n_q, -1, np.int64)  # (run, query) -> group
+    g_of[enc.group_run.astype(np.int64) * n_q + enc.group_q] = np.arange(enc.group_run.shape[0])
+    m_idx = df["measure_idx"].to_numpy()
+    key = df["run_idx"].to_numpy() * n_q + df["query_idx"].to_numpy()
+    col = np.full(len(df), None, dtype=object)
+    for j, strings in text.items():
+        rows = np.flatnonzero(m_idx == j)
+        col[rows] = np.asarray(strings, dtype=object)[g_of[key[rows]]]
+    is_text = np.isin(m_idx, list(text))
+    return out.with_columns(
+        pl.when(pl.Series(is_text)).then(None).otherwise(pl.col("value")).alias("value"),
+        pl.Series("text", col.tolist(), dtype=pl.String),
     )

@@ -72,7 +72,7 @@ class MeasureSet(list[Measure]):
 
 _TREC_ARG = re.compile(r"^(?P<fam>[A-Za-z0-9_]+?)(?:\.(?P<params>.*))?$")
 _TREC_OUT = re.compile(
-    r"^(?P<fam>P|recall|success|map_cut|ndcg_cut|iprec_at_recall|relative_P|unj|Rprec_mult|err|nerr|ncg|judged)"
+    r"^(?P<fam>P_avgjg|Rprec_mult_avgjg|P|recall|success|map_cut|ndcg_cut|iprec_at_recall|relative_P|unj|Rprec_mult|err|nerr|ncg|judged)"
     r"_(?P<val>\d+(?:\.\d+)?)$"
 )
 _IRM = re.compile(r"^(?P<name>[A-Za-z]+)(?:\((?P<args>[^)]*)\))?(?:@(?P<cut>[0-9]*\.?[0-9]+))?$")
@@ -121,7 +121,7 @@ def _expand_family(fam: Family, params_text: str | None, arg: str) -> list[Measu
         vals = sorted({_cutoff(fam.name, p, arg) for p in raw}) if raw else list(fam.defaults)
         return [Measure(fam.name, (v,), None, f"{fam.name}_{int(v)}") for v in vals]
     if fam.kind == "levels":
-        upper = math.inf if fam.name == "Rprec_mult" else 1.0
+        upper = math.inf if fam.name.startswith("Rprec_mult") else 1.0
         vals = sorted({_level(p, arg, upper) for p in raw}) if raw else list(fam.defaults)
         return [Measure(fam.name, (v,), None, f"{fam.name}_{_fmt_level(v)}") for v in vals]
     if fam.kind == "gains":
@@ -141,6 +141,9 @@ def _expand_family(fam: Family, params_text: str | None, arg: str) -> list[Measu
             raise MeasureError(msg) from None
         if fam.name == "set_F" and (len(vals) != 1 or vals[0] < 0):
             msg = f"measure {arg!r}: set_F takes one non-negative parameter"
+            raise MeasureError(msg)
+        if fam.name == "relstring" and (len(vals) != 1 or not 0 <= vals[0] < 2**31):
+            msg = f"measure {arg!r}: relstring takes one length N >= 0, got {params_text!r}"
             raise MeasureError(msg)
         if fam.name == "utility" and len(vals) != 4:
             msg = f"measure {arg!r}: utility takes 4 coefficients p1,p2,p3,p4, got {len(vals)}"
@@ -283,6 +286,11 @@ def parse_measures(
     result = MeasureSet()
     seen: set[str] = set()
     missing: list[str] = []
+    # trec_eval: "fam.params" sets the family's parameters, also for a family a
+    # nickname marks (-m all_trec -m relstring.20 prints relstring_20 only)
+    from_nickname: set[str] = set()
+    asked: set[str] = set()
+    with_params: set[str] = set()
     for arg in args:
         a = arg.strip()
         if a in NICKNAMES:
@@ -293,6 +301,7 @@ def parse_measures(
                     result.runid = True
                 elif fam in FAMILIES:
                     for m in _expand_family(FAMILIES[fam], None, a):
+                        from_nickname.add(m.name)
                         if m.name not in seen:
                             seen.add(m.name)
                             result.append(m)
@@ -302,7 +311,11 @@ def parse_measures(
         if a == "runid":
             result.runid = True
             continue
+        tm = _TREC_ARG.match(a)
+        if tm and tm["params"] and tm["fam"] in FAMILIES:
+            with_params.add(tm["fam"])
         for m in parse_measure(a):
+            asked.add(m.name)
             if m.name not in seen:
                 seen.add(m.name)
                 result.append(m)
@@ -311,6 +324,13 @@ def parse_measures(
             "not yet computed by fasteval, left out of the nickname: " + ", ".join(missing),
             stacklevel=2,
         )
+    if with_params & {m.family for m in result if m.name in from_nickname}:
+        kept = [
+            m
+            for m in result
+            if m.name in asked or m.name not in from_nickname or m.family not in with_params
+        ]
+        result[:] = kept
     order = {f: i for i, f in enumerate(TREC_ORDER)}
     # stable: families in trec_eval order, parameters as parsed (already sorted)
     ordered = sorted(range(len(result)), key=lambda i: order.get(result[i].family, len(order)))

@@ -40,6 +40,9 @@ class Family:
         Whether trec_eval prints per-query values.
     doc
         One line: what it measures, formula, citation.
+    text
+        A string-valued, per-query-only measure (``relstring``): not computed
+        by the kernels, no ``all`` row; its value is in the ``text`` column.
     """
 
     name: str
@@ -50,6 +53,7 @@ class Family:
     per_query: bool
     integer: bool
     doc: str
+    text: bool = False
 
 
 _FAMILIES = [
@@ -438,6 +442,54 @@ _FAMILIES = [
         False,
         "Share of unjudged documents in the top k (missing ranks count judged; trec_eval 10).",
     ),
+    Family(
+        "relstring",
+        -1,  # not a kernel family: fasteval.analysis.relstring builds the strings
+        "list",
+        (10.0,),
+        "none",
+        True,
+        False,
+        "The relevance values of the first N (default 10) retrieved documents as a string: "
+        "'0'-'9' a grade, '>' above 9, '-' not in the qrels, '.' pooled but unjudged, "
+        "'<' another negative grade (trec_eval m_relstring.c; per query only).",
+        text=True,
+    ),
+    # --- judgment groups (trec_eval -R qrels_jg): the measure averaged over the groups
+    # that judged the query (fasteval.analysis.qrels_jg); with plain qrels a query has
+    # one group and the value is the base measure's
+    Family(
+        "map_avgjg",
+        k.MAP,
+        "single",
+        (),
+        "mean",
+        True,
+        False,
+        "AP averaged over the query's judgment groups (users), then over queries "
+        "(trec_eval m_map_avgjg.c).",
+    ),
+    Family(
+        "P_avgjg",
+        k.P,
+        "cutoffs",
+        DEFAULT_CUTOFFS,
+        "mean",
+        True,
+        False,
+        "Precision at cutoff k averaged over the query's judgment groups (trec_eval m_P_avgjg.c).",
+    ),
+    Family(
+        "Rprec_mult_avgjg",
+        k.RPREC_MULT,
+        "levels",
+        R_MULTIPLES,
+        "mean",
+        True,
+        False,
+        "Precision after (long)(x*R + 0.9) documents, R and the precision per judgment "
+        "group, averaged over the groups (trec_eval m_Rprec_mult_avgjg.c).",
+    ),
     # --- beyond trec_eval
     Family(
         "err",
@@ -547,6 +599,9 @@ TREC_ORDER = [
     "set_map",
     "set_F",
     "num_nonrel_judged_ret",
+    "map_avgjg",
+    "P_avgjg",
+    "Rprec_mult_avgjg",
     "yaap",
     "rbp",
     "rbp_resid",
@@ -615,6 +670,7 @@ NICKNAMES: dict[str, list[str]] = {
         "set_F",
         "num_nonrel_judged_ret",
     ],
+    "qrels_jg": ["runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"],
     "set": [
         "runid",
         "num_q",

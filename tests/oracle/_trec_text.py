@@ -57,6 +57,12 @@ IMPLEMENTED = frozenset(
     }
 )
 
+# String-valued families fasteval computes (kept apart: the numeric oracles, e.g.
+# pytrec_eval, are driven by IMPLEMENTED).
+TEXT_IMPLEMENTED = frozenset({"relstring"})
+# Judgment-group families (-R qrels_jg): not in pytrec_eval's plain-qrels comparisons.
+JG_IMPLEMENTED = frozenset({"map_avgjg", "P_avgjg", "Rprec_mult_avgjg"})
+
 # Every trec_eval 10 family name (measures.c), implemented or not; a printed
 # name belongs to the longest family name it equals or starts with (+ "_").
 TREC_FAMILIES = IMPLEMENTED | {
@@ -100,7 +106,9 @@ Line = tuple[str, str, str]  # (measure, query id, value as printed)
 
 
 def family_of(name: str) -> str:
-    """The trec_eval family a printed measure name belongs to."""
+    """The trec_eval family a printed measure name belongs to (``-Z``: ``Z`` + name)."""
+    if name.startswith("Z") and name != "Z":
+        name = name[1:]  # no trec_eval family starts with Z; -Z output prefixes one
     best = ""
     for fam in TREC_FAMILIES:
         if (name == fam or name.startswith(fam + "_")) and len(fam) > len(best):
@@ -113,7 +121,7 @@ def family_of(name: str) -> str:
 
 def is_implemented(name: str) -> bool:
     """Whether fasteval computes the measure printed as ``name``."""
-    return family_of(name) in IMPLEMENTED
+    return family_of(name) in IMPLEMENTED | TEXT_IMPLEMENTED | JG_IMPLEMENTED
 
 
 def parse_lines(text: str) -> list[Line]:

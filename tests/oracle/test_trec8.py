@@ -56,7 +56,7 @@ def scores9(qrels, runs) -> pl.DataFrame:
 
 @pytest.fixture(scope="module")
 def scores10(qrels, runs) -> pl.DataFrame:
-    return fasteval.evaluate(qrels, runs, ["runid", *_pytrec.FAMILIES_V10], compat=10)
+    return fasteval.evaluate(qrels, runs, ["runid", *_pytrec.FAMILIES_V10, "relstring"], compat=10)
 
 
 def overall_map(scores: pl.DataFrame) -> dict[str, str]:
@@ -79,7 +79,7 @@ def test_compat9_equals_pytrec_eval_per_query(qrels, runs, scores9):
 
 
 def test_compat10_equals_trec_eval_10_outputs(data, scores10):
-    mset = fasteval.parse_measures(["runid", *_pytrec.FAMILIES_V10], compat=10)
+    mset = fasteval.parse_measures(["runid", *_pytrec.FAMILIES_V10, "relstring"], compat=10)
     compared = 0
     failures = []
     for (run_id,), part in scores10.partition_by("run_id", as_dict=True).items():
@@ -91,9 +91,9 @@ def test_compat10_equals_trec_eval_10_outputs(data, scores10):
         if got != expected:
             failures.append(f"{run_id}: {diff_report(expected, got, limit=5)}")
     assert not failures, f"{len(failures)} runs differ:\n" + "\n".join(failures[:20])
-    # per run: 50 topics x 95 per-query lines + 99 "all" lines (with runid, num_q,
-    # gm_map, gm_bpref); only relstring (a per-query string) is not compared
-    assert compared == N_RUNS * (N_TOPICS * 95 + 99)
+    # per run: 50 topics x 96 per-query lines (relstring included) + 99 "all" lines
+    # (with runid, num_q, gm_map, gm_bpref)
+    assert compared == N_RUNS * (N_TOPICS * 96 + 99)
 
 
 # (c) ------------------------------------------------------------------------------
@@ -158,7 +158,11 @@ def test_1999_summaries_equal_compat9(data, scores9, scores10):
     assert expected[(FLOAT_RUN, "all", "map")] == "0.2143"
 
     def differences(scores: pl.DataFrame) -> dict:
-        got = {(r, q, m): f"{v:6.4f}" for r, q, m, v in scores.iter_rows()}
+        rows = scores.filter(pl.col("value").is_not_null())  # relstring rows: text only
+        got = {
+            (r, q, m): f"{v:6.4f}"
+            for r, q, m, v in rows.select("run_id", "query_id", "measure", "value").iter_rows()
+        }
         return {k: (v, got.get(k)) for k, v in expected.items() if got.get(k) != v}
 
     assert differences(scores9) == {

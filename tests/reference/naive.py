@@ -172,3 +172,35 @@ def jk_ndcg(gains: list[float], all_gains: list[float]) -> float:
 
     best = dcg(sorted((g for g in all_gains if g > 0), reverse=True))
     return dcg(gains) / best if best > 0 else 0.0
+
+
+def relstring(rels: list[int], n: int) -> str:
+    """trec_eval's relstring of a ranking's relevance values (m_relstring.c)."""
+    out = []
+    for r in rels[: max(n, 0)]:
+        if r > 9:
+            out.append(">")
+        elif r >= 0:
+            out.append(str(r))
+        elif r == NONPOOL:
+            out.append("-")
+        elif r == UNJUDGED:
+            out.append(".")
+        else:
+            out.append("<")
+    return "".join(out)
+
+
+def zscore(value: float, mean: float | None, std: float | None) -> float:
+    """trec_eval's convert_zscores.c for one value (None: not in the z-score file)."""
+    if mean is None or std is None:
+        return -1000000.0
+    if std != 0.0:
+        return (value - mean) / std
+    return 0.0 if value == mean else -1000000.0
+
+
+def rprec_mult(rels: list[int], num_rel: int, x: float, level: int = 1) -> float:
+    """Precision after (long)(x * R + 0.9) documents (m_Rprec_mult.c); 0 for a 0 cutoff."""
+    k = int(x * num_rel + 0.9)
+    return precision_at(rels, k, level) if k > 0 else 0.0

@@ -383,3 +383,20 @@ def test_worker_killed_mid_study(client, tmp_path, by_value) -> None:
     same_study(local, result["res"])
     client.wait_for_workers(2, timeout=60)  # the nanny restarts the killed worker
     assert victim not in client.run(os.getpid).values()
+
+
+def test_cluster_refuses_judgment_group_qrels(tmp_path):
+    """`eval -R qrels_jg --cluster` is a clear one-line error, not a worker traceback."""
+    from click.testing import CliRunner
+
+    from fasteval.cli import main
+
+    q = tmp_path / "q.jg"
+    q.write_text("1 0 d1 1\n")
+    r = tmp_path / "r.run"
+    r.write_text("1 Q0 d1 1 1.0 x\n")
+    res = CliRunner().invoke(
+        main, ["eval", "-R", "qrels_jg", str(q), str(r), "--cluster", "local:1"]
+    )
+    assert res.exit_code == 1
+    assert "--cluster reads plain qrels only" in res.output

@@ -1,0 +1,90 @@
+"""trec_eval's ``relstring``: the relevance values of the top documents, as a string.
+
+A string-valued measure does not fit the long table's float ``value``
+column, so :func:`fasteval.evaluate` returns it in an extra ``text`` column
+(present only when a string measure is requested; ``value`` is null on
+those rows). Like trec_eval, relstring has per-query rows only (no ``all``
+row): it describes a ranking, it does not average.
+
+One character per document of the first ``N`` retrieved (after ``-M`` and
+``-J``, as every other measure sees the ranking), from trec_eval's
+``m_relstring.c``: the grade ``0``-``9``; ``>`` for a grade above 9; ``-``
+for a document not in the qrels; ``.`` for a qrels entry with a negative
+grade (pooled but unjudged); ``<`` for any other value (not reachable with
+fasteval's encoding, kept for the definition).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fasteval.encode import Encoded
+from fasteval.kernels.ranking import NONPOOL, UNJUDGED
+
+
+def relstring_chars(rel: np.ndarray) -> np.ndarray:
+    """ASCII codes of the relstring characters for relevance values ``rel``."""
+    rel = np.asarray(rel, dtype=np.int64)
+    out = np.full(rel.shape, ord("<"), np.uint8)
+    digit = (rel >= 0) & (rel <= 9)
+    out[digit] = (ord("0") + rel[digit]).astype(np.uint8)
+    out[rel > 9] = ord(">")
+    out[rel == NONPOOL] = ord("-")
+    out[rel == UNJUDGED] = ord(".")
+    return out
+
+
+def _ragged(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions ``starts[g] + i`` for ``i < counts[g]``, and the CSR offsets of groups."""
+    off = np.zeros(counts.shape[0] + 1, np.int64)
+    np.cumsum(counts, out=off[1:])
+    gid = np.repeat(np.arange(counts.shape[0]), counts)
+    return starts[gid] + (np.arange(off[-1]) - off[gid]), off
+
+
+def relstrings(
+    enc: Encoded,
+    length: int,
+    *,
+    max_depth: int | None = None,
+    judged_only: bool = False,
+) -> list[str]:
+    """The relstring of every evaluated (run, query) group, in group order.
+
+    Parameters
+    ----------
+    enc
+        Encoded rankings (:func:`fasteval.encode.encode`).
+    length
+        ``N``: how many of the top documents to show.
+    max_depth
+        trec_eval ``-M``: only the first ``max_depth`` documents count.
+    judged_only
+        trec_eval ``-J``: unjudged documents (not in the qrels, or with a
+        negative grade) are dropped from the ranking first.
+
+    Returns
+    -------
+    list of str
+        One string per group (``enc.starts``), ``""`` for an empty ranking.
+    """
+    starts = enc.starts.astype(np.int64)
+    lim = (enc.ends - enc.starts).astype(np.int64)
+    if max_depth is not None:
+        lim = np.minimum(lim, int(max_depth))
+    if judged_only:
+        pos, off = _ragged(starts, lim)
+        keep = enc.rel[pos] >= 0
+        kept_before = np.concatenate([[0], np.cumsum(keep)])
+        # rank of each kept document among the kept ones of its group
+        gid = np.repeat(np.arange(lim.shape[0]), lim)
+        rank = kept_before[:-1] - kept_before[off[gid]]
+        keep &= rank < length
+        pos = pos[keep]
+        counts = np.bincount(gid[keep], minlength=lim.shape[0]).astype(np.int64)
+        off = np.zeros(counts.shape[0] + 1, np.int64)
+        np.cumsum(counts, out=off[1:])
+    else:
+        pos, off = _ragged(starts, np.minimum(lim, max(int(length), 0)))
+    text = relstring_chars(enc.rel[pos]).tobytes().decode("ascii")
+    return [text[off[g] : off[g + 1]] for g in range(off.shape[0] - 1)]

@@ -1,0 +1,136 @@
+"""trec_eval's z-score file (``-Z``): per query and measure, a reference mean and stddev.
+
+Format (trec_eval ``get_zscores.c``): one line per (query, measure),
+``qid measure_name mean stddev``, fields separated by blanks. fasteval also
+skips blank lines and lines starting with ``#`` (as it does in qrels), and
+is stricter than trec_eval's ``atof``: a mean or stddev that is not a number
+(``nan`` and ``inf`` are numbers: trec_eval 9.0.8's own z-score file has
+``nan`` entries, which give ``nan`` z-scores), a negative stddev, a line
+without exactly four fields and a repeated (query, measure) pair are errors
+naming the file, the line and the value.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from fasteval.errors import InputFormatError, SchemaError
+
+# trec_eval's MISSING_ZSCORE_VALUE: printed when no (finite) z-score can be formed
+MISSING_ZSCORE = -1000000.0
+
+
+@dataclass(frozen=True)
+class ZScores:
+    """Reference means and standard deviations, keyed by ``(query_id, measure)``."""
+
+    table: dict[tuple[str, str], tuple[float, float]]
+    name: str = "<table>"
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+
+def _number(text: str, what: str, where: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        msg = f"{where}: {what} {text!r} is not a number"
+        raise InputFormatError(msg) from None
+
+
+def read_zscores(path: str | os.PathLike[str]) -> ZScores:
+    """Read a trec_eval z-score file.
+
+    Parameters
+    ----------
+    path
+        A text file (optionally gzip-compressed) of ``qid measure mean stddev`` lines.
+
+    Returns
+    -------
+    ZScores
+
+    Raises
+    ------
+    InputFormatError
+        For an unreadable file or a malformed line (file, line and value named).
+    """
+    from fasteval.io.trec import read_bytes
+
+    name = os.fspath(path)
+    try:
+        text = read_bytes(path).tobytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        msg = f"{name}: not UTF-8 text (byte {e.start})"
+        raise InputFormatError(msg) from None
+    table: dict[tuple[str, str], tuple[float, float]] = {}
+    first_line: dict[tuple[str, str], int] = {}
+    for no, line in enumerate(text.splitlines(), start=1):
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        where = f"{name}:{no}"
+        if len(fields) != 4:
+            msg = (
+                f"{where}: expected 4 fields (qid measure mean stddev), found "
+                f"{len(fields)}: {line.strip()[:200]!r}"
+            )
+            raise InputFormatError(msg)
+        qid, meas, mean_s, std_s = fields
+        mean = _number(mean_s, "mean", where)
+        std = _number(std_s, "stddev", where)
+        if std < 0.0:
+            msg = f"{where}: stddev {std_s!r} is negative"
+            raise InputFormatError(msg)
+        key = (qid, meas)
+        if key in table:
+            first = first_line[key]
+            msg = f"{where}: query {qid!r} measure {meas!r} repeated (first on line {first})"
+            raise InputFormatError(msg)
+        table[key] = (mean, std)
+        first_line[key] = no
+    if not table:
+        msg = f"{name}: no z-score lines"
+        raise InputFormatError(msg)
+    return ZScores(table, name)
+
+
+def zscores_from_frame(df: pl.DataFrame, name: str = "<table>") -> ZScores:
+    """Z-score reference from a frame with columns ``query_id, measure, mean, stddev``."""
+    need = ["query_id", "measure", "mean", "stddev"]
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        msg = (
+            f"{name}: z-score table lacks column(s) {', '.join(missing)} (needs {', '.join(need)})"
+        )
+        raise SchemaError(msg)
+    table: dict[tuple[str, str], tuple[float, float]] = {}
+    for i, (q, m, mean_v, std_v) in enumerate(df.select(need).iter_rows()):
+        where = f"{name}, row {i + 1}"
+        mean = _number(str(mean_v), "mean", where)
+        std = _number(str(std_v), "stddev", where)
+        if std < 0.0:
+            msg = f"{where}: stddev {std!r} is negative"
+            raise InputFormatError(msg)
+        if (str(q), str(m)) in table:
+            msg = f"{where}: query {q!r} measure {m!r} repeated"
+            raise InputFormatError(msg)
+        table[(str(q), str(m))] = (mean, std)
+    return ZScores(table, name)
+
+
+def as_zscores(x: Any) -> ZScores:
+    """A :class:`ZScores` from a path, a polars frame or a :class:`ZScores`."""
+    if isinstance(x, ZScores):
+        return x
+    if isinstance(x, pl.DataFrame):
+        return zscores_from_frame(x)
+    if isinstance(x, (str, os.PathLike)):
+        return read_zscores(x)
+    msg = f"zscores must be a path, a polars DataFrame or ZScores, got {type(x).__name__}"
+    raise SchemaError(msg)
