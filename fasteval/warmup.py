@@ -1,0 +1,92 @@
+"""Compile (and cache) every numba kernel on the packaged sample, ahead of real work.
+
+numba compiles a kernel the first time it is called and caches the machine code
+on disk (``cache=True``); a first real run otherwise pays seconds of compilation
+per kernel family. :func:`warm_up` calls each part of the engine once on the
+small sample archive shipped in ``fasteval/data`` (text qrels, a Parquet
+archive, the same runs as text files, a diversity qrels made from the sample),
+so that every kernel is compiled for the array types real inputs give.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+SAMPLE_DIR = Path(__file__).parent / "data"
+SAMPLE_QRELS = SAMPLE_DIR / "sample.qrels"
+SAMPLE_RUNS = SAMPLE_DIR / "sample_runs.parquet"
+
+
+def _text_copies(tmp: Path) -> tuple[Path, Path]:
+    """The sample runs as TREC text files, and a diversity qrels (3 subtopics) from the qrels."""
+    import polars as pl
+
+    from fasteval.io.tables import load_runs
+
+    runs = load_runs(SAMPLE_RUNS)
+    run_dir = tmp / "runs"
+    run_dir.mkdir()
+    for (rid,), part in runs.group_by(["run_id"], maintain_order=True):
+        lines = part.select(
+            pl.format("{} Q0 {} {} {} {}", "query_id", "doc_id", "rank", "score", "run_id")
+        )
+        (run_dir / f"{rid}.run").write_text("\n".join(lines.to_series().to_list()) + "\n")
+    div = tmp / "diversity.qrels"
+    rows = []
+    for i, line in enumerate(SAMPLE_QRELS.read_text().splitlines()):
+        qid, _, doc, rel = line.split()[:4]
+        rows.append(f"{qid} {i % 3 + 1} {doc} {rel}")
+    div.write_text("\n".join(rows) + "\n")
+    return run_dir, div
+
+
+def steps(tmp: Path) -> list[tuple[str, Callable[[], object]]]:
+    """The warm-up steps: (what, call) pairs, each exercising one kernel family."""
+    import fasteval
+    from fasteval.analysis.fusion import fuse
+    from fasteval.analysis.meta import discriminative_power
+    from fasteval.measures.registry import FAMILIES
+    from fasteval.studies import subsample
+
+    run_dir, div = _text_copies(tmp)
+    q, r = SAMPLE_QRELS, SAMPLE_RUNS
+    families = [f for f in FAMILIES if not f.endswith("_avgjg")]
+
+    def eval_all() -> object:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fasteval.evaluate(q, r, families)
+
+    def significance() -> object:
+        table = fasteval.evaluate(q, r, ["map"])
+        return discriminative_power(table, "map", B=20, seed=0)
+
+    return [
+        ("the text reader (runs as TREC files)", lambda: fasteval.evaluate(q, run_dir, ["map"])),
+        ("all trec_eval measure families", eval_all),
+        ("diversity (ndeval) measures", lambda: fasteval.diversity_evaluate(div, run_dir)),
+        ("histogram analysis (DO, HSA)", lambda: fasteval.histogram_analysis(q, r)),
+        ("RIC and information difference", lambda: fasteval.information_difference(q, r)),
+        (
+            "metasearch (CombSUM, Condorcet, bounds)",
+            lambda: [fuse(r, m, qrels=q) for m in ("combmnz", "condorcet", "pareto")],
+        ),
+        ("significance and discriminative power", significance),
+        ("qrels subsampling study", lambda: subsample(q, r, ["map"], rates=[0.5], reps=2)),
+    ]
+
+
+def warm_up(report: Callable[[str, float], None] | None = None) -> float:
+    """Run every warm-up step; ``report(what, seconds)`` after each. Returns the total seconds."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="fasteval-warmup-") as d:
+        for what, call in steps(Path(d)):
+            t = time.perf_counter()
+            call()
+            if report is not None:
+                report(what, time.perf_counter() - t)
+    return time.perf_counter() - t0
