@@ -10,6 +10,14 @@ from typing import Any, TypeVar
 import click
 
 from fasteval.commands._common import friendly as _friendly
+from fasteval.commands._common import (
+    lenient_option,
+    level_option,
+    output_option,
+    qrels_and_runs,
+    reading_options,
+    run_id_option,
+)
 from fasteval.errors import ParameterError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -24,8 +32,7 @@ def main() -> None:
 
 
 @main.command("eval")
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path())
+@qrels_and_runs
 @click.option(
     "-m",
     "--measure",
@@ -36,14 +43,7 @@ def main() -> None:
 )
 @click.option("-q", "per_query", is_flag=True, help="Also print per-query values.")
 @click.option("-c", "complete", is_flag=True, help="Average over every qrels query (missing = 0).")
-@click.option(
-    "-l",
-    "level",
-    type=int,
-    default=1,
-    show_default=True,
-    help="Relevance level: grade >= level is relevant.",
-)
+@level_option
 @click.option(
     "-M",
     "max_depth",
@@ -73,27 +73,8 @@ def main() -> None:
     default="trec",
     show_default=True,
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write here instead of standard output.",
-)
-@click.option(
-    "--run-id",
-    "run_id_from",
-    type=click.Choice(["tag", "filename"]),
-    default="tag",
-    show_default=True,
-    help="Name runs after the tag column or the file name.",
-)
-@click.option(
-    "--keep-first",
-    is_flag=True,
-    help="Keep the first of repeated documents in a ranking instead of failing.",
-)
-@click.option("--lenient", is_flag=True, help="Skip malformed lines (and say how many).")
+@output_option()
+@reading_options
 @click.option(
     "--cluster",
     envvar="FASTEVAL_CLUSTER",
@@ -205,15 +186,8 @@ def eval_cmd(
     type=click.Path(dir_okay=False),
     help="The archive to write (.parquet).",
 )
-@click.option(
-    "--run-id",
-    "run_id_from",
-    type=click.Choice(["tag", "filename"]),
-    default="tag",
-    show_default=True,
-    help="Name runs after the tag column or the file name.",
-)
-@click.option("--lenient", is_flag=True, help="Skip malformed lines (and say how many).")
+@run_id_option
+@lenient_option
 @_friendly
 def ingest_cmd(inputs: tuple[str, ...], output: str, run_id_from: str, lenient: bool) -> None:
     """Pack many run files (a whole track) into one Parquet archive."""

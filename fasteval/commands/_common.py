@@ -40,3 +40,53 @@ def friendly(fn: F) -> F:
                 sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
+
+
+def options(*decorators: Callable[[F], F]) -> Callable[[F], F]:
+    """Several click decorators as one, applied in the order written (top first)."""
+
+    def apply(fn: F) -> F:
+        for deco in reversed(decorators):
+            fn = deco(fn)
+        return fn
+
+    return apply
+
+
+# The arguments and options every command that reads qrels and runs shares, so
+# that they are spelled, defaulted and documented the same way everywhere.
+qrels_and_runs = options(
+    click.argument("qrels", type=click.Path(dir_okay=False)),
+    click.argument("runs", nargs=-1, required=True, type=click.Path()),
+)
+run_id_option = click.option(
+    "--run-id",
+    "run_id_from",
+    type=click.Choice(["tag", "filename"]),
+    default="tag",
+    show_default=True,
+    help="Name runs after the tag column or the file name.",
+)
+keep_first_option = click.option(
+    "--keep-first",
+    is_flag=True,
+    help="Keep the first of repeated documents in a ranking instead of failing.",
+)
+lenient_option = click.option(
+    "--lenient", is_flag=True, help="Skip malformed lines (and say how many)."
+)
+# --run-id, --keep-first, --lenient: how run files are read
+reading_options = options(run_id_option, keep_first_option, lenient_option)
+level_option = click.option(
+    "-l",
+    "level",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Relevance level: grade >= level is relevant.",
+)
+
+
+def output_option(help: str = "Write here instead of standard output.") -> Callable[[F], F]:
+    """``-o/--output FILE``."""
+    return click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help=help)

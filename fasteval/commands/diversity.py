@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from fasteval.commands._common import friendly
+from fasteval.commands._common import friendly, output_option, qrels_and_runs, reading_options
 from fasteval.errors import ParameterError
 
 
@@ -51,8 +51,7 @@ def eval_diversity(
 
 
 @click.command("ndeval")
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path())
+@qrels_and_runs
 @click.option(
     "-m",
     "--measure",
@@ -85,16 +84,8 @@ def eval_diversity(
     default="ndeval",
     show_default=True,
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None)
-@click.option(
-    "--run-id",
-    "run_id_from",
-    type=click.Choice(["tag", "filename"]),
-    default="tag",
-    show_default=True,
-)
-@click.option("--keep-first", is_flag=True, help="Keep the first of repeated documents.")
-@click.option("--lenient", is_flag=True, help="Skip malformed lines (and say how many).")
+@output_option()
+@reading_options
 @friendly
 def ndeval_cmd(
     qrels: str,

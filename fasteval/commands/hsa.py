@@ -9,15 +9,20 @@ from typing import TYPE_CHECKING
 
 import click
 
-from fasteval.commands._common import friendly
+from fasteval.commands._common import (
+    friendly,
+    level_option,
+    output_option,
+    qrels_and_runs,
+    reading_options,
+)
 
 if TYPE_CHECKING:
     from fasteval.analysis.hsa import Histograms
 
 
 @click.command("hsa")
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path())
+@qrels_and_runs
 @click.option(
     "--values",
     type=click.Choice(["rank", "score"]),
@@ -49,7 +54,7 @@ if TYPE_CHECKING:
     show_default=True,
     help="Leave retrieved unjudged documents out, or count them as non-relevant.",
 )
-@click.option("-l", "level", type=int, default=1, show_default=True, help="Relevance level.")
+@level_option
 @click.option("--compat", type=click.Choice(["9", "10"]), default="9", show_default=True)
 @click.option(
     "--format",
@@ -58,7 +63,7 @@ if TYPE_CHECKING:
     default="tsv",
     show_default=True,
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None)
+@output_option()
 @click.option(
     "--plot",
     "plot_dir",
@@ -66,15 +71,7 @@ if TYPE_CHECKING:
     default=None,
     help="Write a PNG per run and one with the best and worst run side by side here.",
 )
-@click.option(
-    "--run-id",
-    "run_id_from",
-    type=click.Choice(["tag", "filename"]),
-    default="tag",
-    show_default=True,
-)
-@click.option("--keep-first", is_flag=True, help="Keep the first of repeated documents.")
-@click.option("--lenient", is_flag=True, help="Skip malformed lines (and say how many).")
+@reading_options
 @friendly
 def hsa_cmd(
     qrels: str,

@@ -8,7 +8,13 @@ import click
 import numpy as np
 import polars as pl
 
-from fasteval.commands._common import friendly
+from fasteval.commands._common import (
+    friendly,
+    options,
+    output_option,
+    qrels_and_runs,
+    run_id_option,
+)
 from fasteval.errors import ParameterError
 
 _FORMATS = click.Choice(["tsv", "csv", "json", "parquet"])
@@ -35,32 +41,20 @@ def _emit(df: pl.DataFrame, fmt: str, output: str | None, digits: int = 4) -> No
             f.write(text)
 
 
-def _common(fn: Any) -> Any:
-    for opt in reversed(
-        [
-            click.argument("qrels", type=click.Path(dir_okay=False)),
-            click.argument("runs", nargs=-1, required=True, type=click.Path()),
-            click.option(
-                "-l",
-                "level",
-                type=int,
-                default=1,
-                show_default=True,
-                help="Relevance level: grade >= level is relevant (truncation point).",
-            ),
-            click.option("--format", "fmt", type=_FORMATS, default="tsv", show_default=True),
-            click.option("-o", "--output", type=click.Path(dir_okay=False), default=None),
-            click.option(
-                "--run-id",
-                "run_id_from",
-                type=click.Choice(["tag", "filename"]),
-                default="tag",
-                show_default=True,
-            ),
-        ]
-    ):
-        fn = opt(fn)
-    return fn
+_common = options(
+    qrels_and_runs,
+    click.option(
+        "-l",
+        "level",
+        type=int,
+        default=1,
+        show_default=True,
+        help="Relevance level: grade >= level is relevant (truncation point).",
+    ),
+    click.option("--format", "fmt", type=_FORMATS, default="tsv", show_default=True),
+    output_option(),
+    run_id_option,
+)
 
 
 @click.command("ric")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from fasteval.commands._common import friendly
+from fasteval.commands._common import friendly, level_option, qrels_and_runs, reading_options
 from fasteval.errors import InputFormatError, ParameterError
 
 PROGRESS_FROM = 5  # runs: show a progress bar from this many on
@@ -29,8 +29,7 @@ def read_groups(path: str) -> dict[str, str]:
 
 
 @click.command("report")
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path())
+@qrels_and_runs
 @click.option(
     "-o",
     "--output",
@@ -60,18 +59,9 @@ def read_groups(path: str) -> dict[str, str]:
     default=None,
     help="File of 'run_id group' lines: best/median/worst per topic within each group.",
 )
-@click.option("-l", "level", type=int, default=1, show_default=True, help="Relevance level.")
+@level_option
 @click.option("--no-figures", is_flag=True, help="HTML without the embedded plots.")
-@click.option(
-    "--run-id",
-    "run_id_from",
-    type=click.Choice(["tag", "filename"]),
-    default="tag",
-    show_default=True,
-    help="Name runs after the tag column or the file name.",
-)
-@click.option("--keep-first", is_flag=True, help="Keep the first of repeated documents.")
-@click.option("--lenient", is_flag=True, help="Skip malformed lines (and say how many).")
+@reading_options
 @friendly
 def report_cmd(
     qrels: str,
