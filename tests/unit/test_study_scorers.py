@@ -288,3 +288,19 @@ def test_web2012_diversity_mask_equals_written_qrels(tmp_path: Path) -> None:
         want_df = diversity_evaluate(path, runs, ms, per_query=False, run_id_from="filename")
         want = _summary(want_df, sc.names, sc.enc.run_names)
         assert _same(sc(var.apply_mask(sc.enc, keep)), want)
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_trec8_ric_hsa_mask_equals_written_qrels(tmp_path: Path) -> None:
+    t8 = shared_path("trec8_adhoc")
+    runs = sorted((t8 / "runs").iterdir())[:12]
+    p = prepare(t8 / "qrels.trec8.adhoc.gz", runs)
+    sc = ss.scorer_for(["RIC", "HSA", "DO"], prepared=p)
+    for seed in range(3):
+        keep = _masks(p.enc, seed)
+        path = _write_adhoc(var.variant_qrels(p.qrels, p.enc, keep), tmp_path / f"v{seed}")
+        got = sc(var.Masker(p.enc)(keep))
+        assert _same(got[:, 0], ric(path, runs)["RIC"].to_numpy())
+        h = histogram_analysis(path, runs)
+        assert _same(got[:, 1], h["hsa"].to_numpy()) and _same(got[:, 2], h["do"].to_numpy())
