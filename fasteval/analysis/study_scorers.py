@@ -126,6 +126,14 @@ class DiversityScorer:
         ...; see :func:`~fasteval.analysis.diversity.parse_diversity_measures`).
     alpha, beta, max_depth, complete
         As for :func:`~fasteval.analysis.diversity.diversity_evaluate`.
+
+    Notes
+    -----
+    A study masks ``enc``'s judgments: one per judged (query, document),
+    graded 1 when the document is relevant to some subtopic. Pool-depth and
+    leave-out pools take the top ``k`` of each ranking in trec_eval order
+    (score, then docno), which for TREC runs is the order of their rank
+    column except among tied scores.
     """
 
     def __init__(
