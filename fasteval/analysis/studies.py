@@ -148,6 +148,10 @@ def run_unit(ctx: Context, setting: Setting, rep: int, seed: int) -> list[dict[s
     undefined HSA) are left out of that measure's comparison; a statistic
     over fewer than 2 runs is NaN. Scores of lower-is-better measures (DO)
     are negated for the rank correlations.
+
+    The variant is built by ``ctx.masker`` (:class:`~fasteval.analysis.variants.Masker`),
+    which reuses its buffers: run the units of one context one after another
+    (or give each worker its own context).
     """
     keep = unit_mask(ctx, setting, rep, seed)
     if ctx.masker is None:

@@ -20,9 +20,11 @@ The constructors below build the masks of SPEC section 7:
   left-out runs contributed to the depth-``K`` pool.
 
 A :class:`Scorer` maps an ``Encoded`` to one score per run and statistic
-column; :class:`AdhocScorer` does it for the engine's ad-hoc measures. Other
-analyses (diversity, RIC, HSA) plug into the studies with any object that has
-``names`` and ``__call__(enc) -> array[n_runs, len(names)]``.
+column; :class:`AdhocScorer` does it for the engine's ad-hoc measures, and
+:mod:`fasteval.analysis.study_scorers` for diversity, RIC and DO/HSA. Any
+object with ``names`` and ``__call__(enc) -> array[n_runs, len(names)]`` plugs
+in. :class:`Masker` applies many masks to one ``Encoded`` with reused buffers
+(what a study does per variant).
 """
 
 from __future__ import annotations
