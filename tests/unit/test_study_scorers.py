@@ -56,6 +56,11 @@ def div_scorer(div_qrels: Path) -> ss.DiversityScorer:
     return ss.DiversityScorer(prepare_diversity(div_qrels, RUNS), DIV_MEASURES)
 
 
+def div_qrels_docs(path: Path) -> int:
+    """Judged (query, document) pairs of a diversity qrels file."""
+    return len({tuple(line.split()[::2]) for line in path.read_text().splitlines()})
+
+
 def _masks(enc, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     kind = seed % 4
@@ -150,6 +155,11 @@ def test_diversity_study(div_qrels: Path) -> None:
     assert got.height == want.height and (got["value"] == got["value_right"]).all()
     pd = studies.pool_depth(div_qrels, RUNS, "alpha_nDCG@20", depths=[1, 5])
     assert pd.summary.height > 0
+    lo = studies.leave_out(div_qrels, RUNS, ["alpha_nDCG@20", "NRBP"], rates=[0.25], reps=3)
+    tau = lo.units.filter(pl.col("statistic") == "tau")
+    assert tau.height == 6 and tau["value"].is_between(-1.0, 1.0).all()
+    # fewer judged documents than the full diversity qrels, never more
+    assert (lo.units["judgments"] <= div_qrels_docs(div_qrels)).all()
     with pytest.raises(MeasureError, match="cannot mix"):
         studies.subsample(div_qrels, RUNS, ["alpha_nDCG@20", "map"], rates=[0.5], reps=1)
 
