@@ -9,9 +9,16 @@
 3. Discriminative power (Sakai): all 8,256 run pairs x B = 1000 bootstrap
    resamples of per-query AP; and the full pair table (t-test, 1000 sign
    flips, 1000 bootstrap resamples).
+4. With ``--scorers``: 30-variant studies with the other scorers (RIC, HSA +
+   DO on TREC-8; alpha-nDCG@20 + ERR-IA@20 on the TREC Web 2012 baseline runs).
+
+Wall times on a shared machine depend on the other jobs, so every timing is
+printed with the process CPU time (user + system, all threads) beside it and
+the 1-minute load average before and after.
 
 Run from the repository root:
-``python benchmarks/studies.py [--data ../shared/data/trec8_adhoc] [--pytrec-variants 3]``
+``python benchmarks/studies.py [--data ../shared/data/trec8_adhoc] [--pytrec-variants 3]
+[--scorers]``
 """
 
 from __future__ import annotations
@@ -57,6 +64,69 @@ def read_runs_dicts(run_dir: Path) -> dict[str, dict[str, dict[str, float]]]:
     return runs
 
 
+def load() -> str:
+    return f"{os.getloadavg()[0]:.1f}"
+
+
+def stages(prep, n: int = 20) -> str:
+    """CPU ms per variant of each stage (mask, re-grade, score, compare), one thread's view."""
+    from fasteval.analysis import studies as st
+
+    sc = var.AdhocScorer(MEASURES)
+    full = sc(prep.enc)
+    masker = getattr(var, "Masker", None)  # absent before the speed-up: apply_mask
+    m = masker(prep.enc, with_jdx=False) if masker else (lambda k: var.apply_mask(prep.enc, k))
+    tot = dict.fromkeys(("mask", "regrade", "score", "compare"), 0.0)
+    fns = st._stat_functions()
+    for i in range(n):
+        c = time.process_time()
+        keep = var.subsample_mask(prep.enc, RATES[i % len(RATES)], np.random.default_rng(i))
+        c1 = time.process_time()
+        ev = m(keep)
+        c2 = time.process_time()
+        v = sc(ev)
+        c3 = time.process_time()
+        for j in range(len(MEASURES)):
+            for f in fns.values():
+                f(full[:, j], v[:, j])
+        c4 = time.process_time()
+        for k, d in zip(tot, (c1 - c, c2 - c1, c3 - c2, c4 - c3), strict=True):
+            tot[k] += d
+    return ", ".join(f"{k} {t / n * 1000:.1f}" for k, t in tot.items())
+
+
+def scorer_studies(args: argparse.Namespace, prep) -> None:
+    rates = [0.1, 0.3, 0.5]
+    for label, kw in (
+        ("RIC", {"prepared": prep, "measures": ["RIC"]}),
+        ("HSA + DO", {"prepared": prep, "measures": ["HSA", "DO"]}),
+    ):
+        studies.subsample(rates=[0.5], reps=1, **kw)
+        t0, c0 = time.perf_counter(), time.process_time()
+        studies.subsample(rates=rates, reps=10, **kw)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        print(f"{label} study, 30 variants (TREC-8): {wall:.2f} s (CPU {cpu:.2f} s), load {load()}")
+    web = Path(args.web)
+    qrels = web / "qrels_topics" / "2012" / "qrels-for-ndeval.txt.gz"
+    runs = sorted((web / "baseline_runs_2012").glob("*.gz"))
+    if not qrels.exists():
+        print(f"skipped diversity: {qrels} not found")
+        return
+    from fasteval.analysis.study_scorers import DiversityScorer
+
+    sc = DiversityScorer.from_inputs(
+        qrels, runs, ["alpha_nDCG@20", "ERR_IA@20"], run_id_from="filename"
+    )
+    studies.subsample(scorer=sc, rates=[0.5], reps=1)
+    t0, c0 = time.perf_counter(), time.process_time()
+    studies.subsample(scorer=sc, rates=rates, reps=10)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(
+        f"diversity study (alpha_nDCG@20, ERR_IA@20), 30 variants, Web 2012, {len(runs)} runs: "
+        f"{wall:.2f} s (CPU {cpu:.2f} s), load {load()}"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     shared = Path(os.environ.get("FASTEVAL_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -65,7 +135,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="times to run the whole study")
     ap.add_argument("--pytrec-variants", type=int, default=3)
     ap.add_argument("--B", type=int, default=1000)
+    ap.add_argument("--scorers", action="store_true", help="also time RIC, HSA, diversity")
+    ap.add_argument("--web", default=str(shared / "trec_web_2009_2014"))
     args = ap.parse_args()
+    print(f"# load average at start {load()}; {os.cpu_count()} CPUs")
     data = Path(args.data)
     qrels, run_dir = data / "qrels.trec8.adhoc.gz", data / "runs"
 
@@ -76,18 +149,22 @@ def main() -> None:
     t0 = time.perf_counter()
     studies.subsample(prepared=prep, measures=MEASURES, rates=[0.5], reps=1)
     t_first = time.perf_counter() - t0
-    times = []
+    times, cpus, loads = [], [], []
     for _ in range(args.repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         res = studies.subsample(prepared=prep, measures=MEASURES, rates=RATES, reps=args.reps)
         times.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+        loads.append(load())
     n_var = len(RATES) * args.reps
     print(f"# TREC-8: {n_runs} runs, prepare {t_prep:.1f} s, first variant {t_first:.1f} s")
     print(
         f"fasteval study: {n_var} variants x {n_runs} runs x {len(MEASURES)} measures: "
-        f"median {statistics.median(times):.2f} s (all: {', '.join(f'{t:.2f}' for t in times)}); "
+        f"median {statistics.median(times):.2f} s (all: {', '.join(f'{t:.2f}' for t in times)}; "
+        f"CPU {', '.join(f'{t:.2f}' for t in cpus)} s; load after each {', '.join(loads)}); "
         f"{statistics.median(times) / n_var * 1000:.1f} ms per variant; peak RSS {peak_mb():.0f} MB"
     )
+    print(f"stages, CPU ms per variant: {stages(prep)}")
     tau = res.summary.filter(res.summary["statistic"] == "tau")
     print(tau.select("setting", "measure", "mean", "ci_low", "ci_high", "min", "max"))
 
@@ -101,21 +178,23 @@ def main() -> None:
     q_all = qdf["query_id"].to_list()
     d_all = qdf["doc_id"].to_list()
     r_all = qdf["relevance"].to_list()
-    per = []
+    per, per_cpu = [], []
     rng = np.random.default_rng(0)
     for i in range(args.pytrec_variants):
         keep = var.subsample_mask(prep.enc, RATES[i % len(RATES)], rng)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         qv: dict[str, dict[str, int]] = {}
         for j in np.flatnonzero(keep):
             qv.setdefault(q_all[j], {})[d_all[j]] = r_all[j]
         ev = pytrec_eval.RelevanceEvaluator(qv, PYTREC)
         scores = {name: ev.evaluate(run) for name, run in runs.items()}
         per.append(time.perf_counter() - t0)
+        per_cpu.append(time.process_time() - c0)
         del scores
-    med = statistics.median(per)
+    med = statistics.median(per) if per else float("nan")
     print(
         f"pytrec_eval: read runs into dicts once {t_read:.1f} s; per variant median {med:.2f} s "
+        f"(CPU {', '.join(f'{t:.2f}' for t in per_cpu)} s) "
         f"over {len(per)} variants -> {n_var} variants extrapolated {med * n_var:.0f} s "
         f"({med * n_var / statistics.median(times):.0f}x fasteval)"
     )
@@ -142,6 +221,9 @@ def main() -> None:
         f"{statistics.median(tt):.2f} s; power {dp:.3f}; with {args.B} randomisation flips too: "
         f"{statistics.median(t2):.2f} s"
     )
+    if args.scorers:
+        scorer_studies(args, prep)
+    print(f"# load average at end {load()}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from fasteval.analysis.studies import (
     subsample,
     summarize,
 )
+from fasteval.analysis.study_scorers import DiversityScorer, HSAScorer, RICScorer, scorer_for
 from fasteval.analysis.variants import AdhocScorer, Scorer
 
 __all__ = [
@@ -21,11 +22,15 @@ __all__ = [
     "DEFAULT_MEASURES",
     "DEFAULT_RATES",
     "AdhocScorer",
+    "DiversityScorer",
+    "HSAScorer",
+    "RICScorer",
     "Scorer",
     "StudyResult",
     "leave_out",
     "pool_depth",
     "run_unit",
+    "scorer_for",
     "subsample",
     "summarize",
 ]

@@ -227,6 +227,11 @@ class DiversityPrepared:
     qd_off: np.ndarray
     rd_off: np.ndarray
     rd_sub: np.ndarray
+    # for qrels variants (fasteval.analysis.study_scorers): the judged document
+    # (index into enc.qr_rows' space) of each relevant entry, and the qrels row
+    # of each judged document
+    entry_u: np.ndarray | None = None
+    doc_rows: np.ndarray | None = None
 
 
 def _check_duplicates(q: DiversityQrels, df: pl.DataFrame) -> None:
@@ -357,6 +362,8 @@ def prepare_diversity(
         qd_off=qd_off,
         rd_off=rd_off,
         rd_sub=rd["j"].to_numpy().astype(np.int64),
+        entry_u=ent["u"].to_numpy().astype(np.int64),
+        doc_rows=first,
     )
 
 

@@ -50,7 +50,7 @@ DEFAULT_MEASURES = ("map", "ndcg", "P_10")
 def _stat_functions() -> dict[str, Callable[[np.ndarray, np.ndarray], float]]:
     stats: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
         "tau": lambda full, v: corr.kendall_tau(full, v, "b"),
-        "tau_ap": corr.tau_ap,
+        "tau_ap": _tau_ap,
         "spearman": corr.spearman,
         "rmse": lambda full, v: float(np.sqrt(np.mean((full - v) ** 2))),
     }
@@ -58,6 +58,21 @@ def _stat_functions() -> dict[str, Callable[[np.ndarray, np.ndarray], float]]:
     if callable(info):
         stats["information_tau"] = info
     return stats
+
+
+def _tau_ap(a: np.ndarray, b: np.ndarray) -> float:
+    """:func:`fasteval.analysis.correlation.tau_ap` without its Python loop (for many calls)."""
+    x = np.asarray(a, np.float64)
+    y = np.asarray(b, np.float64)
+    n = x.shape[0]
+    if n < 2 or x.shape != y.shape or np.isnan(x).any() or np.isnan(y).any():
+        return corr.tau_ap(x, y)  # its checks and messages
+    xa = x[np.lexsort((-x, -y))]
+    above = np.tri(n, k=-1, dtype=bool)  # above[i, j]: j is listed before i
+    gt = ((xa[None, :] > xa[:, None]) & above).sum(axis=1)
+    eq = ((xa[None, :] == xa[:, None]) & above).sum(axis=1)
+    correct = gt[1:] + 0.5 * eq[1:]
+    return float(2.0 * (correct / np.arange(1, n)).sum() / (n - 1) - 1.0)
 
 
 STATISTICS = tuple(_stat_functions())
@@ -90,6 +105,8 @@ class Context:
     pool_rank: np.ndarray | None = None
     pairs: tuple[np.ndarray, np.ndarray] | None = None
     statistics: tuple[str, ...] = STATISTICS
+    higher_is_better: list[bool] | None = None  # per name (default: all)
+    masker: var.Masker | None = None  # built on first use
 
 
 def unit_rng(seed: int, kind: str, setting_key: int, rep: int) -> np.random.Generator:
@@ -125,14 +142,35 @@ def unit_mask(ctx: Context, setting: Setting, rep: int, seed: int) -> np.ndarray
 
 
 def run_unit(ctx: Context, setting: Setting, rep: int, seed: int) -> list[dict[str, Any]]:
-    """Score every run under the variant of (setting, rep) and compare with the full qrels."""
+    """Score every run under the variant of (setting, rep) and compare with the full qrels.
+
+    Runs whose score is NaN under the full qrels or the variant (e.g. an
+    undefined HSA) are left out of that measure's comparison; a statistic
+    over fewer than 2 runs is NaN. Scores of lower-is-better measures (DO)
+    are negated for the rank correlations.
+
+    The variant is built by ``ctx.masker`` (:class:`~fasteval.analysis.variants.Masker`),
+    which reuses its buffers: run the units of one context one after another
+    (or give each worker its own context).
+    """
     keep = unit_mask(ctx, setting, rep, seed)
-    enc_v = var.apply_mask(ctx.enc, keep)
+    if ctx.masker is None:
+        ctx.masker = var.Masker(ctx.enc, with_jdx=bool(getattr(ctx.scorer, "uses_jdx", True)))
+    enc_v = ctx.masker(keep)
     scores = var.check_scores(ctx.scorer(enc_v), enc_v, ctx.names)
     fns = _stat_functions()
+    n_kept = int(keep.sum())
+    hib = ctx.higher_is_better or [True] * len(ctx.names)
     rows = []
     for j, name in enumerate(ctx.names):
+        full, v = ctx.full[:, j], scores[:, j]
+        ok = np.isfinite(full) & np.isfinite(v)
+        if not ok.all():
+            full, v = full[ok], v[ok]
+        if not hib[j]:
+            full, v = -full, -v
         for st in ctx.statistics:
+            value = float(fns[st](full, v)) if full.shape[0] >= 2 else math.nan
             rows.append(
                 {
                     "setting": setting.label,
@@ -140,8 +178,8 @@ def run_unit(ctx: Context, setting: Setting, rep: int, seed: int) -> list[dict[s
                     "rep": rep,
                     "measure": name,
                     "statistic": st,
-                    "value": float(fns[st](ctx.full[:, j], scores[:, j])),
-                    "judgments": int(keep.sum()),
+                    "value": value,
+                    "judgments": n_kept,
                 }
             )
     return rows
@@ -333,24 +371,53 @@ def _context(
     relevance_level: int,
     compat: int,
 ) -> Context:
-    if prepared is None:
+    if scorer is not None and measures is not None:
+        msg = "give measures or a scorer, not both"
+        raise ParameterError(msg)
+
+    def _prepared() -> Prepared:
+        if prepared is not None:
+            return prepared
         if qrels is None or runs is None:
             msg = "give qrels and runs, or prepared=fasteval.engine.prepare(qrels, runs)"
             raise ParameterError(msg)
-        prepared = prepare(qrels, runs, compat=compat)
+        return prepare(qrels, runs, compat=compat)
+
     if scorer is None:
+        from fasteval.analysis import study_scorers as ss
+
         ms = [measures] if isinstance(measures, str) else list(measures or DEFAULT_MEASURES)
-        scorer = var.AdhocScorer(ms, relevance_level=relevance_level, compat=compat)
-    elif measures is not None:
-        msg = "give measures or a scorer, not both"
-        raise ParameterError(msg)
-    enc = prepared.enc
+        if not ss.split_names(ms)[1]:  # no diversity measure: ad-hoc inputs
+            prepared = _prepared()
+        scorer = ss.scorer_for(
+            ms,
+            qrels=qrels,
+            runs=runs,
+            prepared=prepared,
+            relevance_level=relevance_level,
+            compat=compat,
+        )
+    # a scorer with its own data (diversity, RIC, HSA) defines the judgments to mask
+    enc = getattr(scorer, "enc", None)
+    if enc is None:
+        enc = _prepared().enc
     names = list(scorer.names)
     full = var.check_scores(scorer(enc), enc, names)
     if len(enc.run_names) < 2:
         msg = f"a study compares system rankings; need >= 2 runs, got {len(enc.run_names)}"
         raise ParameterError(msg)
-    return Context(enc, scorer, names, full, kind, relevance_level=relevance_level)
+    level = int(getattr(scorer, "mask_relevance_level", relevance_level))
+    from fasteval.analysis.study_scorers import higher_is_better
+
+    return Context(
+        enc,
+        scorer,
+        names,
+        full,
+        kind,
+        relevance_level=level,
+        higher_is_better=higher_is_better(scorer),
+    )
 
 
 def _rate_settings(rates: Sequence[float], reps: int, what: str) -> list[Setting]:

@@ -20,9 +20,11 @@ The constructors below build the masks of SPEC section 7:
   left-out runs contributed to the depth-``K`` pool.
 
 A :class:`Scorer` maps an ``Encoded`` to one score per run and statistic
-column; :class:`AdhocScorer` does it for the engine's ad-hoc measures. Other
-analyses (diversity, RIC, HSA) plug into the studies with any object that has
-``names`` and ``__call__(enc) -> array[n_runs, len(names)]``.
+column; :class:`AdhocScorer` does it for the engine's ad-hoc measures, and
+:mod:`fasteval.analysis.study_scorers` for diversity, RIC and DO/HSA. Any
+object with ``names`` and ``__call__(enc) -> array[n_runs, len(names)]`` plugs
+in. :class:`Masker` applies many masks to one ``Encoded`` with reused buffers
+(what a study does per variant).
 """
 
 from __future__ import annotations
@@ -89,8 +91,67 @@ def apply_mask(enc: Encoded, keep: np.ndarray) -> Encoded:
     )
     n_q = enc.qr_off.shape[0] - 1
     per_q = np.bincount(judgment_query(enc)[keep], minlength=n_q)
-    qr_off = np.concatenate([[0], np.cumsum(per_q)]).astype(np.int64)
     # a query left without judgments is no longer a qrels query: not evaluated
+    return _with_judgments(enc, keep, per_q, rel, jdx)
+
+
+class Masker:
+    """:func:`apply_mask` for many masks over one ``Encoded``, without per-variant allocation.
+
+    A variant writes ``enc.rel`` into a reused buffer, ``NONPOOL`` at the
+    positions of dropped judgments (and remaps ``jdx`` into a second buffer
+    when ``with_jdx``), in one parallel pass over the positions.
+    The result equals ``apply_mask(enc, keep)`` but **shares its position
+    buffers with the next call**: use it before asking for another variant.
+
+    ``with_jdx=False`` leaves ``jdx`` as ``enc.jdx`` (no longer matching the
+    compacted judgments): only for scorers that read ``rel`` and the
+    per-query judgment arrays, as the ad-hoc measures do
+    (``AdhocScorer.uses_jdx`` is false).
+    """
+
+    def __init__(self, enc: Encoded, *, with_jdx: bool = True) -> None:
+        self.enc = enc
+        self.with_jdx = with_jdx
+        self.query = judgment_query(enc)
+        self._jdx1 = (enc.jdx + 1).astype(np.int32) if not with_jdx else enc.jdx
+        self._rel = np.empty_like(enc.rel)
+        self._jdx = np.empty_like(enc.jdx) if with_jdx else enc.jdx
+
+    def __call__(self, keep: np.ndarray) -> Encoded:
+        """The variant keeping the judgments where ``keep`` is true (buffers reused)."""
+        enc = self.enc
+        keep = np.asarray(keep)
+        n_j = enc.qr_rel.shape[0]
+        if keep.dtype != np.bool_ or keep.shape != (n_j,):
+            msg = f"keep must be a boolean array of shape ({n_j},), got {keep.dtype} {keep.shape}"
+            raise ParameterError(msg)
+        rel = self._rel
+        n_pos = rel.shape[0]
+        blocks = np.full(-(-n_pos // _BLOCK), float(_BLOCK))
+        jdx = self._jdx
+        if self.with_jdx:
+            new_index = np.cumsum(keep, dtype=np.int64) - 1
+            new_index[~keep] = -1
+            parallel.run(
+                kv.regrade, blocks, _BLOCK, enc.rel, enc.jdx, new_index, np.int32(NONPOOL), rel, jdx
+            )
+        else:
+            kept1 = np.empty(n_j + 1, np.int32)
+            kept1[0] = 1
+            kept1[1:] = keep
+            # one light pass: a thread pool costs more than it saves here
+            nonpool = np.int32(NONPOOL)
+            kv.remask(0, blocks.shape[0], _BLOCK, enc.rel, self._jdx1, kept1, nonpool, rel)
+        n_q = enc.qr_off.shape[0] - 1
+        per_q = np.bincount(self.query[keep], minlength=n_q)
+        return _with_judgments(enc, keep, per_q, rel, jdx)
+
+
+def _with_judgments(
+    enc: Encoded, keep: np.ndarray, per_q: np.ndarray, rel: np.ndarray, jdx: np.ndarray
+) -> Encoded:
+    qr_off = np.concatenate([[0], np.cumsum(per_q)]).astype(np.int64)
     in_qrels = enc.in_qrels & (per_q > 0)
     sel = in_qrels[enc.group_q]
     groups = {}
@@ -205,12 +266,11 @@ def subsample_mask(
     floor_ = np.where(np.arange(n_groups) % 2 == 1, min_rel, min_nonrel)
     wanted = np.ceil(rate * size - 1e-9).astype(np.int64)  # as ceil_rate
     quota = np.minimum(size, np.maximum(floor_, wanted))
-    order = np.lexsort((key, group))
-    g_sorted = group[order]
-    first = np.concatenate([[0], np.cumsum(size)[:-1]])
-    pos_in_group = np.arange(n_j) - first[g_sorted]
-    keep = np.empty(n_j, bool)
-    keep[order] = pos_in_group < quota[g_sorted]
+    members = np.argsort(group, kind="stable")
+    off = np.concatenate([[0], np.cumsum(size)]).astype(np.int64)
+    keep = np.zeros(n_j, bool)
+    # per (query, class): the quota judgments with the smallest keys (= shuffle, keep the first)
+    kv.keep_smallest(off, members, key, quota.astype(np.int64), keep)
     return keep
 
 
@@ -280,6 +340,7 @@ class Scorer(Protocol):
 class AdhocScorer:
     """System scores (the ``all`` aggregate) of ad-hoc measures, by ``engine.compute``."""
 
+    uses_jdx = False  # compute() reads rel and the per-query judgments only (see Masker)
     measures: Sequence[str]
     relevance_level: int = 1
     compat: int = 9

@@ -81,7 +81,11 @@ _common = [
         "--measure",
         "measures",
         multiple=True,
-        help="Measures to rank systems by (default: map, ndcg, P_10).",
+        help=(
+            "Measures to rank systems by (default: map, ndcg, P_10): ad-hoc names, RIC, HSA, DO, "
+            "or diversity names (alpha_nDCG@20, ERR_IA@20, NRBP, ...; QRELS are then diversity "
+            "qrels and a variant drops whole judged documents)."
+        ),
     ),
     click.option("--seed", type=int, default=0, show_default=True, help="Study seed."),
     click.option(

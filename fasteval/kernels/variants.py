@@ -1,4 +1,4 @@
-"""Kernel for qrels variants: re-grade ranked positions after dropping judgments.
+"""Kernels for qrels variants: re-grade ranked positions after dropping judgments; subsample.
 
 Works on blocks ``[lo, hi)`` of ``block`` positions each and writes only
 those slots; ``fasteval.parallel`` runs block ranges concurrently.
@@ -6,6 +6,7 @@ those slots; ``fasteval.parallel`` runs block ranges concurrently.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 
@@ -22,3 +23,37 @@ def regrade(lo, hi, block, rel, jdx, new_index, nonpool, rel_out, jdx_out):  # p
             nj = new_index[j]
             jdx_out[i] = nj
             rel_out[i] = rel[i] if nj >= 0 else nonpool
+
+
+@njit(cache=True, nogil=True)
+def remask(lo, hi, block, rel, jdx1, kept1, nonpool, rel_out):  # pragma: no cover
+    """``rel_out = rel``, but ``nonpool`` where the position's judgment is dropped.
+
+    ``jdx1 = jdx + 1`` (0: no judgment) and ``kept1 = [1, keep...]`` as int32,
+    so the loop has no branch.
+    """
+    end = min(hi * block, rel.shape[0])
+    for i in range(lo * block, end):
+        k = kept1[jdx1[i]]
+        rel_out[i] = k * rel[i] + (1 - k) * nonpool
+
+
+@njit(cache=True, nogil=True)
+def keep_smallest(off, members, key, quota, keep):  # pragma: no cover
+    """Set ``keep`` for the ``quota[g]`` members with the smallest keys of each group ``g``.
+
+    Group ``g``'s members are ``members[off[g]:off[g+1]]``. Ties in ``key``
+    go to the member listed first (a stable sort).
+    """
+    for g in range(off.shape[0] - 1):
+        a = off[g]
+        b = off[g + 1]
+        q = quota[g]
+        if q >= b - a:
+            for t in range(a, b):
+                keep[members[t]] = True
+            continue
+        idx = members[a:b]
+        s = np.argsort(key[idx], kind="mergesort")
+        for t in range(q):
+            keep[idx[s[t]]] = True
