@@ -25,6 +25,7 @@ import hashlib
 import json
 import math
 import os
+import threading
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -107,6 +108,9 @@ class Context:
     statistics: tuple[str, ...] = STATISTICS
     higher_is_better: list[bool] | None = None  # per name (default: all)
     masker: var.Masker | None = None  # built on first use
+    # the masker's buffers are reused: units of one context take turns (threads
+    # of one Dask worker share its cached context)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
 
 def unit_rng(seed: int, kind: str, setting_key: int, rep: int) -> np.random.Generator:
@@ -150,14 +154,16 @@ def run_unit(ctx: Context, setting: Setting, rep: int, seed: int) -> list[dict[s
     are negated for the rank correlations.
 
     The variant is built by ``ctx.masker`` (:class:`~fasteval.analysis.variants.Masker`),
-    which reuses its buffers: run the units of one context one after another
-    (or give each worker its own context).
+    which reuses its buffers: units of one context sharing it from several
+    threads take turns (``ctx.lock``).
     """
     keep = unit_mask(ctx, setting, rep, seed)
-    if ctx.masker is None:
-        ctx.masker = var.Masker(ctx.enc, with_jdx=bool(getattr(ctx.scorer, "uses_jdx", True)))
-    enc_v = ctx.masker(keep)
-    scores = var.check_scores(ctx.scorer(enc_v), enc_v, ctx.names)
+    with ctx.lock:
+        if ctx.masker is None:
+            uses_jdx = bool(getattr(ctx.scorer, "uses_jdx", True))
+            ctx.masker = var.Masker(ctx.enc, with_jdx=uses_jdx)
+        enc_v = ctx.masker(keep)
+        scores = var.check_scores(ctx.scorer(enc_v), enc_v, ctx.names)
     fns = _stat_functions()
     n_kept = int(keep.sum())
     hib = ctx.higher_is_better or [True] * len(ctx.names)

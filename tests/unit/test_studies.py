@@ -202,3 +202,19 @@ def test_cli(tmp_path: Path) -> None:
     )  # fmt: skip
     assert pd.exit_code == 0, pd.output
     assert len(list((tmp_path / "pd").glob("setting=*.parquet"))) == 4
+
+
+def test_units_of_one_context_from_many_threads_equal_the_serial_result():
+    """The masker reuses buffers: threads sharing a context (a Dask worker's) take turns."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fasteval.analysis import studies as st
+
+    q = "fasteval/data/sample.qrels"
+    r = "fasteval/data/sample_runs.parquet"
+    ctx, settings, _ = st.PLANNERS["subsample"](q, r, ["map", "P_10"], rates=[0.3, 0.6])
+    units = [(s, rep) for s in settings for rep in range(6)]
+    serial = [st.run_unit(ctx, s, rep, 7) for s, rep in units]
+    with ThreadPoolExecutor(4) as ex:
+        threaded = list(ex.map(lambda u: st.run_unit(ctx, u[0], u[1], 7), units))
+    assert threaded == serial
