@@ -415,47 +415,29 @@ def _gain(lut, r, lut_top):
     return lut[r + 2]
 
 
-@njit(cache=True, nogil=True)
-def _g_measure(rels, n, lut, ig):  # pragma: no cover - numba
-    """trec_eval 10's G (m_G.c): gain over a cost-based discount, normalised by the ideal gain."""
-    m = ig.shape[0]
-    top = lut.shape[0]
-    sum_res = 0.0
-    sum_cost = 0.0
-    res_g = 0.0
-    for i in range(n):
-        rg = _gain(lut, rels[i], top)
-        sum_res += rg
-        gi = ig[i] if i < m else 0.0
-        sum_cost += gi if gi >= 1.0 else 1.0
-        if rg != 0.0:
-            res_g += rg / math.log2(2.0 + sum_cost - sum_res)
-    sum_ideal = 0.0
-    for i in range(m):
-        sum_ideal += ig[i]
-    return res_g / sum_ideal if sum_ideal > 0.0 else 0.0
-
-
 # slots of the fused gain walk's output (see _gain_walk)
 GW_NDCG = 0
 GW_DCG = 1
 GW_IDEAL_DCG = 2
 GW_NDCG_REL = 3
 GW_RNDCG = 4
-GW_SIZE = 5
+GW_G = 5
+GW_SIZE = 6
 
 
 @njit(cache=True, nogil=True)
 def _gain_walk(rels, n, lut, ig, top_pos, R, out):  # pragma: no cover - numba
-    """ndcg (custom gains), dcg, ideal_dcg, ndcg_rel and Rndcg in one walk, as trec_eval 10.
+    """ndcg (custom gains), dcg, ideal_dcg, ndcg_rel, Rndcg and G in one walk, as trec_eval 10.
 
     ``lut`` maps grade + 2 to gain; ``ig`` is the query's ideal gain vector
     (positive gains only, in trec_eval's order: levels by gain, highest first);
     ``top_pos`` whether trec_eval's walk over gain levels starts at a positive
-    gain. The loops follow m_ndcg.c, m_ndcg_rel.c and m_Rndcg.c step by step,
-    since their quirks (where averages are taken) are the measure; the five share
-    the ranking and ideal sums, so one walk fills ``out[GW_*]`` for all of them
-    with the same floating-point operations each would do alone.
+    gain. The loops follow m_ndcg.c, m_ndcg_rel.c, m_Rndcg.c and m_G.c step by
+    step, since their quirks (where averages are taken) are the measure; the six
+    share the walk over the ranking and the ideal, so one walk fills ``out[GW_*]``
+    for all of them with the same floating-point operations each would do alone.
+    G (m_G.c) discounts a gain by the log of the cost so far, the ideal gain at
+    that rank (at least 1) summed, minus the gain so far.
     """
     m = ig.shape[0]
     top = lut.shape[0]
@@ -465,6 +447,9 @@ def _gain_walk(rels, n, lut, ig, top_pos, R, out):  # pragma: no cover - numba
     cnt_rel = 0
     acc_r = 0.0  # Rndcg
     cnt_r = 0
+    sum_res = 0.0  # G
+    sum_cost = 0.0
+    res_g = 0.0
     old = ig[0] if m > 0 else 0.0
     prev_pos = top_pos
     i = 0
@@ -472,6 +457,10 @@ def _gain_walk(rels, n, lut, ig, top_pos, R, out):  # pragma: no cover - numba
     while i < n and prev_pos:
         rg = _gain(lut, rels[i], top)
         gi = ig[i] if i < m else 0.0
+        sum_res += rg
+        sum_cost += gi if gi >= 1.0 else 1.0
+        if rg != 0.0:
+            res_g += rg / math.log2(2.0 + sum_cost - sum_res)
         if gi != old:
             if idcg > 0.0:
                 acc_r += rdcg / idcg
@@ -490,7 +479,11 @@ def _gain_walk(rels, n, lut, ig, top_pos, R, out):  # pragma: no cover - numba
     rest = i < n
     while i < n:
         rg = _gain(lut, rels[i], top)
+        gi = ig[i] if i < m else 0.0
+        sum_res += rg
+        sum_cost += gi if gi >= 1.0 else 1.0
         if rg != 0.0:
+            res_g += rg / math.log2(2.0 + sum_cost - sum_res)
             rdcg += rg / math.log2(i + 2.0)
         if rg > 0.0:
             acc_rel += rdcg / idcg
@@ -520,6 +513,10 @@ def _gain_walk(rels, n, lut, ig, top_pos, R, out):  # pragma: no cover - numba
         v = acc_rel / m if acc_rel > 0.0 else 0.0
     out[GW_NDCG_REL] = v
     out[GW_RNDCG] = acc_r / cnt_r if cnt_r > 0 and R > 0 else 0.0
+    sum_ideal = 0.0
+    for j in range(m):
+        sum_ideal += ig[j]
+    out[GW_G] = res_g / sum_ideal if sum_ideal > 0.0 else 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -857,12 +854,7 @@ def evaluate_groups(
                 if f == JK_NDCG:
                     best = _jk_dcg(rels, n, lut, ig, True)
                     v = v / best if best > 0.0 else 0.0
-            elif f == G:
-                sp = col_spec[c]
-                v = _g_measure(
-                    rels, n, gain_lut[sp], ideal_gains[spec_off[sp, q] : spec_off[sp, q + 1]]
-                )
-            elif f == NDCG_REL or f == RNDCG or f == DCG or f == IDEAL_DCG:
+            elif f == G or f == NDCG_REL or f == RNDCG or f == DCG or f == IDEAL_DCG:
                 sp = col_spec[c]
                 if not gw_done[sp]:
                     ig = ideal_gains[spec_off[sp, q] : spec_off[sp, q + 1]]
@@ -874,6 +866,8 @@ def evaluate_groups(
                     v = gw[sp, GW_RNDCG]
                 elif f == DCG:
                     v = gw[sp, GW_DCG]
+                elif f == G:
+                    v = gw[sp, GW_G]
                 else:
                     v = gw[sp, GW_IDEAL_DCG]
             out[g, c] = v
