@@ -235,3 +235,21 @@ def test_cli_fuse_study(tmp_path):
     bad = CliRunner().invoke(main, [*args[:-6], "--size", "99", "-o", str(tmp_path / "x.csv")])
     assert bad.exit_code == 1
     assert "group size must be in 1..6" in bad.output and "Traceback" not in bad.output
+
+
+@pytest.mark.parametrize("k", [12, 13])
+def test_joint_ric_dense_and_sorted_paths_match_reference(k):
+    # k <= 12 systems count sign-vector codes in a dense table, more sort them
+    from fasteval.analysis.information import pair_data
+    from tests.reference import information as iref
+
+    qrels, runs, qr, rf = collection(9, n_runs=14, n_q=3, n_docs=20)
+    data = pair_data(qr, rf, compat=10)
+    names = sorted(runs)[:k]
+    mean, _ = data.joint_ric([names])
+
+    def fn(q, rs, lv):
+        return iref.joint_ric_query(q, rs, lv, compat=10)
+
+    want = iref.mean_over_queries(qrels, [runs[n] for n in names], fn)
+    assert math.isclose(mean[0], want, rel_tol=TOL, abs_tol=TOL)
