@@ -170,7 +170,7 @@ def main() -> None:
         ("fasteval", "all129", "combsum", a.reps, 1),
         ("fasteval", "all129", "condorcet", a.reps, 1),
         ("fasteval", "groups", "combsum", a.reps, 1000),
-        ("fasteval", "groups", "condorcet", 1, 1000),
+        ("fasteval", "groups", "condorcet", a.reps, 1000),
     ]
     if a.qrels:
         plan.append(("fasteval", "study", "all", 0, 1000))
