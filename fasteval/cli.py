@@ -274,6 +274,9 @@ main.add_command(hsa_cmd)
 from fasteval.commands.fusion import fuse_cmd  # noqa: E402
 
 main.add_command(fuse_cmd)
+from fasteval.commands.fusion import fuse_study_cmd  # noqa: E402
+
+main.add_command(fuse_study_cmd)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

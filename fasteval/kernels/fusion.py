@@ -353,7 +353,10 @@ def fuse_items(
                 val[c] = (key[c] + 1) * span + borda[c]
             order = _top(val, cs, depth)
         else:
-            order = _top(borda, cs, m)
+            # the Borda order in one sort of unique integer keys (Borda counts
+            # are integers; ties end with the larger doc id first)
+            key = borda.astype(np.int64) * (np.int64(cs.max()) + 1) + cs
+            order = np.argsort(-key)
             _pairwise_sort(order, P, gcls, method)
         # --- write the head
         n_out = min(depth, order.shape[0])

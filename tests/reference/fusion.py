@@ -34,13 +34,19 @@ def normalise(run: dict[str, float], norm: str) -> dict[str, float]:
     return dict(run)
 
 
-def comb(runs: list[dict[str, float]], method: str, norm: str = "min-max") -> dict[str, float]:
-    """CombSUM / CombMNZ / CombANZ fused scores."""
+def comb(
+    runs: list[dict[str, float]], method: str, norm: str = "min-max", *, in_order: bool = False
+) -> dict[str, float]:
+    """CombSUM / CombMNZ / CombANZ fused scores.
+
+    Sums exactly (``math.fsum``), or with ``in_order`` left to right in run
+    order, as the kernel does (the same floats, so near-ties order alike).
+    """
     normed = [normalise(r, norm) for r in runs if r]
     out = {}
     for d in {d for r in normed for d in r}:
         vals = [r[d] for r in normed if d in r]
-        s = math.fsum(vals)
+        s = sum(vals, 0.0) if in_order else math.fsum(vals)
         out[d] = {"combsum": s, "combmnz": s * len(vals), "combanz": s / len(vals)}[method]
     return out
 
@@ -64,3 +70,63 @@ def dominates(runs: list[dict[str, float]], a: str, b: str) -> bool:
     """a Pareto-dominates b: no run ranks b above a, at least one ranks a above b."""
     vab, vba = votes(runs, a, b)
     return vba == 0 and vab > 0
+
+
+def top(fused: dict[str, float], depth: int) -> dict[str, float]:
+    """The first ``depth`` documents of a fused run (score desc, doc id desc)."""
+    return {d: fused[d] for d in ranked(fused)[:depth]}
+
+
+def upper_bound_study(
+    qrels: dict[str, dict[str, int]],
+    runs: dict[str, dict[str, dict[str, float]]],
+    groups: list[list[str]],
+    methods: list[str],
+    fuse_group,
+    level: int = 1,
+) -> list[dict]:
+    """One row per (group, method), everything recomputed by brute force.
+
+    ``fuse_group(method, group)`` returns the group's fused run
+    ``{query: {doc: score}}``. Joint RIC and RIC enumerate document pairs
+    (tests.reference.information); AP is trec_eval's, averaged over the qrels
+    queries the run has.
+    """
+    from tests.reference import information as inf
+    from tests.reference import naive
+
+    def ric_fn(qr, rs, lv):
+        return inf.joint_ric_query(qr, rs, lv, compat=10)
+
+    def mean_ap(run: dict[str, dict[str, float]]) -> float:
+        aps = [
+            naive.measures(naive.ranking(run[q], qr, compat=10), qr, level, compat=10)["map"]
+            for q, qr in qrels.items()
+            if q in run
+        ]
+        return sum(aps) / len(aps) if aps else 0.0
+
+    def ric(run):
+        return inf.mean_over_queries(qrels, [run], ric_fn, level)
+
+    rows = []
+    for i, g in enumerate(groups):
+        members = [runs[r] for r in g]
+        joint = inf.mean_over_queries(qrels, members, ric_fn, level)
+        best_ric = max(ric(r) for r in members)
+        best_ap = max(mean_ap(r) for r in members)
+        for m in methods:
+            fused = fuse_group(m, g)
+            rows.append(
+                {
+                    "group": i,
+                    "runs": ",".join(g),
+                    "method": m,
+                    "joint_RIC": joint,
+                    "RIC": ric(fused),
+                    "map": mean_ap(fused),
+                    "best_run_RIC": best_ric,
+                    "best_run_map": best_ap,
+                }
+            )
+    return rows
