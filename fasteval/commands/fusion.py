@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from fasteval.commands._common import friendly
+from fasteval.commands._common import (
+    friendly,
+    lenient_option,
+    level_option,
+    qrels_and_runs,
+    run_id_option,
+)
 
 if TYPE_CHECKING:
     import polars as pl
@@ -63,7 +69,7 @@ def write_run(df: pl.DataFrame, path: str) -> None:
     help="Documents kept per query.",
 )
 @click.option("--run", "run_ids", multiple=True, help="Fuse only these run ids (repeatable).")
-@click.option("-l", "level", type=int, default=1, show_default=True, help="Relevance level.")
+@level_option
 @click.option("--name", default=None, help="Run id of the fused run (default: the method).")
 @click.option(
     "-o",
@@ -72,15 +78,8 @@ def write_run(df: pl.DataFrame, path: str) -> None:
     type=click.Path(dir_okay=False),
     help="fused.run (TREC text) or fused.parquet.",
 )
-@click.option(
-    "--run-id",
-    "run_id_from",
-    type=click.Choice(["tag", "filename"]),
-    default="tag",
-    show_default=True,
-    help="Name input runs after the tag column or the file name.",
-)
-@click.option("--lenient", is_flag=True, help="Skip malformed lines (and say how many).")
+@run_id_option
+@lenient_option
 @friendly
 def fuse_cmd(
     runs: tuple[str, ...],
@@ -134,8 +133,7 @@ def write_table(df: pl.DataFrame, path: str) -> None:
 
 
 @click.command("fuse-study")
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path())
+@qrels_and_runs
 @click.option(
     "-n",
     "--groups",
@@ -159,7 +157,7 @@ def write_table(df: pl.DataFrame, path: str) -> None:
 )
 @click.option("--norm", default="min-max", show_default=True, help="Normalisation for Comb*.")
 @click.option("--depth", type=click.IntRange(min=1), default=1000, show_default=True)
-@click.option("-l", "level", type=int, default=1, show_default=True, help="Relevance level.")
+@level_option
 @click.option(
     "--measure", default="map", show_default=True, help="Measure of fused runs besides RIC."
 )
@@ -186,14 +184,8 @@ def write_table(df: pl.DataFrame, path: str) -> None:
     show_default=True,
     help="Groups fused at once (memory).",
 )
-@click.option(
-    "--run-id",
-    "run_id_from",
-    type=click.Choice(["tag", "filename"]),
-    default="tag",
-    show_default=True,
-)
-@click.option("--lenient", is_flag=True, help="Skip malformed lines (and say how many).")
+@run_id_option
+@lenient_option
 @friendly
 def fuse_study_cmd(
     qrels: str,

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from fasteval.commands._common import friendly
+from fasteval.commands._common import friendly, level_option, options, qrels_and_runs
 from fasteval.errors import InputFormatError, ParameterError
 
 
@@ -73,9 +73,8 @@ def _finish(res: Any, out: str, plot: bool, xlabel: str, t0: float) -> None:
     click.echo(f"wrote {out} in {time.perf_counter() - t0:.1f} s", err=True)
 
 
-_common = [
-    click.argument("qrels", type=click.Path(dir_okay=False)),
-    click.argument("runs", nargs=-1, required=True, type=click.Path()),
+_with_common = options(
+    qrels_and_runs,
     click.option(
         "-m",
         "--measure",
@@ -96,7 +95,7 @@ _common = [
         type=click.Path(file_okay=False),
         help="Output folder (one Parquet per finished setting; re-run to resume).",
     ),
-    click.option("-l", "level", type=int, default=1, show_default=True, help="Relevance level."),
+    level_option,
     click.option("--no-plot", is_flag=True, help="Skip the PNG figures."),
     click.option(
         "--cluster",
@@ -105,13 +104,7 @@ _common = [
         help="Run the units on this Dask scheduler (tcp://host:8786, or local:N); "
         "env FASTEVAL_CLUSTER. Paths must be readable by every worker.",
     ),
-]
-
-
-def _with_common(fn: Any) -> Any:
-    for deco in reversed(_common):
-        fn = deco(fn)
-    return fn
+)
 
 
 @click.group("study")
