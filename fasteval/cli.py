@@ -179,13 +179,7 @@ def eval_cmd(
 
 @main.command("ingest")
 @click.argument("inputs", nargs=-1, required=True, type=click.Path())
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="The archive to write (.parquet).",
-)
+@output_option("The archive to write (.parquet).", required=True)
 @run_id_option
 @lenient_option
 @_friendly

@@ -87,6 +87,15 @@ level_option = click.option(
 )
 
 
-def output_option(help: str = "Write here instead of standard output.") -> Callable[[F], F]:
-    """``-o/--output FILE``."""
-    return click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help=help)
+def output_option(
+    help: str = "Write here instead of standard output.", *, required: bool = False
+) -> Callable[[F], F]:
+    """``-o/--output FILE`` (optional unless ``required``)."""
+    return click.option(
+        "-o",
+        "--output",
+        type=click.Path(dir_okay=False),
+        default=None,
+        required=required,
+        help=help,
+    )

@@ -12,6 +12,7 @@ from fasteval.commands._common import (
     friendly,
     lenient_option,
     level_option,
+    output_option,
     qrels_and_runs,
     run_id_option,
 )
@@ -71,13 +72,7 @@ def write_run(df: pl.DataFrame, path: str) -> None:
 @click.option("--run", "run_ids", multiple=True, help="Fuse only these run ids (repeatable).")
 @level_option
 @click.option("--name", default=None, help="Run id of the fused run (default: the method).")
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="fused.run (TREC text) or fused.parquet.",
-)
+@output_option("fused.run (TREC text) or fused.parquet.", required=True)
 @run_id_option
 @lenient_option
 @friendly
@@ -161,13 +156,7 @@ def write_table(df: pl.DataFrame, path: str) -> None:
 @click.option(
     "--measure", default="map", show_default=True, help="Measure of fused runs besides RIC."
 )
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="Per-group table: .parquet, .csv or .tsv.",
-)
+@output_option("Per-group table: .parquet, .csv or .tsv.", required=True)
 @click.option(
     "--summary",
     type=click.Path(dir_okay=False),

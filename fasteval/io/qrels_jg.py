@@ -100,14 +100,10 @@ def read_qrels_jg(path: str | os.PathLike[str], *, lenient: bool = False) -> Qre
     InputFormatError
         For a malformed line, a repeated judgment, or a file without judgments.
     """
-    from fasteval.io.trec import FastevalWarning, read_bytes
+    from fasteval.io.trec import FastevalWarning, read_text
 
     name = os.fspath(path)
-    try:
-        text = read_bytes(path).tobytes().decode("utf-8")
-    except UnicodeDecodeError as e:
-        msg = f"{name}: not UTF-8 text (byte {e.start})"
-        raise InputFormatError(msg) from None
+    text = read_text(path)
     qid: list[str] = []
     group: list[str] = []
     doc: list[str] = []

@@ -61,6 +61,22 @@ def read_bytes(path: PathLike) -> np.ndarray:
     return np.frombuffer(raw, dtype=np.uint8)
 
 
+def read_text(path: PathLike) -> str:
+    """Read a (possibly gzip-compressed) UTF-8 file into a string.
+
+    Raises
+    ------
+    InputFormatError
+        For a missing or unreadable file, bad gzip data, or bytes that are not UTF-8
+        (the offset named).
+    """
+    try:
+        return read_bytes(path).tobytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        msg = f"{os.fspath(path)}: not UTF-8 text (byte {e.start})"
+        raise InputFormatError(msg) from None
+
+
 @dataclass
 class _Tokens:
     """Tokenised lines of one or more files sharing one byte buffer."""

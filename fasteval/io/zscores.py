@@ -60,14 +60,10 @@ def read_zscores(path: str | os.PathLike[str]) -> ZScores:
     InputFormatError
         For an unreadable file or a malformed line (file, line and value named).
     """
-    from fasteval.io.trec import read_bytes
+    from fasteval.io.trec import read_text
 
     name = os.fspath(path)
-    try:
-        text = read_bytes(path).tobytes().decode("utf-8")
-    except UnicodeDecodeError as e:
-        msg = f"{name}: not UTF-8 text (byte {e.start})"
-        raise InputFormatError(msg) from None
+    text = read_text(path)
     table: dict[tuple[str, str], tuple[float, float]] = {}
     first_line: dict[tuple[str, str], int] = {}
     for no, line in enumerate(text.splitlines(), start=1):
