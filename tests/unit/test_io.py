@@ -209,3 +209,16 @@ def test_arrow_buffers_read_as_pyarrow_reads_them(values, cut, start):
         want = a.to_pylist()
         assert null_mask(a).tolist() == [v is None for v in want]
         assert numeric_numpy(a, null=-1).tolist() == [-1 if v is None else v for v in want]
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_small_text_readers_name_the_file_and_byte_of_non_utf8_input(tmp_path, gz):
+    from fasteval.io.qrels_jg import read_qrels_jg
+    from fasteval.io.zscores import read_zscores
+
+    data = b"401 map 0.25 0.1\n402 map 0.3\xe9 0.1\n"
+    path = tmp_path / ("z.txt.gz" if gz else "z.txt")
+    path.write_bytes(gzip.compress(data) if gz else data)
+    for reader in (read_zscores, read_qrels_jg):
+        with pytest.raises(InputFormatError, match=rf"{path.name}: not UTF-8 text \(byte 28\)"):
+            reader(path)
