@@ -21,9 +21,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fasteval import parallel
-from fasteval.columns import QrelsColumns, RunColumns, dict_encode, numeric_numpy
+from fasteval.columns import QrelsColumns, RunColumns, StrColumn, dict_encode, numeric_numpy
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
 from fasteval.kernels import ranking as kr
+from fasteval.kernels import text as ktext
 
 
 def _lookup(values: pa.Array, into: pa.Array) -> np.ndarray:
@@ -142,6 +143,9 @@ def encode(
     # --- judge and order every ranking (documents compared by bytes, never re-encoded)
     qr_rows = np.argsort(qq, kind="stable").astype(np.int64)
     qr_off = np.searchsorted(qq[qr_rows], np.arange(n_q + 1), side="left").astype(np.int64)
+    # the judged ids copied together per query: a query's table and ids stay in cache
+    qd_buf, qd_off = ktext.gather(qrels.doc.buf, qrels.doc.starts, qrels.doc.ends, qr_rows)
+    qd = StrColumn(qd_buf, qd_off[:-1], qd_off[1:])
     t_off = kr.qrels_table_offsets(qr_off)
     t_slots = np.full(int(t_off[-1]), -1, np.int64)
     t_hash = np.zeros(int(t_off[-1]), np.uint64)
@@ -150,9 +154,9 @@ def encode(
     parallel.run(
         kr.build_qrels_tables,
         np.diff(qr_off).astype(np.float64) + 1.0,
-        qrels.doc.buf,
-        qrels.doc.starts,
-        qrels.doc.ends,
+        qd.buf,
+        qd.starts,
+        qd.ends,
         qr_off,
         qr_rows,
         t_off,
@@ -168,22 +172,24 @@ def encode(
     jdx = np.empty(n, np.int64)
     is_dup = np.empty(n, np.bool_)
     was_sorted = np.zeros(gstarts.shape[0], np.bool_)
+    # query-major visiting order: all runs' rankings of a query one after the other
+    g_order = np.arange(gstarts.shape[0], dtype=np.int64).reshape(n_runs, n_q).T.ravel()
     parallel.run(
         kr.rank_groups,
-        (gends - gstarts).astype(np.float64),
+        (gends - gstarts)[g_order].astype(np.float64),
         runs.doc.buf,
         runs.doc.starts,
         runs.doc.ends,
         runs.score,
         compat == 9,
         perm,
+        g_order,
         gstarts,
         gends,
         grid_q,
-        qrels.doc.buf,
-        qrels.doc.starts,
-        qrels.doc.ends,
-        qr_rows,
+        qd.buf,
+        qd.starts,
+        qd.ends,
         qr_rel,
         t_off,
         t_slots,

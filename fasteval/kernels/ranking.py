@@ -125,17 +125,19 @@ def build_qrels_tables(
 ):  # pragma: no cover
     """Fill the hash tables of queries ``lo..hi`` with their judged document ids.
 
+    Judgment ``j`` (grouped by query) has its document id at
+    ``qbuf[qs[j]:qe[j]]``: the ids are copied together per query, so a
+    query's table and ids stay in cache while its rankings are judged.
     Query ``q``'s table is ``slots[t_off[q]:t_off[q+1]]`` (judgment indices
-    ``j`` into ``qr_rows``, -1 = empty) with the ids' hashes beside them;
-    ``dup[q]`` gets a qrels row that repeats an earlier judgment of the same
-    document.
+    ``j``, -1 = empty) with the ids' hashes beside them; ``dup[q]`` gets the
+    qrels row (``qr_rows[j]``) of a judgment that repeats an earlier
+    judgment of the same document.
     """
     for q in range(lo, hi):
         base = t_off[q]
         mask = t_off[q + 1] - base - 1
         for j in range(qr_off[q], qr_off[q + 1]):
-            r = qr_rows[j]
-            h = _hash(qbuf, qs[r], qe[r])
+            h = _hash(qbuf, qs[j], qe[j])
             slot = np.int64(h & np.uint64(mask))
             while True:
                 u = slots[base + slot]
@@ -143,10 +145,9 @@ def build_qrels_tables(
                     slots[base + slot] = j
                     hashes[base + slot] = h
                     break
-                v = qr_rows[u]
-                if hashes[base + slot] == h and _equal2(qbuf, qs[v], qe[v], qbuf, qs[r], qe[r]):
+                if hashes[base + slot] == h and _equal2(qbuf, qs[u], qe[u], qbuf, qs[j], qe[j]):
                     if dup[q] < 0:
-                        dup[q] = r
+                        dup[q] = qr_rows[j]
                     break
                 slot = (slot + 1) & mask
 
@@ -287,13 +288,13 @@ def rank_groups(
     score,
     f32,
     perm,
+    g_order,
     g_start,
     g_end,
     group_q,
     qbuf,
     qs,
     qe,
-    qr_rows,
     qr_rel,
     t_off,
     t_slots,
@@ -306,18 +307,21 @@ def rank_groups(
 ):  # pragma: no cover - numba
     """Judge and order every (run, query) ranking, in parallel over groups.
 
-    For group ``g`` (rows ``perm[g_start[g]:g_end[g]]`` in input order) each
-    document id is hashed once and looked up in a group-local set (a repeat
-    of an id seen earlier in the input is flagged in ``out_dup``) and in the
-    query's qrels table (grade, ``NONPOOL`` or ``UNJUDGED`` into ``out_rel``).
+    Groups are visited in the order ``g_order[lo:hi]`` (all runs of a query
+    together, so the query's judgments stay in cache). For group ``g`` (rows
+    ``perm[g_start[g]:g_end[g]]`` in input order) each document id is hashed
+    once and looked up in a group-local set (a repeat of an id seen earlier
+    in the input is flagged in ``out_dup``) and in the query's qrels table
+    (grade, ``NONPOOL`` or ``UNJUDGED`` into ``out_rel``).
     Rows are then put in trec_eval order (score descending, doc id
     descending, byte-wise); groups already in order are only checked.
     ``out_row`` receives the input row at each ranked position and
-    ``out_jdx`` the judgment of that document (index into ``qr_rows`` and
-    ``qr_rel``, the judgments grouped by query; -1 if none).
+    ``out_jdx`` the judgment of that document (index into ``qr_rel`` and
+    ``qbuf[qs[j]:qe[j]]``, the judgments grouped by query; -1 if none).
     ``out_sorted[g]`` is set for groups that needed sorting.
     """
-    for g in range(lo, hi):
+    for gi in range(lo, hi):
+        g = g_order[gi]
         s = g_start[g]
         n = g_end[g] - s
         if n == 0:
@@ -355,8 +359,7 @@ def rank_groups(
                 u = t_slots[base + slot]
                 if u == -1:
                     break
-                v = qr_rows[u]
-                if t_hash[base + slot] == h and _equal2(qbuf, qs[v], qe[v], buf, a, b):
+                if t_hash[base + slot] == h and _equal2(qbuf, qs[u], qe[u], buf, a, b):
                     gv = qr_rel[u] if qr_rel[u] >= 0 else UNJUDGED
                     jq = u
                     break
