@@ -52,6 +52,7 @@ import polars as pl
 from fasteval import parallel
 from fasteval.columns import QrelsColumns, RunColumns, Source, StrColumn, null_mask, numeric_numpy
 from fasteval.encode import Encoded, encode
+from fasteval.engine import gc_paused
 from fasteval.errors import DataMismatchError, InputFormatError, MeasureError, ParameterError
 from fasteval.io.diversity import DiversityQrels, diversity_qrels_columns
 from fasteval.io.tables import run_columns
@@ -640,20 +641,21 @@ def diversity_evaluate(
     """
     ms = parse_diversity_measures(measures)
     _check_params(alpha, beta, max_depth)
-    prep = prepare_diversity(
-        qrels,
-        runs,
-        order=order,
-        relevance_level=relevance_level,
-        complete=complete,
-        on_duplicate=on_duplicate,
-        lenient=lenient,
-        run_id_from=run_id_from,
-    )
-    res = compute_diversity(
-        prep, ms, alpha=alpha, beta=beta, max_depth=max_depth, complete=complete
-    )
-    return _to_frame(res, per_query)
+    with gc_paused():
+        prep = prepare_diversity(
+            qrels,
+            runs,
+            order=order,
+            relevance_level=relevance_level,
+            complete=complete,
+            on_duplicate=on_duplicate,
+            lenient=lenient,
+            run_id_from=run_id_from,
+        )
+        res = compute_diversity(
+            prep, ms, alpha=alpha, beta=beta, max_depth=max_depth, complete=complete
+        )
+        return _to_frame(res, per_query)
 
 
 def subtopic_coverage(
