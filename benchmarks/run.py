@@ -283,6 +283,37 @@ def measure_python(job: Job, cache_dir: Path, logs: Path, timeout: float) -> Sam
     )
 
 
+def measure_cli(job: Job, cache_dir: Path, logs: Path, timeout: float) -> Sample:
+    """``fasteval eval`` as a user runs it from the shell: per-query values to a Parquet file."""
+    logs.mkdir(parents=True, exist_ok=True)
+    out = logs / f"{job.key.replace(' ', '_')}.parquet"
+    out.unlink(missing_ok=True)
+    log_file = logs / f"{job.key.replace(' ', '_')}.log"
+    cmd = [sys.executable, "-m", "fasteval.cli", "eval", str(job.qrels), str(job.runs), "-q"]
+    for m in MEASURES["trec"]:
+        cmd += ["-m", m]
+    cmd += ["--format", "parquet", "-o", str(out)]
+    with open(log_file, "wb") as lf:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT, env=child_env(cache_dir))
+        code, rss = _wait(proc, timeout)
+        wall = time.perf_counter() - t0
+    if code != 0 or not out.exists():
+        tail = log_file.read_text(errors="replace").strip().splitlines()[-3:]
+        return Sample(wall, rss, False, f"exit {code}: " + " | ".join(tail))
+    import polars as pl  # the output is checked after the clock stopped
+
+    df = pl.read_parquet(out)
+    agg = df.filter((pl.col("query_id") == "all") & (pl.col("measure") == "map"))
+    return Sample(
+        wall,
+        rss,
+        True,
+        n_values=int((df["query_id"] != "all").sum()),
+        maps=dict(zip(agg["run_id"].to_list(), agg["value"].to_list(), strict=True)),
+    )
+
+
 def measure_trec_eval(job: Job, binary: str, logs: Path, timeout: float) -> Sample:
     logs.mkdir(parents=True, exist_ok=True)
     args = [binary, "-q", "-m", "runid"]
@@ -363,6 +394,9 @@ def make_jobs(ds: Dataset, tools: list[str]) -> list[Job]:
         jobs.append(Job("fasteval", "text", "fasteval", True, ds.qrels, ds.runs))
         if ds.parquet is not None:
             jobs.append(Job("fasteval", "parquet", "fasteval", True, ds.qrels, ds.parquet))
+        jobs.append(Job("fasteval CLI", "text", "fasteval_cli", True, ds.qrels, ds.runs))
+        if ds.parquet is not None:
+            jobs.append(Job("fasteval CLI", "parquet", "fasteval_cli", True, ds.qrels, ds.parquet))
     if "pytrec_eval" in tools:
         jobs.append(Job("pytrec_eval", "text", "pytrec_eval", False, ds.qrels, ds.runs))
     if "ranx" in tools:
@@ -402,6 +436,8 @@ def bench_dataset(
         if job.peer == "trec_eval":
             assert te_binary is not None
             s = measure_trec_eval(job, te_binary, logs, args.timeout)
+        elif job.peer == "fasteval_cli":
+            s = measure_cli(job, cache, logs, args.timeout)
         else:
             s = measure_python(job, cache, logs, args.timeout)
         s.load = load
@@ -431,7 +467,7 @@ def bench_dataset(
                 report(j, f"cold #{i + 1}", s)
             else:
                 report(j, "warm-up", s)
-            if i == 0 and j.tool == "fasteval" and not s.ok:
+            if i == 0 and j.tool.startswith("fasteval") and not s.ok:
                 msg = (
                     f"fasteval failed on its first run ({s.error}); is the working tree "
                     f"mid-edit? See {logs.relative_to(REPO)}"
@@ -516,7 +552,14 @@ def table(series: dict[str, Series]) -> tuple[list[str], float | None]:
         "| peak RSS MB | reps |",
         "|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
-    order = {"fasteval": 0, "pytrec_eval": 1, "trec_eval": 2, "ir_measures": 3, "ranx": 4}
+    order = {
+        "fasteval": 0,
+        "fasteval CLI": 1,
+        "pytrec_eval": 2,
+        "trec_eval": 3,
+        "ir_measures": 4,
+        "ranx": 5,
+    }
     for ser in sorted(
         series.values(),
         key=lambda s: (order.get(s.job.tool, 9), s.job.mode != "text", s.cache == "cold"),
@@ -568,7 +611,7 @@ def agreement(series: dict[str, Series]) -> tuple[list[str], bool]:
         missing = len(set(ref) ^ set(s.maps))
         diff = max((abs(ref[r] - s.maps[r]) for r in common), default=float("nan"))
         verdict = ""
-        if ser.job.tool == "fasteval":
+        if ser.job.tool.startswith("fasteval"):
             bad = missing > 0 or not (diff <= EXACT_TOL)
             ok = ok and not bad
             verdict = " **MISMATCH**" if bad else " (exact)"
@@ -587,7 +630,7 @@ def targets(series: dict[str, Series], base_med: float | None) -> list[str]:
 
     def peak() -> float | None:
         peaks = [
-            s.maxrss_mb for k, ser in series.items() if k.startswith("fasteval-") for s in ser.good
+            s.maxrss_mb for k, ser in series.items() if k.startswith("fasteval") for s in ser.good
         ]
         return max(peaks) if peaks else None
 
@@ -608,6 +651,10 @@ def targets(series: dict[str, Series], base_med: float | None) -> list[str]:
         line("fasteval from text, warm", text_warm, 1.5, " s"),
         line("speed-up over pytrec_eval (text, warm)", speedup, 4.0, "x", higher=True),
         line("fasteval from Parquet, warm", med("fasteval-parquet-warm"), 0.8, " s"),
+        line("`fasteval eval` (CLI) from text, warm", med("fasteval CLI-text-warm"), 1.5, " s"),
+        line(
+            "`fasteval eval` (CLI) from Parquet, warm", med("fasteval CLI-parquet-warm"), 0.8, " s"
+        ),
         line("fasteval from text, cold numba cache", med("fasteval-text-cold"), 15.0, " s"),
         line("fasteval peak RSS (any mode)", rss / 1024 if rss else None, 1.5, " GB"),
     ]
@@ -855,7 +902,7 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"[{name}] wrote {RESULTS.relative_to(REPO)}")
             print(text)
             for ser in series.values():
-                if ser.job.tool == "fasteval" and not ser.good:
+                if ser.job.tool.startswith("fasteval") and not ser.good:
                     all_ok = False
     finally:
         for proc in list(_RUNNING):

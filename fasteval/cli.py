@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+import gc
+import os
+
+# fasteval does no linear algebra, but numpy (and scipy, which numba probes for
+# BLAS) start OpenBLAS worker threads that busy-wait for work at start-up, on
+# the cores the kernels need. One BLAS thread, unless the user says otherwise.
+# (Set before numpy is imported; the library itself never touches it.)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +38,14 @@ SAMPLE_DIR = Path(__file__).parent / "data"
 @click.version_option(package_name="fasteval")
 def main() -> None:
     """fasteval: trec_eval's numbers for whole TREC archives at once."""
+
+
+@main.result_callback()
+def _finished(*_: Any, **__: Any) -> None:
+    # The command is done and its output written. Freezing the heap spares the
+    # interpreter's shutdown from scanning numba's, polars' and pyarrow's
+    # objects for cycles (0.3 s of a 2 s evaluation).
+    gc.freeze()
 
 
 @main.command("eval")
