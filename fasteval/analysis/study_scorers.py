@@ -96,7 +96,10 @@ def mask_diversity(prep: Any, enc_v: Encoded) -> Any:
         np.int64
     )
     seq = prep.seq
-    seq_v = np.where(seq >= 0, new_e[np.maximum(seq, 0)], -1).astype(np.int64)
+    if n_e:
+        seq_v = np.where(seq >= 0, new_e[np.maximum(seq, 0)], -1).astype(np.int64)
+    else:  # no relevant entry at this level: every ranked position is non-relevant
+        seq_v = np.full(seq.shape[0], -1, np.int64)
     return dataclasses.replace(
         prep,
         enc=enc_v,

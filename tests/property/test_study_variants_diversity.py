@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -47,3 +48,22 @@ def test_mask_equals_reduced_qrels(data, order, level, complete, seed, share) ->
     # the reused-buffer path gives the same
     again = sc(var.Masker(sc.enc, with_jdx=False)(keep))
     assert np.array_equal(again, got, equal_nan=True)
+
+
+def test_mask_with_nothing_relevant_at_the_level() -> None:
+    """Found by hypothesis: no judgment reaches level 2, so the variant has no relevant entry."""
+    qrels = pl.DataFrame(
+        {"query_id": ["100"], "subtopic": [1], "doc_id": ["d00"], "relevance": [1]},
+        schema_overrides={"subtopic": pl.Int32, "relevance": pl.Int32},
+    )
+    runs = pl.DataFrame(
+        {"run_id": ["run0"], "query_id": ["100"], "doc_id": ["d00"], "score": [1.0], "rank": [1]}
+    )
+    sc = DiversityScorer.from_inputs(qrels, runs, NAMES, order="rank", relevance_level=2)
+    keep = np.ones(sc.enc.qr_rel.shape[0], bool)
+    got = sc(var.apply_mask(sc.enc, keep))
+    want = diversity_evaluate(qrels, runs, NAMES, order="rank", relevance_level=2, per_query=False)
+    ni = {n: i for i, n in enumerate(sc.names)}
+    for _, _, m, v in want.iter_rows():
+        g = got[0, ni[m]]
+        assert (g == v) or (np.isnan(g) and np.isnan(v)), (m, g, v)
