@@ -187,7 +187,7 @@ def _before(a, b, score, f32, buf, d_s, d_e):
 def _order(rows, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
     """Local indices of ``rows`` in trec_eval order: score descending, then doc id descending.
 
-    Sorting is by the numeric key alone (numpy's stable merge sort, skipped
+    Sorting is by the numeric key alone (a stable merge sort, skipped
     when the rows are already in score order, the usual case for run files);
     only runs of equal scores then compare document ids, by insertion sort
     when short and merge sort when long.
@@ -202,7 +202,7 @@ def _order(rows, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
         key[i] = -s
         if i > 0 and key[i] < key[i - 1]:
             mono = False
-    idx = np.arange(n) if mono else np.argsort(key, kind="mergesort")
+    idx = np.arange(n) if mono else _merge_sort(key, rows, buf, d_s, d_e, False)
     i = 0
     while i < n:
         j = i + 1
@@ -213,7 +213,7 @@ def _order(rows, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
             sub = np.empty(m, np.int64)
             for k in range(m):
                 sub[k] = rows[idx[i + k]]
-            loc = _doc_merge_sort(sub, buf, d_s, d_e)
+            loc = _merge_sort(key, sub, buf, d_s, d_e, True)
             tie = idx[i:j].copy()
             for k in range(m):
                 idx[i + k] = tie[loc[k]]
@@ -240,8 +240,13 @@ def _order(rows, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _doc_merge_sort(rows, buf, d_s, d_e):  # pragma: no cover - numba
-    """Stable order of ``rows`` by doc id descending (byte-wise); returns local indices."""
+def _merge_sort(key, rows, buf, d_s, d_e, by_doc):  # pragma: no cover - numba
+    """A stable order (local indices) of ``rows``: a bottom-up merge sort.
+
+    ``by_doc``: doc id descending, byte-wise (``key`` unused); otherwise
+    ``key[i]`` ascending. Hand-written because numba's ``np.argsort(...,
+    kind="mergesort")`` adds about a second to a cold compile.
+    """
     n = rows.shape[0]
     idx = np.arange(n)
     tmp = np.empty(n, np.int64)
@@ -255,9 +260,13 @@ def _doc_merge_sort(rows, buf, d_s, d_e):  # pragma: no cover - numba
             j = mid
             k = lo
             while i < mid and j < hi:
-                a = rows[idx[j]]
-                b = rows[idx[i]]
-                if _cmp_bytes(buf, d_s[a], d_e[a], d_s[b], d_e[b]) > 0:
+                if by_doc:
+                    a = rows[idx[j]]
+                    b = rows[idx[i]]
+                    right_first = _cmp_bytes(buf, d_s[a], d_e[a], d_s[b], d_e[b]) > 0
+                else:
+                    right_first = key[idx[j]] < key[idx[i]]
+                if right_first:
                     tmp[k] = idx[j]
                     j += 1
                 else:
