@@ -296,7 +296,8 @@ def _threads(n: int | None) -> Iterator[None]:
     import numba
 
     old = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+    most = int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
+    numba.set_num_threads(max(1, min(int(n), most)))
     try:
         yield
     finally:
@@ -721,7 +722,7 @@ def _infodiff_block(
     _check_same_data(data_hash, h)
     with _threads(spec.kernel_threads):
         mean, _ = data.information_difference(a, b)
-    return mean
+    return np.asarray(mean)
 
 
 def information_difference(

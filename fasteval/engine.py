@@ -107,7 +107,9 @@ class GainTables:
     rbp_lut: np.ndarray
 
 
-def gain_tables(measures: Sequence[Measure], qr_off: np.ndarray, qr_rel: np.ndarray, compat: int):
+def gain_tables(
+    measures: Sequence[Measure], qr_off: np.ndarray, qr_rel: np.ndarray, compat: int
+) -> GainTables:
     """Per gain specification and query: trec_eval's ``setup_gains``, ideal gains, rbp scaling.
 
     Specification 0 is the default (gain = grade). A query's gain levels are

@@ -123,8 +123,8 @@ def tau_ap(a: ArrayLike, b: ArrayLike) -> float:
     for i in range(1, n):
         above = xa[:i]
         correct = (above > xa[i]).sum() + 0.5 * (above == xa[i]).sum()
-        total += correct / i
-    return 2.0 * total / (n - 1) - 1.0
+        total += float(correct) / i
+    return float(2.0 * total / (n - 1) - 1.0)
 
 
 # --- pair counts in O(n log n), information tau (Golbus & Aslam), dispatch ---------------

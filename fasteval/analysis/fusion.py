@@ -71,6 +71,9 @@ METHODS = {
     "pareto": kf.PARETO,
     "majoritarian": kf.MAJORITARIAN,
 }
+# a fusion group: run ids or run numbers
+Group = Sequence[str | int] | np.ndarray
+
 _ALIASES = {"sum": "combsum", "mnz": "combmnz", "anz": "combanz", "condorcetfuse": "condorcet"}
 UPPER_BOUNDS = ("naive", "pareto", "majoritarian")
 NORMS = {
@@ -420,9 +423,7 @@ class FusedRuns:
         return to_frame(ev, per_query=True, compat=10)
 
 
-def _groups_arrays(
-    fin: FusionInput, groups: Sequence[Sequence[str | int]]
-) -> tuple[np.ndarray, np.ndarray]:
+def _groups_arrays(fin: FusionInput, groups: Sequence[Group]) -> tuple[np.ndarray, np.ndarray]:
     if len(groups) == 0:
         msg = "no fusion groups given"
         raise ParameterError(msg)
@@ -443,7 +444,7 @@ def _groups_arrays(
 
 def fuse_groups(
     fin: FusionInput,
-    groups: Sequence[Sequence[str | int]],
+    groups: Sequence[Group],
     method: str = "combsum",
     *,
     norm: str | None = "min-max",
@@ -655,7 +656,7 @@ def upper_bound_study(
     seed: int = 0,
     methods: Sequence[str] = STUDY_METHODS,
     *,
-    groups: Sequence[Sequence[str | int]] | None = None,
+    groups: Sequence[Group] | None = None,
     norm: str | None = "min-max",
     depth: int = 1000,
     rel_level: int = 1,

@@ -72,7 +72,7 @@ class Histograms:
     def centres(self) -> np.ndarray:
         """Bin centres ``(i + 0.5) / bins``."""
         k = self.h_r.shape[1]
-        return (np.arange(k) + 0.5) / k
+        return np.asarray((np.arange(k) + 0.5) / k)
 
 
 def _check(

@@ -260,7 +260,7 @@ def id_from_tables(t: np.ndarray) -> np.ndarray:
     h1 = _h2_part(ca, da) + za
     h2 = _h2_part(cb, db) + zb
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (h1 + h2 - 2.0 * h12) / n
+        return np.asarray((h1 + h2 - 2.0 * h12) / n)
 
 
 def pair_data(

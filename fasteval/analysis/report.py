@@ -457,7 +457,7 @@ def format_text(rep: Report, run_id: str) -> str:
     lines += _block(run_id, "all", summ)
     group = rep.groups[run_id]
     stats = rep.topics.filter(pl.col("group") == group)
-    n = int(stats["n_runs"].max() or 0)
+    n = int(stats["n_runs"].to_numpy().max(initial=0))
     what = rep.descriptions.get(group, group)
     if not what.endswith((".", "!", "?")):
         what += "."

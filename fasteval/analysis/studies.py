@@ -703,4 +703,8 @@ def plan_leave_out(
     return ctx, settings, extra
 
 
-PLANNERS = {"subsample": plan_subsample, "pool-depth": plan_pool_depth, "leave-out": plan_leave_out}
+PLANNERS: dict[str, Callable[..., tuple[Any, Any, Any]]] = {
+    "subsample": plan_subsample,
+    "pool-depth": plan_pool_depth,
+    "leave-out": plan_leave_out,
+}

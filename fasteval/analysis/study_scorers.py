@@ -323,7 +323,7 @@ class CombinedScorer:
             msg = f"repeated measure names in {self.names}"
             raise ParameterError(msg)
         self.higher_is_better = [bool(h) for s in self.scorers for h in higher_is_better(s)]
-        encs = [s.enc for s in self.scorers if getattr(s, "enc", None) is not None]
+        encs = [e for s in self.scorers if (e := getattr(s, "enc", None)) is not None]
         if any(e is not encs[0] for e in encs):
             msg = "combined scorers must share their data (the same prepared inputs)"
             raise ParameterError(msg)

@@ -315,7 +315,7 @@ def leave_out_from_pairs(
     """:func:`leave_out_mask` from precomputed :func:`pool_pairs` (for many settings)."""
     total = np.bincount(j, minlength=n_judgments)
     kept = np.bincount(j[~left_out[run]], minlength=n_judgments)
-    return ~((total > 0) & (kept == 0))
+    return np.asarray(~((total > 0) & (kept == 0)))
 
 
 # --------------------------------------------------------------------------- scorers
@@ -331,7 +331,10 @@ class Scorer(Protocol):
     RIC, HSA) can be used in the studies through this interface.
     """
 
-    names: Sequence[str]
+    @property
+    def names(self) -> Sequence[str]:
+        """Column labels, one per measure."""
+        ...
 
     def __call__(self, enc: Encoded) -> np.ndarray: ...
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from fasteval.commands._common import friendly, output_option, qrels_and_runs, reading_options
@@ -19,7 +21,7 @@ def eval_diversity(
     alpha: float = 0.5,
     beta: float = 0.5,
     order: str = "rank",
-    **kwargs: object,
+    **kwargs: Any,
 ) -> bool:
     """Evaluate and print diversity measures; False when ``measures`` names none.
 

@@ -109,7 +109,7 @@ def hsa_cmd(
         lenient=lenient,
         run_id_from=run_id_from,
     )
-    df, hist = histogram_analysis_prepared(  # type: ignore[misc]
+    res = histogram_analysis_prepared(
         prep,
         values=values,
         bins=bins,
@@ -121,6 +121,8 @@ def hsa_cmd(
         relevance_level=level,
         return_histograms=True,
     )
+    assert isinstance(res, tuple)  # return_histograms=True
+    df, hist = res
     if fmt == "parquet":
         if output is None:
             msg = "--format parquet needs -o FILE"

@@ -23,7 +23,7 @@ def _floats(text: str | None, what: str) -> list[float] | None:
 
 
 def _ints(text: str, what: str) -> list[int]:
-    out = []
+    out: list[int] = []
     for part in text.replace(" ", "").split(","):
         if not part:
             continue

@@ -14,7 +14,7 @@ import gzip
 import os
 import warnings
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -178,7 +178,7 @@ def _read_all(
             buf[a : a + n] = gz[i]
         else:
             with open(p, "rb") as fh:
-                n = fh.readinto(memoryview(buf)[a : a + int(sizes[i]) - 1])
+                n = fh.readinto(buf.data[a : a + int(sizes[i]) - 1])
         buf[a + n] = 10  # every file ends with a newline (an extra blank line is skipped)
         ends[i] = a + n + 1
     return buf, starts, ends
@@ -336,7 +336,7 @@ def parse_qrels_files(paths: list[PathLike], *, lenient: bool = False) -> QrelsC
 
 
 def parse_run_files(
-    paths: list[PathLike],
+    paths: Sequence[PathLike],
     *,
     lenient: bool = False,
     run_id_from: str = "tag",
@@ -363,7 +363,7 @@ def parse_run_files(
         raise InputFormatError(msg)
     skipper = _Skipper(lenient, "run")
     # string fields: qid, docno, score, tag; rank parsed as int; tag must be constant per file
-    tok = _tokenize_files(paths, [0, 2], 3, 4, 5, threads)
+    tok = _tokenize_files(list(paths), [0, 2], 3, 4, 5, threads)
     if run_id_from == "tag" and (tok.same_bad >= 0).any():
         f = int(np.flatnonzero(tok.same_bad >= 0)[0])
         r = int(tok.same_bad[f])

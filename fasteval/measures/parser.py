@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fasteval.errors import MeasureError
@@ -131,24 +132,25 @@ def _expand_family(fam: Family, params_text: str | None, arg: str) -> list[Measu
     # "list": one value from a parameter list
     if raw is None:
         return [Measure(fam.name, fam.defaults, None, fam.name)]
+    nums: tuple[float, ...]
     if fam.name == "11pt_avg":
-        vals = tuple(sorted(_level(p, arg) for p in raw))
+        nums = tuple(sorted(_level(p, arg) for p in raw))
     else:
         try:
-            vals = tuple(float(p) for p in raw)
+            nums = tuple(float(p) for p in raw)
         except ValueError:
             msg = f"measure {arg!r}: parameter {params_text!r} is not a number list"
             raise MeasureError(msg) from None
-        if fam.name == "set_F" and (len(vals) != 1 or vals[0] < 0):
+        if fam.name == "set_F" and (len(nums) != 1 or nums[0] < 0):
             msg = f"measure {arg!r}: set_F takes one non-negative parameter"
             raise MeasureError(msg)
-        if fam.name == "relstring" and (len(vals) != 1 or not 0 <= vals[0] < 2**31):
+        if fam.name == "relstring" and (len(nums) != 1 or not 0 <= nums[0] < 2**31):
             msg = f"measure {arg!r}: relstring takes one length N >= 0, got {params_text!r}"
             raise MeasureError(msg)
-        if fam.name == "utility" and len(vals) != 4:
-            msg = f"measure {arg!r}: utility takes 4 coefficients p1,p2,p3,p4, got {len(vals)}"
+        if fam.name == "utility" and len(nums) != 4:
+            msg = f"measure {arg!r}: utility takes 4 coefficients p1,p2,p3,p4, got {len(nums)}"
             raise MeasureError(msg)
-    return [Measure(fam.name, vals, None, f"{fam.name}_{params_text}")]
+    return [Measure(fam.name, nums, None, f"{fam.name}_{params_text}")]
 
 
 _INT = re.compile(r"^[+-]?\d+$")
@@ -270,9 +272,7 @@ def parse_measure(arg: str) -> list[Measure]:
     raise MeasureError(msg)
 
 
-def parse_measures(
-    args: str | list[str] | tuple[str, ...] | None, *, compat: int = 9
-) -> MeasureSet:
+def parse_measures(args: str | Sequence[str] | None, *, compat: int = 9) -> MeasureSet:
     """Parse a list of measure arguments, in trec_eval's output order, without repeats.
 
     ``None`` means trec_eval's default set, ``official``. Under ``compat=9``

@@ -121,7 +121,7 @@ def median_difference(rep: Report, run_id: str, path: str | Path) -> Path:
         ax.set_xticklabels(q, rotation=90, fontsize=6)
         ax.set_xlabel("topic")
         ax.set_ylabel("average precision - median")
-        n = int(t["n_runs"].max() or 0)
+        n = int(t["n_runs"].to_numpy().max(initial=0))
         ax.set_title(f"{run_id}: difference from the median AP over {n} runs")
         ax.legend(fontsize=7)
         out = Path(path)
