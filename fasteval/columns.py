@@ -143,20 +143,46 @@ def concat_str(cols: list[StrColumn]) -> StrColumn:
 
 @dataclass
 class Source:
-    """Where rows came from, for error messages: a file name and a line per row."""
+    """Where rows came from, for error messages: a file name and a line per row.
+
+    For a single table both arrays may be ``None`` (every row from ``names[0]``,
+    row ``i`` at row number ``i + 1``): nothing is allocated per row for
+    messages that are rarely printed.
+    """
 
     names: list[str]
-    file_of_row: np.ndarray  # int32 index into names
-    line_of_row: np.ndarray  # int64, 1-based; 0 when the input was a table (row number + 1 used)
+    file_of_row: np.ndarray | None  # int32 index into names (None: all 0)
+    line_of_row: np.ndarray | None  # int64, 1-based line or table row (None: row + 1)
     is_table: list[bool] = field(default_factory=list)
 
     def where(self, row: int) -> str:
-        f = int(self.file_of_row[row])
+        f = 0 if self.file_of_row is None else int(self.file_of_row[row])
         name = self.names[f]
-        line = int(self.line_of_row[row])
+        line = row + 1 if self.line_of_row is None else int(self.line_of_row[row])
         if self.is_table and self.is_table[f]:
             return f"{name}, row {line}"
         return f"{name}:{line}"
+
+    def files(self, n: int) -> np.ndarray:
+        """The file index of each of the ``n`` rows."""
+        return np.zeros(n, np.int32) if self.file_of_row is None else self.file_of_row
+
+    def lines(self, n: int) -> np.ndarray:
+        """The line (or table row) number of each of the ``n`` rows."""
+        if self.line_of_row is None:
+            return np.arange(1, n + 1, dtype=np.int64)
+        return self.line_of_row
+
+    def take(self, rows: np.ndarray) -> Source:
+        """The source of the rows ``rows`` (in that order)."""
+        return Source(
+            self.names,
+            self.file_of_row[rows]
+            if self.file_of_row is not None
+            else np.zeros(len(rows), np.int32),
+            self.line_of_row[rows] if self.line_of_row is not None else rows.astype(np.int64) + 1,
+            self.is_table,
+        )
 
 
 @dataclass

@@ -50,7 +50,7 @@ import numpy as np
 import polars as pl
 
 from fasteval import parallel
-from fasteval.columns import QrelsColumns, RunColumns, Source, StrColumn, null_mask, numeric_numpy
+from fasteval.columns import QrelsColumns, RunColumns, StrColumn, null_mask, numeric_numpy
 from fasteval.encode import Encoded, encode
 from fasteval.engine import gc_paused
 from fasteval.errors import DataMismatchError, InputFormatError, MeasureError, ParameterError
@@ -300,7 +300,7 @@ def prepare_diversity(
         _str_take(dq.qid, first),
         _str_take(dq.doc, first),
         udocs["any"].to_numpy().astype(np.int32),
-        Source(src.names, src.file_of_row[first], src.line_of_row[first], src.is_table),
+        src.take(first),
     )
     enc = encode(uq, rc, compat=10, complete=complete, on_duplicate=on_duplicate)
     has = np.zeros(len(enc.run_names), bool)

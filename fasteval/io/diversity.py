@@ -134,7 +134,7 @@ def diversity_from_table(table: pa.Table, name: str) -> DiversityQrels:
         subtopic,
         tables._str_col(table, name, "doc_id"),
         rel.to_numpy().astype(np.int32),
-        tables._table_source(name, table.num_rows),
+        tables._table_source(name),
         names,
     )
 

@@ -113,8 +113,9 @@ def _str_col(table: pa.Table, name: str, c: str) -> StrColumn:
     return StrColumn.from_arrow(col)
 
 
-def _table_source(name: str, n: int) -> Source:
-    return Source([name], np.zeros(n, np.int32), np.arange(1, n + 1, dtype=np.int64), [True])
+def _table_source(name: str) -> Source:
+    """A table's rows: ``name, row i + 1`` (nothing stored per row)."""
+    return Source([name], None, None, [True])
 
 
 def qrels_from_table(table: pa.Table, name: str) -> QrelsColumns:
@@ -132,7 +133,7 @@ def qrels_from_table(table: pa.Table, name: str) -> QrelsColumns:
         _str_col(table, name, "query_id"),
         _str_col(table, name, "doc_id"),
         numeric_numpy(rel).astype(np.int32),
-        _table_source(name, table.num_rows),
+        _table_source(name),
     )
 
 
@@ -166,7 +167,7 @@ def runs_from_table(table: pa.Table, name: str) -> RunColumns:
         doc=_str_col(table, name, "doc_id"),
         score=score,
         rank=rank,
-        source=_table_source(name, table.num_rows),
+        source=_table_source(name),
     )
 
 
@@ -190,8 +191,8 @@ def concat_runs(parts: list[RunColumns]) -> RunColumns:
     offsets = np.cumsum([0] + [len(p.source.names) for p in parts[:-1]])
     src = Source(
         [n for p in parts for n in p.source.names],
-        np.concatenate([p.source.file_of_row + o for p, o in zip(parts, offsets, strict=True)]),
-        np.concatenate([p.source.line_of_row for p in parts]),
+        np.concatenate([p.source.files(len(p)) + o for p, o in zip(parts, offsets, strict=True)]),
+        np.concatenate([p.source.lines(len(p)) for p in parts]),
         [t for p in parts for t in (p.source.is_table or [False] * len(p.source.names))],
     )
     return RunColumns(
