@@ -141,6 +141,14 @@ def trec_eval(binary: str, qrels: Path, runs: Path) -> tuple[float, float, dict[
     return wall, peak, maps
 
 
+def _commit() -> str:
+    """The checked-out commit (and whether fasteval/ has uncommitted changes)."""
+    git = ["git", "-C", str(REPO)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run([*git, "status", "--porcelain", "--", "fasteval"], capture_output=True)
+    return head.stdout.strip() + (" + uncommitted changes" if dirty.stdout.strip() else "")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--factors", default="1,2,4", help="copies of the 100-run archive")
@@ -216,6 +224,7 @@ def main() -> None:
             "",
             f"- Date: {started:%Y-%m-%d %H:%M} UTC; 1-min load average {load0:.1f} at the start, "
             f"{os.getloadavg()[0]:.1f} at the end",
+            f"- fasteval @ {_commit()}",
             f"- {args.reps} fresh processes per tool and size, interleaved, page cache warmed "
             "before each; fasteval's numba cache warm",
             "- Archives: k copies of the synthetic archive (b), run tags suffixed `_k`, the same "
