@@ -144,8 +144,12 @@ def trec_eval(binary: str, qrels: Path, runs: Path) -> tuple[float, float, dict[
 def _commit() -> str:
     """The checked-out commit (and whether fasteval/ has uncommitted changes)."""
     git = ["git", "-C", str(REPO)]
-    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run([*git, "status", "--porcelain", "--", "fasteval"], capture_output=True)
+    head = subprocess.run(
+        [*git, "rev-parse", "--short", "HEAD"], check=False, capture_output=True, text=True
+    )
+    dirty = subprocess.run(
+        [*git, "status", "--porcelain", "--", "fasteval"], check=False, capture_output=True
+    )
     return head.stdout.strip() + (" + uncommitted changes" if dirty.stdout.strip() else "")
 
 
