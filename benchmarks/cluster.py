@@ -93,7 +93,8 @@ def main() -> None:
     qrels, run_dir = data / "qrels.trec8.adhoc.gz", data / "runs"
     tmp = tempfile.TemporaryDirectory(prefix="fasteval-bench-")
     if args.inputs == "parquet":  # the archive every worker reads (fasteval ingest)
-        from fasteval.io.tables import run_columns, runs_to_table, write_parquet
+        from fasteval.io.tables import run_columns, runs_to_table
+        from fasteval.io.writers import write_arrow as write_parquet
 
         archive = Path(tmp.name) / "trec8.parquet"
         write_parquet(runs_to_table(run_columns([run_dir])), archive)

@@ -87,7 +87,7 @@ def generate(out: Path, seed: int) -> None:
 
 def child_fasteval(data: Path, result: Path) -> None:
     t0 = time.perf_counter()
-    from fasteval.analysis.diversity import diversity_evaluate
+    from fasteval.engine.diversity import diversity_evaluate
 
     runs = sorted(str(p) for p in (data / "runs").iterdir())
     df = diversity_evaluate(data / "qrels.txt", runs, per_query=True)

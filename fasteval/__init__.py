@@ -22,12 +22,12 @@ from fasteval.errors import (
 
 if TYPE_CHECKING:
     from fasteval.analysis.correlation import information_tau, rank_correlation
-    from fasteval.analysis.diversity import diversity_evaluate, subtopic_coverage
     from fasteval.analysis.fusion import fuse
     from fasteval.analysis.hsa import histogram_analysis, histogram_analysis_scores
     from fasteval.analysis.information import information_difference, joint_ric, ric
     from fasteval.analysis.report import Report, report
-    from fasteval.engine import evaluate
+    from fasteval.api import evaluate
+    from fasteval.engine.diversity import diversity_evaluate, subtopic_coverage
     from fasteval.io.diversity import load_diversity_qrels
     from fasteval.io.tables import load_qrels, load_runs
     from fasteval.measures.parser import Measure, parse_measure, parse_measures
@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 _LAZY = {
     "information_tau": "fasteval.analysis.correlation",
     "rank_correlation": "fasteval.analysis.correlation",
-    "diversity_evaluate": "fasteval.analysis.diversity",
-    "subtopic_coverage": "fasteval.analysis.diversity",
+    "diversity_evaluate": "fasteval.engine.diversity",
+    "subtopic_coverage": "fasteval.engine.diversity",
     "fuse": "fasteval.analysis.fusion",
     "histogram_analysis": "fasteval.analysis.hsa",
     "histogram_analysis_scores": "fasteval.analysis.hsa",
@@ -46,7 +46,7 @@ _LAZY = {
     "ric": "fasteval.analysis.information",
     "Report": "fasteval.analysis.report",
     "report": "fasteval.analysis.report",
-    "evaluate": "fasteval.engine",
+    "evaluate": "fasteval.api",
     "load_diversity_qrels": "fasteval.io.diversity",
     "load_qrels": "fasteval.io.tables",
     "load_runs": "fasteval.io.tables",

@@ -141,59 +141,76 @@ def eval_cmd(
     rel_format: str,
 ) -> None:
     """Evaluate RUNS (files, directories, Parquet archives) against QRELS."""
-    from fasteval.commands.diversity import eval_diversity
-    from fasteval.distributed import refuse_diversity, with_cluster
-    from fasteval.engine import evaluate
+    from fasteval.api import check_options, evaluate
+    from fasteval.io.writers import write_table
+    from fasteval.measures.catalog import parse_request
 
+    if fmt == "ndeval" and not measures:
+        measures = ("ndeval",)
+    req = parse_request(list(measures) or None, compat=int(compat), rel_format=rel_format)
+    reading: dict[str, Any] = {
+        "on_duplicate": "first" if keep_first else "error",
+        "lenient": lenient,
+        "run_id_from": run_id_from,
+    }
+    if fmt == "ndeval" and not req.diversity:
+        msg = f"--format ndeval prints diversity measures only, got {', '.join(measures)}"
+        raise ParameterError(msg)
     if cluster:  # blocks of runs on a Dask cluster (fasteval.distributed)
+        from fasteval.distributed import refuse_diversity, with_cluster
+
         refuse_diversity(measures, fmt)
         if rel_format != "qrels":
             msg = f"--cluster reads plain qrels only; run -R {rel_format} without --cluster"
             raise ParameterError(msg)
-        evaluate = with_cluster(evaluate, cluster)
-    if eval_diversity(  # diversity measures (alpha_nDCG@20, ...) or --format ndeval
-        qrels,
-        runs,
-        measures,
-        fmt=fmt,
-        output=output,
-        per_query=per_query,
-        relevance_level=level,
-        complete=complete,
-        max_depth=max_depth,
-        judged_only=judged_only,
-        on_duplicate="first" if keep_first else "error",
-        lenient=lenient,
-        run_id_from=run_id_from,
-    ):
+        df = with_cluster(evaluate, cluster)(
+            qrels,
+            list(runs),
+            list(measures) or None,
+            per_query=per_query,
+            compat=int(compat),
+            relevance_level=level,
+            complete=complete,
+            max_depth=max_depth,
+            judged_only=judged_only,
+            num_docs=num_docs,
+            zscores=zscore_file,
+            **reading,
+        )
+    elif req.diversity:  # diversity measures (alpha_nDCG@20, ...) or --format ndeval
+        check_options(req, judged_only=judged_only, zscores=zscore_file)
+        from fasteval.commands.diversity import eval_diversity
+
+        eval_diversity(
+            qrels,
+            runs,
+            list(req.diversity),
+            fmt=fmt,
+            output=output,
+            per_query=per_query,
+            relevance_level=level,
+            complete=complete,
+            max_depth=max_depth,
+            **reading,
+        )
         return
-    from fasteval.analysis.information import parse_with_ric
-    from fasteval.output import write_table
-
-    if rel_format == "qrels_jg":
-        from fasteval.analysis.qrels_jg import parse_jg_measures
-
-        mset = parse_jg_measures(list(measures) or None, compat=int(compat))
     else:
-        mset = parse_with_ric(list(measures) or None, compat=int(compat))[0]
-    df = evaluate(
-        qrels,
-        list(runs),
-        list(measures) or None,
-        per_query=per_query,
-        compat=int(compat),
-        relevance_level=level,
-        complete=complete,
-        max_depth=max_depth,
-        judged_only=judged_only,
-        num_docs=num_docs,
-        on_duplicate="first" if keep_first else "error",
-        lenient=lenient,
-        run_id_from=run_id_from,
-        zscores=zscore_file,
-        rel_format=rel_format,
-    )
-    text = write_table(df, mset, fmt, output, zscore=zscore_file is not None)
+        df = evaluate(
+            qrels,
+            list(runs),
+            req,
+            per_query=per_query,
+            compat=int(compat),
+            relevance_level=level,
+            complete=complete,
+            max_depth=max_depth,
+            judged_only=judged_only,
+            num_docs=num_docs,
+            zscores=zscore_file,
+            rel_format=rel_format,
+            **reading,
+        )
+    text = write_table(df, fmt, output, measures=req.ranking, zscore=zscore_file is not None)
     if text is not None:
         click.echo(text, nl=False)
 
@@ -213,8 +230,8 @@ def ingest_cmd(inputs: tuple[str, ...], output: str, run_id_from: str, lenient: 
         expand_paths,
         run_columns,
         runs_to_table,
-        write_parquet,
     )
+    from fasteval.io.writers import write_arrow
 
     files = expand_paths(list(inputs))
     t0 = time.perf_counter()
@@ -226,7 +243,7 @@ def ingest_cmd(inputs: tuple[str, ...], output: str, run_id_from: str, lenient: 
             parts.append(run_columns(list(batch), lenient=lenient, run_id_from=run_id_from))
             bar.update(len(batch))
     cols = concat_runs(parts)
-    write_parquet(runs_to_table(cols), output)
+    write_arrow(runs_to_table(cols), output)
     click.echo(
         f"wrote {output}: {len(cols.run_names)} runs, {len(cols):,} rows "
         f"in {time.perf_counter() - t0:.1f} s",
@@ -239,9 +256,9 @@ def ingest_cmd(inputs: tuple[str, ...], output: str, run_id_from: str, lenient: 
 @_friendly
 def demo_cmd(measures: tuple[str, ...]) -> None:
     """Evaluate the small sample archive shipped with fasteval."""
-    from fasteval.engine import evaluate
+    from fasteval.api import evaluate
+    from fasteval.io.writers import format_trec
     from fasteval.measures.parser import parse_measures
-    from fasteval.output import format_trec
 
     qrels = SAMPLE_DIR / "sample.qrels"
     archive = SAMPLE_DIR / "sample_runs.parquet"

@@ -637,7 +637,7 @@ def with_cluster(fn: Callable[..., Any], cluster: str | None) -> Callable[..., A
     """``fn`` itself without a cluster; else its cluster counterpart bound to ``cluster``.
 
     ``fn`` is :func:`fasteval.studies.subsample` / ``pool_depth`` /
-    ``leave_out`` or :func:`fasteval.engine.evaluate`.
+    ``leave_out`` or :func:`fasteval.evaluate`.
     """
     address = cluster_address(cluster)
     if address is None:
@@ -821,7 +821,7 @@ def _eval_block(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from fasteval.engine import evaluate as local_evaluate
+    from fasteval.api import evaluate as local_evaluate
 
     q, table, _ = _eval_inputs(token, spec)
     sub = table.filter(pc.is_in(table["run_id"], value_set=pa.array(names, table["run_id"].type)))
@@ -831,9 +831,9 @@ def _eval_block(
 
 def refuse_diversity(measures: Sequence[str], fmt: str) -> None:
     """``fasteval eval --cluster`` evaluates ad-hoc measures (and RIC) only."""
-    from fasteval.analysis import diversity as dv
+    from fasteval.measures.catalog import split
 
-    if fmt == "ndeval" or dv.is_diversity_request(list(measures)):
+    if fmt == "ndeval" or "diversity" in split(measures):
         msg = "--cluster evaluates ad-hoc measures only; run diversity measures without --cluster"
         raise ParameterError(msg)
 
@@ -859,10 +859,7 @@ def evaluate(
     rows, same order, same bits). ``**kwargs`` are ``evaluate``'s
     (``per_query``, ``compat``, ``relevance_level``, ``complete``...).
     """
-    from fasteval.analysis import diversity as dv
-
-    if dv.is_diversity_request(measures):
-        refuse_diversity([measures] if isinstance(measures, str) else list(measures or []), "")
+    refuse_diversity([measures] if isinstance(measures, str) else list(measures or []), "")
     spec = EvalSpec(Source.of(qrels, runs, run_id_from, lenient))
     token = _token(spec)
     with connect(client) as c:

@@ -5,6 +5,9 @@
 # Usage: scripts/layout_check.sh run OUT_DIR   (from the repository root; data in ../shared/data)
 set -u
 mode=${1:?run|compare}
+norm() {  # stderr without progress bars, timings and the output folder's name
+  tr '\r' '\n' | grep -v '%|' | sed -E -e "s#$1#OUT#g" -e 's/[0-9.]+ s\b/N s/g'
+}
 if [ "$mode" = compare ]; then
   a=${2:?} b=${3:?} rc=0
   for f in "$a"/*; do
@@ -18,7 +21,7 @@ print(("same  " if ok else "DIFF  ") + sys.argv[1].rsplit("/", 1)[-1])
 sys.exit(0 if ok else 1)
 PY
       ;;
-      *.err) if diff -q <(sed -E 's/[0-9.]+ s\b/N s/g' "$f") <(sed -E 's/[0-9.]+ s\b/N s/g' "$b/$n") >/dev/null; then echo "same  $n"; else echo "DIFF  $n"; rc=1; fi ;;
+      *.err) if diff -q <(norm "$a" <"$f") <(norm "$b" <"$b/$n") >/dev/null; then echo "same  $n"; else echo "DIFF  $n"; rc=1; fi ;;
       *) if cmp -s "$f" "$b/$n"; then echo "same  $n"; else echo "DIFF  $n"; rc=1; fi ;;
     esac
   done

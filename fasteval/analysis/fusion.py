@@ -223,9 +223,9 @@ def prepare_fusion(
     -------
     FusionInput
     """
-    from fasteval.engine import _as_list
+    from fasteval.engine.inputs import as_list
 
-    r = run_columns(_as_list(runs), lenient=lenient, run_id_from=run_id_from)
+    r = run_columns(as_list(runs), lenient=lenient, run_id_from=run_id_from)
     q = qrels_columns(qrels, lenient=lenient) if qrels is not None else None
     # --- queries, sorted byte-wise (trec_eval's order)
     run_q_codes, run_q_first = dict_encode(r.qid)

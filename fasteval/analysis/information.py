@@ -44,9 +44,9 @@ from fasteval import parallel
 from fasteval.engine import Prepared, QrelsLike, RunsLike, prepare
 from fasteval.errors import ParameterError
 from fasteval.kernels import pairs as kp
-from fasteval.measures.parser import MeasureSet, parse_measures
+from fasteval.measures.catalog import RIC
 
-RIC_NAME = "RIC"
+RIC_NAME = RIC
 MAX_JOINT = 39  # base-3 sign-vector codes in int64
 _PAIR_BATCH = 16_384
 
@@ -508,22 +508,6 @@ def resolve_pairs(
     a = data.run_index([p[0] for p in pairs])
     b = data.run_index([p[1] for p in pairs])
     return a, b
-
-
-def parse_with_ric(
-    measures: str | Sequence[str] | None, *, compat: int = 9
-) -> tuple[MeasureSet, bool]:
-    """Parse measure names, setting ``RIC`` aside (the hook in ``evaluate``).
-
-    Returns the other measures (empty when only ``RIC`` was asked) and
-    whether ``RIC`` was asked.
-    """
-    if measures is None:
-        return parse_measures(None, compat=compat), False
-    names = [measures] if isinstance(measures, str) else list(measures)
-    rest = [m for m in names if m.strip() != RIC_NAME]
-    wants = len(rest) < len(names)
-    return (parse_measures(rest, compat=compat) if rest else MeasureSet()), wants
 
 
 def append_ric(

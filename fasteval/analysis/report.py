@@ -44,8 +44,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from fasteval.engine import QrelsLike, RunsLike, evaluate, prepare
+from fasteval.engine import QrelsLike, RunsLike, evaluate_ranking, prepare
 from fasteval.errors import ParameterError
+from fasteval.measures.parser import parse_measures
 
 RECALL_LEVELS = tuple(i / 10 for i in range(11))
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -250,10 +251,10 @@ def _modern(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     cut = ",".join(str(k) for k in CUTOFFS)
     measures = ["num_q", *COUNTS, "map", "Rprec", "iprec_at_recall", f"P.{cut}"]
-    long = evaluate(
+    long, _ = evaluate_ranking(
         qrels,
         runs,
-        measures,
+        parse_measures(measures, compat=compat),
         compat=compat,
         relevance_level=level,
         on_duplicate=on_duplicate,

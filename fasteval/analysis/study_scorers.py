@@ -44,18 +44,19 @@ from fasteval.analysis import variants as var
 from fasteval.encode import Encoded
 from fasteval.engine import Prepared, QrelsLike, RunsLike, prepare
 from fasteval.errors import MeasureError, ParameterError
+from fasteval.measures import catalog
 
-RIC = "RIC"
-HSA = "HSA"
-DO = "DO"
-HISTOGRAM_NAMES = (HSA, DO)
+RIC = catalog.RIC
+HSA = catalog.HSA
+DO = catalog.DO
+HISTOGRAM_NAMES = catalog.HISTOGRAM_NAMES
 
 
 # --------------------------------------------------------------------------- diversity
 
 
 def mask_diversity(prep: Any, enc_v: Encoded) -> Any:
-    """The :class:`~fasteval.analysis.diversity.DiversityPrepared` of a qrels variant.
+    """The :class:`~fasteval.engine.diversity.DiversityPrepared` of a qrels variant.
 
     ``enc_v`` is ``apply_mask(prep.enc, keep)``: its ``qr_rows`` are the kept
     judged documents. Relevant entries of dropped documents disappear (ranked
@@ -122,13 +123,13 @@ class DiversityScorer:
     ----------
     prep
         Diversity qrels and runs from
-        :func:`fasteval.analysis.diversity.prepare_diversity` (or use
+        :func:`fasteval.engine.diversity.prepare_diversity` (or use
         :meth:`from_inputs`).
     measures
         Diversity measure names (``alpha_nDCG@20``, ``ERR_IA@20``, ``NRBP``,
-        ...; see :func:`~fasteval.analysis.diversity.parse_diversity_measures`).
+        ...; see :func:`~fasteval.measures.diversity.parse_diversity_measures`).
     alpha, beta, max_depth, complete
-        As for :func:`~fasteval.analysis.diversity.diversity_evaluate`.
+        As for :func:`~fasteval.engine.diversity.diversity_evaluate`.
 
     Notes
     -----
@@ -149,17 +150,18 @@ class DiversityScorer:
         max_depth: int | None = None,
         complete: bool = False,
     ) -> None:
-        from fasteval.analysis import diversity as dv
+        from fasteval.engine.diversity import check_params
+        from fasteval.measures.diversity import parse_diversity_measures
 
         self.prep = prep
-        self.measures = dv.parse_diversity_measures(measures)
+        self.measures = parse_diversity_measures(measures)
         self.names = [m.name for m in self.measures]
         self.enc: Encoded = prep.enc
         # the masked judgments are documents graded 1 (relevant to some subtopic) or 0
         self.mask_relevance_level = 1
         self.uses_jdx = False  # reads the kept judged documents (qr_rows) and its own seq
         self.alpha, self.beta, self.max_depth, self.complete = alpha, beta, max_depth, complete
-        dv._check_params(alpha, beta, max_depth)
+        check_params(alpha, beta, max_depth)
 
     @classmethod
     def from_inputs(
@@ -177,7 +179,7 @@ class DiversityScorer:
         **kw: Any,
     ) -> DiversityScorer:
         """Read diversity qrels and runs once (``order``: ``"rank"``, ndeval's default)."""
-        from fasteval.analysis.diversity import prepare_diversity
+        from fasteval.engine.diversity import prepare_diversity
 
         prep = prepare_diversity(
             qrels, runs, order=order, relevance_level=relevance_level, complete=complete, **kw
@@ -191,7 +193,7 @@ class DiversityScorer:
         return mask_diversity(self.prep, enc)
 
     def __call__(self, enc: Encoded) -> np.ndarray:
-        from fasteval.analysis.diversity import compute_diversity
+        from fasteval.engine.diversity import compute_diversity
 
         res = compute_diversity(
             self.variant(enc),
@@ -350,28 +352,13 @@ def higher_is_better(scorer: var.Scorer) -> list[bool]:
 
 
 def split_names(measures: Sequence[str]) -> tuple[list[str], list[str], bool, list[str]]:
-    """Split measure names: ``(adhoc, diversity, wants_ric, histogram)`` (HSA/DO)."""
-    from fasteval.analysis.diversity import is_diversity_measure
+    """Split measure names: ``(adhoc, diversity, wants_ric, histogram)`` (HSA/DO).
 
-    adhoc: list[str] = []
-    div: list[str] = []
-    hist: list[str] = []
-    ric = False
-    for item in measures:
-        for raw in str(item).split(","):
-            n = raw.strip()
-            if not n:
-                continue
-            if n.upper() == RIC:
-                ric = True
-            elif n.upper() in HISTOGRAM_NAMES:
-                if n.upper() not in hist:
-                    hist.append(n.upper())
-            elif is_diversity_measure(n):
-                div.append(n)
-            else:
-                adhoc.append(n)
-    return adhoc, div, ric, hist
+    The grouping is the catalogue's (:func:`fasteval.measures.catalog.split`).
+    """
+    groups = catalog.split(measures)
+    hist = list(dict.fromkeys(n.upper() for n in groups.get("histogram", [])))
+    return groups.get("ranking", []), groups.get("diversity", []), "ric" in groups, hist
 
 
 def scorer_for(
@@ -401,7 +388,7 @@ def scorer_for(
                 f"{', '.join(other)} in one study\n  hint: run a separate study for those"
             )
             raise MeasureError(msg)
-        from fasteval.analysis.diversity import DiversityPrepared
+        from fasteval.engine.diversity import DiversityPrepared
 
         if isinstance(prepared, DiversityPrepared):
             return DiversityScorer(prepared, div)

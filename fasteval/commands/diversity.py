@@ -2,54 +2,40 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from fasteval.commands._common import friendly, output_option, qrels_and_runs, reading_options
-from fasteval.errors import ParameterError
+
+if TYPE_CHECKING:
+    from fasteval.measures.diversity import DiversityMeasure
 
 
 def eval_diversity(
     qrels: str,
     runs: tuple[str, ...],
-    measures: tuple[str, ...],
+    measures: list[DiversityMeasure],
     *,
     fmt: str,
     output: str | None,
     per_query: bool,
-    alpha: float = 0.5,
-    beta: float = 0.5,
-    order: str = "rank",
     **kwargs: Any,
-) -> bool:
-    """Evaluate and print diversity measures; False when ``measures`` names none.
+) -> None:
+    """Evaluate parsed diversity measures and print (or write) the table.
 
     ``--format ndeval`` always prints per-topic rows, as ndeval does.
     """
-    from fasteval.analysis import diversity as dv
+    from fasteval.engine.diversity import evaluate_diversity
+    from fasteval.io.writers import DIVERSITY_FORMATS, check_format, write_table
 
-    if not dv.is_diversity_request(list(measures)):
-        if fmt != "ndeval":
-            return False
-        if measures:
-            msg = f"--format ndeval prints diversity measures only, got {', '.join(measures)}"
-            raise ParameterError(msg)
-        measures = ("ndeval",)
-    df = dv.evaluate_hook(
-        qrels,
-        list(runs),
-        list(measures) or None,
-        per_query=per_query or fmt == "ndeval",
-        alpha=alpha,
-        beta=beta,
-        order=order,
-        **kwargs,
+    check_format(fmt, DIVERSITY_FORMATS)
+    df = evaluate_diversity(
+        qrels, list(runs), measures, per_query=per_query or fmt == "ndeval", **kwargs
     )
-    text = dv.write_diversity(df, fmt, output)
+    text = write_table(df, fmt, output, formats=DIVERSITY_FORMATS)
     if text is not None:
         click.echo(text, nl=False)
-    return True
 
 
 @click.command("ndeval")
@@ -109,10 +95,12 @@ def ndeval_cmd(
 
     QRELS lines are `topic subtopic docno judgment`.
     """
+    from fasteval.measures.diversity import parse_diversity_measures
+
     eval_diversity(
         qrels,
         runs,
-        measures or ("ndeval",),
+        parse_diversity_measures(list(measures) or None),
         fmt=fmt,
         output=output,
         per_query=True,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -18,31 +17,7 @@ from fasteval.commands._common import (
 )
 
 if TYPE_CHECKING:
-    import polars as pl
-
-
-def write_run(df: pl.DataFrame, path: str) -> None:
-    """Write a run-schema frame as TREC text (``qid Q0 doc rank score tag``) or Parquet."""
-    import polars as pl
-
-    from fasteval.io.tables import PARQUET_SUFFIXES, write_parquet
-
-    p = Path(path)
-    if p.suffix.lower() in PARQUET_SUFFIXES:
-        write_parquet(df.to_arrow(compat_level=pl.CompatLevel.oldest()), p)
-        return
-    lines = df.select(
-        pl.format(
-            "{} Q0 {} {} {} {}",
-            "query_id",
-            "doc_id",
-            "rank",
-            pl.col("score").cast(pl.String),
-            "run_id",
-        )
-    ).to_series()
-    text = "\n".join(lines.to_list())
-    p.write_text(text + "\n" if text else "")
+    pass
 
 
 @click.command("fuse")
@@ -105,6 +80,8 @@ def fuse_cmd(
         rel_level=level,
         name=name,
     )
+    from fasteval.io.writers import write_run
+
     write_run(df, output)
     n = len(run_ids) or fin.n_runs
     click.echo(
@@ -112,19 +89,6 @@ def fuse_cmd(
         f"{df.height:,} rows in {time.perf_counter() - t0:.1f} s",
         err=True,
     )
-
-
-def write_table(df: pl.DataFrame, path: str) -> None:
-    """Write a table as Parquet (``.parquet``/``.pq``), TSV (``.tsv``) or CSV (anything else)."""
-    from fasteval.io.tables import PARQUET_SUFFIXES
-
-    p = Path(path)
-    if p.suffix.lower() in PARQUET_SUFFIXES:
-        df.write_parquet(p)
-    elif p.suffix.lower() == ".tsv":
-        df.write_csv(p, separator="\t")
-    else:
-        df.write_csv(p)
 
 
 @click.command("fuse-study")
@@ -232,10 +196,12 @@ def fuse_study_cmd(
             batch=batch,
             progress=bar.update,
         )
-    write_table(df, output)
+    from fasteval.io.writers import write_frame
+
+    write_frame(df, output)
     summ = upper_bound_summary(df)
     if summary is not None:
-        write_table(summ, summary)
+        write_frame(summ, summary)
     if plot is not None:
         from fasteval.plots.fusion import upper_bound_scatter
 

@@ -123,20 +123,11 @@ def hsa_cmd(
     )
     assert isinstance(res, tuple)  # return_histograms=True
     df, hist = res
-    if fmt == "parquet":
-        if output is None:
-            msg = "--format parquet needs -o FILE"
-            raise click.UsageError(msg)
-        df.write_parquet(output)
-    else:
-        if fmt == "json":
-            text = df.write_json()
-        else:
-            text = df.write_csv(separator="\t" if fmt == "tsv" else ",", float_precision=6)
-        if output is None:
-            click.echo(text, nl=not text.endswith("\n"))
-        else:
-            Path(output).write_text(text)
+    from fasteval.io.writers import TABLE_FORMATS, write_table
+
+    text = write_table(df, fmt, output, formats=TABLE_FORMATS, float_precision=6)
+    if text is not None:
+        click.echo(text, nl=False)
     click.echo(f"# {df['run_id'].n_unique()} runs in {time.perf_counter() - t0:.2f} s", err=True)
     if plot_dir is not None:
         _plots(hist, prep.enc.run_names, per_query, Path(plot_dir))

@@ -17,28 +17,15 @@ from fasteval.commands._common import (
 )
 from fasteval.errors import ParameterError
 
-_FORMATS = click.Choice(["tsv", "csv", "json", "parquet"])
+_FORMATS = click.Choice(["tsv", "csv", "json", "parquet"])  # io.writers.TABLE_FORMATS
 
 
-def _emit(df: pl.DataFrame, fmt: str, output: str | None, digits: int = 4) -> None:
-    if fmt == "parquet":
-        if output is None:
-            msg = "--format parquet needs -o/--output"
-            raise ParameterError(msg)
-        df.write_parquet(output)
-        return
-    if fmt == "tsv":
-        df = df.with_columns(pl.col(pl.Float64).round(digits))
-        text = df.write_csv(separator="\t")
-    elif fmt == "csv":
-        text = df.write_csv()
-    else:
-        text = df.write_json()
-    if output is None:
-        click.echo(text, nl=not text.endswith("\n"))
-    else:
-        with open(output, "w") as f:
-            f.write(text)
+def _emit(df: pl.DataFrame, fmt: str, output: str | None) -> None:
+    from fasteval.io.writers import TABLE_FORMATS, write_table
+
+    text = write_table(df, fmt, output, formats=TABLE_FORMATS, tsv_digits=4)
+    if text is not None:
+        click.echo(text, nl=False)
 
 
 _common = options(
@@ -204,7 +191,7 @@ def correlate_cmd(
 ) -> None:
     """Correlation of the system rankings by two measures (tau_a, tau_b, rho, r, tau_AP, tau_I)."""
     from fasteval.analysis.correlation import METHODS, information_tau, rank_correlation
-    from fasteval.engine import evaluate
+    from fasteval.api import evaluate
 
     names = [measure_a, measure_b, *given]
     df = evaluate(

@@ -85,7 +85,7 @@ def report_cmd(
     from tqdm import tqdm
 
     from fasteval.analysis.report import format_text, report
-    from fasteval.analysis.report_html import write_report
+    from fasteval.plots.report_html import write_report
 
     fmt = fmt or ("both" if outdir else "text")
     if outdir is None and fmt != "text":

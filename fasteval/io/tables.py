@@ -16,7 +16,6 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from fasteval.columns import (
     QrelsColumns,
@@ -295,13 +294,3 @@ def load_runs(source: Any, *, lenient: bool = False, run_id_from: str = "tag") -
     items = source if isinstance(source, (list, tuple)) else [source]
     cols = run_columns(list(items), lenient=lenient, run_id_from=run_id_from)
     return pl.from_arrow(runs_to_table(cols))  # type: ignore[return-value]
-
-
-def write_parquet(table: pa.Table, path: str | os.PathLike[str]) -> None:
-    """Write a qrels or run table to Parquet (zstd, dictionary-encoded ids)."""
-    pq.write_table(
-        table,
-        path,
-        compression="zstd",
-        use_dictionary=["run_id", "query_id", "doc_id"] if "run_id" in table.column_names else True,
-    )

@@ -1,7 +1,7 @@
 """Novelty and diversity kernels: ndeval 4.5's measures over (run, query) groups.
 
 Only numba code lives here. The data model (built in
-``fasteval.analysis.diversity``):
+``fasteval.engine.diversity``):
 
 * per query ``q``: ``m_q[q]`` subtopics with at least one relevant document,
   numbered ``0..m-1`` in ascending subtopic order (ndeval's loop order, which

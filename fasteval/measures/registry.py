@@ -444,7 +444,7 @@ _FAMILIES = [
     ),
     Family(
         "relstring",
-        -1,  # not a kernel family: fasteval.analysis.relstring builds the strings
+        -1,  # not a kernel family: fasteval.engine.relstring builds the strings
         "list",
         (10.0,),
         "none",
@@ -456,7 +456,7 @@ _FAMILIES = [
         text=True,
     ),
     # --- judgment groups (trec_eval -R qrels_jg): the measure averaged over the groups
-    # that judged the query (fasteval.analysis.qrels_jg); with plain qrels a query has
+    # that judged the query (fasteval.engine.judgment_groups); with plain qrels a query has
     # one group and the value is the base measure's
     Family(
         "map_avgjg",

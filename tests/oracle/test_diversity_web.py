@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from fasteval.analysis.diversity import diversity_evaluate
+from fasteval.engine.diversity import diversity_evaluate
 from fasteval.io.diversity import load_diversity_qrels
 from fasteval.io.tables import load_runs
 from tests.conftest import shared_path

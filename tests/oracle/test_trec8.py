@@ -20,7 +20,7 @@ import polars as pl
 import pytest
 
 import fasteval
-from fasteval.output import format_trec
+from fasteval.io.writers import format_trec
 from tests.conftest import shared_path
 from tests.oracle import _pytrec
 from tests.oracle._trec_text import as_dict, diff_report, implemented, parse_lines, read_text

@@ -11,15 +11,12 @@ import pytest
 from click.testing import CliRunner
 
 import fasteval
-from fasteval.analysis.diversity import (
-    diversity_evaluate,
-    format_ndeval,
-    parse_diversity_measures,
-    subtopic_coverage,
-)
 from fasteval.cli import main
+from fasteval.engine.diversity import diversity_evaluate, subtopic_coverage
 from fasteval.errors import InputFormatError, MeasureError, ParameterError
 from fasteval.io.diversity import load_diversity_qrels
+from fasteval.io.writers import format_ndeval
+from fasteval.measures.diversity import parse_diversity_measures
 from tests.conftest import shared_path
 
 QRELS = "7 1 A 1\n7 1 B 0\n7 2 B 2\n7 2 C 1\n7 3 D 0\n8 1 X 1\n"

@@ -138,7 +138,7 @@ def test_table_schema_errors():
 
 
 def test_parquet_round_trip(tmp_path, write):
-    from fasteval.io.tables import write_parquet
+    from fasteval.io.writers import write_arrow as write_parquet
 
     r = write("r", RUN)
     df = fasteval.load_runs(r)

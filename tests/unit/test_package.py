@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import fasteval
-from fasteval.engine import gc_paused
+from fasteval.parallel import gc_paused
 
 
 @pytest.mark.parametrize("name", fasteval.__all__)

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fasteval
-from fasteval.analysis.qrels_jg import evaluate_jg
 from fasteval.cli import main
+from fasteval.engine.judgment_groups import evaluate_jg
 from fasteval.errors import InputFormatError, MeasureError, ParameterError
 from fasteval.io.qrels_jg import read_qrels_jg
 from tests.reference import naive

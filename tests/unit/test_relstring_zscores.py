@@ -77,8 +77,8 @@ def test_relstring_table_shape():
 
 def test_relstring_trec_format_quotes():
     qrels, runs = _frames({"d1": 2}, ["d1", "d2"])
+    from fasteval.io.writers import format_trec
     from fasteval.measures.parser import parse_measures
-    from fasteval.output import format_trec
 
     ms = parse_measures(["runid", "relstring.3", "num_ret"])
     text = format_trec(fasteval.evaluate(qrels, runs, ["runid", "relstring.3", "num_ret"]), ms)

@@ -8,10 +8,10 @@ import pytest
 from click.testing import CliRunner
 
 from fasteval.analysis.report import COLUMNS, IPREC, format_text, report
-from fasteval.analysis.report_html import file_stem, write_report
 from fasteval.cli import main
 from fasteval.errors import ParameterError
 from fasteval.plots import report as plots
+from fasteval.plots.report_html import file_stem, write_report
 from tests.oracle._nist_summary import read_summary
 
 # topic 1: R = 3 (a, c, e); topic 2: R = 1 (d)

@@ -12,11 +12,11 @@ from click.testing import CliRunner
 from fasteval import studies
 from fasteval.analysis import study_scorers as ss
 from fasteval.analysis import variants as var
-from fasteval.analysis.diversity import diversity_evaluate, prepare_diversity
 from fasteval.analysis.hsa import histogram_analysis
 from fasteval.analysis.information import ric
 from fasteval.cli import main
 from fasteval.engine import prepare
+from fasteval.engine.diversity import diversity_evaluate, prepare_diversity
 from fasteval.errors import MeasureError, ParameterError
 from tests.conftest import shared_path
 

@@ -10,7 +10,8 @@ import polars as pl
 import pytest
 
 from fasteval.analysis import variants as var
-from fasteval.engine import compute, evaluate, prepare, to_frame
+from fasteval.api import evaluate
+from fasteval.engine import compute, prepare, to_frame
 from fasteval.measures.parser import parse_measures
 from tests.conftest import shared_path
 

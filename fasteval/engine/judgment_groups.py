@@ -20,30 +20,14 @@ import numpy as np
 import polars as pl
 
 from fasteval.encode import encode
-from fasteval.engine import Evaluation, _aggregate, _check_runs_have_queries, compute, to_frame
-from fasteval.errors import DataMismatchError, MeasureError, ParameterError
+from fasteval.engine.inputs import check_runs_have_queries
+from fasteval.engine.ranking import aggregate, compute
+from fasteval.engine.table import Evaluation, to_frame
+from fasteval.errors import DataMismatchError
 from fasteval.io.qrels_jg import as_qrels_jg
 from fasteval.io.tables import run_columns
-from fasteval.measures.parser import MeasureSet, parse_measures
-
-JG_FAMILIES = frozenset({"num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"})
-
-
-def parse_jg_measures(measures: Any, *, compat: int = 9) -> MeasureSet:
-    """Parse measures for a judgment-group evaluation (default: the ``qrels_jg`` set).
-
-    Only the ``*_avgjg`` families (and ``runid``, ``num_q``) are defined over
-    judgment groups, as in trec_eval.
-    """
-    mset = parse_measures(measures if measures else ["qrels_jg"], compat=compat)
-    bad = [m.name for m in mset if m.family not in JG_FAMILIES]
-    if bad:
-        msg = (
-            f"measure(s) {', '.join(bad)} cannot be computed from qrels with judgment groups"
-            "\n  hint: use map_avgjg, P_avgjg, Rprec_mult_avgjg (the 'qrels_jg' set)"
-        )
-        raise MeasureError(msg)
-    return mset
+from fasteval.measures.catalog import parse_jg_measures
+from fasteval.measures.parser import MeasureSet
 
 
 def evaluate_jg(
@@ -80,8 +64,39 @@ def evaluate_jg(
     polars.DataFrame
         The long table ``run_id, query_id, measure, value``, as :func:`fasteval.evaluate`.
     """
+    return evaluate_judgment_groups(
+        qrels_jg,
+        runs,
+        parse_jg_measures(measures, compat=compat),
+        per_query=per_query,
+        compat=compat,
+        relevance_level=relevance_level,
+        complete=complete,
+        max_depth=max_depth,
+        judged_only=judged_only,
+        on_duplicate=on_duplicate,
+        lenient=lenient,
+        run_id_from=run_id_from,
+    )
+
+
+def evaluate_judgment_groups(
+    qrels_jg: Any,
+    runs: Any,
+    mset: MeasureSet,
+    *,
+    per_query: bool = True,
+    compat: int = 9,
+    relevance_level: int = 1,
+    complete: bool = False,
+    max_depth: int | None = None,
+    judged_only: bool = False,
+    on_duplicate: str = "error",
+    lenient: bool = False,
+    run_id_from: str = "tag",
+) -> pl.DataFrame:
+    """:func:`evaluate_jg` for measures already parsed (by :mod:`fasteval.measures.catalog`)."""
     items = list(runs) if isinstance(runs, (list, tuple)) else [runs]
-    mset = parse_jg_measures(measures, compat=compat)
     jg = as_qrels_jg(qrels_jg, lenient=lenient)
     r = run_columns(items, lenient=lenient, run_id_from=run_id_from)
     passes = jg.passes()
@@ -94,7 +109,7 @@ def evaluate_jg(
         "complete": complete,
     }
     enc0 = encode(passes[0], r, compat=compat, complete=complete, on_duplicate=on_duplicate)
-    _check_runs_have_queries(enc0)
+    check_runs_have_queries(enc0)
     ev0 = compute(enc0, mset, **kw)
     total = ev0.values.copy()
     # pass 0 holds every qrels query: every later group is one of pass 0's
@@ -112,25 +127,6 @@ def evaluate_jg(
         total[slot[enc.group_run.astype(np.int64) * n_q0 + qmap[enc.group_q]]] += ev.values
     counts = np.array([n_groups_of.get(q, 1) for q in enc0.qids], np.float64)
     values = total / counts[enc0.group_q][:, None]
-    summary = _aggregate(enc0, mset, values, relevance_level, complete)
+    summary = aggregate(enc0, mset, values, relevance_level, complete)
     out = Evaluation(mset, enc0, values, summary, ev0.has_rows)
     return to_frame(out, per_query=per_query, compat=compat)
-
-
-REL_FORMATS = ("qrels", "qrels_jg")
-
-
-def evaluate_rel_format(
-    rel_format: str, qrels: Any, runs: Any, measures: Any, *, zscores: Any = None, **kw: Any
-) -> pl.DataFrame:
-    """:func:`fasteval.evaluate` for a relevance format other than plain qrels (``-R``)."""
-    if rel_format not in REL_FORMATS:
-        msg = (
-            f"unknown relevance format {rel_format!r}; choose one of {', '.join(REL_FORMATS)}"
-            " (trec_eval's prefs and qrels_prefs are not supported yet)"
-        )
-        raise ParameterError(msg)
-    if zscores is not None:
-        msg = "z-scores (-Z) are only supported with plain qrels"
-        raise ParameterError(msg)
-    return evaluate_jg(qrels, runs, measures, **kw)

@@ -1,0 +1,25 @@
+"""The engine: read and join the inputs once, run an evaluator's kernels, build the long table.
+
+``inputs`` (:func:`prepare`, :class:`Prepared`), ``ranking`` (the one-pass
+kernel's plan, gains, :func:`compute`, aggregation), ``table`` (the long
+table), ``diversity``, ``judgment_groups``, ``relstring`` and ``zscores``.
+:func:`fasteval.evaluate` (in :mod:`fasteval.api`) routes measures to them.
+"""
+
+from __future__ import annotations
+
+from fasteval.engine.inputs import Prepared, QrelsLike, RunsLike, load_inputs, prepare
+from fasteval.engine.ranking import compute, evaluate_ranking
+from fasteval.engine.table import Evaluation, to_frame
+
+__all__ = [
+    "Evaluation",
+    "Prepared",
+    "QrelsLike",
+    "RunsLike",
+    "compute",
+    "evaluate_ranking",
+    "load_inputs",
+    "prepare",
+    "to_frame",
+]

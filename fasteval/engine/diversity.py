@@ -1,0 +1,612 @@
+"""Novelty and diversity evaluation with ndeval's numbers (TREC Web track 2009-2014).
+
+Measures (ndeval 4.5; Clarke et al. SIGIR 2008 and ICTIR 2009; Chapelle et al.
+CIKM 2009; Agrawal et al. WSDM 2009). Judgments are binary per subtopic
+(relevant iff ``grade >= relevance_level``; ndeval clamps grades above 1 to 1);
+``m`` counts the query's subtopics with at least one relevant document (the
+others are ignored); ``J_i(r)`` is 1 when the document at rank ``r`` is
+relevant to subtopic ``i``, ``C_i(r)`` the number of such documents in ranks
+``1..r``. The novelty-biased gain is ``NG(r) = sum_i J_i(r) (1 - alpha)^C_i(r-1)``.
+
+* ``alpha_DCG@k`` = ``sum_{r<=k} NG(r) / log2(r + 1)``, divided for ``k >= 2``
+  by the same sum for a ranking covering all ``m`` subtopics at every rank
+  (ndeval's "ideal ideal" normalisation, which it skips at ``k = 1``).
+* ``ERR_IA@k``: as alpha_DCG with the discount ``1 / r``.
+* ``alpha_nDCG@k``, ``nERR_IA@k``: divided by the value of the ideal ranking,
+  built greedily as ndeval builds it (at each rank the document with the
+  largest gain; ties to the larger docno); 0 when the run's value is 0.
+* ``NRBP`` = ``(1 - (1 - alpha) beta) / m * sum_r beta^(r-1) NG(r)`` over the
+  whole ranking; ``nNRBP`` = NRBP / NRBP of the ideal ranking (NaN, as in
+  ndeval, for a query without any relevant document).
+* ``MAP_IA`` = mean over subtopics of the average precision for that subtopic.
+* ``P_IA@k`` = ``sum_{r<=k} sum_i J_i(r) / (k m)``; ``strec@k`` = share of the
+  ``m`` subtopics covered by the first ``k`` documents.
+
+Ordering of a run (``order=``):
+
+* ``"rank"`` (default, ndeval's default): by the run's rank column; two
+  documents with the same rank for a query are an error, as in ndeval.
+* ``"traditional"`` (ndeval ``-traditional``): score descending, ties by docno
+  descending (trec_eval's order, scores as float64).
+* ``"pyndeval"``: score descending, ties by docno *ascending*: what pyndeval
+  (and ir_measures' pyndeval provider) do, ignoring the rank column.
+
+For TREC files whose ranks follow the scores the three agree except among
+tied scores; they differ when a run's rank column disagrees with its scores.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from fasteval import parallel
+from fasteval.columns import QrelsColumns, RunColumns, StrColumn, null_mask, numeric_numpy
+from fasteval.encode import Encoded, encode
+from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
+from fasteval.io.diversity import DiversityQrels, diversity_qrels_columns
+from fasteval.io.tables import run_columns
+from fasteval.kernels import diversity as kd
+from fasteval.measures.diversity import FAMILIES, DiversityMeasure, parse_diversity_measures
+from fasteval.parallel import gc_paused
+
+ORDERS = ("rank", "traditional", "pyndeval")
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass
+class DiversityPrepared:
+    """Diversity qrels and runs read once, joined and laid out for the kernels.
+
+    ``enc`` groups the rankings by (run, query) (positions in trec_eval order);
+    ``seq[p]`` is the relevant-document entry at ordered position ``p`` (-1 if
+    not relevant to any subtopic). Per query ``q``: ``m_q[q]`` subtopics
+    (values ``sub_value[sub_off[q]:sub_off[q+1]]`` ascending, ``nrel`` relevant
+    documents each); relevant entries ``qd_off[q]:qd_off[q+1]`` sorted by docno
+    with their subtopics ``rd_sub[rd_off[e]:rd_off[e+1]]``.
+    """
+
+    qrels: DiversityQrels
+    runs: RunColumns
+    enc: Encoded
+    order: str
+    seq: np.ndarray
+    m_q: np.ndarray
+    sub_off: np.ndarray
+    sub_value: np.ndarray
+    nrel: np.ndarray
+    qd_off: np.ndarray
+    rd_off: np.ndarray
+    rd_sub: np.ndarray
+    # for qrels variants (fasteval.analysis.study_scorers): the judged document
+    # (index into enc.qr_rows' space) of each relevant entry, and the qrels row
+    # of each judged document
+    entry_u: np.ndarray | None = None
+    doc_rows: np.ndarray | None = None
+
+
+def _check_duplicates(q: DiversityQrels, df: pl.DataFrame) -> None:
+    dup = df.select(pl.struct("qid", "sub", "doc").is_duplicated()).to_series()
+    if not dup.any():
+        return
+    rows = np.flatnonzero(dup.to_numpy())
+    key = df.row(int(rows[0]), named=True)
+    same = rows[
+        (df["qid"].to_numpy()[rows] == key["qid"])
+        & (df["sub"].to_numpy()[rows] == key["sub"])
+        & (df["doc"].to_numpy()[rows] == key["doc"])
+    ]
+    a, b = int(same[0]), int(same[1])
+    msg = (
+        f"{q.source.where(b)}: duplicate judgment for query {key['qid']!r} subtopic "
+        f"{q.subtopic_label(int(key['sub']))} document {key['doc']!r} "
+        f"(first at {q.source.where(a)})"
+    )
+    raise InputFormatError(msg)
+
+
+def _str_take(col: StrColumn, rows: np.ndarray) -> StrColumn:
+    return StrColumn.from_arrow(col.take(rows.astype(np.int64)))
+
+
+def prepare_diversity(
+    qrels: Any,
+    runs: Any,
+    *,
+    order: str = "rank",
+    relevance_level: int = 1,
+    complete: bool = False,
+    on_duplicate: str = "error",
+    lenient: bool = False,
+    run_id_from: str = "tag",
+) -> DiversityPrepared:
+    """Read diversity qrels and runs into kernel layout (see :func:`diversity_evaluate`)."""
+    if order not in ORDERS:
+        msg = f"order must be one of {', '.join(ORDERS)}, got {order!r}"
+        raise ParameterError(msg)
+    dq = diversity_qrels_columns(qrels, lenient=lenient)
+    items = runs if isinstance(runs, (list, tuple)) else [runs]
+    rc = (
+        runs
+        if isinstance(runs, RunColumns)
+        else run_columns(list(items), lenient=lenient, run_id_from=run_id_from)
+    )
+    df = pl.DataFrame(
+        {
+            "qid": pl.from_arrow(dq.qid.to_arrow()),
+            "sub": dq.subtopic,
+            "doc": pl.from_arrow(dq.doc.to_arrow()),
+            "rel": dq.rel,
+        }
+    ).with_row_index("row")
+    _check_duplicates(dq, df)
+    # one judged document per (query, doc): what encode() joins the runs against
+    udocs = df.group_by(["qid", "doc"], maintain_order=True).agg(
+        pl.col("row").first().alias("first"), (pl.col("rel") >= relevance_level).any().alias("any")
+    )
+    first = udocs["first"].to_numpy().astype(np.int64)
+    src = dq.source
+    uq = QrelsColumns(
+        _str_take(dq.qid, first),
+        _str_take(dq.doc, first),
+        udocs["any"].to_numpy().astype(np.int32),
+        src.take(first),
+    )
+    enc = encode(uq, rc, compat=10, complete=complete, on_duplicate=on_duplicate)
+    has = np.zeros(len(enc.run_names), bool)
+    has[enc.group_run[enc.ends > enc.starts]] = True
+    if not has.all():
+        bad = [enc.run_names[i] for i in np.flatnonzero(~has)][:5]
+        msg = (
+            f"run(s) {', '.join(map(repr, bad))} share no query with the qrels; nothing to evaluate"
+        )
+        raise DataMismatchError(msg)
+    n_q = len(enc.qids)
+    udocs = udocs.with_row_index("u")
+    qmap = pl.DataFrame({"qid": enc.qids, "q": np.arange(n_q, dtype=np.int64)})
+    relv = (
+        df.filter(pl.col("rel") >= relevance_level)
+        .join(udocs.select("qid", "doc", "u"), on=["qid", "doc"])
+        .join(qmap, on="qid")
+    )
+    subs = (
+        relv.group_by(["q", "sub"])
+        .agg(pl.len().alias("nrel"))
+        .sort(["q", "sub"])
+        .with_columns(pl.int_range(pl.len()).over("q").alias("j"))
+    )
+    m_q = np.bincount(subs["q"].to_numpy(), minlength=n_q).astype(np.int64)
+    sub_off = np.concatenate([[0], np.cumsum(m_q)]).astype(np.int64)
+    ent = (
+        relv.select("q", "u", "doc")
+        .unique(["u"])
+        .sort(["q", pl.col("doc").cast(pl.Binary)])
+        .with_row_index("e")
+    )
+    qd_off = np.concatenate(
+        [[0], np.cumsum(np.bincount(ent["q"].to_numpy(), minlength=n_q))]
+    ).astype(np.int64)
+    rd = (
+        relv.join(subs.select("q", "sub", "j"), on=["q", "sub"])
+        .join(ent.select("u", "e"), on="u")
+        .sort(["e", "j"])
+    )
+    n_e = ent.height
+    rd_off = np.concatenate(
+        [[0], np.cumsum(np.bincount(rd["e"].to_numpy(), minlength=n_e))]
+    ).astype(np.int64)
+    entry_of_u = np.full(udocs.height, -1, np.int64)
+    entry_of_u[ent["u"].to_numpy()] = ent["e"].to_numpy()
+    jdx = enc.jdx
+    pos_e = np.where(jdx >= 0, entry_of_u[enc.qr_rows[np.maximum(jdx, 0)]], -1)
+    seq = _ordered(enc, rc, order, pos_e)
+    return DiversityPrepared(
+        qrels=dq,
+        runs=rc,
+        enc=enc,
+        order=order,
+        seq=np.ascontiguousarray(seq, dtype=np.int64),
+        m_q=m_q,
+        sub_off=sub_off,
+        sub_value=subs["sub"].to_numpy().astype(np.int64),
+        nrel=subs["nrel"].to_numpy().astype(np.int64),
+        qd_off=qd_off,
+        rd_off=rd_off,
+        rd_sub=rd["j"].to_numpy().astype(np.int64),
+        entry_u=ent["u"].to_numpy().astype(np.int64),
+        doc_rows=first,
+    )
+
+
+def _ordered(enc: Encoded, rc: RunColumns, order: str, pos_e: np.ndarray) -> np.ndarray:
+    """``pos_e`` reordered within each group as ``order`` says."""
+    if order == "traditional":
+        return pos_e
+    if order == "pyndeval":
+        key = np.ascontiguousarray(rc.score[enc.row], dtype=np.float64)
+        mode = 1
+    else:
+        null = null_mask(rc.rank)[enc.row]
+        if null.any():
+            p = int(np.flatnonzero(null)[0])
+            r = int(enc.row[p])
+            msg = (
+                f"{rc.source.where(r)}: run {rc.run_names[rc.run[r]]!r} has no rank for document "
+                f"{rc.doc.value(r)!r}; ndeval's default order is by the rank column\n"
+                "  hint: order='traditional' (CLI: --order traditional) orders by score and docno"
+            )
+            raise InputFormatError(msg)
+        rank = numeric_numpy(rc.rank, null=0)
+        key = np.ascontiguousarray(rank[enc.row], dtype=np.float64)
+        mode = 2
+    perm = np.arange(pos_e.shape[0], dtype=np.int64)  # positions outside evaluated groups stay
+    bad = np.zeros(enc.starts.shape[0], np.bool_)
+    parallel.run(
+        kd.order_groups,
+        (enc.ends - enc.starts).astype(np.float64),
+        enc.starts,
+        enc.ends,
+        key,
+        mode,
+        perm,
+        bad,
+    )
+    if bad.any():
+        g = int(np.flatnonzero(bad)[0])
+        k = np.sort(key[enc.starts[g] : enc.ends[g]])
+        dup = int(k[np.flatnonzero(k[1:] == k[:-1])[0]])
+        msg = (
+            f"run {enc.run_names[enc.group_run[g]]!r}, query {enc.qids[enc.group_q[g]]!r}: "
+            f"rank {dup} appears more than once (ndeval orders by rank and rejects this)\n"
+            "  hint: order='traditional' (CLI: --order traditional) orders by score and docno"
+        )
+        raise InputFormatError(msg)
+    return pos_e[perm]
+
+
+# --------------------------------------------------------------------------- compute
+
+
+def _discounts(k: int) -> np.ndarray:
+    # ndeval: log(2) / log(rank + 1), 1 at rank 1 (C's log, as Python's math.log)
+    return np.array([1.0] + [math.log(2.0) / math.log(i + 2.0) for i in range(1, k)], np.float64)
+
+
+def check_params(alpha: float, beta: float, max_depth: int | None) -> None:
+    """Raise a :class:`ParameterError` for alpha or beta outside [0, 1] or a depth below 1."""
+    if not 0.0 <= alpha <= 1.0:
+        msg = f"alpha must lie in [0, 1], got {alpha!r}"
+        raise ParameterError(msg)
+    if not 0.0 <= beta <= 1.0:
+        msg = f"beta must lie in [0, 1], got {beta!r}"
+        raise ParameterError(msg)
+    if max_depth is not None and max_depth <= 0:
+        msg = f"max_depth must be positive, got {max_depth}"
+        raise ParameterError(msg)
+
+
+@dataclass
+class DiversityResult:
+    """Raw values: ``values[g, c]`` for group ``g``, measure ``c``; per-subtopic arrays."""
+
+    prep: DiversityPrepared
+    measures: list[DiversityMeasure]
+    values: np.ndarray
+    summary: np.ndarray
+    grp_sub_off: np.ndarray
+    sub_first: np.ndarray
+    sub_hits: np.ndarray
+    sub_ap: np.ndarray
+
+
+def compute_diversity(
+    prep: DiversityPrepared,
+    measures: list[DiversityMeasure],
+    *,
+    alpha: float = 0.5,
+    beta: float = 0.5,
+    max_depth: int | None = None,
+    complete: bool = False,
+    per_subtopic_depth: int | None = None,
+) -> DiversityResult:
+    """Run the kernels: ideal rankings per query, then every (run, query) group in parallel."""
+    check_params(alpha, beta, max_depth)
+    enc = prep.enc
+    k = max([1, *(x.k for x in measures)])
+    disc = _discounts(k)
+    n_q = prep.m_q.shape[0]
+    order = np.empty(int(prep.qd_off[-1]), np.int64)
+    idcg = np.zeros((n_q, k), np.float64)
+    ierr = np.zeros((n_q, k), np.float64)
+    inrbp = np.zeros(n_q, np.float64)
+    sizes = np.diff(prep.qd_off).astype(np.float64)
+    parallel.run(
+        kd.ideal_queries,
+        sizes * sizes * (prep.m_q + 1) + 1.0,
+        prep.qd_off,
+        prep.rd_off,
+        prep.rd_sub,
+        prep.m_q,
+        float(alpha),
+        float(beta),
+        disc,
+        order,
+        idcg,
+        ierr,
+        inrbp,
+    )
+    n_g = enc.starts.shape[0]
+    mcode = np.array([FAMILIES[x.family][0] for x in measures], np.int64)
+    mk = np.array([x.k if x.k else 1 for x in measures], np.int64)
+    out = np.zeros((n_g, len(measures)), np.float64)
+    if per_subtopic_depth is not None:
+        grp_sub_off = np.concatenate([[0], np.cumsum(prep.m_q[enc.group_q])]).astype(np.int64)
+        n_s = int(grp_sub_off[-1])
+    else:
+        grp_sub_off = np.zeros(n_g + 1, np.int64)
+        n_s = 0
+    sub_first = np.zeros(n_s, np.int64)
+    sub_hits = np.zeros(n_s, np.int64)
+    sub_ap = np.zeros(n_s, np.float64)
+    parallel.run(
+        kd.score_groups,
+        (enc.ends - enc.starts).astype(np.float64) + 1.0,
+        enc.starts,
+        enc.ends,
+        prep.seq,
+        enc.group_q,
+        -1 if max_depth is None else int(max_depth),
+        prep.rd_off,
+        prep.rd_sub,
+        prep.m_q,
+        prep.sub_off,
+        prep.nrel,
+        float(alpha),
+        float(beta),
+        disc,
+        idcg,
+        ierr,
+        inrbp,
+        mcode,
+        mk,
+        out,
+        grp_sub_off,
+        sub_first,
+        sub_hits,
+        sub_ap,
+        int(per_subtopic_depth or 0),
+    )
+    empty = enc.ends == enc.starts
+    if complete:
+        out[empty] = 0.0  # ndeval -c: a query the run misses scores 0
+    n_runs = len(enc.run_names)
+    counts = np.bincount(enc.group_run, minlength=n_runs).astype(np.float64)
+    summary = np.zeros((n_runs, len(measures)), np.float64)
+    for c in range(len(measures)):
+        s = np.bincount(enc.group_run, weights=out[:, c], minlength=n_runs)
+        summary[:, c] = np.divide(s, counts, out=np.zeros(n_runs), where=counts > 0)
+    return DiversityResult(prep, measures, out, summary, grp_sub_off, sub_first, sub_hits, sub_ap)
+
+
+def _to_frame(res: DiversityResult, per_query: bool) -> pl.DataFrame:
+    enc = res.prep.enc
+    n_m = len(res.measures)
+    names = np.array([x.name for x in res.measures], dtype=object)
+    run_names = np.array(enc.run_names, dtype=object)
+    qids = np.array(enc.qids, dtype=object)
+    parts = []
+    n_runs = len(enc.run_names)
+    if per_query:
+        g = np.flatnonzero(enc.ends > enc.starts)
+        gg = np.repeat(g, n_m)
+        mm = np.tile(np.arange(n_m), g.shape[0])
+        parts.append(
+            (
+                enc.group_run[gg],
+                np.zeros(gg.shape[0], np.int8),
+                qids[enc.group_q[gg]],
+                mm,
+                res.values[gg, mm],
+            )
+        )
+    rr = np.repeat(np.arange(n_runs), n_m)
+    mm = np.tile(np.arange(n_m), n_runs)
+    parts.append(
+        (
+            rr,
+            np.ones(rr.shape[0], np.int8),
+            np.full(rr.shape[0], "all", dtype=object),
+            mm,
+            res.summary[rr, mm],
+        )
+    )
+    run_idx = np.concatenate([p[0] for p in parts])
+    block = np.concatenate([p[1] for p in parts])
+    order = np.lexsort((block, run_idx))
+    q = np.concatenate([p[2] for p in parts])[order]
+    m = np.concatenate([p[3] for p in parts])[order]
+    v = np.concatenate([p[4] for p in parts])[order]
+    return pl.DataFrame(
+        {
+            "run_id": pl.Series(run_names[run_idx[order]].tolist(), dtype=pl.String),
+            "query_id": pl.Series(q.tolist(), dtype=pl.String),
+            "measure": pl.Series(names[m].tolist(), dtype=pl.String),
+            "value": v,
+        }
+    )
+
+
+def diversity_evaluate(
+    qrels: Any,
+    runs: Any,
+    measures: str | Sequence[str] | None = None,
+    *,
+    alpha: float = 0.5,
+    beta: float = 0.5,
+    order: str = "rank",
+    per_query: bool = True,
+    relevance_level: int = 1,
+    complete: bool = False,
+    max_depth: int | None = None,
+    on_duplicate: str = "error",
+    lenient: bool = False,
+    run_id_from: str = "tag",
+) -> pl.DataFrame:
+    """Evaluate runs against diversity qrels with ndeval's measures, every run at once.
+
+    Parameters
+    ----------
+    qrels
+        Diversity qrels: a file (``topic subtopic docno judgment``, plain, .gz
+        or Parquet), a polars DataFrame or an Arrow table with ``query_id,
+        subtopic, doc_id, relevance``.
+    runs
+        Run files, directories, Parquet archives, frames or tables (as for
+        :func:`fasteval.evaluate`).
+    measures
+        Diversity measure names (see :func:`parse_diversity_measures`);
+        default ``"ndeval"``, ndeval's 21 columns.
+    alpha, beta
+        Redundancy intolerance (alpha-nDCG, NRBP, ERR-IA) and patience (NRBP);
+        ndeval's defaults 0.5 and 0.5.
+    order
+        ``"rank"`` (ndeval's default: the rank column), ``"traditional"``
+        (ndeval ``-traditional``: score, then docno descending) or
+        ``"pyndeval"`` (score, then docno ascending). See the module docstring.
+    per_query
+        Include one row per (run, query) besides the ``all`` rows (``amean``).
+    relevance_level
+        A judgment ``>= relevance_level`` is relevant to its subtopic.
+    complete
+        ndeval ``-c``: average over every qrels query; a missing one scores 0.
+    max_depth
+        ndeval ``-M``: only the first ``max_depth`` documents of each ranking.
+    on_duplicate, lenient, run_id_from
+        As for :func:`fasteval.evaluate`.
+
+    Returns
+    -------
+    polars.DataFrame
+        Long table ``run_id, query_id, measure, value``; aggregates (arithmetic
+        means over the evaluated queries) have ``query_id == "all"``.
+    """
+    return evaluate_diversity(
+        qrels,
+        runs,
+        parse_diversity_measures(measures),
+        alpha=alpha,
+        beta=beta,
+        order=order,
+        per_query=per_query,
+        relevance_level=relevance_level,
+        complete=complete,
+        max_depth=max_depth,
+        on_duplicate=on_duplicate,
+        lenient=lenient,
+        run_id_from=run_id_from,
+    )
+
+
+def evaluate_diversity(
+    qrels: Any,
+    runs: Any,
+    ms: list[DiversityMeasure],
+    *,
+    alpha: float = 0.5,
+    beta: float = 0.5,
+    order: str = "rank",
+    per_query: bool = True,
+    relevance_level: int = 1,
+    complete: bool = False,
+    max_depth: int | None = None,
+    on_duplicate: str = "error",
+    lenient: bool = False,
+    run_id_from: str = "tag",
+) -> pl.DataFrame:
+    """:func:`diversity_evaluate` for measures already parsed (see :mod:`fasteval.measures`)."""
+    check_params(alpha, beta, max_depth)
+    with gc_paused():
+        prep = prepare_diversity(
+            qrels,
+            runs,
+            order=order,
+            relevance_level=relevance_level,
+            complete=complete,
+            on_duplicate=on_duplicate,
+            lenient=lenient,
+            run_id_from=run_id_from,
+        )
+        res = compute_diversity(
+            prep, ms, alpha=alpha, beta=beta, max_depth=max_depth, complete=complete
+        )
+        return _to_frame(res, per_query)
+
+
+def subtopic_coverage(
+    qrels: Any,
+    runs: Any,
+    *,
+    depth: int = 20,
+    order: str = "rank",
+    relevance_level: int = 1,
+    max_depth: int | None = None,
+    on_duplicate: str = "error",
+    lenient: bool = False,
+    run_id_from: str = "tag",
+) -> pl.DataFrame:
+    """Which subtopics each run covers, per (run, query, subtopic).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``run_id, query_id, subtopic, num_rel`` (relevant documents in the
+        qrels), ``first_rank`` (rank of the first relevant document, null if
+        the run retrieves none), ``hits`` (relevant documents in the first
+        ``depth``), ``covered`` (``hits > 0``) and ``ap`` (the subtopic's
+        average precision: MAP-IA is their mean).
+    """
+    if depth < 1:
+        msg = f"depth must be at least 1, got {depth}"
+        raise ParameterError(msg)
+    prep = prepare_diversity(
+        qrels,
+        runs,
+        order=order,
+        relevance_level=relevance_level,
+        on_duplicate=on_duplicate,
+        lenient=lenient,
+        run_id_from=run_id_from,
+    )
+    ms = [DiversityMeasure("MAP_IA", 0)]
+    res = compute_diversity(prep, ms, max_depth=max_depth, per_subtopic_depth=depth)
+    enc = prep.enc
+    n_sub = np.diff(res.grp_sub_off)
+    g = np.repeat(np.arange(enc.starts.shape[0]), n_sub)
+    j = np.arange(g.shape[0]) - res.grp_sub_off[g]
+    q = enc.group_q[g]
+    slot = prep.sub_off[q] + j
+    labels = [prep.qrels.subtopic_label(int(v)) for v in prep.sub_value]
+    first = res.sub_first
+    return pl.DataFrame(
+        {
+            "run_id": pl.Series(
+                np.array(enc.run_names, dtype=object)[enc.group_run[g]].tolist(), dtype=pl.String
+            ),
+            "query_id": pl.Series(np.array(enc.qids, dtype=object)[q].tolist(), dtype=pl.String),
+            "subtopic": pl.Series(
+                np.array(labels, dtype=object)[slot].tolist() if slot.size else [], dtype=pl.String
+            ),
+            "num_rel": prep.nrel[slot],
+            "first_rank": pl.Series(np.where(first > 0, first, 0)).replace(0, None),
+            "hits": res.sub_hits,
+            "covered": res.sub_hits > 0,
+            "ap": res.sub_ap,
+        }
+    )

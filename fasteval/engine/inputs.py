@@ -1,0 +1,92 @@
+"""Reading and joining the inputs once: qrels and runs -> :class:`Prepared`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from fasteval.columns import QrelsColumns, RunColumns
+from fasteval.encode import Encoded, encode
+from fasteval.errors import DataMismatchError, ParameterError
+from fasteval.io.tables import qrels_columns, run_columns
+
+QrelsLike = Any  # path, polars DataFrame, Arrow table
+RunsLike = Any  # path(s), directory, polars DataFrame, Arrow table, or a list of them
+
+
+def as_list(x: RunsLike) -> list[Any]:
+    """One input or many as a list (a path, frame or Arrow table is one input)."""
+    if isinstance(x, (str, os.PathLike, pl.DataFrame)) or not isinstance(x, Iterable):
+        return [x]
+    try:
+        import pyarrow as pa
+
+        if isinstance(x, pa.Table):
+            return [x]
+    except ImportError:  # pragma: no cover
+        pass
+    return list(x)
+
+
+def load_inputs(
+    qrels: QrelsLike,
+    runs: RunsLike,
+    *,
+    lenient: bool = False,
+    run_id_from: str = "tag",
+) -> tuple[QrelsColumns, RunColumns]:
+    """Read qrels and runs from paths, frames or tables into columns."""
+    q = qrels_columns(qrels, lenient=lenient)
+    r = run_columns(as_list(runs), lenient=lenient, run_id_from=run_id_from)
+    return q, r
+
+
+@dataclass
+class Prepared:
+    """Qrels and runs read once and joined: the input of every analysis.
+
+    ``enc`` holds the rankings in trec_eval order, judged against the qrels
+    (``enc.rel``, ``enc.jdx``); ``runs`` and ``qrels`` the columns they came
+    from (``runs.score[enc.row]`` is the score at each ranked position,
+    ``qrels.doc.value(enc.qr_rows[j])`` the document of judgment ``j``).
+    """
+
+    qrels: QrelsColumns
+    runs: RunColumns
+    enc: Encoded
+
+
+def prepare(
+    qrels: QrelsLike,
+    runs: RunsLike,
+    *,
+    compat: int = 9,
+    complete: bool = False,
+    on_duplicate: str = "error",
+    lenient: bool = False,
+    run_id_from: str = "tag",
+) -> Prepared:
+    """Read and encode qrels and runs once (see :func:`fasteval.evaluate` for the parameters)."""
+    if compat not in (9, 10):
+        msg = f"compat must be 9 or 10, got {compat!r}"
+        raise ParameterError(msg)
+    q, r = load_inputs(qrels, runs, lenient=lenient, run_id_from=run_id_from)
+    enc = encode(q, r, compat=compat, complete=complete, on_duplicate=on_duplicate)
+    check_runs_have_queries(enc)
+    return Prepared(q, r, enc)
+
+
+def check_runs_have_queries(enc: Encoded) -> None:
+    """Raise when a run shares no query with the qrels (nothing could be evaluated for it)."""
+    has = np.zeros(len(enc.run_names), bool)
+    has[enc.group_run[enc.ends > enc.starts]] = True
+    if not has.all():
+        bad = [enc.run_names[i] for i in np.flatnonzero(~has)]
+        shown = ", ".join(repr(b) for b in bad[:5]) + (" ..." if len(bad) > 5 else "")
+        msg = f"run(s) {shown} share no query with the qrels; nothing to evaluate for them"
+        raise DataMismatchError(msg)

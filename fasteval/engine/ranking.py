@@ -1,0 +1,307 @@
+"""The ranking evaluator: plan the measure columns, run the one-pass kernel, aggregate."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cmp_to_key
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from fasteval import parallel
+from fasteval.encode import Encoded
+from fasteval.engine.inputs import Prepared, QrelsLike, RunsLike, prepare
+from fasteval.engine.relstring import relstrings
+from fasteval.engine.table import Evaluation, to_frame
+from fasteval.engine.zscores import zscore_values
+from fasteval.kernels import ranking as kr
+from fasteval.measures.parser import Measure, MeasureSet
+from fasteval.parallel import gc_paused
+
+MIN_GEO_MEAN = 1e-5
+
+
+def plan(measures: Sequence[Measure]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    fam = np.empty(len(measures), np.int32)
+    p0 = np.empty(len(measures), np.int64)
+    p1 = np.empty(len(measures), np.int64)
+    params: list[float] = []
+    for i, m in enumerate(measures):
+        fam[i] = m.info.code
+        p0[i] = len(params)
+        params.extend(m.params)
+        p1[i] = len(params)
+    return fam, p0, p1, np.asarray(params if params else [0.0], dtype=np.float64)
+
+
+def query_stats(
+    qr_off: np.ndarray, qr_rel: np.ndarray, level: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per query: relevant count, judged non-relevant count, cumulative ideal DCG, ideal grades.
+
+    ``num_rel[q]`` counts grades ``>= level``; ``num_nonrel[q]`` grades in
+    ``[0, level)``. The ideal ranking orders all positive grades descending
+    (trec_eval's gains are the grades, whatever ``level`` is); its DCG is
+    accumulated left to right with libm's ``log2``, as trec_eval does, so
+    nDCG of a perfect ranking is exactly 1.
+    """
+    n_q = qr_off.shape[0] - 1
+    qidx = np.repeat(np.arange(n_q), np.diff(qr_off))
+    num_rel = np.bincount(qidx, weights=qr_rel >= level, minlength=n_q).astype(np.int64)
+    judged_nonrel = (qr_rel >= 0) & (qr_rel < level)
+    num_nonrel = np.bincount(qidx, weights=judged_nonrel, minlength=n_q).astype(np.int64)
+    pos = qr_rel > 0
+    pq = qidx[pos]
+    gains = qr_rel[pos].astype(np.float64)
+    order = np.lexsort((-gains, pq))
+    pq = pq[order]
+    gains = gains[order]
+    ideal_off = np.concatenate([[0], np.cumsum(np.bincount(pq, minlength=n_q))]).astype(np.int64)
+    longest = int(np.diff(ideal_off).max()) if n_q else 0
+    log2 = np.array([math.log2(i + 2.0) for i in range(longest)], dtype=np.float64)
+    idcg = np.empty(gains.shape[0], np.float64)
+    for q in np.flatnonzero(np.diff(ideal_off)):
+        a, b = ideal_off[q], ideal_off[q + 1]
+        np.cumsum(gains[a:b] / log2[: b - a], out=idcg[a:b])
+    return num_rel, num_nonrel, ideal_off, idcg, gains
+
+
+def _trunc_cmp(a: tuple[int, float, int], b: tuple[int, float, int]) -> int:
+    # trec_eval's comp_rel_gain returns (int)(gain1 - gain2): gains closer than 1 tie
+    return int(a[1] - b[1])
+
+
+@dataclass
+class GainTables:
+    """Gain tables for the gain-based families (see ``kernels.ranking.evaluate_groups``)."""
+
+    col_spec: np.ndarray
+    lut: np.ndarray
+    spec_off: np.ndarray
+    ideal: np.ndarray
+    top_pos: np.ndarray
+    rbp_lut: np.ndarray
+
+
+def gain_tables(
+    measures: Sequence[Measure], qr_off: np.ndarray, qr_rel: np.ndarray, compat: int
+) -> GainTables:
+    """Per gain specification and query: trec_eval's ``setup_gains``, ideal gains, rbp scaling.
+
+    Specification 0 is the default (gain = grade). A query's gain levels are
+    the grades ``0..max`` judged for it plus the levels named in the
+    parameters, sorted by gain with trec_eval's truncating comparison
+    (stable); the ideal ranking walks them from the top, each level as many
+    times as it was judged, and stops at the first non-positive gain.
+    Under ``compat=9`` gains are C ``float``, as trec_eval 9 parsed them.
+    """
+    # key: (exact, level/gain pairs); trec_eval's families sort gain levels with its
+    # truncating comparison, fasteval's own (jk_*) by the exact gain
+    specs: dict[tuple[bool, tuple[float, ...]], int] = {(False, ()): 0}
+    col_spec = np.full(len(measures), -1, np.int64)
+    for i, m in enumerate(measures):
+        if m.info.kind == "gains":
+            key = (m.family.startswith("jk_"), tuple(m.params[1:]))
+            col_spec[i] = specs.setdefault(key, len(specs))
+    n_q = qr_off.shape[0] - 1
+    qidx = np.repeat(np.arange(n_q), np.diff(qr_off))
+    judged = qr_rel >= 0
+    top_grade = int(qr_rel.max()) if qr_rel.size else 0
+    max_param = max((abs(int(x)) for _, sp in specs for x in sp[0::2]), default=0)
+    width = max(top_grade, max_param, 0) + 3  # grades -2..width-3
+    counts = np.zeros((n_q, width), np.int64)
+    np.add.at(counts, (qidx[judged], qr_rel[judged]), 1)
+    n_levels = np.zeros(n_q, np.int64)  # trec_eval's num_rel_levels: max judged grade + 1
+    np.maximum.at(n_levels, qidx[judged], qr_rel[judged].astype(np.int64) + 1)
+    n_s = len(specs)
+    lut = np.zeros((n_s, width), np.float64)
+    rbp_lut = np.zeros((n_s * n_q, width), np.float64)
+    top_pos = np.zeros((n_s, n_q), np.bool_)
+    spec_off = np.zeros((n_s, n_q + 1), np.int64)
+    ideal: list[float] = []
+    for (exact, spec), s in specs.items():
+        pairs = [(int(spec[j]), float(spec[j + 1])) for j in range(0, len(spec), 2)]
+        if compat == 9 and not exact:
+            pairs = [(lv, float(np.float32(g))) for lv, g in pairs]
+        lut[s, 2:] = np.arange(width - 2)
+        named = {lv: g for lv, g in reversed(pairs)}  # the first pair for a level wins
+        for lv, g in named.items():
+            if -2 <= lv < width - 2:
+                lut[s, lv + 2] = g
+        for q in range(n_q):
+            spec_off[s, q] = len(ideal)
+            nl = int(n_levels[q])
+            levels = [(lv, g, int(counts[q, lv]) if 0 <= lv < nl else 0) for lv, g in pairs]
+            seen = {lv for lv, _ in pairs}
+            levels += [(lv, float(lv), int(counts[q, lv])) for lv in range(nl) if lv not in seen]
+            levels.sort(key=(lambda t: t[1]) if exact else cmp_to_key(_trunc_cmp))
+            if levels:
+                top_pos[s, q] = levels[-1][1] > 0.0
+            for _, g, c in reversed(levels):
+                if c == 0:
+                    continue
+                if g <= 0.0:
+                    break
+                ideal.extend([g] * c)
+            # rbp scales gains to [0, 1] when any lies outside (min/max start at 0)
+            gs = [g for _, g, _ in levels]
+            lo, hi = min([0.0, *gs]), max([0.0, *gs])
+            row = rbp_lut[s * n_q + q]
+            for lv, g, _ in levels:
+                if -2 <= lv < width - 2:
+                    row[lv + 2] = (g - lo) / (hi - lo) if (lo < 0.0 or hi > 1.0) else g
+        spec_off[s, n_q] = len(ideal)
+    return GainTables(
+        col_spec, lut, spec_off, np.asarray(ideal or [0.0], np.float64), top_pos, rbp_lut
+    )
+
+
+def compute(
+    enc: Encoded,
+    measures: MeasureSet,
+    *,
+    relevance_level: int = 1,
+    compat: int = 9,
+    max_depth: int | None = None,
+    judged_only: bool = False,
+    complete: bool = False,
+    num_docs: int = 0,
+    zscores: Any = None,
+) -> Evaluation:
+    """Run the kernels for ``measures`` over encoded data and aggregate per run.
+
+    ``zscores`` (a :class:`fasteval.io.zscores.ZScores`) turns per-query values
+    into z-scores before aggregation (trec_eval ``-Z``).
+    """
+    n_groups = enc.starts.shape[0]
+    values = np.zeros((n_groups, len(measures)), dtype=np.float64)
+    by_level: dict[int, list[int]] = {}
+    text: dict[int, list[str]] | None = None
+    for i, m in enumerate(measures):
+        if m.info.text:  # relstring: strings, not kernel values
+            text = text or {}
+            text[i] = relstrings(
+                enc, int(m.params[0]), max_depth=max_depth, judged_only=judged_only
+            )
+            continue
+        by_level.setdefault(relevance_level if m.rel is None else m.rel, []).append(i)
+    for level, cols in by_level.items():
+        num_rel, num_nonrel, ideal_off, idcg, ideal_g = query_stats(enc.qr_off, enc.qr_rel, level)
+        fam, p0, p1, params = plan([measures[i] for i in cols])
+        gt = gain_tables([measures[i] for i in cols], enc.qr_off, enc.qr_rel, compat)
+        out = np.zeros((n_groups, len(cols)), dtype=np.float64)
+        parallel.run(
+            kr.evaluate_groups,
+            (enc.ends - enc.starts).astype(np.float64) + 1.0,
+            enc.starts,
+            enc.ends,
+            enc.group_q,
+            enc.rel,
+            num_rel,
+            num_nonrel,
+            ideal_off,
+            idcg,
+            ideal_g,
+            level,
+            -1 if max_depth is None else int(max_depth),
+            judged_only,
+            10 if compat == 10 else 9,
+            float(num_docs),
+            fam,
+            p0,
+            p1,
+            params,
+            gt.col_spec,
+            gt.lut,
+            gt.spec_off,
+            gt.ideal,
+            gt.top_pos,
+            gt.rbp_lut,
+            out,
+        )
+        values[:, cols] = out
+    if zscores is not None:
+        values = zscore_values(values, enc, measures, zscores)
+    summary = aggregate(enc, measures, values, relevance_level, complete)
+    has_rows = enc.ends > enc.starts
+    return Evaluation(measures, enc, values, summary, has_rows, text)
+
+
+def aggregate(
+    enc: Encoded, measures: MeasureSet, values: np.ndarray, level: int, complete: bool
+) -> np.ndarray:
+    n_runs = len(enc.run_names)
+    counts = np.bincount(enc.group_run, minlength=n_runs).astype(np.float64)
+    summary = np.zeros((n_runs, len(measures)), dtype=np.float64)
+    for j, m in enumerate(measures):
+        agg = m.info.aggregate
+        col = values[:, j]
+        if m.info.text:  # per query only
+            summary[:, j] = np.nan
+            continue
+        if agg == "gm":
+            logs = np.log(np.maximum(col, MIN_GEO_MEAN))
+            s = np.bincount(enc.group_run, weights=logs, minlength=n_runs)
+            summary[:, j] = np.exp(np.divide(s, counts, out=np.zeros(n_runs), where=counts > 0))
+            continue
+        s = np.bincount(enc.group_run, weights=col, minlength=n_runs)
+        if agg == "sum":
+            summary[:, j] = s
+        elif agg == "count":
+            summary[:, j] = counts
+        else:
+            summary[:, j] = np.divide(s, counts, out=np.zeros(n_runs), where=counts > 0)
+        if m.family == "num_rel" and complete and m.rel is None:
+            # trec_eval's -c recounts num_rel over the whole qrels as grade > 0
+            # (m_num_rel.c), whatever -l says.
+            summary[:, j] = float(np.count_nonzero(enc.qr_rel > 0))
+    return summary
+
+
+def evaluate_ranking(
+    qrels: QrelsLike,
+    runs: RunsLike,
+    measures: MeasureSet,
+    *,
+    per_query: bool = True,
+    compat: int = 9,
+    relevance_level: int = 1,
+    complete: bool = False,
+    max_depth: int | None = None,
+    judged_only: bool = False,
+    num_docs: int = 0,
+    zscores: Any = None,
+    on_duplicate: str = "error",
+    lenient: bool = False,
+    run_id_from: str = "tag",
+) -> tuple[pl.DataFrame, Prepared]:
+    """Read, join and score parsed ranking measures; the long table and the joined inputs.
+
+    The parameters are :func:`fasteval.evaluate`'s; ``zscores`` is a
+    :class:`fasteval.io.zscores.ZScores` or None.
+    """
+    with gc_paused():
+        prep = prepare(
+            qrels,
+            runs,
+            compat=compat,
+            complete=complete,
+            on_duplicate=on_duplicate,
+            lenient=lenient,
+            run_id_from=run_id_from,
+        )
+        ev = compute(
+            prep.enc,
+            measures,
+            relevance_level=relevance_level,
+            compat=compat,
+            max_depth=max_depth,
+            judged_only=judged_only,
+            complete=complete,
+            num_docs=num_docs,
+            zscores=zscores,
+        )
+        return to_frame(ev, per_query=per_query, compat=compat), prep

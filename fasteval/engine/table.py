@@ -1,0 +1,99 @@
+"""The one builder of the long result table ``run_id, query_id, measure, value``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from fasteval.encode import Encoded
+from fasteval.measures.parser import MeasureSet
+
+
+@dataclass
+class Evaluation:
+    """Raw result of an evaluation: per-group values and their aggregates.
+
+    ``values[g, m]`` is measure ``m`` for group ``g`` (a (run, query) pair);
+    ``summary[r, m]`` the aggregate over run ``r``'s evaluated queries.
+    """
+
+    measures: MeasureSet
+    enc: Encoded
+    values: np.ndarray
+    summary: np.ndarray
+    has_rows: np.ndarray  # bool per group: the run retrieved something for that query
+    # string-valued columns (relstring): column -> one string per group
+    text: dict[int, list[str]] | None = None
+
+
+def to_frame(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> pl.DataFrame:
+    """Long table ``run_id, query_id, measure, value`` in trec_eval's order."""
+    enc = ev.enc
+    names = pl.Series("measure", [m.name for m in ev.measures], dtype=pl.String)
+    runs = pl.Series("run_id", enc.run_names, dtype=pl.String)
+    qids = pl.Series("query_id", [*enc.qids, "all"], dtype=pl.String)
+    parts = []
+    n_runs = len(enc.run_names)
+    # per-query block: groups are run-major, query order within a run
+    pq_cols = np.array([m.info.per_query for m in ev.measures], dtype=bool)
+    if per_query and pq_cols.any():
+        rows = ev.has_rows if compat == 9 else np.ones_like(ev.has_rows)
+        g_idx = np.flatnonzero(rows)
+        m_idx = np.flatnonzero(pq_cols)
+        gg = np.repeat(g_idx, m_idx.shape[0])
+        mm = np.tile(m_idx, g_idx.shape[0])
+        parts.append(
+            pl.DataFrame(
+                {
+                    "run_idx": enc.group_run[gg].astype(np.int64),
+                    "block": np.zeros(gg.shape[0], np.int8),
+                    "query_idx": enc.group_q[gg].astype(np.int64),
+                    "measure_idx": mm.astype(np.int64),
+                    "value": ev.values[gg, mm],
+                }
+            )
+        )
+    s_idx = np.array([j for j, m in enumerate(ev.measures) if not m.info.text], np.int64)
+    rr = np.repeat(np.arange(n_runs), s_idx.shape[0])
+    mm = np.tile(s_idx, n_runs)
+    parts.append(
+        pl.DataFrame(
+            {
+                "run_idx": rr.astype(np.int64),
+                "block": np.ones(rr.shape[0], np.int8),
+                "query_idx": np.full(rr.shape[0], len(enc.qids), np.int64),
+                "measure_idx": mm.astype(np.int64),
+                "value": ev.summary[rr, mm],
+            }
+        )
+    )
+    df = pl.concat(parts).sort(["run_idx", "block"], maintain_order=True)
+    out = df.select(
+        runs.gather(df["run_idx"]).alias("run_id"),
+        qids.gather(df["query_idx"]).alias("query_id"),
+        names.gather(df["measure_idx"]).alias("measure"),
+        pl.col("value"),
+    )
+    return _with_text(out, df, ev.enc, ev.text) if ev.text else out
+
+
+def _with_text(
+    out: pl.DataFrame, df: pl.DataFrame, enc: Encoded, text: dict[int, list[str]]
+) -> pl.DataFrame:
+    """Add the ``text`` column of the string measures (relstring); null ``value`` there."""
+    n_q = len(enc.qids)
+    g_of = np.full(len(enc.run_names) * n_q, -1, np.int64)  # (run, query) -> group
+    g_of[enc.group_run.astype(np.int64) * n_q + enc.group_q] = np.arange(enc.group_run.shape[0])
+    m_idx = df["measure_idx"].to_numpy()
+    key = df["run_idx"].to_numpy() * n_q + df["query_idx"].to_numpy()
+    col = np.full(len(df), None, dtype=object)
+    for j, strings in text.items():
+        rows = np.flatnonzero(m_idx == j)
+        col[rows] = np.asarray(strings, dtype=object)[g_of[key[rows]]]
+    is_text = np.isin(m_idx, list(text))
+    return out.with_columns(
+        pl.when(pl.Series(is_text)).then(None).otherwise(pl.col("value")).alias("value"),
+        pl.Series("text", col.tolist(), dtype=pl.String),
+    )

@@ -1,0 +1,173 @@
+"""Which evaluator computes a measure: the only code that routes by measure names.
+
+Five evaluators share :func:`fasteval.evaluate` and the studies:
+
+========================  =====================================================
+``"ranking"``             trec_eval's families and ir_measures' names (the
+                          one-pass kernel, :mod:`fasteval.engine.ranking`)
+``"diversity"``           ndeval's measures over diversity qrels
+                          (:mod:`fasteval.measures.diversity`)
+``"ric"``                 relevance information correlation, ``RIC`` (bits)
+``"histogram"``           ``HSA`` and ``DO`` (per run, from score histograms)
+``"judgment_groups"``     the ``*_avgjg`` families over qrels with judgment
+                          groups (trec_eval ``-R qrels_jg``)
+========================  =====================================================
+
+:func:`parse_request` parses a list of names once into a :class:`Request`
+holding parsed measure values for each evaluator; evaluators never see the
+strings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from fasteval.errors import MeasureError, ParameterError
+from fasteval.measures.diversity import (
+    DiversityMeasure,
+    is_diversity_measure,
+    parse_diversity_measures,
+)
+from fasteval.measures.parser import MeasureSet, parse_measures
+
+Evaluator = Literal["ranking", "diversity", "ric", "histogram", "judgment_groups"]
+
+RIC = "RIC"
+HSA = "HSA"
+DO = "DO"
+HISTOGRAM_NAMES = (HSA, DO)
+REL_FORMATS = ("qrels", "qrels_jg")
+# the families trec_eval defines over judgment groups (-R qrels_jg)
+JG_FAMILIES = frozenset({"num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"})
+
+# a comma starts a new name only when a letter follows: "P.5,10" and
+# "ndcg.1=3,2=9" are one trec_eval name each, "map,RIC" two names
+_NEW_NAME = re.compile(r",(?=\s*[A-Za-z_])")
+
+MeasuresLike = str | Sequence[str] | None
+
+
+def names_of(measures: MeasuresLike) -> list[str]:
+    """The measure names in ``measures`` (a name, a list, comma-separated names), in order."""
+    if measures is None:
+        return []
+    items = [measures] if isinstance(measures, str) else list(measures)
+    return [p.strip() for item in items for p in _NEW_NAME.split(str(item)) if p.strip()]
+
+
+def evaluator_of(name: str, *, rel_format: str = "qrels") -> Evaluator:
+    """The evaluator that computes the measure ``name``.
+
+    ``RIC`` and ``HSA`` / ``DO`` (any case) have their own evaluators;
+    diversity names (``alpha_nDCG@20``, ``ndeval``, ...) the diversity one;
+    every other name is a ranking measure, or a judgment-group measure when
+    the qrels have judgment groups (``rel_format="qrels_jg"``).
+    """
+    upper = name.strip().upper()
+    if upper == RIC:
+        return "ric"
+    if upper in HISTOGRAM_NAMES:
+        return "histogram"
+    if is_diversity_measure(name):
+        return "diversity"
+    return "judgment_groups" if rel_format == "qrels_jg" else "ranking"
+
+
+def split(measures: MeasuresLike, *, rel_format: str = "qrels") -> dict[Evaluator, list[str]]:
+    """Group measure names by evaluator (each group in the order given)."""
+    out: dict[Evaluator, list[str]] = {}
+    for n in names_of(measures):
+        out.setdefault(evaluator_of(n, rel_format=rel_format), []).append(n)
+    return out
+
+
+@dataclass(frozen=True)
+class Request:
+    """Measures parsed once and grouped by the evaluator that computes them.
+
+    ``ranking`` holds the ranking measures, or the judgment-group measures
+    when ``judgment_groups`` is set; ``diversity`` the diversity measures
+    (then nothing else is asked); ``ric`` whether RIC is asked;
+    ``histogram`` the asked ones of ``HSA`` / ``DO``.
+    """
+
+    ranking: MeasureSet = field(default_factory=MeasureSet)
+    diversity: tuple[DiversityMeasure, ...] = ()
+    ric: bool = False
+    histogram: tuple[str, ...] = ()
+    judgment_groups: bool = False
+
+    @property
+    def evaluators(self) -> tuple[Evaluator, ...]:
+        """The evaluators this request needs, in the order their rows appear."""
+        out: list[Evaluator] = []
+        if self.diversity:
+            out.append("diversity")
+        if self.ranking or self.ranking.runid:
+            out.append("judgment_groups" if self.judgment_groups else "ranking")
+        if self.ric:
+            out.append("ric")
+        if self.histogram:
+            out.append("histogram")
+        return tuple(out)
+
+
+def check_rel_format(rel_format: str) -> None:
+    """Raise a :class:`ParameterError` for a relevance format fasteval does not read."""
+    if rel_format not in REL_FORMATS:
+        msg = (
+            f"unknown relevance format {rel_format!r}; choose one of {', '.join(REL_FORMATS)}"
+            " (trec_eval's prefs and qrels_prefs are not supported yet)"
+        )
+        raise ParameterError(msg)
+
+
+def parse_jg_measures(measures: MeasuresLike, *, compat: int = 9) -> MeasureSet:
+    """Parse measures for a judgment-group evaluation (default: the ``qrels_jg`` set).
+
+    Only the ``*_avgjg`` families (and ``runid``, ``num_q``) are defined over
+    judgment groups, as in trec_eval.
+    """
+    mset = parse_measures(measures if measures else ["qrels_jg"], compat=compat)
+    bad = [m.name for m in mset if m.family not in JG_FAMILIES]
+    if bad:
+        msg = (
+            f"measure(s) {', '.join(bad)} cannot be computed from qrels with judgment groups"
+            "\n  hint: use map_avgjg, P_avgjg, Rprec_mult_avgjg (the 'qrels_jg' set)"
+        )
+        raise MeasureError(msg)
+    return mset
+
+
+def parse_request(measures: MeasuresLike, *, compat: int = 9, rel_format: str = "qrels") -> Request:
+    """Parse measure names once into a :class:`Request` (see :func:`fasteval.evaluate`).
+
+    Default (``None``): trec_eval's ``official`` set, or the ``qrels_jg`` set
+    for qrels with judgment groups. Diversity measures read other qrels and
+    cannot be mixed with the rest.
+    """
+    check_rel_format(rel_format)
+    if rel_format == "qrels_jg":
+        return Request(parse_jg_measures(measures, compat=compat), judgment_groups=True)
+    groups = split(measures)
+    if "diversity" in groups:
+        other = [n for ev, ns in groups.items() if ev != "diversity" for n in ns]
+        if other:
+            msg = (
+                f"diversity measures need diversity qrels; cannot mix them with {', '.join(other)}"
+                "\n  hint: evaluate the ad-hoc measures in a separate call"
+            )
+            raise MeasureError(msg)
+        return Request(diversity=tuple(parse_diversity_measures(groups["diversity"])))
+    hist = tuple(dict.fromkeys(n.upper() for n in groups.get("histogram", [])))
+    ranking_names = groups.get("ranking", [])
+    if not names_of(measures):
+        mset = parse_measures(measures, compat=compat)
+    elif ranking_names:
+        mset = parse_measures(ranking_names, compat=compat)
+    else:
+        mset = MeasureSet()
+    return Request(mset, ric="ric" in groups, histogram=hist)

@@ -1,0 +1,144 @@
+"""The diversity measures (ndeval 4.5): names, cutoffs and ndeval's spellings.
+
+See :mod:`fasteval.engine.diversity` for their definitions and how they are computed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from fasteval.errors import MeasureError
+
+DEFAULT_CUTOFFS = (5, 10, 20)
+
+# canonical family name -> (kernel code, takes a cutoff, ndeval's spelling)
+FAMILIES: dict[str, tuple[int, bool, str]] = {
+    "ERR_IA": (0, True, "ERR-IA"),
+    "nERR_IA": (1, True, "nERR-IA"),
+    "alpha_DCG": (2, True, "alpha-DCG"),
+    "alpha_nDCG": (3, True, "alpha-nDCG"),
+    "NRBP": (4, False, "NRBP"),
+    "nNRBP": (5, False, "nNRBP"),
+    "MAP_IA": (6, False, "MAP-IA"),
+    "P_IA": (7, True, "P-IA"),
+    "strec": (8, True, "strec"),
+}
+_ALIASES = {
+    "err_ia": "ERR_IA",
+    "nerr_ia": "nERR_IA",
+    "alpha_dcg": "alpha_DCG",
+    "alpha_ndcg": "alpha_nDCG",
+    "nrbp": "NRBP",
+    "nnrbp": "nNRBP",
+    "map_ia": "MAP_IA",
+    "ap_ia": "MAP_IA",
+    "p_ia": "P_IA",
+    "precision_ia": "P_IA",
+    "strec": "strec",
+    "st_recall": "strec",
+    "strecall": "strec",
+    "subtopic_recall": "strec",
+}
+# ndeval's output columns, in its order
+NDEVAL_SET = [
+    *(
+        f"{f}@{k}"
+        for f in ("ERR_IA", "nERR_IA", "alpha_DCG", "alpha_nDCG")
+        for k in DEFAULT_CUTOFFS
+    ),
+    "NRBP",
+    "nNRBP",
+    "MAP_IA",
+    *(f"{f}@{k}" for f in ("P_IA", "strec") for k in DEFAULT_CUTOFFS),
+]
+_NAME = re.compile(r"^(?P<fam>[A-Za-z_-]+?)(?:@(?P<k>[0-9]+))?$")
+
+
+@dataclass(frozen=True)
+class DiversityMeasure:
+    """One diversity measure: a family and its cutoff (0 for none)."""
+
+    family: str
+    k: int
+
+    @property
+    def name(self) -> str:
+        """The canonical name (``alpha_nDCG@20``, ``NRBP``)."""
+        return f"{self.family}@{self.k}" if self.k else self.family
+
+    @property
+    def ndeval_name(self) -> str:
+        """ndeval's column name (``alpha-nDCG@20``)."""
+        base = FAMILIES[self.family][2]
+        return f"{base}@{self.k}" if self.k else base
+
+
+def _family(raw: str) -> str | None:
+    return _ALIASES.get(raw.lower().replace("-", "_"))
+
+
+def is_diversity_measure(name: str) -> bool:
+    """Whether ``name`` names a diversity measure (or the ``ndeval`` set)."""
+    if name.strip().lower() == "ndeval":
+        return True
+    m = _NAME.match(name.strip())
+    return bool(m and _family(m["fam"]) is not None)
+
+
+def parse_diversity_measures(measures: str | Sequence[str] | None) -> list[DiversityMeasure]:
+    """Parse diversity measure names.
+
+    Accepts ``alpha_nDCG@20``, ndeval's ``alpha-nDCG@20``, ``ERR_IA@10``,
+    ``nERR_IA``, ``alpha_DCG``, ``NRBP``, ``nNRBP``, ``MAP_IA`` (``AP_IA``),
+    ``P_IA@5``, ``strec@10`` (``StRecall``), case-insensitively, comma-separated
+    or as a list; a cutoff family without ``@k`` means k = 5, 10 and 20;
+    ``ndeval`` (the default) is ndeval's 21 columns.
+    """
+    names = (
+        ["ndeval"]
+        if measures is None
+        else [measures]
+        if isinstance(measures, str)
+        else list(measures)
+    )
+    out: list[DiversityMeasure] = []
+    for item in names:
+        for raw in str(item).split(","):
+            s = raw.strip()
+            if not s:
+                continue
+            if s.lower() == "ndeval":
+                out.extend(parse_diversity_measures(NDEVAL_SET))
+                continue
+            m = _NAME.match(s)
+            fam = _family(m["fam"]) if m else None
+            if m is None or fam is None:
+                msg = (
+                    f"unknown diversity measure {s!r}; known: "
+                    + ", ".join(FAMILIES)
+                    + " (with @k for cutoffs), or 'ndeval'"
+                )
+                raise MeasureError(msg)
+            takes_k = FAMILIES[fam][1]
+            if m["k"] is None:
+                ks = DEFAULT_CUTOFFS if takes_k else (0,)
+            elif not takes_k:
+                msg = (
+                    f"{fam} has no cutoff (got {s!r}); it uses the whole ranking\n"
+                    "  hint: max_depth (CLI: -M) cuts every ranking"
+                )
+                raise MeasureError(msg)
+            else:
+                ks = (int(m["k"]),)
+                if ks[0] < 1:
+                    msg = f"cutoff must be at least 1, got {s!r}"
+                    raise MeasureError(msg)
+            out.extend(DiversityMeasure(fam, k) for k in ks)
+    seen: set[DiversityMeasure] = set()
+    uniq = [x for x in out if not (x in seen or seen.add(x))]  # type: ignore[func-returns-value]
+    if not uniq:
+        msg = "no diversity measure given"
+        raise MeasureError(msg)
+    return uniq
