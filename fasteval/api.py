@@ -26,7 +26,7 @@ from fasteval.io.zscores import as_zscores
 from fasteval.measures.catalog import Request, check_rel_format, parse_request
 
 
-def evaluate(
+def evaluate(  # noqa: PLR0913 (keyword-only options)
     qrels: QrelsLike,
     runs: RunsLike,
     measures: str | Sequence[str] | Request | None = None,

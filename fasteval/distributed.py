@@ -491,7 +491,7 @@ def _missing_blocks(reps: int, covered: set[int], size: int) -> list[tuple[int, 
     return out
 
 
-def study(
+def study(  # noqa: PLR0913 (keyword-only options)
     kind: str,
     qrels: Any,
     runs: Any,
@@ -695,23 +695,13 @@ def _infodiff_plan(
     if bin_by is None:
         a, b = resolve_pairs(data, pairs)
         return data.run_names, a, b, cols, h
-    from fasteval.commands.information import map_bins, pairs_within_bins
-    from fasteval.engine import compute
-    from fasteval.measures.parser import parse_measures
+    from fasteval.analysis.information import binned_pairs
 
-    mset = parse_measures([bin_by])
-    if len(mset) != 1:
-        msg = f"--bin-by needs a single measure, got {bin_by!r} ({len(mset)} measures)"
-        raise ParameterError(msg)
-    with _threads(spec.kernel_threads):
-        ev = compute(data.prep.enc, mset, relevance_level=spec.relevance_level)
-    score = ev.summary[:, 0]
-    bin_of = map_bins(score, bins)
-    a, b = pairs_within_bins(bin_of)
     if pairs is not None:
         msg = "give pairs or bin_by, not both"
         raise ParameterError(msg)
-    cols = {"bin": bin_of[a], f"{mset[0].name}_a": score[a], f"{mset[0].name}_b": score[b]}
+    with _threads(spec.kernel_threads):
+        a, b, cols = binned_pairs(data, bin_by, bins, relevance_level=spec.relevance_level)
     return data.run_names, a, b, cols, h
 
 
@@ -725,7 +715,7 @@ def _infodiff_block(
     return np.asarray(mean)
 
 
-def information_difference(
+def information_difference(  # noqa: PLR0913 (keyword-only options)
     qrels: Any,
     runs: Any,
     pairs: Sequence[tuple[str, str]] | None = None,
@@ -838,7 +828,7 @@ def refuse_diversity(measures: Sequence[str], fmt: str) -> None:
         raise ParameterError(msg)
 
 
-def evaluate(
+def evaluate(  # noqa: PLR0913 (keyword-only options)
     qrels: Any,
     runs: Any,
     measures: str | Sequence[str] | None = None,

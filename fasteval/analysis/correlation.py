@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from fasteval.errors import ParameterError
+from fasteval.kernels.pairs import concordance
 
 ArrayLike = Sequence[float] | np.ndarray
 
@@ -149,7 +150,6 @@ def pair_counts(a: ArrayLike, b: ArrayLike) -> tuple[int, int, int, int, int]:
     tied_in_both)``; they sum to :math:`n(n-1)/2`. Concordant and discordant
     pairs come from one sweep with a Fenwick tree (Knight's algorithm).
     """
-    from fasteval.kernels.pairs import concordance
 
     x, y = _pair(a, b)
     xr, _ = _dense(x)

@@ -55,12 +55,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fasteval import parallel
+from fasteval.analysis.correlation import kendall_tau, spearman
+from fasteval.analysis.information import pair_data, row_means
 from fasteval.columns import QrelsColumns, RunColumns, dict_encode, numeric_numpy
 from fasteval.encode import Encoded
+from fasteval.engine import Prepared, compute, to_frame
+from fasteval.engine.inputs import as_list
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
 from fasteval.io.tables import qrels_columns, run_columns
 from fasteval.kernels import fusion as kf
 from fasteval.kernels import ranking as kr
+from fasteval.measures.parser import MeasureSet, parse_measures
 
 METHODS = {
     "combsum": kf.COMBSUM,
@@ -223,7 +228,6 @@ def prepare_fusion(
     -------
     FusionInput
     """
-    from fasteval.engine.inputs import as_list
 
     r = run_columns(as_list(runs), lenient=lenient, run_id_from=run_id_from)
     q = qrels_columns(qrels, lenient=lenient) if qrels is not None else None
@@ -415,8 +419,6 @@ class FusedRuns:
 
     def evaluate(self, measures: str | Sequence[str] | None = None) -> pl.DataFrame:
         """Score the fused runs (trec_eval semantics on the fused order) like :func:`evaluate`."""
-        from fasteval.engine import compute, to_frame
-        from fasteval.measures.parser import parse_measures
 
         mset = parse_measures(measures)
         ev = compute(self.encoded(), mset, compat=10)
@@ -636,9 +638,6 @@ class _Scorer:
     rel_level: int
 
     def __call__(self, fused: FusedRuns) -> tuple[np.ndarray, np.ndarray]:
-        from fasteval.analysis.information import pair_data
-        from fasteval.engine import Prepared, compute
-        from fasteval.measures.parser import MeasureSet
 
         assert self.fin.qrels is not None
         enc = fused.encoded()
@@ -648,7 +647,7 @@ class _Scorer:
         return ric, ev.summary[:, 0]
 
 
-def upper_bound_study(
+def upper_bound_study(  # noqa: PLR0913 (public study options)
     qrels: Any,
     runs: Any = None,
     n_groups: int = 100,
@@ -711,9 +710,6 @@ def upper_bound_study(
     Montague, M. (2002). Metasearch: data fusion for document retrieval. PhD
     thesis, Dartmouth College.
     """
-    from fasteval.analysis.information import _row_means, pair_data
-    from fasteval.engine import Prepared
-    from fasteval.measures.parser import parse_measures
 
     if isinstance(qrels, FusionInput):
         if runs is not None:
@@ -761,7 +757,7 @@ def upper_bound_study(
     for lo in range(0, n_g, batch):
         hi = min(lo + batch, n_g)
         _, per_q = data.joint_ric(names[lo:hi])
-        joint[lo:hi] = _row_means(per_q)
+        joint[lo:hi] = row_means(per_q)
         for j, m in enumerate(ms):
             fused = fuse_groups(fin, idx[lo:hi], m, norm=norm, depth=depth, rel_level=rel_level)
             val_ric[j, lo:hi], val_meas[j, lo:hi] = score(fused)
@@ -802,7 +798,6 @@ def upper_bound_summary(study: pl.DataFrame, targets: Sequence[str] | None = Non
         ``method, target, n_groups, kendall_tau, spearman_rho, rmse,
         mean_joint_RIC, mean_target``.
     """
-    from fasteval.analysis.correlation import kendall_tau, spearman
 
     missing = [c for c in (*_STUDY_KEYS, RIC_COLUMN) if c not in study.columns]
     if missing:

@@ -42,6 +42,7 @@ import polars as pl
 from fasteval import parallel
 from fasteval.engine import Prepared, QrelsLike, RunsLike, prepare
 from fasteval.errors import InputFormatError, ParameterError, SchemaError
+from fasteval.io.tables import load_qrels
 from fasteval.kernels import histogram as kh
 
 VALUES = ("rank", "score")
@@ -135,7 +136,7 @@ def _finish(
     return Histograms(h_r, h_nr, do, hsa, sup, n_rel, n_nonrel, _reasons(n_rel, n_nonrel, sup))
 
 
-def _histograms(
+def _histograms(  # noqa: PLR0913 (private helper of histogram_analysis)
     starts: np.ndarray,
     ends: np.ndarray,
     group_run: np.ndarray,
@@ -243,7 +244,6 @@ def sample_judgments(
         The kept rows of the qrels, ``query_id, doc_id, relevance``, in
         their original order.
     """
-    from fasteval.io.tables import load_qrels
 
     _check("rank", 1, "query", nonrel_sample, "exclude")
     q = load_qrels(qrels)
@@ -321,7 +321,7 @@ def _per_query_frame(
     return out.drop("_r", "_b")
 
 
-def histogram_analysis_prepared(
+def histogram_analysis_prepared(  # noqa: PLR0913 (keyword-only options)
     prep: Prepared,
     *,
     values: str = "rank",
@@ -373,7 +373,7 @@ def histogram_analysis_prepared(
     return (df, hist) if return_histograms else df
 
 
-def histogram_analysis(
+def histogram_analysis(  # noqa: PLR0913 (keyword-only options)
     qrels: QrelsLike,
     runs: RunsLike,
     *,
@@ -495,7 +495,6 @@ def histogram_analysis_scores(
     polars.DataFrame
         As :func:`histogram_analysis`.
     """
-    from fasteval.io.tables import load_qrels
 
     _check("score", bins, normalize, None, unjudged)
     if not isinstance(scores, pl.DataFrame):

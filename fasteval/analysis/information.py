@@ -41,10 +41,11 @@ import numpy as np
 import polars as pl
 
 from fasteval import parallel
-from fasteval.engine import Prepared, QrelsLike, RunsLike, prepare
+from fasteval.engine import Prepared, QrelsLike, RunsLike, compute, prepare
 from fasteval.errors import ParameterError
 from fasteval.kernels import pairs as kp
 from fasteval.measures.catalog import RIC
+from fasteval.measures.parser import parse_measures
 
 RIC_NAME = RIC
 MAX_JOINT = 39  # base-3 sign-vector codes in int64
@@ -171,7 +172,7 @@ class PairData:
             out,
         )
         per_q[i_set, i_q] = out
-        return _row_means(per_q), per_q
+        return row_means(per_q), per_q
 
     def pair_counts(
         self, a: np.ndarray, b: np.ndarray
@@ -234,10 +235,10 @@ class PairData:
             per_q[lo + p_i, q_i] = id_from_tables(t)
             if progress is not None:
                 progress(hi - lo)
-        return _row_means(per_q), per_q
+        return row_means(per_q), per_q
 
 
-def _row_means(v: np.ndarray) -> np.ndarray:
+def row_means(v: np.ndarray) -> np.ndarray:
     """Mean of each row over its non-NaN entries (NaN for an all-NaN row)."""
     k = (~np.isnan(v)).sum(axis=1)
     s = np.where(np.isnan(v), 0.0, v).sum(axis=1)
@@ -527,3 +528,39 @@ def append_ric(
         pl.col("query_id").replace_strict(q_order, return_dtype=pl.Int64).alias("_q"),
     )
     return both.sort(["_r", "_q"], maintain_order=True).drop(["_r", "_q"])
+
+
+def map_bins(values: np.ndarray, n_bins: int) -> np.ndarray:
+    """Bin of each run: ``n_bins`` equal-width bins over [min, max] of ``values``."""
+    lo, hi = float(np.nanmin(values)), float(np.nanmax(values))
+    if hi <= lo:
+        return np.zeros(values.shape[0], np.int64)
+    edges = np.linspace(lo, hi, n_bins + 1)
+    return np.clip(np.searchsorted(edges, values, side="right") - 1, 0, n_bins - 1)
+
+
+def pairs_within_bins(bins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All pairs ``(i, j)``, ``i < j``, of runs in the same bin."""
+    a, b = np.triu_indices(bins.shape[0], k=1)
+    same = bins[a] == bins[b]
+    return a[same].astype(np.int64), b[same].astype(np.int64)
+
+
+def binned_pairs(
+    data: PairData, bin_by: str, bins: int, *, relevance_level: int = 1
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Pairs of runs in the same equal-width bin of a measure (Golbus & Aslam's binning).
+
+    Returns the pair indices ``a``, ``b`` and the columns ``bin``,
+    ``<measure>_a`` and ``<measure>_b`` to report beside them.
+    """
+    mset = parse_measures([bin_by])
+    if len(mset) != 1:
+        msg = f"--bin-by needs a single measure, got {bin_by!r} ({len(mset)} measures)"
+        raise ParameterError(msg)
+    ev = compute(data.prep.enc, mset, relevance_level=relevance_level)
+    score = ev.summary[:, 0]
+    bin_of = map_bins(score, bins)
+    a, b = pairs_within_bins(bin_of)
+    name = mset[0].name
+    return a, b, {"bin": bin_of[a], f"{name}_a": score[a], f"{name}_b": score[b]}

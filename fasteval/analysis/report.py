@@ -133,7 +133,7 @@ def _check(compat: int, groups: Mapping[str, str] | None) -> None:
         raise ParameterError(msg)
 
 
-def report(
+def report(  # noqa: PLR0913 (keyword-only options)
     qrels: QrelsLike,
     runs: RunsLike,
     *,

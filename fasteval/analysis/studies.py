@@ -34,10 +34,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
+from tqdm import tqdm
 
 from fasteval.analysis import correlation as corr
+from fasteval.analysis import study_scorers as ss
 from fasteval.analysis import variants as var
 from fasteval.analysis.meta import student_t_ppf
+from fasteval.analysis.study_scorers import higher_is_better
 from fasteval.encode import Encoded
 from fasteval.engine import Prepared, QrelsLike, RunsLike, prepare
 from fasteval.errors import ParameterError
@@ -310,7 +313,6 @@ def run_study(
             parts.append(pl.read_parquet(f))
         else:
             todo.append(s)
-    from tqdm import tqdm
 
     with tqdm(
         total=sum(s.reps for s in todo),
@@ -390,8 +392,6 @@ def _context(
         return prepare(qrels, runs, compat=compat)
 
     if scorer is None:
-        from fasteval.analysis import study_scorers as ss
-
         ms = [measures] if isinstance(measures, str) else list(measures or DEFAULT_MEASURES)
         if not ss.split_names(ms)[1]:  # no diversity measure: ad-hoc inputs
             prepared = _prepared()
@@ -413,7 +413,6 @@ def _context(
         msg = f"a study compares system rankings; need >= 2 runs, got {len(enc.run_names)}"
         raise ParameterError(msg)
     level = int(getattr(scorer, "mask_relevance_level", relevance_level))
-    from fasteval.analysis.study_scorers import higher_is_better
 
     return Context(
         enc,
@@ -443,7 +442,7 @@ def _rate_settings(rates: Sequence[float], reps: int, what: str) -> list[Setting
     return out
 
 
-def subsample(
+def subsample(  # noqa: PLR0913 (keyword-only options)
     qrels: QrelsLike | None = None,
     runs: RunsLike | None = None,
     measures: Sequence[str] | str | None = None,
@@ -509,7 +508,7 @@ def subsample(
 Plan = tuple[Context, list[Setting], dict[str, Any]]
 
 
-def plan_subsample(
+def plan_subsample(  # noqa: PLR0913 (keyword-only options)
     qrels: QrelsLike | None,
     runs: RunsLike | None,
     measures: Sequence[str] | str | None,
@@ -527,7 +526,7 @@ def plan_subsample(
     return ctx, settings, {"rates": [s.value for s in settings], "reps": reps}
 
 
-def pool_depth(
+def pool_depth(  # noqa: PLR0913 (keyword-only options)
     qrels: QrelsLike | None = None,
     runs: RunsLike | None = None,
     measures: Sequence[str] | str | None = None,
@@ -566,7 +565,7 @@ def pool_depth(
     return run_study(ctx, settings, seed=seed, out_dir=out_dir, progress=progress, extra=extra)
 
 
-def plan_pool_depth(
+def plan_pool_depth(  # noqa: PLR0913 (keyword-only options)
     qrels: QrelsLike | None,
     runs: RunsLike | None,
     measures: Sequence[str] | str | None,
@@ -606,7 +605,7 @@ def _safe_label(name: str) -> str:
     return keep if keep == name else f"{keep}-{zlib.crc32(name.encode()):08x}"
 
 
-def leave_out(
+def leave_out(  # noqa: PLR0913 (keyword-only options)
     qrels: QrelsLike | None = None,
     runs: RunsLike | None = None,
     measures: Sequence[str] | str | None = None,
@@ -659,7 +658,7 @@ def leave_out(
     return run_study(ctx, settings, seed=seed, out_dir=out_dir, progress=progress, extra=extra)
 
 
-def plan_leave_out(
+def plan_leave_out(  # noqa: PLR0913 (keyword-only options)
     qrels: QrelsLike | None,
     runs: RunsLike | None,
     measures: Sequence[str] | str | None,

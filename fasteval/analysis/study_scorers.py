@@ -40,11 +40,21 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from fasteval.analysis import hsa
 from fasteval.analysis import variants as var
+from fasteval.analysis.hsa import histogram_analysis_prepared
+from fasteval.analysis.information import pair_data
 from fasteval.encode import Encoded
 from fasteval.engine import Prepared, QrelsLike, RunsLike, prepare
+from fasteval.engine.diversity import (
+    DiversityPrepared,
+    check_params,
+    compute_diversity,
+    prepare_diversity,
+)
 from fasteval.errors import MeasureError, ParameterError
 from fasteval.measures import catalog
+from fasteval.measures.diversity import parse_diversity_measures
 
 RIC = catalog.RIC
 HSA = catalog.HSA
@@ -150,8 +160,6 @@ class DiversityScorer:
         max_depth: int | None = None,
         complete: bool = False,
     ) -> None:
-        from fasteval.engine.diversity import check_params
-        from fasteval.measures.diversity import parse_diversity_measures
 
         self.prep = prep
         self.measures = parse_diversity_measures(measures)
@@ -164,7 +172,7 @@ class DiversityScorer:
         check_params(alpha, beta, max_depth)
 
     @classmethod
-    def from_inputs(
+    def from_inputs(  # noqa: PLR0913 (keyword-only options)
         cls,
         qrels: Any,
         runs: Any,
@@ -179,7 +187,6 @@ class DiversityScorer:
         **kw: Any,
     ) -> DiversityScorer:
         """Read diversity qrels and runs once (``order``: ``"rank"``, ndeval's default)."""
-        from fasteval.engine.diversity import prepare_diversity
 
         prep = prepare_diversity(
             qrels, runs, order=order, relevance_level=relevance_level, complete=complete, **kw
@@ -193,7 +200,6 @@ class DiversityScorer:
         return mask_diversity(self.prep, enc)
 
     def __call__(self, enc: Encoded) -> np.ndarray:
-        from fasteval.engine.diversity import compute_diversity
 
         res = compute_diversity(
             self.variant(enc),
@@ -249,7 +255,6 @@ class RICScorer:
         return self.prepared.enc
 
     def __call__(self, enc: Encoded) -> np.ndarray:
-        from fasteval.analysis.information import pair_data
 
         data = pair_data(
             dataclasses.replace(self.prepared, enc=enc), relevance_level=self.relevance_level
@@ -279,7 +284,6 @@ class HSAScorer:
     relevance_level: int = 1
 
     def __post_init__(self) -> None:
-        from fasteval.analysis import hsa
 
         bad = [n for n in self.names if n not in HISTOGRAM_NAMES]
         if bad or not self.names:
@@ -295,7 +299,6 @@ class HSAScorer:
         return self.prepared.enc
 
     def __call__(self, enc: Encoded) -> np.ndarray:
-        from fasteval.analysis.hsa import histogram_analysis_prepared
 
         df = histogram_analysis_prepared(
             dataclasses.replace(self.prepared, enc=enc),
@@ -388,7 +391,6 @@ def scorer_for(
                 f"{', '.join(other)} in one study\n  hint: run a separate study for those"
             )
             raise MeasureError(msg)
-        from fasteval.engine.diversity import DiversityPrepared
 
         if isinstance(prepared, DiversityPrepared):
             return DiversityScorer(prepared, div)

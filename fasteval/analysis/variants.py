@@ -40,9 +40,11 @@ import polars as pl
 from fasteval import parallel
 from fasteval.columns import QrelsColumns
 from fasteval.encode import Encoded
+from fasteval.engine import compute
 from fasteval.errors import ParameterError
 from fasteval.kernels import variants as kv
 from fasteval.kernels.ranking import NONPOOL
+from fasteval.measures.parser import parse_measures
 
 # --------------------------------------------------------------------------- masks -> Encoded
 
@@ -350,13 +352,11 @@ class AdhocScorer:
     complete: bool = False
 
     def __post_init__(self) -> None:
-        from fasteval.measures.parser import parse_measures
 
         self._mset = parse_measures(list(self.measures))
         self.names = [m.name for m in self._mset]
 
     def __call__(self, enc: Encoded) -> np.ndarray:
-        from fasteval.engine import compute
 
         ev = compute(
             enc,
@@ -372,7 +372,6 @@ class AdhocScorer:
 
         Returns the array and the query ids.
         """
-        from fasteval.engine import compute
 
         ev = compute(
             enc,

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import click
-import numpy as np
 import polars as pl
 
 from fasteval.commands._common import (
@@ -64,22 +63,6 @@ def ric_cmd(
     _emit(df, fmt, output)
 
 
-def map_bins(values: np.ndarray, n_bins: int) -> np.ndarray:
-    """Bin of each run: ``n_bins`` equal-width bins over [min, max] of ``values``."""
-    lo, hi = float(np.nanmin(values)), float(np.nanmax(values))
-    if hi <= lo:
-        return np.zeros(values.shape[0], np.int64)
-    edges = np.linspace(lo, hi, n_bins + 1)
-    return np.clip(np.searchsorted(edges, values, side="right") - 1, 0, n_bins - 1)
-
-
-def pairs_within_bins(bins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """All pairs ``(i, j)``, ``i < j``, of runs in the same bin."""
-    a, b = np.triu_indices(bins.shape[0], k=1)
-    same = bins[a] == bins[b]
-    return a[same].astype(np.int64), b[same].astype(np.int64)
-
-
 @click.command("infodiff")
 @_common
 @click.option(
@@ -115,9 +98,7 @@ def infodiff_cmd(
     """
     from tqdm import tqdm
 
-    from fasteval.analysis.information import all_pairs, pair_data
-    from fasteval.engine import compute
-    from fasteval.measures.parser import parse_measures
+    from fasteval.analysis.information import all_pairs, binned_pairs, pair_data
 
     if cluster:
         from fasteval.distributed import information_difference
@@ -140,19 +121,7 @@ def infodiff_cmd(
     if bin_by is None:
         a, b = all_pairs(n)
     else:
-        mset = parse_measures([bin_by])
-        if len(mset) != 1:
-            msg = f"--bin-by needs a single measure, got {bin_by!r} ({len(mset)} measures)"
-            raise ParameterError(msg)
-        ev = compute(data.prep.enc, mset, relevance_level=level)
-        score = ev.summary[:, 0]
-        bin_of = map_bins(score, bins)
-        a, b = pairs_within_bins(bin_of)
-        cols = {
-            "bin": bin_of[a],
-            f"{mset[0].name}_a": score[a],
-            f"{mset[0].name}_b": score[b],
-        }
+        a, b, cols = binned_pairs(data, bin_by, bins, relevance_level=level)
     with tqdm(total=a.shape[0], unit="pair", desc="information difference", disable=None) as bar:
         mean, _ = data.information_difference(a, b, progress=bar.update)
     names = pl.Series(data.run_names, dtype=pl.String)

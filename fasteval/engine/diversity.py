@@ -443,7 +443,7 @@ def _to_frame(res: DiversityResult, per_query: bool) -> pl.DataFrame:
     )
 
 
-def diversity_evaluate(
+def diversity_evaluate(  # noqa: PLR0913 (keyword-only options)
     qrels: Any,
     runs: Any,
     measures: str | Sequence[str] | None = None,
@@ -514,7 +514,7 @@ def diversity_evaluate(
     )
 
 
-def evaluate_diversity(
+def evaluate_diversity(  # noqa: PLR0913 (keyword-only options)
     qrels: Any,
     runs: Any,
     ms: list[DiversityMeasure],
@@ -549,7 +549,7 @@ def evaluate_diversity(
         return _to_frame(res, per_query)
 
 
-def subtopic_coverage(
+def subtopic_coverage(  # noqa: PLR0913 (keyword-only options)
     qrels: Any,
     runs: Any,
     *,

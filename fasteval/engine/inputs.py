@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from fasteval.columns import QrelsColumns, RunColumns
 from fasteval.encode import Encoded, encode
@@ -23,13 +24,8 @@ def as_list(x: RunsLike) -> list[Any]:
     """One input or many as a list (a path, frame or Arrow table is one input)."""
     if isinstance(x, (str, os.PathLike, pl.DataFrame)) or not isinstance(x, Iterable):
         return [x]
-    try:
-        import pyarrow as pa
-
-        if isinstance(x, pa.Table):
-            return [x]
-    except ImportError:  # pragma: no cover
-        pass
+    if isinstance(x, pa.Table):
+        return [x]
     return list(x)
 
 

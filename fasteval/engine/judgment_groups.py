@@ -30,7 +30,7 @@ from fasteval.measures.catalog import parse_jg_measures
 from fasteval.measures.parser import MeasureSet
 
 
-def evaluate_jg(
+def evaluate_jg(  # noqa: PLR0913 (keyword-only options)
     qrels_jg: Any,
     runs: Any,
     measures: Any = None,
@@ -80,7 +80,7 @@ def evaluate_jg(
     )
 
 
-def evaluate_judgment_groups(
+def evaluate_judgment_groups(  # noqa: PLR0913 (keyword-only options)
     qrels_jg: Any,
     runs: Any,
     mset: MeasureSet,

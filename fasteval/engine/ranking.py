@@ -159,7 +159,7 @@ def gain_tables(
     )
 
 
-def compute(
+def compute(  # noqa: PLR0913 (keyword-only options)
     enc: Encoded,
     measures: MeasureSet,
     *,
@@ -261,7 +261,7 @@ def aggregate(
     return summary
 
 
-def evaluate_ranking(
+def evaluate_ranking(  # noqa: PLR0913 (keyword-only options)
     qrels: QrelsLike,
     runs: RunsLike,
     measures: MeasureSet,

@@ -23,6 +23,8 @@ import pyarrow as pa
 
 from fasteval.columns import QrelsColumns
 from fasteval.errors import InputFormatError, SchemaError
+from fasteval.io.tables import qrels_from_table
+from fasteval.io.trec import FastevalWarning, read_text
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,6 @@ class QrelsJG:
         Evaluating a run against every pass and averaging a query's values over
         its groups gives trec_eval's ``*_avgjg`` measures.
         """
-        from fasteval.io.tables import qrels_from_table
 
         rank = {(q, g): j for q, gs in self.groups_per_query().items() for j, g in enumerate(gs)}
         which = [rank[(q, g)] for q, g in zip(self.qid, self.group, strict=True)]
@@ -100,7 +101,6 @@ def read_qrels_jg(path: str | os.PathLike[str], *, lenient: bool = False) -> Qre
     InputFormatError
         For a malformed line, a repeated judgment, or a file without judgments.
     """
-    from fasteval.io.trec import FastevalWarning, read_text
 
     name = os.fspath(path)
     text = read_text(path)

@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from fasteval.errors import InputFormatError, SchemaError
+from fasteval.io.trec import read_text
 
 # trec_eval's MISSING_ZSCORE_VALUE: printed when no (finite) z-score can be formed
 MISSING_ZSCORE = -1000000.0
@@ -60,7 +61,6 @@ def read_zscores(path: str | os.PathLike[str]) -> ZScores:
     InputFormatError
         For an unreadable file or a malformed line (file, line and value named).
     """
-    from fasteval.io.trec import read_text
 
     name = os.fspath(path)
     text = read_text(path)

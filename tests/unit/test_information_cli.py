@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 import fasteval
 from fasteval.analysis import information as inf
+from fasteval.analysis.information import map_bins, pairs_within_bins
 from fasteval.cli import SAMPLE_DIR, main
-from fasteval.commands.information import map_bins, pairs_within_bins
 from fasteval.errors import ParameterError
 
 QRELS = str(SAMPLE_DIR / "sample.qrels")
