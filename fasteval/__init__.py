@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from fasteval.errors import (
     DataMismatchError,
     FastevalError,
+    FastevalWarning,
     InputFormatError,
     MeasureError,
     SchemaError,
@@ -73,6 +74,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "DataMismatchError",
     "FastevalError",
+    "FastevalWarning",
     "InputFormatError",
     "Measure",
     "MeasureError",

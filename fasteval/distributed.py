@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from fasteval import parallel
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
 
 ENV_VAR = "FASTEVAL_CLUSTER"
@@ -287,23 +288,6 @@ def _token(obj: Any) -> str:
     return hashlib.sha256(cloudpickle.dumps(obj)).hexdigest()[:24]
 
 
-@contextmanager
-def _threads(n: int | None) -> Iterator[None]:
-    """numba threads for this task's kernels (thread-local; ``None``: numba's default)."""
-    if n is None:
-        yield
-        return
-    import numba
-
-    old = numba.get_num_threads()
-    most = int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
-    numba.set_num_threads(max(1, min(int(n), most)))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(old)
-
-
 def _data_hash(*arrays: np.ndarray, names: Sequence[str] = ()) -> str:
     h = hashlib.sha256("\n".join(names).encode())
     for a in arrays:
@@ -424,7 +408,7 @@ def _study_context(token: str, spec: StudySpec) -> tuple[Any, list[Any], dict[st
         h = _data_hash(ctx.enc.qr_rel, ctx.enc.qr_off, ctx.full, names=ctx.enc.run_names)
         return ctx, settings, extra, h
 
-    with _threads(spec.kernel_threads):
+    with parallel.kernel_threads(spec.kernel_threads):
         return _cached(token, build)  # type: ignore[no-any-return]
 
 
@@ -443,7 +427,7 @@ def _study_block(
     ctx, settings, _, h = _study_context(token, spec)
     _check_same_data(data, h)
     rows: list[dict[str, Any]] = []
-    with _threads(spec.kernel_threads):
+    with parallel.kernel_threads(spec.kernel_threads):
         for rep in range(lo, hi):
             rows.extend(st.run_unit(ctx, settings[si], rep, seed))
     return pl.DataFrame(rows, schema=st.UNIT_SCHEMA)
@@ -677,7 +661,7 @@ def _pair_data(token: str, spec: PairSpec) -> tuple[Any, str]:
         enc = data.prep.enc
         return data, _data_hash(enc.qr_rel, enc.qr_off, data.cdz, names=enc.run_names)
 
-    with _threads(spec.kernel_threads):
+    with parallel.kernel_threads(spec.kernel_threads):
         return _cached(token, build)  # type: ignore[no-any-return]
 
 
@@ -700,7 +684,7 @@ def _infodiff_plan(
     if pairs is not None:
         msg = "give pairs or bin_by, not both"
         raise ParameterError(msg)
-    with _threads(spec.kernel_threads):
+    with parallel.kernel_threads(spec.kernel_threads):
         a, b, cols = binned_pairs(data, bin_by, bins, relevance_level=spec.relevance_level)
     return data.run_names, a, b, cols, h
 
@@ -710,7 +694,7 @@ def _infodiff_block(
 ) -> np.ndarray:
     data, h = _pair_data(token, spec)
     _check_same_data(data_hash, h)
-    with _threads(spec.kernel_threads):
+    with parallel.kernel_threads(spec.kernel_threads):
         mean, _ = data.information_difference(a, b)
     return np.asarray(mean)
 
@@ -815,7 +799,7 @@ def _eval_block(
 
     q, table, _ = _eval_inputs(token, spec)
     sub = table.filter(pc.is_in(table["run_id"], value_set=pa.array(names, table["run_id"].type)))
-    with _threads(kernel_threads):
+    with parallel.kernel_threads(kernel_threads):
         return local_evaluate(q, sub, measures, **kwargs)
 
 

@@ -52,7 +52,6 @@ class Encoded:
     qr_off: np.ndarray
     qr_rel: np.ndarray
     qr_rows: np.ndarray  # qrels input row of each judgment (for doc ids)
-    n_sorted_groups: int = 0
 
 
 def _raise_duplicate_judgment(qrels: QrelsColumns, qq: np.ndarray, qr_dup: np.ndarray) -> None:
@@ -200,7 +199,6 @@ def encode(
         is_dup,
         was_sorted,
     )
-    n_sorted = int(was_sorted.sum())
     if is_dup.any():
         if on_duplicate == "error":
             _raise_duplicate_document(runs, row, is_dup)
@@ -231,5 +229,4 @@ def encode(
         qr_off=qr_off,
         qr_rel=qr_rel,
         qr_rows=qr_rows,
-        n_sorted_groups=int(n_sorted),
     )

@@ -28,5 +28,9 @@ class DataMismatchError(FastevalError):
     """Runs and qrels do not fit together (e.g. no query in common)."""
 
 
+class FastevalWarning(UserWarning):
+    """Something was skipped or adjusted on the user's request (e.g. lenient parsing)."""
+
+
 class ParameterError(FastevalError, ValueError):
     """An argument out of its domain (e.g. ``compat=8``, ``max_depth=0``)."""

@@ -76,3 +76,22 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+@contextmanager
+def kernel_threads(n: int | None) -> Iterator[None]:
+    """numba threads for the kernels run in the block (thread-local; ``None``: unchanged).
+
+    The count is clipped to ``1..NUMBA_NUM_THREADS``; the previous one is
+    restored afterwards.
+    """
+    if n is None:
+        yield
+        return
+    old = numba.get_num_threads()
+    most = int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
+    numba.set_num_threads(max(1, min(int(n), most)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)

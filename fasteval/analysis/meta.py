@@ -37,10 +37,8 @@ def correlation_methods() -> dict[str, Callable[[np.ndarray, np.ndarray], float]
         "spearman": corr.spearman,
         "pearson": corr.pearson,
         "tau_ap": corr.tau_ap,
+        "information_tau": lambda a, b: float(corr.information_tau(a, b)),
     }
-    info = getattr(corr, "information_tau", None)
-    if callable(info):
-        methods["information_tau"] = info
     return methods
 
 

@@ -57,10 +57,8 @@ def _stat_functions() -> dict[str, Callable[[np.ndarray, np.ndarray], float]]:
         "tau_ap": _tau_ap,
         "spearman": corr.spearman,
         "rmse": lambda full, v: float(np.sqrt(np.mean((full - v) ** 2))),
+        "information_tau": lambda a, b: float(corr.information_tau(a, b)),
     }
-    info = getattr(corr, "information_tau", None)
-    if callable(info):
-        stats["information_tau"] = info
     return stats
 
 

@@ -30,7 +30,6 @@ in. :class:`Masker` applies many masks to one ``Encoded`` with reused buffers
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
@@ -266,7 +265,7 @@ def subsample_mask(
     n_groups = 2 * (enc.qr_off.shape[0] - 1)
     size = np.bincount(group, minlength=n_groups)
     floor_ = np.where(np.arange(n_groups) % 2 == 1, min_rel, min_nonrel)
-    wanted = np.ceil(rate * size - 1e-9).astype(np.int64)  # as ceil_rate
+    wanted = np.ceil(rate * size - 1e-9).astype(np.int64)  # 0.1 * 30 = 3.0000000000000004 gives 3
     quota = np.minimum(size, np.maximum(floor_, wanted))
     members = np.argsort(group, kind="stable")
     off = np.concatenate([[0], np.cumsum(size)]).astype(np.int64)
@@ -397,19 +396,6 @@ def per_query_matrix(
     return out[:, common], [enc.qids[i] for i in common]
 
 
-def as_scorer(scorer: Scorer | Sequence[str] | str) -> Scorer:
-    """A :class:`Scorer` from itself, a measure name or a list of measure names."""
-    if isinstance(scorer, str):
-        return AdhocScorer([scorer])
-    if isinstance(scorer, Scorer):
-        return scorer
-    names = list(scorer)
-    if not names or not all(isinstance(n, str) for n in names):
-        msg = f"need measure names or a Scorer, got {scorer!r}"
-        raise ParameterError(msg)
-    return AdhocScorer(names)
-
-
 def check_scores(scores: np.ndarray, enc: Encoded, names: Sequence[str]) -> np.ndarray:
     """Validate a scorer's output shape."""
     arr = np.asarray(scores, dtype=np.float64)
@@ -420,14 +406,6 @@ def check_scores(scores: np.ndarray, enc: Encoded, names: Sequence[str]) -> np.n
         msg = f"scorer returned shape {arr.shape}, expected {want} (runs x names)"
         raise ParameterError(msg)
     return arr
-
-
-def ceil_rate(rate: float, n: int) -> int:
-    """``ceil(rate * n)`` as :func:`subsample_mask` computes it.
-
-    Tolerant of rounding: ``0.1 * 30 = 3.0000000000000004`` gives 3.
-    """
-    return math.ceil(rate * n - 1e-9)
 
 
 def variant_qrels(qrels: QrelsColumns, enc: Encoded, keep: np.ndarray) -> pl.DataFrame:

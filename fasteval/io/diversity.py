@@ -28,15 +28,6 @@ from fasteval.columns import Source, StrColumn, dict_encode
 from fasteval.errors import InputFormatError, SchemaError
 from fasteval.io import tables, trec
 
-DIVERSITY_SCHEMA = pa.schema(
-    [
-        ("query_id", pa.large_string()),
-        ("subtopic", pa.int32()),
-        ("doc_id", pa.large_string()),
-        ("relevance", pa.int32()),
-    ]
-)
-
 
 @dataclass
 class DiversityQrels:

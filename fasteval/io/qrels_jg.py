@@ -22,9 +22,9 @@ import polars as pl
 import pyarrow as pa
 
 from fasteval.columns import QrelsColumns
-from fasteval.errors import InputFormatError, SchemaError
+from fasteval.errors import FastevalWarning, InputFormatError, SchemaError
 from fasteval.io.tables import qrels_from_table
-from fasteval.io.trec import FastevalWarning, read_text
+from fasteval.io.trec import read_text
 
 
 @dataclass(frozen=True)

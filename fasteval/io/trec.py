@@ -25,17 +25,13 @@ import pyarrow.compute as pc
 
 from fasteval import parallel
 from fasteval.columns import QrelsColumns, RunColumns, Source, StrColumn, int64_array
-from fasteval.errors import InputFormatError, ParameterError
+from fasteval.errors import FastevalWarning, InputFormatError, ParameterError
 from fasteval.kernels import text as ktext
 
 PathLike = str | os.PathLike[str]
 
 QRELS_FIELDS = 4
 RUN_FIELDS = 6
-
-
-class FastevalWarning(UserWarning):
-    """Something was skipped or adjusted on the user's request (e.g. lenient parsing)."""
 
 
 def read_bytes(path: PathLike) -> np.ndarray:
