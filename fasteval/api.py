@@ -17,9 +17,9 @@ from typing import Any
 import polars as pl
 
 from fasteval.analysis.information import append_ric
-from fasteval.engine.diversity import evaluate_diversity
+from fasteval.engine.diversity import diversity_evaluate
 from fasteval.engine.inputs import QrelsLike, RunsLike
-from fasteval.engine.judgment_groups import evaluate_judgment_groups
+from fasteval.engine.judgment_groups import evaluate_jg
 from fasteval.engine.ranking import evaluate_ranking
 from fasteval.errors import MeasureError, ParameterError
 from fasteval.io.zscores import as_zscores
@@ -125,51 +125,34 @@ def evaluate(  # noqa: PLR0913 (keyword-only options)
         if isinstance(measures, Request)
         else parse_request(measures, compat=compat, rel_format=rel_format)
     )
-    reading: dict[str, Any] = {
+    check_options(req, judged_only=judged_only, zscores=zscores)
+    common: dict[str, Any] = {
+        "per_query": per_query,
+        "relevance_level": relevance_level,
+        "complete": complete,
+        "max_depth": max_depth,
         "on_duplicate": on_duplicate,
         "lenient": lenient,
         "run_id_from": run_id_from,
     }
-    check_options(req, judged_only=judged_only, zscores=zscores)
     if req.judgment_groups:
-        return evaluate_judgment_groups(
-            qrels,
-            runs,
-            req.ranking,
-            per_query=per_query,
-            compat=compat,
-            relevance_level=relevance_level,
-            complete=complete,
-            max_depth=max_depth,
-            judged_only=judged_only,
-            **reading,
+        return evaluate_jg(
+            qrels, runs, req.ranking, compat=compat, judged_only=judged_only, **common
         )
     if req.diversity:
         # ndeval's defaults (alpha = beta = 0.5, the rank column's order); scores
         # are float64 whatever compat says, and utility's num_docs has no analogue
-        return evaluate_diversity(
-            qrels,
-            runs,
-            list(req.diversity),
-            per_query=per_query,
-            relevance_level=relevance_level,
-            complete=complete,
-            max_depth=max_depth,
-            **reading,
-        )
+        return diversity_evaluate(qrels, runs, list(req.diversity), **common)
+    zs = as_zscores(zscores) if zscores is not None else None
     df, prep = evaluate_ranking(
         qrels,
         runs,
         req.ranking,
-        per_query=per_query,
         compat=compat,
-        relevance_level=relevance_level,
-        complete=complete,
-        max_depth=max_depth,
         judged_only=judged_only,
         num_docs=num_docs,
-        zscores=as_zscores(zscores) if zscores is not None else None,
-        **reading,
+        zscores=zs,
+        **common,
     )
     return append_ric(df, prep, relevance_level, per_query) if req.ric else df
 

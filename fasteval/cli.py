@@ -141,21 +141,29 @@ def eval_cmd(
     rel_format: str,
 ) -> None:
     """Evaluate RUNS (files, directories, Parquet archives) against QRELS."""
-    from fasteval.api import check_options, evaluate
-    from fasteval.io.writers import write_table
+    from fasteval.api import evaluate
+    from fasteval.io.writers import DIVERSITY_FORMATS, FORMATS, write_table
     from fasteval.measures.catalog import parse_request
 
     if fmt == "ndeval" and not measures:
         measures = ("ndeval",)
     req = parse_request(list(measures) or None, compat=int(compat), rel_format=rel_format)
-    reading: dict[str, Any] = {
+    if fmt == "ndeval" and not req.diversity:
+        msg = f"--format ndeval prints diversity measures only, got {', '.join(measures)}"
+        raise ParameterError(msg)
+    options: dict[str, Any] = {
+        "per_query": per_query or fmt == "ndeval",  # ndeval prints every topic
+        "compat": int(compat),
+        "relevance_level": level,
+        "complete": complete,
+        "max_depth": max_depth,
+        "judged_only": judged_only,
+        "num_docs": num_docs,
+        "zscores": zscore_file,
         "on_duplicate": "first" if keep_first else "error",
         "lenient": lenient,
         "run_id_from": run_id_from,
     }
-    if fmt == "ndeval" and not req.diversity:
-        msg = f"--format ndeval prints diversity measures only, got {', '.join(measures)}"
-        raise ParameterError(msg)
     if cluster:  # blocks of runs on a Dask cluster (fasteval.distributed)
         from fasteval.distributed import refuse_diversity, with_cluster
 
@@ -163,54 +171,17 @@ def eval_cmd(
         if rel_format != "qrels":
             msg = f"--cluster reads plain qrels only; run -R {rel_format} without --cluster"
             raise ParameterError(msg)
-        df = with_cluster(evaluate, cluster)(
-            qrels,
-            list(runs),
-            list(measures) or None,
-            per_query=per_query,
-            compat=int(compat),
-            relevance_level=level,
-            complete=complete,
-            max_depth=max_depth,
-            judged_only=judged_only,
-            num_docs=num_docs,
-            zscores=zscore_file,
-            **reading,
-        )
-    elif req.diversity:  # diversity measures (alpha_nDCG@20, ...) or --format ndeval
-        check_options(req, judged_only=judged_only, zscores=zscore_file)
-        from fasteval.commands.diversity import eval_diversity
-
-        eval_diversity(
-            qrels,
-            runs,
-            list(req.diversity),
-            fmt=fmt,
-            output=output,
-            per_query=per_query,
-            relevance_level=level,
-            complete=complete,
-            max_depth=max_depth,
-            **reading,
-        )
-        return
+        df = with_cluster(evaluate, cluster)(qrels, list(runs), list(measures) or None, **options)
     else:
-        df = evaluate(
-            qrels,
-            list(runs),
-            req,
-            per_query=per_query,
-            compat=int(compat),
-            relevance_level=level,
-            complete=complete,
-            max_depth=max_depth,
-            judged_only=judged_only,
-            num_docs=num_docs,
-            zscores=zscore_file,
-            rel_format=rel_format,
-            **reading,
-        )
-    text = write_table(df, fmt, output, measures=req.ranking, zscore=zscore_file is not None)
+        df = evaluate(qrels, list(runs), req, rel_format=rel_format, **options)
+    text = write_table(
+        df,
+        fmt,
+        output,
+        measures=None if req.diversity else req.ranking,
+        zscore=zscore_file is not None,
+        formats=DIVERSITY_FORMATS if req.diversity else FORMATS,
+    )
     if text is not None:
         click.echo(text, nl=False)
 

@@ -1,41 +1,10 @@
-"""``fasteval ndeval`` and the diversity branch of ``fasteval eval``."""
+"""``fasteval ndeval``: ndeval's measures and options (``fasteval eval`` routes through the API)."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
 
 import click
 
 from fasteval.commands._common import friendly, output_option, qrels_and_runs, reading_options
-
-if TYPE_CHECKING:
-    from fasteval.measures.diversity import DiversityMeasure
-
-
-def eval_diversity(
-    qrels: str,
-    runs: tuple[str, ...],
-    measures: list[DiversityMeasure],
-    *,
-    fmt: str,
-    output: str | None,
-    per_query: bool,
-    **kwargs: Any,
-) -> None:
-    """Evaluate parsed diversity measures and print (or write) the table.
-
-    ``--format ndeval`` always prints per-topic rows, as ndeval does.
-    """
-    from fasteval.engine.diversity import evaluate_diversity
-    from fasteval.io.writers import DIVERSITY_FORMATS, check_format, write_table
-
-    check_format(fmt, DIVERSITY_FORMATS)
-    df = evaluate_diversity(
-        qrels, list(runs), measures, per_query=per_query or fmt == "ndeval", **kwargs
-    )
-    text = write_table(df, fmt, output, formats=DIVERSITY_FORMATS)
-    if text is not None:
-        click.echo(text, nl=False)
 
 
 @click.command("ndeval")
@@ -95,15 +64,13 @@ def ndeval_cmd(
 
     QRELS lines are `topic subtopic docno judgment`.
     """
-    from fasteval.measures.diversity import parse_diversity_measures
+    from fasteval.engine.diversity import diversity_evaluate
+    from fasteval.io.writers import DIVERSITY_FORMATS, write_table
 
-    eval_diversity(
+    df = diversity_evaluate(
         qrels,
-        runs,
-        parse_diversity_measures(list(measures) or None),
-        fmt=fmt,
-        output=output,
-        per_query=True,
+        list(runs),
+        list(measures) or None,
         alpha=alpha,
         beta=beta,
         order=order,
@@ -114,3 +81,6 @@ def ndeval_cmd(
         lenient=lenient,
         run_id_from=run_id_from,
     )
+    text = write_table(df, fmt, output, formats=DIVERSITY_FORMATS)
+    if text is not None:
+        click.echo(text, nl=False)

@@ -446,7 +446,7 @@ def _to_frame(res: DiversityResult, per_query: bool) -> pl.DataFrame:
 def diversity_evaluate(  # noqa: PLR0913 (keyword-only options)
     qrels: Any,
     runs: Any,
-    measures: str | Sequence[str] | None = None,
+    measures: str | Sequence[str] | Sequence[DiversityMeasure] | None = None,
     *,
     alpha: float = 0.5,
     beta: float = 0.5,
@@ -471,8 +471,9 @@ def diversity_evaluate(  # noqa: PLR0913 (keyword-only options)
         Run files, directories, Parquet archives, frames or tables (as for
         :func:`fasteval.evaluate`).
     measures
-        Diversity measure names (see :func:`parse_diversity_measures`);
-        default ``"ndeval"``, ndeval's 21 columns.
+        Diversity measure names (see
+        :func:`fasteval.measures.diversity.parse_diversity_measures`), or
+        measures already parsed; default ``"ndeval"``, ndeval's 21 columns.
     alpha, beta
         Redundancy intolerance (alpha-nDCG, NRBP, ERR-IA) and patience (NRBP);
         ndeval's defaults 0.5 and 0.5.
@@ -497,40 +498,13 @@ def diversity_evaluate(  # noqa: PLR0913 (keyword-only options)
         Long table ``run_id, query_id, measure, value``; aggregates (arithmetic
         means over the evaluated queries) have ``query_id == "all"``.
     """
-    return evaluate_diversity(
-        qrels,
-        runs,
-        parse_diversity_measures(measures),
-        alpha=alpha,
-        beta=beta,
-        order=order,
-        per_query=per_query,
-        relevance_level=relevance_level,
-        complete=complete,
-        max_depth=max_depth,
-        on_duplicate=on_duplicate,
-        lenient=lenient,
-        run_id_from=run_id_from,
+    ms = (
+        list(measures)
+        if isinstance(measures, (list, tuple))
+        and measures
+        and all(isinstance(m, DiversityMeasure) for m in measures)
+        else parse_diversity_measures(measures)  # type: ignore[arg-type]
     )
-
-
-def evaluate_diversity(  # noqa: PLR0913 (keyword-only options)
-    qrels: Any,
-    runs: Any,
-    ms: list[DiversityMeasure],
-    *,
-    alpha: float = 0.5,
-    beta: float = 0.5,
-    order: str = "rank",
-    per_query: bool = True,
-    relevance_level: int = 1,
-    complete: bool = False,
-    max_depth: int | None = None,
-    on_duplicate: str = "error",
-    lenient: bool = False,
-    run_id_from: str = "tag",
-) -> pl.DataFrame:
-    """:func:`diversity_evaluate` for measures already parsed (see :mod:`fasteval.measures`)."""
     check_params(alpha, beta, max_depth)
     with gc_paused():
         prep = prepare_diversity(

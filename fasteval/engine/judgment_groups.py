@@ -57,45 +57,17 @@ def evaluate_jg(  # noqa: PLR0913 (keyword-only options)
         As for :func:`fasteval.evaluate`.
     measures
         ``map_avgjg``, ``P_avgjg[.k,...]``, ``Rprec_mult_avgjg[.x,...]``,
-        ``num_q``, ``runid`` or the nickname ``qrels_jg`` (default).
+        ``num_q``, ``runid`` or the nickname ``qrels_jg`` (default); or a
+        :class:`~fasteval.measures.parser.MeasureSet` already parsed.
 
     Returns
     -------
     polars.DataFrame
         The long table ``run_id, query_id, measure, value``, as :func:`fasteval.evaluate`.
     """
-    return evaluate_judgment_groups(
-        qrels_jg,
-        runs,
-        parse_jg_measures(measures, compat=compat),
-        per_query=per_query,
-        compat=compat,
-        relevance_level=relevance_level,
-        complete=complete,
-        max_depth=max_depth,
-        judged_only=judged_only,
-        on_duplicate=on_duplicate,
-        lenient=lenient,
-        run_id_from=run_id_from,
+    mset = (
+        measures if isinstance(measures, MeasureSet) else parse_jg_measures(measures, compat=compat)
     )
-
-
-def evaluate_judgment_groups(  # noqa: PLR0913 (keyword-only options)
-    qrels_jg: Any,
-    runs: Any,
-    mset: MeasureSet,
-    *,
-    per_query: bool = True,
-    compat: int = 9,
-    relevance_level: int = 1,
-    complete: bool = False,
-    max_depth: int | None = None,
-    judged_only: bool = False,
-    on_duplicate: str = "error",
-    lenient: bool = False,
-    run_id_from: str = "tag",
-) -> pl.DataFrame:
-    """:func:`evaluate_jg` for measures already parsed (by :mod:`fasteval.measures.catalog`)."""
     items = list(runs) if isinstance(runs, (list, tuple)) else [runs]
     jg = as_qrels_jg(qrels_jg, lenient=lenient)
     r = run_columns(items, lenient=lenient, run_id_from=run_id_from)
