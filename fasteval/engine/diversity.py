@@ -48,6 +48,7 @@ import polars as pl
 from fasteval import parallel
 from fasteval.columns import QrelsColumns, RunColumns, StrColumn, null_mask, numeric_numpy
 from fasteval.encode import Encoded, encode
+from fasteval.engine.table import long_table
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
 from fasteval.io.diversity import DiversityQrels, diversity_qrels_columns
 from fasteval.io.tables import run_columns
@@ -395,54 +396,6 @@ def compute_diversity(
     return DiversityResult(prep, measures, out, summary, grp_sub_off, sub_first, sub_hits, sub_ap)
 
 
-def _to_frame(res: DiversityResult, per_query: bool) -> pl.DataFrame:
-    enc = res.prep.enc
-    n_m = len(res.measures)
-    names = np.array([x.name for x in res.measures], dtype=object)
-    run_names = np.array(enc.run_names, dtype=object)
-    qids = np.array(enc.qids, dtype=object)
-    parts = []
-    n_runs = len(enc.run_names)
-    if per_query:
-        g = np.flatnonzero(enc.ends > enc.starts)
-        gg = np.repeat(g, n_m)
-        mm = np.tile(np.arange(n_m), g.shape[0])
-        parts.append(
-            (
-                enc.group_run[gg],
-                np.zeros(gg.shape[0], np.int8),
-                qids[enc.group_q[gg]],
-                mm,
-                res.values[gg, mm],
-            )
-        )
-    rr = np.repeat(np.arange(n_runs), n_m)
-    mm = np.tile(np.arange(n_m), n_runs)
-    parts.append(
-        (
-            rr,
-            np.ones(rr.shape[0], np.int8),
-            np.full(rr.shape[0], "all", dtype=object),
-            mm,
-            res.summary[rr, mm],
-        )
-    )
-    run_idx = np.concatenate([p[0] for p in parts])
-    block = np.concatenate([p[1] for p in parts])
-    order = np.lexsort((block, run_idx))
-    q = np.concatenate([p[2] for p in parts])[order]
-    m = np.concatenate([p[3] for p in parts])[order]
-    v = np.concatenate([p[4] for p in parts])[order]
-    return pl.DataFrame(
-        {
-            "run_id": pl.Series(run_names[run_idx[order]].tolist(), dtype=pl.String),
-            "query_id": pl.Series(q.tolist(), dtype=pl.String),
-            "measure": pl.Series(names[m].tolist(), dtype=pl.String),
-            "value": v,
-        }
-    )
-
-
 def diversity_evaluate(  # noqa: PLR0913 (keyword-only options)
     qrels: Any,
     runs: Any,
@@ -520,7 +473,8 @@ def diversity_evaluate(  # noqa: PLR0913 (keyword-only options)
         res = compute_diversity(
             prep, ms, alpha=alpha, beta=beta, max_depth=max_depth, complete=complete
         )
-        return _to_frame(res, per_query)
+        names = [m.name for m in res.measures]
+        return long_table(prep.enc, names, res.values, res.summary, per_query=per_query)
 
 
 def subtopic_coverage(  # noqa: PLR0913 (keyword-only options)

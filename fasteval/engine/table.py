@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,19 +30,71 @@ class Evaluation:
 
 
 def to_frame(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> pl.DataFrame:
-    """Long table ``run_id, query_id, measure, value`` in trec_eval's order."""
-    enc = ev.enc
-    names = pl.Series("measure", [m.name for m in ev.measures], dtype=pl.String)
+    """Long table ``run_id, query_id, measure, value`` in trec_eval's order.
+
+    Per run: the per-query rows (with ``per_query``; under ``compat=9`` only
+    for queries the run retrieved something for), then the ``all`` rows.
+    String measures (relstring) have per-query rows only, in a ``text`` column.
+    """
+    measures = ev.measures
+    out, index = _long_table(
+        ev.enc,
+        [m.name for m in measures],
+        ev.values,
+        ev.summary,
+        rows=(ev.has_rows if compat == 9 else np.ones_like(ev.has_rows)) if per_query else None,
+        per_query_cols=np.array([m.info.per_query for m in measures], dtype=bool),
+        summary_cols=np.array([j for j, m in enumerate(measures) if not m.info.text], np.int64),
+    )
+    return _with_text(out, index, ev.enc, ev.text) if ev.text else out
+
+
+def long_table(
+    enc: Encoded,
+    names: Sequence[str],
+    values: np.ndarray,
+    summary: np.ndarray,
+    *,
+    per_query: bool = True,
+) -> pl.DataFrame:
+    """Long table of ``values[group, measure]`` and ``summary[run, measure]``.
+
+    Per run: every measure for each query the run retrieved something for
+    (with ``per_query``), then the ``all`` rows; the order of ``names``.
+    """
+    n = len(names)
+    out, _ = _long_table(
+        enc,
+        names,
+        values,
+        summary,
+        rows=enc.ends > enc.starts if per_query else None,
+        per_query_cols=np.ones(n, dtype=bool),
+        summary_cols=np.arange(n, dtype=np.int64),
+    )
+    return out
+
+
+def _long_table(
+    enc: Encoded,
+    names: Sequence[str],
+    values: np.ndarray,
+    summary: np.ndarray,
+    *,
+    rows: np.ndarray | None,
+    per_query_cols: np.ndarray,
+    summary_cols: np.ndarray,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The long table and its index frame (``run_idx, block, query_idx, measure_idx``)."""
+    name_s = pl.Series("measure", list(names), dtype=pl.String)
     runs = pl.Series("run_id", enc.run_names, dtype=pl.String)
     qids = pl.Series("query_id", [*enc.qids, "all"], dtype=pl.String)
     parts = []
     n_runs = len(enc.run_names)
     # per-query block: groups are run-major, query order within a run
-    pq_cols = np.array([m.info.per_query for m in ev.measures], dtype=bool)
-    if per_query and pq_cols.any():
-        rows = ev.has_rows if compat == 9 else np.ones_like(ev.has_rows)
+    if rows is not None and per_query_cols.any():
         g_idx = np.flatnonzero(rows)
-        m_idx = np.flatnonzero(pq_cols)
+        m_idx = np.flatnonzero(per_query_cols)
         gg = np.repeat(g_idx, m_idx.shape[0])
         mm = np.tile(m_idx, g_idx.shape[0])
         parts.append(
@@ -51,13 +104,12 @@ def to_frame(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> pl.D
                     "block": np.zeros(gg.shape[0], np.int8),
                     "query_idx": enc.group_q[gg].astype(np.int64),
                     "measure_idx": mm.astype(np.int64),
-                    "value": ev.values[gg, mm],
+                    "value": values[gg, mm],
                 }
             )
         )
-    s_idx = np.array([j for j, m in enumerate(ev.measures) if not m.info.text], np.int64)
-    rr = np.repeat(np.arange(n_runs), s_idx.shape[0])
-    mm = np.tile(s_idx, n_runs)
+    rr = np.repeat(np.arange(n_runs), summary_cols.shape[0])
+    mm = np.tile(summary_cols, n_runs)
     parts.append(
         pl.DataFrame(
             {
@@ -65,7 +117,7 @@ def to_frame(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> pl.D
                 "block": np.ones(rr.shape[0], np.int8),
                 "query_idx": np.full(rr.shape[0], len(enc.qids), np.int64),
                 "measure_idx": mm.astype(np.int64),
-                "value": ev.summary[rr, mm],
+                "value": summary[rr, mm],
             }
         )
     )
@@ -73,10 +125,10 @@ def to_frame(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> pl.D
     out = df.select(
         runs.gather(df["run_idx"]).alias("run_id"),
         qids.gather(df["query_idx"]).alias("query_id"),
-        names.gather(df["measure_idx"]).alias("measure"),
+        name_s.gather(df["measure_idx"]).alias("measure"),
         pl.col("value"),
     )
-    return _with_text(out, df, ev.enc, ev.text) if ev.text else out
+    return out, df
 
 
 def _with_text(
