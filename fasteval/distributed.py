@@ -438,10 +438,10 @@ def _part_dir(out: Path, label: str) -> Path:
 
 
 def _write_atomic(df: pl.DataFrame, f: Path) -> None:
+    from fasteval.io.writers import write_parquet
+
     f.parent.mkdir(parents=True, exist_ok=True)
-    tmp = f.with_suffix(".tmp")
-    df.write_parquet(tmp)
-    tmp.replace(f)
+    write_parquet(df, f)
 
 
 def _load_parts(out: Path, label: str) -> tuple[list[pl.DataFrame], set[int]]:

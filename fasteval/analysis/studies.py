@@ -44,6 +44,7 @@ from fasteval.analysis.study_scorers import higher_is_better
 from fasteval.encode import Encoded
 from fasteval.engine import Prepared, QrelsLike, RunsLike, prepare
 from fasteval.errors import ParameterError
+from fasteval.io import writers
 
 KINDS = {"subsample": 1, "pool-depth": 2, "leave-out": 3}
 DEFAULT_RATES = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -287,7 +288,7 @@ def check_out_dir(out: Path, fp: dict[str, Any]) -> None:
             )
             raise ParameterError(msg)
     else:
-        meta_path.write_text(json.dumps(fp, indent=1) + "\n")
+        writers.write_text(json.dumps(fp, indent=1) + "\n", meta_path)
 
 
 def run_study(
@@ -325,10 +326,7 @@ def run_study(
                 bar.update(1)
             df = pl.DataFrame(rows, schema=UNIT_SCHEMA)
             if out is not None:
-                f = _setting_file(out, s)
-                tmp = f.with_suffix(".tmp")
-                df.write_parquet(tmp)
-                tmp.replace(f)
+                writers.write_parquet(df, _setting_file(out, s))
             parts.append(df)
     return finish_study(settings, parts, full_frame(ctx), out)
 
@@ -358,9 +356,9 @@ def finish_study(
     )
     summary = summarize(units)
     if out is not None:
-        summary.write_parquet(out / "summary.parquet")
-        summary.write_csv(out / "summary.csv")
-        full.write_parquet(out / "full.parquet")
+        writers.write_parquet(summary, out / "summary.parquet")
+        writers.write_frame(summary, out / "summary.csv")
+        writers.write_parquet(full, out / "full.parquet")
     return StudyResult(units, summary, full)
 
 

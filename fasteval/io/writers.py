@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import os
-import tempfile
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,8 +35,8 @@ PathLike = str | os.PathLike[str]
 def _replacing(path: PathLike) -> Iterator[str]:
     """A temporary path beside ``path``, renamed to ``path`` when the block succeeds."""
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
+    # a unique name (not mkstemp, whose 0600 mode the renamed file would keep)
+    tmp = str(target.parent / f".{target.name}.{uuid.uuid4().hex[:12]}.tmp")
     try:
         yield tmp
         os.replace(tmp, target)

@@ -20,6 +20,7 @@ import polars as pl
 
 from fasteval.analysis.report import CUTOFFS, IPREC, PREC, RECALL_LEVELS, Report, format_text
 from fasteval.errors import ParameterError
+from fasteval.io.writers import write_text
 
 FORMATS = ("text", "html", "both")
 MAX_INDEX_CURVES = 10
@@ -282,16 +283,16 @@ def write_report(
     for r in rep.runs:
         if fmt in ("text", "both"):
             p = out / f"{stems[r]}.txt"
-            p.write_text(format_text(rep, r))
+            write_text(format_text(rep, r), p)
             written.append(p)
         if fmt in ("html", "both"):
             p = out / f"{stems[r]}.html"
-            p.write_text(run_html(rep, r, figures=figures))
+            write_text(run_html(rep, r, figures=figures), p)
             written.append(p)
         if progress is not None:
             progress(r)
     if fmt in ("html", "both"):
         p = out / "index.html"
-        p.write_text(index_html(rep, stems, figures=figures))
+        write_text(index_html(rep, stems, figures=figures), p)
         written.append(p)
     return written
