@@ -19,6 +19,7 @@ T0 = time.perf_counter()
 
 import gzip  # noqa: E402
 import json  # noqa: E402
+import os  # noqa: E402
 import sys  # noqa: E402
 from collections.abc import Callable, Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -93,7 +94,9 @@ def run_pytrec_eval(qrels: str, runs: str, marks: dict[str, float]) -> tuple[int
     import pytrec_eval
 
     marks["imported"] = time.perf_counter() - T0
-    evaluator = pytrec_eval.RelevanceEvaluator(read_qrels_dict(Path(qrels)), set(MEASURES["trec"]))
+    # PEERS_MEASURES (comma separated trec names) overrides the seven, e.g. map,P_10
+    wanted = os.environ.get("PEERS_MEASURES", ",".join(MEASURES["trec"])).split(",")
+    evaluator = pytrec_eval.RelevanceEvaluator(read_qrels_dict(Path(qrels)), set(wanted))
     n_values = 0
     maps = {}
     for path in run_files(runs):
