@@ -186,12 +186,101 @@ def ingest(out: Path) -> None:
     subprocess.run(cmd, check=True, env=env)
 
 
+# --- the MS MARCO passage dev shape ---------------------------------------------------------
+
+MSMARCO = HERE / "data" / "msmarco"
+MSMARCO_PARAMS = {
+    "n_queries": 6980,
+    "depth": 1000,
+    "collection": 8_841_823,
+    "version": 1,
+}
+
+
+def generate_msmarco(out: Path, seed: int, n_runs: int) -> None:
+    """An MS MARCO passage dev-shaped archive: 6,980 queries, binary qrels with about
+    1.07 relevant passages per query, integer passage ids, runs of depth 1000.
+
+    Run ``r`` depends only on ``(seed, r)``, so the 4-run archive is the first four runs
+    of the 50-run one (``runs4/`` holds hard links to them). Each run finds a query's
+    relevant passage with a run-specific probability at a geometric rank, fills the rest
+    with random passages, and writes BM25-like scores with 6 decimals (some ties).
+    """
+    p = MSMARCO_PARAMS
+    n_q, depth = p["n_queries"], p["depth"]
+    rng = np.random.default_rng([seed, 0])
+    qids = np.sort(rng.choice(1_102_400, n_q, replace=False))
+    n_rel = np.where(rng.random(n_q) < 0.97, 1, rng.integers(2, 5, n_q))  # ~1.07 per query
+    rel_q = np.repeat(np.arange(n_q), n_rel)
+    rel_pid = rng.integers(0, p["collection"], rel_q.size)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "manifest.json").unlink(missing_ok=True)
+    pl.DataFrame({"qid": qids[rel_q], "iter": 0, "pid": rel_pid, "rel": 1}).write_csv(
+        out / "qrels.txt", separator=" ", include_header=False
+    )
+    runs_dir = out / "runs50"
+    runs_dir.mkdir(exist_ok=True)
+    first_rel = np.searchsorted(rel_q, np.arange(n_q))  # one relevant passage per query
+    qid_col = np.repeat(qids, depth)
+    rank_col = np.tile(np.arange(1, depth + 1), n_q)
+    for r in range(n_runs):
+        path = runs_dir / f"run{r + 1:02d}.txt"
+        rr = np.random.default_rng([seed, 1, r])
+        pid = rr.integers(0, p["collection"], (n_q, depth))
+        found = rr.random(n_q) < rr.uniform(0.55, 0.95)
+        rank = np.minimum(rr.geometric(rr.uniform(0.05, 0.4), n_q) - 1, depth - 1)
+        q_found = np.flatnonzero(found)
+        pid[q_found, rank[q_found]] = rel_pid[first_rel[q_found]]
+        score = 25.0 - np.cumsum(rr.exponential(0.02, (n_q, depth)), axis=1)
+        score = np.round(score + rr.normal(0, 3, (n_q, 1)), 6 if r % 5 else 2)
+        pl.DataFrame(
+            {
+                "qid": qid_col,
+                "q0": "Q0",
+                "pid": pid.ravel(),
+                "rank": rank_col,
+                "score": score.ravel(),
+                "tag": f"msm{r + 1:02d}",
+            }
+        ).write_csv(path, separator=" ", include_header=False, float_precision=6)
+    four = out / "runs4"
+    four.mkdir(exist_ok=True)
+    for f in sorted(runs_dir.glob("*.txt"))[:4]:
+        (four / f.name).unlink(missing_ok=True)
+        os.link(f, four / f.name)
+    print(
+        f"wrote {out}: {rel_q.size:,} relevant judgments for {n_q:,} queries, "
+        f"{n_runs} runs x {n_q} queries x {depth} passages",
+        file=sys.stderr,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help="RNG seed (printed)")
-    ap.add_argument("--out", type=Path, default=OUT, help="output folder")
+    ap.add_argument("--out", type=Path, default=None, help="output folder")
     ap.add_argument("--force", action="store_true", help="regenerate even if up to date")
+    ap.add_argument(
+        "--shape",
+        choices=["synthetic", "msmarco"],
+        default="synthetic",
+        help="synthetic: 100 runs x 50 queries x 1000; msmarco: the MS MARCO passage dev shape",
+    )
+    ap.add_argument("--runs", type=int, default=50, help="msmarco: number of runs")
     args = ap.parse_args(argv)
+    if args.shape == "msmarco":
+        out = args.out or MSMARCO
+        want = {"seed": args.seed, "runs": args.runs, **MSMARCO_PARAMS}
+        m = out / "manifest.json"
+        if not args.force and m.exists() and json.loads(m.read_text()) == want:
+            print(f"{out} is up to date (same seed and parameters)", file=sys.stderr)
+            return 0
+        t0 = time.perf_counter()
+        generate_msmarco(out, args.seed, args.runs)
+        m.write_text(json.dumps(want, indent=1) + "\n")
+        print(f"done in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+        return 0
+    args.out = args.out or OUT
     print(f"synthetic archive: seed {args.seed}", file=sys.stderr)
     if not args.force and is_current(args.out, args.seed):
         print(f"{args.out} is up to date (same seed and parameters)", file=sys.stderr)

@@ -19,18 +19,18 @@ T0 = time.perf_counter()
 
 import gzip  # noqa: E402
 import json  # noqa: E402
+import os  # noqa: E402
 import sys  # noqa: E402
 from collections.abc import Callable, Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, TextIO  # noqa: E402
 
-# The 7 per-query measures, in each tool's own names (same order).
-MEASURES: dict[str, list[str]] = {
-    "trec": ["map", "P_10", "ndcg_cut_10", "recall_100", "recip_rank", "bpref", "ndcg"],
-    "trec_eval": ["map", "P.10", "ndcg_cut.10", "recall.100", "recip_rank", "bpref", "ndcg"],
-    "ranx": ["map", "precision@10", "ndcg@10", "recall@100", "mrr", "bpref", "ndcg"],
-    "ir_measures": ["AP", "P@10", "nDCG@10", "R@100", "RR", "Bpref", "nDCG"],
-}
+# The 7 per-query measures, in each tool's own names (same order), from the table of
+# measures and their oracles (tests/comparisons.py).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.comparisons import BENCHMARK  # noqa: E402
+
+MEASURES: dict[str, list[str]] = BENCHMARK
 # the name of MAP in each tool's output
 MAP_NAME = {"trec": "map", "ranx": "map", "ir_measures": "AP"}
 
@@ -94,7 +94,9 @@ def run_pytrec_eval(qrels: str, runs: str, marks: dict[str, float]) -> tuple[int
     import pytrec_eval
 
     marks["imported"] = time.perf_counter() - T0
-    evaluator = pytrec_eval.RelevanceEvaluator(read_qrels_dict(Path(qrels)), set(MEASURES["trec"]))
+    # PEERS_MEASURES (comma separated trec names) overrides the seven, e.g. map,P_10
+    wanted = os.environ.get("PEERS_MEASURES", ",".join(MEASURES["trec"])).split(",")
+    evaluator = pytrec_eval.RelevanceEvaluator(read_qrels_dict(Path(qrels)), set(wanted))
     n_values = 0
     maps = {}
     for path in run_files(runs):

@@ -8,13 +8,17 @@ from dataclasses import dataclass, field
 import polars as pl
 import pytrec_eval
 
-from tests.oracle._trec_text import IMPLEMENTED
+from tests.comparisons import COMPARISONS, families
 
 # every implemented family trec_eval 9.0.8 has, with its default parameters
-V10_ONLY = {"rbp", "rbp_resid", "unj", "dcg", "ideal_dcg"}
-FAMILIES = sorted(IMPLEMENTED - {"runid"} - V10_ONLY)
-# what trec_eval 10's all_trec prints (dcg and ideal_dcg are not in the nickname)
-FAMILIES_V10 = sorted(IMPLEMENTED - {"runid", "dcg", "ideal_dcg"})
+# (tests/comparisons.py; tests/unit/test_comparisons.py checks it against IMPLEMENTED)
+FAMILIES = families("pytrec_eval")
+# what trec_eval 10's all_trec prints of the ranking evaluator's numeric families
+FAMILIES_V10 = sorted(
+    c.family
+    for c in COMPARISONS
+    if "trec_eval_10" in c.oracles and c.evaluator == "ranking" and c.family != "relstring"
+)
 # pytrec_eval reports these per query although trec_eval only prints them in the
 # summary; its per-query gm_map is log(max(AP, 1e-5)). Compared only aggregated.
 SUMMARY_ONLY = {"num_q", "gm_map", "gm_bpref"}

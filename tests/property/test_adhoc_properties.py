@@ -10,100 +10,36 @@ import numpy as np
 import polars as pl
 import pytest
 import pytrec_eval
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import fasteval
 from tests.oracle._pytrec import FAMILIES, SUMMARY_ONLY
+from tests.property.strategies import adhoc_collections, adhoc_frames, examples
 from tests.reference import naive
 
 # every per-query family fasteval computes (num_q and gm_map exist only as aggregates)
 MEASURES = sorted(set(FAMILIES) - SUMMARY_ONLY)
-
-DOCS = [f"d{i:02d}" for i in range(30)] + ["D1", "d1", "a", "ab", "b"]
-
-
-@st.composite
-def collections(draw):
-    n_q = draw(st.integers(1, 4))
-    qrels: dict[str, dict[str, int]] = {}
-    runs: dict[str, dict[str, dict[str, float]]] = {}
-    for q in range(n_q):
-        qid = str(100 + q)
-        judged = draw(st.lists(st.sampled_from(DOCS), unique=True, max_size=20))
-        if judged:
-            qrels[qid] = {d: draw(st.integers(-1, 3)) for d in judged}
-    # runs may miss queries and retrieve documents outside the qrels
-    for r in range(draw(st.integers(1, 3))):
-        run: dict[str, dict[str, float]] = {}
-        for q in range(n_q + 1):
-            if draw(st.booleans()):
-                docs = draw(st.lists(st.sampled_from(DOCS), unique=True, min_size=1, max_size=25))
-                # few distinct scores -> many ties; large values exercise float32 rounding
-                scores = draw(
-                    st.lists(
-                        st.sampled_from([0.0, 1.0, 1.5, -2.0, 100000.15461, 100000.1546, 3.25]),
-                        min_size=len(docs),
-                        max_size=len(docs),
-                    )
-                )
-                run[str(100 + q)] = dict(zip(docs, scores, strict=True))
-        runs[f"run{r}"] = run
-    return qrels, runs
-
-
-def frames(qrels, runs):
-    q = pl.DataFrame(
-        [(qid, d, g) for qid, docs in qrels.items() for d, g in docs.items()],
-        schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int32},
-        orient="row",
-    )
-    r = pl.DataFrame(
-        [
-            (rid, qid, d, s)
-            for rid, run in runs.items()
-            for qid, docs in run.items()
-            for d, s in docs.items()
-        ],
-        schema={
-            "run_id": pl.String,
-            "query_id": pl.String,
-            "doc_id": pl.String,
-            "score": pl.Float64,
-        },
-        orient="row",
-    )
-    return q, r
-
-
-def common(qrels, runs):
-    return any(q in qrels for run in runs.values() for q in run)
-
-
-def all_runs_share(qrels, runs):
-    return all(any(q in qrels for q in run) for run in runs.values())
 
 
 def as_dict(df: pl.DataFrame) -> dict[tuple[str, str, str], float]:
     return {(a, b, c): v for a, b, c, v in df.iter_rows()}
 
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = examples(150)
 
 
 @SETTINGS
-@given(collections(), st.integers(1, 2))  # pytrec_eval accepts levels >= 1 only
+@given(adhoc_collections(), st.integers(1, 2))  # pytrec_eval accepts levels >= 1 only
 def test_matches_pytrec_eval(data, level):
     qrels, runs = data
-    if not qrels or not all_runs_share(qrels, runs):
-        return
     # trec_eval (9.0.8 and 10.0, form_res_rels.c) sets num_rel_levels only when a
     # query has a judgment >= 0; for a query judged only with negative grades it keeps
     # the previous query's value and the ndcg code reads past rel_levels: pytrec_eval
     # then hangs or segfaults. The oracle is undefined there; the naive reference
     # below covers such queries.
     assume(all(any(g >= 0 for g in docs.values()) for docs in qrels.values()))
-    q, r = frames(qrels, runs)
+    q, r = adhoc_frames(qrels, runs)
     got = as_dict(fasteval.evaluate(q, r, MEASURES, relevance_level=level))
     ev = pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES), relevance_level=level)
     n = 0
@@ -117,7 +53,7 @@ def test_matches_pytrec_eval(data, level):
 
 @SETTINGS
 @given(
-    collections(),
+    adhoc_collections(),
     st.integers(0, 2),
     st.sampled_from([9, 10]),
     st.sampled_from([None, 1, 3, 7]),
@@ -125,9 +61,7 @@ def test_matches_pytrec_eval(data, level):
 )
 def test_matches_naive_reference(data, level, compat, depth, judged_only):
     qrels, runs = data
-    if not qrels or not all_runs_share(qrels, runs):
-        return
-    q, r = frames(qrels, runs)
+    q, r = adhoc_frames(qrels, runs)
     names = [m for m in MEASURES]
     got = as_dict(
         fasteval.evaluate(
@@ -140,6 +74,7 @@ def test_matches_naive_reference(data, level, compat, depth, judged_only):
             judged_only=judged_only,
         )
     )
+    checked = 0
     for rid, run in runs.items():
         for qid, docs in run.items():
             if qid not in qrels:
@@ -158,15 +93,16 @@ def test_matches_naive_reference(data, level, compat, depth, judged_only):
                     got[(rid, qid, m)],
                     v,
                 )
+                checked += 1
+    # the strategy makes every run retrieve a judged query
+    assert checked >= len(runs) * (len(want) - 1)
 
 
 @SETTINGS
-@given(collections(), st.randoms(use_true_random=False))
+@given(adhoc_collections(), st.randoms(use_true_random=False))
 def test_invariant_to_row_order(data, rnd):
     qrels, runs = data
-    if not qrels or not all_runs_share(qrels, runs):
-        return
-    q, r = frames(qrels, runs)
+    q, r = adhoc_frames(qrels, runs)
     want = fasteval.evaluate(q, r, MEASURES)
     perm_r = list(range(r.height))
     rnd.shuffle(perm_r)
@@ -178,16 +114,15 @@ def test_invariant_to_row_order(data, rnd):
 
 
 @SETTINGS
-@given(collections(), st.sampled_from([9, 10]))
+@given(adhoc_collections(), st.sampled_from([9, 10]))
 def test_complete_averages_over_every_qrels_query(data, compat):
     qrels, runs = data
-    if not qrels or not all_runs_share(qrels, runs):
-        return
-    q, r = frames(qrels, runs)
+    q, r = adhoc_frames(qrels, runs)
     plain = fasteval.evaluate(q, r, ["map", "P_5", "num_q"], per_query=False, compat=compat)
     full = fasteval.evaluate(
         q, r, ["map", "P_5", "num_q"], per_query=False, complete=True, compat=compat
     )
+    assert runs  # the strategy draws at least one run, each sharing a query with the qrels
     for rid, run in runs.items():
         n_eval = sum(1 for qid in run if qid in qrels)
         for m in ("map", "P_5"):
@@ -211,7 +146,7 @@ def test_thread_count_does_not_change_results():
         }
         for k in range(5)
     }
-    q, r = frames(qrels, runs)
+    q, r = adhoc_frames(qrels, runs)
     want = fasteval.evaluate(q, r, MEASURES)
     old = numba.get_num_threads()
     try:

@@ -68,6 +68,23 @@ def test_jk_ndcg_with_fractional_gains_against_naive(judg, ranking):
     assert got == pytest.approx(want, abs=1e-12)
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    judg=st.dictionaries(st.sampled_from(docs), st.integers(-1, 4), min_size=1),
+    ranking=st.lists(st.sampled_from(docs), min_size=1, max_size=12, unique=True),
+)
+def test_dcg_ideal_dcg_and_jk_dcg_against_naive(judg, ranking):
+    """No stored trec_eval output has dcg or ideal_dcg (they are not in all_trec)."""
+    got = _evaluate(judg, ranking, ["dcg", "ideal_dcg", "jk_dcg", "ndcg"])
+    grades = [max(judg.get(d, 0), 0) for d in ranking]
+    judged = list(judg.values())
+    assert got["dcg"] == pytest.approx(naive.dcg(grades), abs=1e-12)
+    assert got["ideal_dcg"] == pytest.approx(naive.ideal_dcg(judged), abs=1e-12)
+    assert got["jk_dcg"] == pytest.approx(naive.jk_dcg([float(g) for g in grades]), abs=1e-12)
+    if got["ideal_dcg"] > 0:
+        assert got["ndcg"] == pytest.approx(got["dcg"] / got["ideal_dcg"], abs=1e-12)
+
+
 def test_textbook_jk_ndcg_example():
     """SPEC section 2: gains [1.0, 0.6, 0, 0.8, 0, 1.0, 0, 0, 0, 0, 0, 0, 0.2, 0] -> 0.84 at 14."""
     gains = [1.0, 0.6, 0, 0.8, 0, 1.0, 0, 0, 0, 0, 0, 0, 0.2, 0]

@@ -6,77 +6,20 @@ import math
 
 import numpy as np
 import polars as pl
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from fasteval.analysis.diversity import diversity_evaluate
 from tests.oracle._pyndeval import compare, oracle, order_docs
+from tests.property.strategies import diversity_archives, examples
 from tests.reference.ndeval_naive import topic_measures
 
 TOL = 1e-9
 
 
-@st.composite
-def archives(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Diversity qrels and runs: many subtopics, grades -2..4, ties, unjudged documents."""
-    n_topics = draw(st.integers(1, 4))
-    qrows = []
-    docs_of: dict[str, list[str]] = {}
-    for t in range(n_topics):
-        qid = str(100 + t)
-        n_docs = draw(st.integers(1, 25))
-        docs = [f"d{draw(st.integers(0, 60)):02d}" for _ in range(n_docs)]
-        docs = sorted(set(docs))
-        docs_of[qid] = docs
-        subs = sorted(set(draw(st.lists(st.integers(0, 12), min_size=1, max_size=9))))
-        for s in subs:
-            for d in docs:
-                if draw(st.integers(0, 2)):
-                    qrows.append((qid, s, d, draw(st.integers(-2, 4))))
-    if not qrows:
-        qrows.append(("100", 1, "d00", 1))
-    qrels = pl.DataFrame(
-        qrows,
-        schema={
-            "query_id": pl.String,
-            "subtopic": pl.Int32,
-            "doc_id": pl.String,
-            "relevance": pl.Int32,
-        },
-        orient="row",
-    )
-    rrows = []
-    for r in range(draw(st.integers(1, 3))):
-        for qid in [*docs_of, "999"]:
-            pool = [*docs_of.get(qid, []), *(f"u{i}" for i in range(8))]
-            picked = draw(st.lists(st.sampled_from(pool), min_size=0, max_size=30, unique=True))
-            ranks = draw(st.permutations(list(range(1, len(picked) + 1))))
-            for d, rk in zip(picked, ranks, strict=True):
-                rrows.append((f"run{r}", qid, d, float(draw(st.integers(0, 4))) / 2, rk))
-    if not rrows:
-        rrows.append(("run0", qrows[0][0], qrows[0][2], 1.0, 1))
-    runs = pl.DataFrame(
-        rrows,
-        schema={
-            "run_id": pl.String,
-            "query_id": pl.String,
-            "doc_id": pl.String,
-            "score": pl.Float64,
-            "rank": pl.Int64,
-        },
-        orient="row",
-    )
-    return qrels, runs
-
-
-def _shares_query(qrels: pl.DataFrame, runs: pl.DataFrame) -> bool:
-    qs = set(qrels["query_id"])
-    return all(set(g["query_id"]) & qs for _, g in runs.group_by("run_id"))
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(60)
 @given(
-    data=archives(),
+    data=diversity_archives(),
     order=st.sampled_from(["rank", "traditional", "pyndeval"]),
     alpha=st.sampled_from([0.5, 0.0, 1.0, 0.3]),
     beta=st.sampled_from([0.5, 0.9, 1.0]),
@@ -84,8 +27,6 @@ def _shares_query(qrels: pl.DataFrame, runs: pl.DataFrame) -> bool:
 )
 def test_matches_pyndeval(data, order: str, alpha: float, beta: float, level: int) -> None:
     qrels, runs = data
-    if not _shares_query(qrels, runs):
-        return
     got = diversity_evaluate(
         qrels, runs, order=order, alpha=alpha, beta=beta, relevance_level=level
     )
@@ -93,12 +34,12 @@ def test_matches_pyndeval(data, order: str, alpha: float, beta: float, level: in
     assert compare(got, want) <= TOL
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=archives(), alpha=st.sampled_from([0.5, 0.25]), depth=st.sampled_from([None, 3]))
+@examples(40)
+@given(
+    data=diversity_archives(), alpha=st.sampled_from([0.5, 0.25]), depth=st.sampled_from([None, 3])
+)
 def test_matches_naive_any_cutoff(data, alpha: float, depth: int | None) -> None:
     qrels, runs = data
-    if not _shares_query(qrels, runs):
-        return
     cutoffs = [1, 3, 20, 37]
     names = [
         f"{f}@{k}"

@@ -88,6 +88,7 @@ def test_ric_matches_reference(data, level):
     q, r = frames(qrels, runs)
     got = fasteval.ric(q, r, relevance_level=level, per_query=True)
     seen = {(a, b): v for a, b, v in got.iter_rows()}
+    assert runs  # usable() holds: every run below is checked
     for rid, run in runs.items():
         vals = []
         for qid, qr in qrels.items():
@@ -116,6 +117,7 @@ def test_joint_ric_and_id_match_reference(data, level):
     # joint RIC of every prefix of the runs (k = 1 is RIC)
     sets = [names[: k + 1] for k in range(len(names))]
     mean, _ = d.joint_ric(sets)
+    assert len(sets) == len(runs) > 0
     for k, s in enumerate(sets):
         want = ref.mean_over_queries(qrels, rl[: k + 1], ref.joint_ric_query, level)
         assert close(mean[k], want), s

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from fasteval.analysis import variants as var
 from fasteval.analysis.diversity import diversity_evaluate
 from fasteval.analysis.study_scorers import DiversityScorer
-from tests.property.test_diversity_properties import _shares_query, archives
+from tests.property.strategies import diversity_archives, examples, shares_query
 
 NAMES = ["alpha_nDCG@5", "alpha_nDCG@20", "ERR_IA@3", "nERR_IA@20", "NRBP", "nNRBP", "MAP_IA",
          "P_IA@5", "strec@10", "alpha_DCG@20"]  # fmt: skip
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(60)
 @given(
-    data=archives(),
+    data=diversity_archives(),
     order=st.sampled_from(["rank", "traditional", "pyndeval"]),
     level=st.sampled_from([1, 2]),
     complete=st.booleans(),
@@ -27,14 +27,13 @@ NAMES = ["alpha_nDCG@5", "alpha_nDCG@20", "ERR_IA@3", "nERR_IA@20", "NRBP", "nNR
 )
 def test_mask_equals_reduced_qrels(data, order, level, complete, seed, share) -> None:
     qrels, runs = data
-    assume(_shares_query(qrels, runs))
     sc = DiversityScorer.from_inputs(
         qrels, runs, NAMES, order=order, relevance_level=level, complete=complete
     )
     rng = np.random.default_rng(seed)
     keep = rng.random(sc.enc.qr_rel.shape[0]) < share
     reduced = sc.variant_qrels(keep)
-    assume(reduced.height > 0 and _shares_query(reduced, runs))
+    assume(reduced.height > 0 and shares_query(reduced, runs))
     want = diversity_evaluate(
         reduced, runs, NAMES, order=order, relevance_level=level, complete=complete, per_query=False
     )
@@ -64,6 +63,7 @@ def test_mask_with_nothing_relevant_at_the_level() -> None:
     got = sc(var.apply_mask(sc.enc, keep))
     want = diversity_evaluate(qrels, runs, NAMES, order="rank", relevance_level=2, per_query=False)
     ni = {n: i for i, n in enumerate(sc.names)}
+    assert want.height == len(NAMES)
     for _, _, m, v in want.iter_rows():
         g = got[0, ni[m]]
         assert (g == v) or (np.isnan(g) and np.isnan(v)), (m, g, v)

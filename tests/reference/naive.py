@@ -204,3 +204,18 @@ def rprec_mult(rels: list[int], num_rel: int, x: float, level: int = 1) -> float
     """Precision after (long)(x * R + 0.9) documents (m_Rprec_mult.c); 0 for a 0 cutoff."""
     k = int(x * num_rel + 0.9)
     return precision_at(rels, k, level) if k > 0 else 0.0
+
+
+def dcg(grades: list[int]) -> float:
+    """trec_eval 10's dcg: sum over the ranking of g_i / log2(i + 1), positive grades only."""
+    return sum(g / math.log2(i + 1) for i, g in enumerate(grades, start=1) if g > 0)
+
+
+def ideal_dcg(judged: list[int]) -> float:
+    """trec_eval 10's ideal_dcg: :func:`dcg` of every positive judged grade, best first."""
+    return dcg(sorted((g for g in judged if g > 0), reverse=True))
+
+
+def jk_dcg(gains: list[float]) -> float:
+    """DCG with the Jarvelin-Kekalainen discount: g_1 + sum_{i>=2} g_i / log2(i)."""
+    return sum(g if i == 1 else g / math.log2(i) for i, g in enumerate(gains, start=1))

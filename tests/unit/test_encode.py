@@ -47,6 +47,7 @@ def test_judgment_index_points_at_the_judgment_of_the_ranked_document(judg, rank
     prep = prepare(qrels, runs)
     enc = prep.enc
     qid_of = np.repeat(np.arange(len(enc.qids)), np.diff(enc.qr_off))
+    assert enc.starts.shape[0] > 0 and enc.ends[-1] > enc.starts[0]
     for g in range(enc.starts.shape[0]):
         q = enc.qids[enc.group_q[g]]
         for i in range(enc.starts[g], enc.ends[g]):

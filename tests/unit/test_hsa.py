@@ -253,6 +253,7 @@ def test_trec8_matches_reference():
         "input.ok8amxc.gz",
     ]
     files = [runs_dir / n for n in names if (runs_dir / n).exists()]
+    assert len(files) == len(names)
     qrels: dict[str, dict[str, int]] = {}
     with gzip.open(qpath, "rt") as f:
         for line in f:
@@ -271,6 +272,7 @@ def test_trec8_matches_reference():
     ):
         df = hsa.histogram_analysis(qpath, files, **kw)
         ref = hsa_naive.analyse(qrels, runs, **kw)
+        assert df.height >= len(names)
         for row in df.iter_rows(named=True):
             e = (
                 ref[row["run_id"]]
