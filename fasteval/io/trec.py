@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from fasteval import parallel
 from fasteval.columns import QrelsColumns, RunColumns, Source, StrColumn, int64_array
@@ -92,7 +90,7 @@ class _Tokens:
     ival: np.ndarray
     ibad: np.ndarray
     fval: np.ndarray
-    fslow: np.ndarray
+    fbad: np.ndarray
     same_bad: np.ndarray  # per file
 
     def where(self, r: int) -> str:
@@ -131,7 +129,7 @@ class _Tokens:
             self.ival[keep],
             self.ibad[keep],
             self.fval[keep],
-            self.fslow[keep],
+            self.fbad[keep],
             self.same_bad,
         )
 
@@ -212,7 +210,7 @@ def _split(
         np.zeros(n, np.int64),  # ival
         np.zeros(n, np.bool_),  # ibad
         np.zeros(n, np.float64),  # fval
-        np.zeros(n, np.bool_),  # fslow
+        np.zeros(n, np.bool_),  # fbad
         np.full(n_files, -1, np.int64),  # same_bad
     )
     parallel.run(
@@ -286,24 +284,11 @@ class _Skipper:
             warnings.warn(msg, FastevalWarning, stacklevel=3)
 
 
-def _scores(tok: _Tokens, j: int) -> tuple[np.ndarray, np.ndarray]:
-    """Scores parsed by the tokenizer, finishing the rows its exact fast path left.
-
-    Returns the values and a mask of bad rows (not a number, or not finite).
+def _scores(tok: _Tokens) -> tuple[np.ndarray, np.ndarray]:
+    """Scores as the tokenizer parsed them (correctly rounded, as ``float()``), and a mask
+    of bad rows: not a decimal number (``inf``/``nan`` included), or beyond the double range.
     """
-    vals = tok.fval
-    slow = np.flatnonzero(tok.fslow)
-    if slow.size:
-        vals = vals.copy()
-        arr = pa.array([tok.field_value(int(r), j) for r in slow], pa.large_string())
-        try:
-            v = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            import polars as pl
-
-            v = pl.from_arrow(arr).cast(pl.Float64, strict=False).fill_null(np.nan).to_numpy()
-        vals[slow] = np.asarray(v, dtype=np.float64)
-    return vals, ~np.isfinite(vals)
+    return tok.fval, tok.fbad | ~np.isfinite(tok.fval)
 
 
 def _check_columns(tok: _Tokens, need: int, skipper: _Skipper, fmt: str) -> _Tokens:
@@ -375,7 +360,7 @@ def parse_run_files(
         )
         raise InputFormatError(msg)
     tok = _check_columns(tok, RUN_FIELDS, skipper, "qid Q0 docno rank score tag")
-    score, bad = _scores(tok, 4)
+    score, bad = _scores(tok)
     t = tok
     tok = skipper.reject(
         tok, bad, lambda r: f"score is not a finite number: {t.field_value(r, 4)!r}"
