@@ -91,7 +91,7 @@ def split_lines(
     decimal integer (``ibad`` where it is not one) and field ``float_field``
     parsed as a decimal, correctly rounded (``fbad`` where it is not one). Per file,
     ``same_bad`` gets the first row whose field ``same_field`` differs from
-    the file's first row.
+    the file's first row (rows where both parsed fields are bad are left out).
     """
     n_sf = str_fields.shape[0]
     for f in range(lo, hi):
@@ -135,7 +135,9 @@ def split_lines(
                     x, bad = _parse_float(buf, s, pos)
                     fval[row] = x
                     fbad[row] = bad
-                if nf == same_field and same_bad[f] < 0:
+                if nf == same_field and same_bad[f] < 0 and not (ibad[row] and fbad[row]):
+                    # a line whose int and float fields are both words (a header)
+                    # is neither the reference nor compared: it has its own message
                     if ref_s < 0:
                         ref_s = s
                         ref_e = pos
