@@ -89,7 +89,7 @@ def parse_diversity_files(paths: list[trec.PathLike], *, lenient: bool = False) 
     tok = trec._tokenize_files(paths, [0, 1, 2], 3, -1, -1)
     layout = "topic subtopic docno judgment"
     trec._check_not_a_run(tok, "diversity qrels", layout)
-    trec._check_header(tok, tok.ibad, lenient, layout)
+    trec._check_header(tok, tok.ibad, lenient, layout, (3,))
     tok = trec._check_columns(tok, trec.QRELS_FIELDS, skipper, layout)
     t = tok
     tok = skipper.reject(

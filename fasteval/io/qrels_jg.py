@@ -103,7 +103,7 @@ def _is_int(s: str) -> bool:
 
 def _check_layout(name: str, text: str, lenient: bool) -> None:
     """A run file (every line 6+ columns, the first a run line) or a header line: one message."""
-    from fasteval.io.trec import RUN_FIELDS, _is_run_line, run_layout_message
+    from fasteval.io.trec import RUN_FIELDS, _is_number, _is_run_line, run_layout_message
 
     head = _content_lines(text, 2)
     if not head:
@@ -120,7 +120,7 @@ def _check_layout(name: str, text: str, lenient: bool) -> None:
         not lenient
         and len(head) == 2
         and len(fields) >= 4
-        and not _is_int(fields[3])
+        and not _is_number(fields[3])
         and len(head[1][1]) >= 4
         and _is_int(head[1][1][3])
     ):

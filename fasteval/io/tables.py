@@ -253,7 +253,7 @@ def concat_runs(parts: list[RunColumns]) -> RunColumns:
     )
 
 
-def _head(p: Path, size: int = 65536) -> bytes | None:
+def _head(p: Path, size: int = 16384) -> bytes | None:
     """The first ``size`` bytes of a file, decompressed if gzip (``None`` if unreadable)."""
     try:
         with open(p, "rb") as fh:
@@ -275,7 +275,7 @@ def looks_like_run(p: Path) -> bool:
     if head is None:
         return True
     lines = head.removeprefix(trec.BOM).split(b"\n")
-    if len(head) == 65536:
+    if len(head) == 16384:
         lines = lines[:-1]  # the last line may be cut short
         if not lines:
             return True

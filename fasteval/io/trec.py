@@ -373,27 +373,37 @@ def _check_columns(tok: _Tokens, need: int, skipper: _Skipper, fmt: str) -> _Tok
     )
 
 
-def _check_header(tok: _Tokens, wordy: np.ndarray, lenient: bool, layout: str) -> None:
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_header(
+    tok: _Tokens, wordy: np.ndarray, lenient: bool, layout: str, cols: tuple[int, ...]
+) -> None:
     """A first line whose numeric fields are words, followed by a good line, is a header.
 
-    ``wordy`` marks such rows. Unless lenient (the line is then skipped as
-    malformed), one message says what it is, rather than the per-field errors
-    (or, for runs, a run tag that differs from the "tag" column title).
+    ``wordy`` marks rows whose numeric fields did not parse; a header's fields
+    ``cols`` are words (not numbers such as ``1.5``). Unless lenient (the line is
+    then skipped as malformed), one message says what it is, rather than the
+    per-field errors (or, for runs, a run tag that differs from the "tag" title).
     """
     if lenient or tok.file_of.shape[0] == 0:
         return
     first = tok.first_rows()
     n = tok.file_of.shape[0]
     ok = first + 1 < n
+    cur = np.minimum(first, n - 1)
     nxt = np.minimum(first + 1, n - 1)
-    head = (
-        ok
-        & wordy[np.minimum(first, n - 1)]
-        & ~wordy[nxt]
-        & (tok.file_of[nxt] == np.arange(len(first)))
-    )
-    if head.any():
-        r = int(first[int(np.flatnonzero(head)[0])])
+    same_file = tok.file_of[nxt] == np.arange(len(first))
+    for f in np.flatnonzero(ok & wordy[cur] & ~wordy[nxt] & same_file):
+        r = int(first[f])
+        fields = tok.fields_of(r)
+        if not all(j < len(fields) and not _is_number(fields[j]) for j in cols):
+            continue
         msg = (
             f"{tok.where(r)}: this line looks like a header ({tok.line_text(r)!r}); TREC files "
             f"have no header line, every line is {layout}\n"
@@ -449,7 +459,7 @@ def parse_qrels_files(paths: list[PathLike], *, lenient: bool = False) -> QrelsC
     skipper = _Skipper(lenient, "qrels")
     tok = _tokenize_files(paths, [0, 2], 3, -1, -1)
     _check_not_a_run(tok, "qrels", "qid iter docno rel")
-    _check_header(tok, tok.ibad, lenient, "qid iter docno rel")
+    _check_header(tok, tok.ibad, lenient, "qid iter docno rel", (3,))
     tok = _check_columns(tok, QRELS_FIELDS, skipper, "qid iter docno rel")
     t = tok
     tok = skipper.reject(
@@ -497,7 +507,7 @@ def parse_run_files(
     # string fields: qid, docno, score, tag; rank parsed as int; tag must be constant per file
     tok = _tokenize_files(list(paths), [0, 2], 3, 4, 5, threads)
     wordy = tok.ibad & tok.fbad  # rank and score both words: a header, or garbage
-    _check_header(tok, wordy, lenient, "qid Q0 docno rank score tag")
+    _check_header(tok, wordy, lenient, "qid Q0 docno rank score tag", (3, 4))
     if run_id_from == "tag" and (tok.same_bad >= 0).any():
         f = int(np.flatnonzero(tok.same_bad >= 0)[0])
         r = int(tok.same_bad[f])

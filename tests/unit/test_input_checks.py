@@ -318,6 +318,19 @@ def test_qrels_header_line_is_explained(write):
     q = write("q.txt", "qid iter docno rel\n" + QRELS)
     with pytest.raises(InputFormatError, match=r"q.txt:1: .*header"):
         fasteval.load_qrels(q)
+    d = write("d.txt", "topic subtopic docno judgment\n" + QRELS)
+    with pytest.raises(InputFormatError, match=r"d.txt:1: .*header"):
+        diversity.load_diversity_qrels(d)
+    j = write("j.txt", "qid jg docno rel\n" + QRELS)
+    with pytest.raises(InputFormatError, match=r"j.txt:1: .*header"):
+        qrels_jg.read_qrels_jg(j)
+
+
+def test_a_bad_first_grade_is_not_called_a_header(write):
+    q = write("q.txt", "1 0 z 1.5\n" + QRELS)
+    with pytest.raises(InputFormatError, match=r"relevance is not an integer: '1\.5'") as e:
+        fasteval.load_qrels(q)
+    assert "header" not in str(e.value)
 
 
 def test_web_2012_folder_copy_with_readme(tmp_path):
