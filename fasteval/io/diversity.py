@@ -78,7 +78,10 @@ def parse_diversity_files(paths: list[trec.PathLike], *, lenient: bool = False) 
     """
     skipper = trec._Skipper(lenient, "diversity qrels")
     tok = trec._tokenize_files(paths, [0, 1, 2], 3, -1, -1)
-    tok = trec._check_columns(tok, trec.QRELS_FIELDS, skipper, "topic subtopic docno judgment")
+    layout = "topic subtopic docno judgment"
+    trec._check_not_a_run(tok, "diversity qrels", layout)
+    trec._check_header(tok, tok.ibad, lenient, layout, (3,))
+    tok = trec._check_columns(tok, trec.QRELS_FIELDS, skipper, layout)
     t = tok
     tok = skipper.reject(
         tok, tok.ibad, lambda r: f"judgment is not an integer: {t.field_value(r, 3)!r}"

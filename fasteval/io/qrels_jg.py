@@ -82,6 +82,57 @@ def _check_duplicates(jg: QrelsJG, where: list[str]) -> None:
         seen[key] = i
 
 
+def _content_lines(text: str, n: int) -> list[tuple[int, list[str]]]:
+    """The first ``n`` lines that are neither blank nor comments, split, with line numbers."""
+    out: list[tuple[int, list[str]]] = []
+    for no, line in enumerate(text.splitlines(), start=1):
+        fields = line.split()
+        if fields and not fields[0].startswith("#"):
+            out.append((no, fields))
+            if len(out) == n:
+                break
+    return out
+
+
+def _is_int(s: str) -> bool:
+    try:
+        int(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_layout(name: str, text: str, lenient: bool) -> None:
+    """A run file (every line 6+ columns, the first a run line) or a header line: one message."""
+    from fasteval.io.trec import RUN_FIELDS, _is_number, _is_run_line, run_layout_message
+
+    head = _content_lines(text, 2)
+    if not head:
+        return
+    no, fields = head[0]
+    if _is_run_line(fields) and all(
+        len(line.split()) >= RUN_FIELDS
+        for line in text.splitlines()
+        if line.split() and not line.split()[0].startswith("#")
+    ):
+        msg = run_layout_message(f"{name}:{no}", fields, "qrels_jg", "qid jg docno rel")
+        raise InputFormatError(msg)
+    if (
+        not lenient
+        and len(head) == 2
+        and len(fields) >= 4
+        and not _is_number(fields[3])
+        and len(head[1][1]) >= 4
+        and _is_int(head[1][1][3])
+    ):
+        msg = (
+            f"{name}:{no}: this line looks like a header ({' '.join(fields)[:200]!r}); TREC "
+            "files have no header line, every line is qid jg docno rel\n"
+            "  hint: delete the line, or start it with '#' to make it a comment"
+        )
+        raise InputFormatError(msg)
+
+
 def read_qrels_jg(path: str | os.PathLike[str], *, lenient: bool = False) -> QrelsJG:
     """Read a qrels file with judgment groups (``qid jg docno rel``).
 
@@ -104,6 +155,7 @@ def read_qrels_jg(path: str | os.PathLike[str], *, lenient: bool = False) -> Qre
 
     name = os.fspath(path)
     text = read_text(path)
+    _check_layout(name, text, lenient)
     qid: list[str] = []
     group: list[str] = []
     doc: list[str] = []

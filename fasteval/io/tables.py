@@ -8,7 +8,10 @@ Fixed schemas (see SPEC section 1):
 
 from __future__ import annotations
 
+import gzip
 import os
+import warnings
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +97,34 @@ def _no_nulls(table: pa.Table, name: str, cols: list[str]) -> None:
             raise InputFormatError(msg)
 
 
+def _binary_as_text(col: pa.Array | pa.ChunkedArray, name: str, c: str) -> pa.Array:
+    """A binary id column as text: every value must be UTF-8 (else the row is named)."""
+    try:
+        return pc.cast(col, pa.large_string())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    # error path only: find the first value that is not UTF-8
+    for i, v in enumerate(col.to_pylist()):
+        if v is None:
+            continue
+        try:
+            v.decode("utf-8")
+        except UnicodeDecodeError as e:
+            msg = (
+                f"{name}, row {i + 1}: column {c!r} is not valid UTF-8 (byte {e.start} of "
+                f"{v[:60]!r}); ids must be UTF-8 text"
+            )
+            raise InputFormatError(msg) from None
+    msg = f"{name}: column {c!r} cannot be read as text"
+    raise SchemaError(msg)
+
+
 def _str_col(table: pa.Table, name: str, c: str) -> StrColumn:
     col = table.column(c)
+    if pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type):
+        col = _binary_as_text(col, name, c)
+    elif pa.types.is_binary_view(col.type):
+        col = _binary_as_text(pc.cast(col, pa.large_binary()), name, c)
     if not (
         pa.types.is_string(col.type)
         or pa.types.is_large_string(col.type)
@@ -178,13 +207,31 @@ def qrels_columns(x: Any, *, lenient: bool = False) -> QrelsColumns:
     return qrels_from_table(table, name)
 
 
+def _run_origin(part: RunColumns, code: int) -> str:
+    """Where run ``code`` of ``part`` starts (file and line, or table and row)."""
+    return part.source.where(int(np.argmax(part.run == code)))
+
+
 def concat_runs(parts: list[RunColumns]) -> RunColumns:
-    """Concatenate run columns; runs with the same id are merged into one run."""
+    """Concatenate run columns; a run id given by two parts (files, archives, tables) is an error.
+
+    Raises
+    ------
+    InputFormatError
+        Naming both places the run id comes from, and how to name runs apart.
+    """
     if len(parts) == 1:
         return parts[0]
     names: dict[str, int] = {}
+    owner: dict[str, tuple[int, int]] = {}
     run_codes = []
-    for p in parts:
+    for i, p in enumerate(parts):
+        for k, n in enumerate(p.run_names):
+            if n in owner:
+                j, kj = owner[n]
+                first = _run_origin(parts[j], kj)
+                raise InputFormatError(trec.duplicate_run_id(n, first, _run_origin(p, k)))
+            owner[n] = (i, k)
         remap = np.array([names.setdefault(n, len(names)) for n in p.run_names], np.int32)
         run_codes.append(remap[p.run])
     offsets = np.cumsum([0] + [len(p.source.names) for p in parts[:-1]])
@@ -205,17 +252,76 @@ def concat_runs(parts: list[RunColumns]) -> RunColumns:
     )
 
 
+def _head(p: Path, size: int = 16384) -> bytes | None:
+    """The first ``size`` bytes of a file, decompressed if gzip (``None`` if unreadable)."""
+    try:
+        with open(p, "rb") as fh:
+            raw = fh.read(size)
+        if raw[:2] == b"\x1f\x8b":
+            with gzip.open(p, "rb") as fh:
+                raw = fh.read(size)
+    except (OSError, EOFError, zlib.error):
+        return None
+    return raw
+
+
+def looks_like_run(p: Path) -> bool:
+    """Whether a file in a folder of runs is a run: one of its first ten content lines reads
+    ``qid Q0 docno rank score tag`` (an integer rank, a numeric score). A file that cannot
+    be judged from its head (unreadable, a very long first line) counts as a run: the reader
+    then names its problem."""
+    head = _head(p)
+    if head is None:
+        return True
+    lines = head.removeprefix(trec.BOM).split(b"\n")
+    if len(head) == 16384:
+        lines = lines[:-1]  # the last line may be cut short
+        if not lines:
+            return True
+    seen = 0
+    for line in lines:
+        f = line.split()
+        if not f or f[0].startswith(b"#"):
+            continue
+        seen += 1
+        if len(f) >= trec.RUN_FIELDS:
+            try:
+                int(f[3])
+                float(f[4])
+            except ValueError:
+                pass
+            else:
+                return True
+        if seen == 10:
+            break
+    return False
+
+
 def expand_paths(items: list[Any]) -> list[Any]:
-    """Replace each directory by its files (sorted, hidden files skipped); keep the rest."""
+    """Replace each directory by its run files (sorted; hidden files skipped); keep the rest.
+
+    Files in a directory that are not runs (a README, notes, an empty file: see
+    :func:`looks_like_run`) are skipped with a :class:`~fasteval.io.trec.FastevalWarning`
+    naming them. Parquet files in a directory are kept (read as run archives).
+    """
     out: list[Any] = []
     for x in items:
         if isinstance(x, (str, os.PathLike)) and Path(x).is_dir():
             p = Path(x)
             files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
-            if not files:
+            runs = [f for f in files if _is_parquet(f) or looks_like_run(f)]
+            skipped = [f.name for f in files if f not in runs]
+            if skipped:
+                shown = ", ".join(skipped[:10]) + (" ..." if len(skipped) > 10 else "")
+                msg = (
+                    f"{p}: skipped {len(skipped)} file(s) that do not look like runs (no line "
+                    f"qid Q0 docno rank score tag near the top): {shown}"
+                )
+                warnings.warn(msg, trec.FastevalWarning, stacklevel=3)
+            if not runs:
                 msg = f"{p}: the directory holds no run files"
                 raise InputFormatError(msg)
-            out.extend(files)
+            out.extend(runs)
         else:
             out.append(x)
     return out

@@ -10,6 +10,7 @@ case the line is skipped and counted in a :class:`FastevalWarning`.
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import os
 import warnings
@@ -20,8 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from fasteval import parallel
 from fasteval.columns import QrelsColumns, RunColumns, Source, StrColumn, int64_array
@@ -57,20 +56,55 @@ def read_bytes(path: PathLike) -> np.ndarray:
     return np.frombuffer(raw, dtype=np.uint8)
 
 
+BOM = b"\xef\xbb\xbf"
+
+
+def utf8_error(name: str, data: bytes | memoryview | np.ndarray, start: int) -> str:
+    """The message for bytes that are not UTF-8 at offset ``start`` of a file's contents."""
+    head = np.frombuffer(data, np.uint8, count=start) if start else np.zeros(0, np.uint8)
+    line = int(np.count_nonzero(head == 10)) + 1
+    byte = int(np.frombuffer(data, np.uint8, count=1, offset=start)[0])
+    return (
+        f"{name}:{line}: not valid UTF-8 (byte {start} of the file is 0x{byte:02x}); "
+        "ids and names must be UTF-8 text\n"
+        "  hint: convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8 FILE)"
+    )
+
+
 def read_text(path: PathLike) -> str:
-    """Read a (possibly gzip-compressed) UTF-8 file into a string.
+    """Read a (possibly gzip-compressed) UTF-8 file into a string, without a leading BOM.
 
     Raises
     ------
     InputFormatError
         For a missing or unreadable file, bad gzip data, or bytes that are not UTF-8
-        (the offset named).
+        (the line and byte offset named).
     """
+    raw = read_bytes(path).tobytes()
     try:
-        return read_bytes(path).tobytes().decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        msg = f"{os.fspath(path)}: not UTF-8 text (byte {e.start})"
-        raise InputFormatError(msg) from None
+        raise InputFormatError(utf8_error(os.fspath(path), raw, e.start)) from None
+    return text.removeprefix("\ufeff")
+
+
+def run_id_from_filename(path: PathLike) -> str:
+    """A run's id from its file name: the name without ``.gz`` and then ``.txt``."""
+    return Path(path).name.removesuffix(".gz").removesuffix(".txt")
+
+
+def duplicate_run_id(name: str, first: str, second: str, run_id_from: str = "tag") -> str:
+    """The message for one run id given by two files (or tables)."""
+    msg = (
+        f"run id {name!r} is given by two files: {first} and {second}; each run needs its "
+        "own id (with one id they would be merged into one run)\n"
+    )
+    if run_id_from == "filename":
+        return msg + "  hint: runs are named after their files (without .txt/.gz): rename one"
+    return msg + (
+        "  hint: if the run tags (6th column) are not unique, name runs after their files: "
+        "use --run-id filename (API: run_id_from='filename')"
+    )
 
 
 @dataclass
@@ -88,7 +122,7 @@ class _Tokens:
     ival: np.ndarray
     ibad: np.ndarray
     fval: np.ndarray
-    fslow: np.ndarray
+    fbad: np.ndarray
     same_bad: np.ndarray  # per file
 
     def where(self, r: int) -> str:
@@ -97,18 +131,33 @@ class _Tokens:
     def field(self, j: int) -> StrColumn:
         return StrColumn(self.buf, self.starts[j], self.ends[j])
 
-    def fields_of(self, r: int) -> list[str]:
-        """The fields of row ``r``'s line, re-split (for messages and rare slow paths)."""
+    def line_bytes(self, r: int) -> bytes:
+        """Row ``r``'s whole line (for messages and checks of single rows)."""
         s = int(self.line_start[r])
-        e = s
         n = self.buf.shape[0]
-        while e < n and self.buf[e] != 10 and e - s < 4096:
-            e += 1
-        return bytes(self.buf[s:e]).decode("utf-8", "replace").split()
+        e = s
+        while e < n:  # the newline, looked for in growing blocks: lines may be very long
+            block = self.buf[e : min(n, e + max(4096, e - s))]
+            hit = np.flatnonzero(block == 10)
+            if hit.size:
+                e += int(hit[0])
+                break
+            e += block.shape[0]
+        return bytes(self.buf[s:e])
 
-    def field_value(self, r: int, j: int) -> str:
+    def fields_of(self, r: int) -> list[str]:
+        """The fields of row ``r``'s line, re-split (for messages)."""
+        return self.line_bytes(r).decode("utf-8", "replace").split()
+
+    def field_value(self, r: int, j: int, limit: int | None = 200) -> str:
+        """Field ``j`` of row ``r``'s line (``""`` if absent), cut to ``limit`` characters."""
         f = self.fields_of(r)
-        return f[j] if j < len(f) else ""
+        v = f[j] if j < len(f) else ""
+        return v if limit is None or len(v) <= limit else v[:limit] + "..."
+
+    def first_rows(self) -> np.ndarray:
+        """The first row of each file (files without rows get the next file's first row)."""
+        return np.searchsorted(self.file_of, np.arange(len(self.names)))
 
     def line_text(self, r: int) -> str:
         text = " ".join(self.fields_of(r))
@@ -127,7 +176,7 @@ class _Tokens:
             self.ival[keep],
             self.ibad[keep],
             self.fval[keep],
-            self.fslow[keep],
+            self.fbad[keep],
             self.same_bad,
         )
 
@@ -177,7 +226,28 @@ def _read_all(
                 n = fh.readinto(buf.data[a : a + int(sizes[i]) - 1])
         buf[a + n] = 10  # every file ends with a newline (an extra blank line is skipped)
         ends[i] = a + n + 1
+        if n >= 3 and bytes(buf[a : a + 3]) == BOM:
+            buf[a : a + 3] = 32  # a UTF-8 byte-order mark: blanks keep every offset
     return buf, starts, ends
+
+
+def _check_utf8(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, names: list[str]) -> None:
+    """Every file must be UTF-8: ids are text, and two ids must not differ in invalid bytes.
+
+    ASCII (the usual case) is told by one ``max`` over the buffer; only files
+    with other bytes are decoded (in C, a file at a time).
+    """
+    if buf.shape[0] == 0 or int(buf.max()) < 0x80:
+        return
+    for i, name in enumerate(names):
+        a, b = int(starts[i]), int(ends[i])
+        if b <= a or int(buf[a:b].max()) < 0x80:
+            continue
+        data = buf.data[a:b]  # a view, not a copy
+        try:
+            codecs.utf_8_decode(data, "strict", True)
+        except UnicodeDecodeError as e:
+            raise InputFormatError(utf8_error(name, data, e.start)) from None
 
 
 def _split(
@@ -208,7 +278,7 @@ def _split(
         np.zeros(n, np.int64),  # ival
         np.zeros(n, np.bool_),  # ibad
         np.zeros(n, np.float64),  # fval
-        np.zeros(n, np.bool_),  # fslow
+        np.zeros(n, np.bool_),  # fbad
         np.full(n_files, -1, np.int64),  # same_bad
     )
     parallel.run(
@@ -236,8 +306,10 @@ def _tokenize_files(
     threads: int | None = None,
 ) -> _Tokens:
     buf, starts, ends = _read_all(paths, threads)
+    names = [str(p) for p in paths]
+    _check_utf8(buf, starts, ends, names)
     out = _split(buf, starts, ends, str_fields, int_field, float_field, same_field)
-    tok = _Tokens([str(p) for p in paths], buf, *out)
+    tok = _Tokens(names, buf, *out)
     file_of = tok.file_of
     counts = np.bincount(file_of, minlength=len(paths))
     if (counts == 0).any():
@@ -282,24 +354,11 @@ class _Skipper:
             warnings.warn(msg, FastevalWarning, stacklevel=3)
 
 
-def _scores(tok: _Tokens, j: int) -> tuple[np.ndarray, np.ndarray]:
-    """Scores parsed by the tokenizer, finishing the rows its exact fast path left.
-
-    Returns the values and a mask of bad rows (not a number, or not finite).
+def _scores(tok: _Tokens) -> tuple[np.ndarray, np.ndarray]:
+    """Scores as the tokenizer parsed them (correctly rounded, as ``float()``), and a mask
+    of bad rows: not a decimal number (``inf``/``nan`` included), or beyond the double range.
     """
-    vals = tok.fval
-    slow = np.flatnonzero(tok.fslow)
-    if slow.size:
-        vals = vals.copy()
-        arr = pa.array([tok.field_value(int(r), j) for r in slow], pa.large_string())
-        try:
-            v = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            import polars as pl
-
-            v = pl.from_arrow(arr).cast(pl.Float64, strict=False).fill_null(np.nan).to_numpy()
-        vals[slow] = np.asarray(v, dtype=np.float64)
-    return vals, ~np.isfinite(vals)
+    return tok.fval, tok.fbad | ~np.isfinite(tok.fval)
 
 
 def _check_columns(tok: _Tokens, need: int, skipper: _Skipper, fmt: str) -> _Tokens:
@@ -310,10 +369,93 @@ def _check_columns(tok: _Tokens, need: int, skipper: _Skipper, fmt: str) -> _Tok
     )
 
 
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_header(
+    tok: _Tokens, wordy: np.ndarray, lenient: bool, layout: str, cols: tuple[int, ...]
+) -> None:
+    """A first line whose numeric fields are words, followed by a good line, is a header.
+
+    ``wordy`` marks rows whose numeric fields did not parse; a header's fields
+    ``cols`` are words (not numbers such as ``1.5``). Unless lenient (the line is
+    then skipped as malformed), one message says what it is, rather than the
+    per-field errors (or, for runs, a run tag that differs from the "tag" title).
+    """
+    if lenient or tok.file_of.shape[0] == 0:
+        return
+    first = tok.first_rows()
+    n = tok.file_of.shape[0]
+    ok = first + 1 < n
+    cur = np.minimum(first, n - 1)
+    nxt = np.minimum(first + 1, n - 1)
+    same_file = tok.file_of[nxt] == np.arange(len(first))
+    for f in np.flatnonzero(ok & wordy[cur] & ~wordy[nxt] & same_file):
+        r = int(first[f])
+        fields = tok.fields_of(r)
+        if not all(j < len(fields) and not _is_number(fields[j]) for j in cols):
+            continue
+        msg = (
+            f"{tok.where(r)}: this line looks like a header ({tok.line_text(r)!r}); TREC files "
+            f"have no header line, every line is {layout}\n"
+            "  hint: delete the line, or start it with '#' to make it a comment"
+        )
+        raise InputFormatError(msg)
+
+
+def _is_run_line(fields: list[str]) -> bool:
+    """``fields`` have the layout of a run line, not of qrels: ``Q0``, or a non-integer score."""
+    if len(fields) < 6:
+        return False
+    if fields[1] in ("Q0", "q0"):
+        return True
+    try:
+        int(fields[4])
+    except ValueError:
+        try:
+            float(fields[4])
+        except ValueError:
+            return False
+        return True
+    return False
+
+
+def run_layout_message(where: str, fields: list[str], what: str, layout: str) -> str:
+    """The message for a run file given where ``what`` was expected."""
+    line = " ".join(fields)
+    return (
+        f"{where}: this looks like a run file, not {what}: {len(fields)} columns "
+        f"({line[:200]!r}), the layout qid Q0 docno rank score tag; {what} lines are {layout}\n"
+        "  hint: give the qrels first, then the runs"
+    )
+
+
+def _check_not_a_run(tok: _Tokens, what: str, layout: str) -> None:
+    """Refuse a run file read as qrels: each file's lines all have 6+ columns and the
+    first is a run line (``Q0`` in column 2 or a non-integer score in column 5)."""
+    if tok.file_of.shape[0] == 0:
+        return
+    first = tok.first_rows()
+    for f in range(len(tok.names)):
+        r = int(first[f])
+        if r >= tok.file_of.shape[0] or int(tok.file_of[r]) != f:
+            continue
+        rows = tok.file_of == f
+        if (tok.n_fields[rows] >= RUN_FIELDS).all() and _is_run_line(tok.fields_of(r)):
+            raise InputFormatError(run_layout_message(tok.where(r), tok.fields_of(r), what, layout))
+
+
 def parse_qrels_files(paths: list[PathLike], *, lenient: bool = False) -> QrelsColumns:
     """Parse qrels files (``qid iter docno rel``) into columns."""
     skipper = _Skipper(lenient, "qrels")
     tok = _tokenize_files(paths, [0, 2], 3, -1, -1)
+    _check_not_a_run(tok, "qrels", "qid iter docno rel")
+    _check_header(tok, tok.ibad, lenient, "qid iter docno rel", (3,))
     tok = _check_columns(tok, QRELS_FIELDS, skipper, "qid iter docno rel")
     t = tok
     tok = skipper.reject(
@@ -360,18 +502,22 @@ def parse_run_files(
     skipper = _Skipper(lenient, "run")
     # string fields: qid, docno, score, tag; rank parsed as int; tag must be constant per file
     tok = _tokenize_files(list(paths), [0, 2], 3, 4, 5, threads)
+    wordy = tok.ibad & tok.fbad  # rank and score both words: a header, or garbage
+    _check_header(tok, wordy, lenient, "qid Q0 docno rank score tag", (3, 4))
     if run_id_from == "tag" and (tok.same_bad >= 0).any():
         f = int(np.flatnonzero(tok.same_bad >= 0)[0])
         r = int(tok.same_bad[f])
-        r0 = int(np.searchsorted(tok.file_of, f))
+        in_file = np.flatnonzero((tok.file_of == f) & ~wordy)
+        r0 = int(in_file[0])
         msg = (
             f"{tok.where(r)}: run tag {tok.field_value(r, 5)!r} differs from "
             f"{tok.field_value(r0, 5)!r} on line {int(tok.line_no[r0])}; a run file holds one "
-            "run\n  hint: name runs after their files instead (CLI: --run-id filename)"
+            "run\n  hint: name runs after their files instead: use --run-id filename "
+            "(API: run_id_from='filename')"
         )
         raise InputFormatError(msg)
     tok = _check_columns(tok, RUN_FIELDS, skipper, "qid Q0 docno rank score tag")
-    score, bad = _scores(tok, 4)
+    score, bad = _scores(tok)
     t = tok
     tok = skipper.reject(
         tok, bad, lambda r: f"score is not a finite number: {t.field_value(r, 4)!r}"
@@ -384,20 +530,26 @@ def parse_run_files(
         name = tok.names[int(np.flatnonzero(counts == 0)[0])]
         msg = f"{name}: every line was malformed; nothing left to evaluate"
         raise InputFormatError(msg)
-    first_row = np.searchsorted(tok.file_of, np.arange(len(paths)))
+    first_row = tok.first_rows()
     names: list[str] = []
+    seen: dict[str, int] = {}
     for f, p in enumerate(paths):
         if run_id_from == "filename":
-            name = Path(p).name
-            names.append(name[:-3] if name.endswith(".gz") else name)
-            continue
-        names.append(tok.field_value(int(first_row[f]), 5))
-    uniq: dict[str, int] = {}
-    remap = np.array([uniq.setdefault(n, len(uniq)) for n in names], np.int32)
+            name = run_id_from_filename(p)
+        else:
+            name = tok.field_value(int(first_row[f]), 5, limit=None)
+        if name in seen:
+            g = seen[name]
+            a, b = (tok.where(int(first_row[x])) for x in (g, f))
+            if run_id_from == "filename":
+                a, b = tok.names[g], tok.names[f]
+            raise InputFormatError(duplicate_run_id(name, a, b, run_id_from))
+        seen[name] = f
+        names.append(name)
     rank = int64_array(tok.ival, tok.ibad)
     return RunColumns(
-        run_names=list(uniq),
-        run=remap[tok.file_of],
+        run_names=names,
+        run=tok.file_of,
         qid=tok.field(0),
         doc=tok.field(1),
         score=score,

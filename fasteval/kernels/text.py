@@ -7,6 +7,8 @@ a column of strings is a ``uint8`` buffer plus ``int64`` start/end offsets
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -76,7 +78,7 @@ def split_lines(
     ival,
     ibad,
     fval,
-    fslow,
+    fbad,
     same_bad,
 ):  # pragma: no cover - numba
     """Split the content lines of files ``lo..hi`` into fields (rows from ``row_base[f]``).
@@ -87,10 +89,9 @@ def split_lines(
     fields, ``starts[j]``/``ends[j]`` of field ``str_fields[j]`` (-1 if
     absent; one contiguous row per field), field ``int_field`` parsed as a
     decimal integer (``ibad`` where it is not one) and field ``float_field``
-    parsed when the exact fast path applies (``fslow`` marks rows needing the
-    general parser). Per file,
+    parsed as a decimal, correctly rounded (``fbad`` where it is not one). Per file,
     ``same_bad`` gets the first row whose field ``same_field`` differs from
-    the file's first row.
+    the file's first row (rows where both parsed fields are bad are left out).
     """
     n_sf = str_fields.shape[0]
     for f in range(lo, hi):
@@ -114,7 +115,7 @@ def split_lines(
             line_start[row] = pos
             nf = 0
             ibad[row] = True
-            fslow[row] = True
+            fbad[row] = True
             while pos < stop and buf[pos] != _NL:
                 if _is_space(buf[pos]):
                     pos += 1
@@ -131,10 +132,12 @@ def split_lines(
                     ival[row] = v
                     ibad[row] = bad
                 if nf == float_field:
-                    x, slow = _parse_float_fast(buf, s, pos)
+                    x, bad = _parse_float(buf, s, pos)
                     fval[row] = x
-                    fslow[row] = slow
-                if nf == same_field and same_bad[f] < 0:
+                    fbad[row] = bad
+                if nf == same_field and same_bad[f] < 0 and not (ibad[row] and fbad[row]):
+                    # a line whose int and float fields are both words (a header)
+                    # is neither the reference nor compared: it has its own message
                     if ref_s < 0:
                         ref_s = s
                         ref_e = pos
@@ -165,69 +168,410 @@ def _parse_int(buf, s, e):
     return (-v if neg else v), False
 
 
-@njit(cache=True, nogil=True)
-def _parse_float_fast(buf, s, e):
-    """Decimal -> double, exactly, when mantissa < 2**53 and |exp10| <= 22 (Clinger).
+# ---------------------------------------------------------------------------
+# Decimal text -> float64, correctly rounded (bit for bit what Python's float()
+# gives for the same decimal string), in three tiers:
+#   1. Clinger's fast path: mantissa <= 2**53 and |exp10| <= 22, where one IEEE
+#      multiply or divide of two exact doubles rounds correctly;
+#   2. Eisel-Lemire (Lemire, "Number parsing at a gigabyte per second",
+#      Software: Practice and Experience 51(8), 2021; Go's strconv port): the
+#      first 19 significant digits times a 128-bit truncated power of ten,
+#      which either proves the rounding or declines;
+#   3. for the rare declined cases (ties within the approximation's error,
+#      subnormals, 20+ digits whose tail decides): exact integer arithmetic
+#      on 32-bit limbs, comparing the decimal with the midpoints between
+#      neighbouring doubles.
+# ---------------------------------------------------------------------------
 
-    Both the mantissa and the power of ten are exact doubles, so one IEEE
-    multiply or divide rounds correctly. Returns (value, needs_slow_path).
+_M32 = np.uint64(0xFFFFFFFF)
+_S32 = np.uint64(32)
+_U1 = np.uint64(1)
+_U10 = np.uint64(10)
+_LOW9 = np.uint64(0x1FF)
+_TWO53 = np.uint64(1 << 53)
+_BIG5 = np.uint64(5**13)  # the largest power of five below 2**32
+_MAX_DIGITS = 800  # a double's rounding never depends on more (767) significant digits
+
+
+def _pow10_128() -> np.ndarray:
+    """``floor(10**q * 2**s)`` with ``s`` making it a 128-bit integer, q = -348..347.
+
+    Row ``q + 348`` holds the low and high 64-bit words (the table of Go's
+    ``strconv.detailedPowersOfTen``, computed here with Python integers).
+    """
+    out = np.empty((696, 2), np.uint64)
+    for i in range(696):
+        q = i - 348
+        if q >= 0:
+            v = 10**q
+            b = v.bit_length()
+            t = v << (128 - b) if b <= 128 else v >> (b - 128)
+        else:
+            d = 10**-q
+            t = (1 << (d.bit_length() + 127)) // d
+        out[i, 0] = t & 0xFFFFFFFFFFFFFFFF
+        out[i, 1] = t >> 64
+    return out
+
+
+_POW10_128 = _pow10_128()
+
+
+@njit(cache=True, nogil=True)
+def _mul64(a, b):
+    """The 128-bit product of two uint64 as (high word, low word)."""
+    a0 = a & _M32
+    a1 = a >> _S32
+    b0 = b & _M32
+    b1 = b >> _S32
+    p00 = a0 * b0
+    p10 = a1 * b0
+    mid = (p00 >> _S32) + (p10 & _M32) + a0 * b1  # < 2**64
+    return a1 * b1 + (p10 >> _S32) + (mid >> _S32), a * b
+
+
+@njit(cache=True, nogil=True)
+def _eisel_lemire(m, q):
+    """``m * 10**q`` (``0 < m < 2**64``) correctly rounded, or ``ok = False`` when
+    the 128-bit approximation cannot decide (or the result is subnormal/infinite).
+    """
+    if q < -348 or q > 347:
+        return 0.0, False
+    clz = 0
+    x = m
+    for step in (32, 16, 8, 4, 2, 1):
+        if x < (_U1 << np.uint64(64 - step)):
+            x <<= np.uint64(step)
+            clz += step
+    man = x
+    e2 = ((217706 * q) >> 16) + 64 + 1023 - clz
+    row = q + 348
+    hi, lo = _mul64(man, _POW10_128[row, 1])
+    if (hi & _LOW9) == _LOW9 and lo + man < man:
+        yhi, ylo = _mul64(man, _POW10_128[row, 0])
+        mlo = lo + yhi
+        mhi = hi + _U1 if mlo < lo else hi
+        if (mhi & _LOW9) == _LOW9 and mlo + _U1 == np.uint64(0) and ylo + man < man:
+            return 0.0, False
+        hi = mhi
+        lo = mlo
+    msb = hi >> np.uint64(63)
+    mant = hi >> (msb + np.uint64(9))
+    e2 -= 1 - np.int64(msb)
+    if lo == np.uint64(0) and (hi & _LOW9) == np.uint64(0) and (mant & np.uint64(3)) == _U1:
+        return 0.0, False  # exactly halfway as far as 128 bits can tell
+    mant += mant & _U1
+    mant >>= _U1
+    if (mant >> np.uint64(53)) > np.uint64(0):
+        mant >>= _U1
+        e2 += 1
+    if e2 <= 0 or e2 >= 0x7FF:
+        return 0.0, False
+    return math.ldexp(float(mant), e2 - 1075), True
+
+
+@njit(cache=True, nogil=True)
+def _parse_float(buf, s, e):
+    """``buf[s:e]`` as a double, correctly rounded; ``(nan, True)`` if it is not a decimal.
+
+    The accepted forms are ``[+-]`` digits with an optional ``.`` (at least one
+    digit) and an optional exponent ``[eE][+-]digits``: what the score column
+    accepted before (Arrow's cast), less ``inf``/``nan``, which were rejected
+    as not finite anyway.
     """
     neg = False
-    if s < e and (buf[s] == 45 or buf[s] == 43):
-        neg = buf[s] == 45
-        s += 1
-    m = np.uint64(0)
-    nd = 0
-    frac = 0
-    seen_digit = False
-    seen_dot = False
     k = s
+    if k < e and (buf[k] == 45 or buf[k] == 43):
+        neg = buf[k] == 45
+        k += 1
+    m = np.uint64(0)
+    nd = 0  # significant digits kept in m (at most 19)
+    shift = 0  # value = m * 10**(shift + exponent)
+    trunc = False  # a nonzero digit beyond the 19th
+    any_digit = False
+    dot = False
     while k < e:
         c = buf[k]
         if c >= 48 and c <= 57:
-            seen_digit = True
-            if nd > 0 or c != 48:
+            any_digit = True
+            if nd == 0 and c == 48:
+                if dot:
+                    shift -= 1
+            elif nd < 19:
+                m = m * _U10 + np.uint64(c - 48)
                 nd += 1
-                if nd > 19:
-                    return 0.0, True
-                m = m * np.uint64(10) + np.uint64(c - 48)
-            if seen_dot:
-                frac += 1
-        elif c == 46 and not seen_dot:
-            seen_dot = True
+                if dot:
+                    shift -= 1
+            else:
+                if c != 48:
+                    trunc = True
+                if not dot:
+                    shift += 1
+        elif c == 46 and not dot:
+            dot = True
         else:
             break
         k += 1
-    if not seen_digit:
-        return 0.0, True
-    exp = 0
+    if not any_digit:
+        return np.nan, True
     if k < e:
         c = buf[k]
         if c != 101 and c != 69:
-            return 0.0, True
+            return np.nan, True
         k += 1
         eneg = False
         if k < e and (buf[k] == 45 or buf[k] == 43):
             eneg = buf[k] == 45
             k += 1
-        if k >= e or e - k > 4:
-            return 0.0, True
+        if k >= e:
+            return np.nan, True
+        x = 0
         while k < e:
             c = buf[k]
             if c < 48 or c > 57:
-                return 0.0, True
-            exp = exp * 10 + (c - 48)
+                return np.nan, True
+            if x < 100000:
+                x = x * 10 + (c - 48)
             k += 1
-        if eneg:
-            exp = -exp
-    exp -= frac
-    if m == 0:
+        shift += -x if eneg else x
+    if m == np.uint64(0):
         return (-0.0 if neg else 0.0), False
-    if m > np.uint64(9007199254740992) or exp < -22 or exp > 22:
-        return 0.0, True
-    x = float(m)
-    x = x * _POW10[exp] if exp >= 0 else x / _POW10[-exp]
-    return (-x if neg else x), False
+    q = shift
+    if not trunc:
+        while m > _TWO53 and m % _U10 == np.uint64(0):
+            m //= _U10
+            q += 1
+        if m <= _TWO53 and q >= -22 and q <= 22:
+            v = float(m)
+            v = v * _POW10[q] if q >= 0 else v / _POW10[-q]
+            return (-v if neg else v), False
+        v, ok = _eisel_lemire(m, q)
+    else:
+        # the first 19 digits (m) and one more unit (m + 1) bracket the value
+        v, ok = _eisel_lemire(m, q)
+        if ok:
+            v2, ok2 = _eisel_lemire(m + _U1, q)
+            ok = ok2 and v2 == v
+    if not ok:
+        v = _float_exact(buf, s, e)
+    return (-v if neg else v), False
+
+
+@njit(cache=True, nogil=True)
+def _big_mul_small(a, n, mul, add):
+    """``a[:n] = a[:n] * mul + add`` in place (32-bit limbs, ``mul, add < 2**32``); new length."""
+    carry = add
+    for i in range(n):
+        t = a[i] * mul + carry
+        a[i] = t & _M32
+        carry = t >> _S32
+    if carry != np.uint64(0):
+        a[n] = carry
+        n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _big_mul_pow5(a, n, p):
+    """``a[:n] *= 5**p`` in place; new length."""
+    while p >= 13:
+        n = _big_mul_small(a, n, _BIG5, np.uint64(0))
+        p -= 13
+    if p > 0:
+        n = _big_mul_small(a, n, np.uint64(5**p), np.uint64(0))
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _cmp_half(lhs, n_lhs, p5, n_p5, e10, h, k2):
+    """Sign of ``D * 10**e10 - h * 2**k2`` where ``lhs = D * 5**max(e10, 0)``,
+    ``p5 = 5**max(-e10, 0)`` (32-bit limbs) and ``0 < h < 2**56``.
+
+    Both sides times ``5**max(-e10, 0) * 2**-min(e10, k2)`` are integers:
+    ``lhs * 2**(e10 - lo)`` against ``p5 * h * 2**(k2 - lo)``.
+    """
+    # rhs = p5 * h (h as two limbs)
+    rhs = np.zeros(n_p5 + 2, np.uint64)
+    hw = (np.uint64(h) & _M32, np.uint64(h) >> _S32)
+    for j in range(2):
+        carry = np.uint64(0)
+        for i in range(n_p5):
+            t = rhs[i + j] + p5[i] * hw[j] + carry
+            rhs[i + j] = t & _M32
+            carry = t >> _S32
+        rhs[n_p5 + j] = carry
+    n_rhs = n_p5 + 2
+    t2 = k2 - e10  # compare lhs with rhs * 2**t2
+    # shift the side that needs it by t2 bits (into a fresh array)
+    if t2 >= 0:
+        src, n_src, sh = rhs, n_rhs, t2
+    else:
+        src, n_src, sh = lhs, n_lhs, -t2
+    words = sh // 32
+    bits = np.uint64(sh % 32)
+    out = np.zeros(n_src + words + 1, np.uint64)
+    for i in range(n_src):
+        w = src[i] << bits
+        out[i + words] |= w & _M32
+        out[i + words + 1] |= w >> _S32
+    if t2 >= 0:
+        a, na, b, nb = lhs, n_lhs, out, n_src + words + 1
+    else:
+        a, na, b, nb = out, n_src + words + 1, rhs, n_rhs
+    while na > 0 and a[na - 1] == np.uint64(0):
+        na -= 1
+    while nb > 0 and b[nb - 1] == np.uint64(0):
+        nb -= 1
+    if na != nb:
+        return 1 if na > nb else -1
+    for i in range(na - 1, -1, -1):
+        if a[i] != b[i]:
+            return 1 if a[i] > b[i] else -1
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _float_exact(buf, s, e):
+    """``|buf[s:e]|`` (a decimal already validated by ``_parse_float``) correctly rounded.
+
+    The value is ``D * 10**E`` with ``D`` its significant digits (at most 800,
+    then a sticky 1 when a later digit is nonzero: no double's midpoint has
+    more). A nearby double from plain float arithmetic is moved one step at a
+    time until the value lies between the midpoints to its neighbours (a tie
+    goes to the even significand), each comparison exact in integers.
+    """
+    k = s
+    if buf[k] == 45 or buf[k] == 43:
+        k += 1
+    dig = np.empty(_MAX_DIGITS + 1, np.uint8)
+    nd = 0
+    e10 = 0
+    dot = False
+    sticky = False
+    while k < e:
+        c = buf[k]
+        if c == 46:
+            dot = True
+        elif c >= 48 and c <= 57:
+            if nd == 0 and c == 48:
+                if dot:
+                    e10 -= 1
+            elif nd < _MAX_DIGITS:
+                dig[nd] = c - 48
+                nd += 1
+                if dot:
+                    e10 -= 1
+            else:
+                if c != 48:
+                    sticky = True
+                if not dot:
+                    e10 += 1
+        else:
+            break
+        k += 1
+    if k < e:
+        k += 1
+        eneg = False
+        if buf[k] == 45 or buf[k] == 43:
+            eneg = buf[k] == 45
+            k += 1
+        x = 0
+        while k < e:
+            if x < 100000:
+                x = x * 10 + (buf[k] - 48)
+            k += 1
+        e10 += -x if eneg else x
+    if sticky:
+        dig[nd] = 1
+        nd += 1
+        e10 -= 1
+    while nd > 0 and dig[nd - 1] == 0:
+        nd -= 1
+        e10 += 1
+    if nd == 0 or e10 + nd < -330:  # below 1e-330: under half the smallest subnormal
+        return 0.0
+    if e10 + nd > 310:  # at least 1e309
+        return np.inf
+    # lhs = D * 5**max(e10, 0) and p5 = 5**max(-e10, 0), little-endian 32-bit limbs
+    ep = max(e10, 0)
+    em = max(-e10, 0)
+    lhs = np.zeros(nd // 9 + 4 + (ep * 73) // 1000, np.uint64)
+    n_lhs = 0
+    i = 0
+    while i < nd:
+        j = min(i + 9, nd)
+        group = 0
+        scale = 1
+        for t in range(i, j):
+            group = group * 10 + dig[t]
+            scale *= 10
+        n_lhs = _big_mul_small(lhs, n_lhs, np.uint64(scale), np.uint64(group))
+        i = j
+    n_lhs = _big_mul_pow5(lhs, n_lhs, ep)
+    p5 = np.zeros(4 + (em * 73) // 1000, np.uint64)
+    p5[0] = 1
+    n_p5 = _big_mul_pow5(p5, 1, em)
+    # a start within a few units in the last place: the first 18 digits in floats
+    n19 = min(nd, 18)  # < 2**63
+    m19 = 0
+    for t in range(n19):
+        m19 = m19 * 10 + dig[t]
+    q = e10 + nd - n19
+    x = float(m19)
+    while q > 22 and x < np.inf:
+        x *= 1e22
+        q -= 22
+    while q < -22 and x > 0.0:
+        x /= 1e22
+        q += 22
+    if q >= 0:
+        x *= _POW10[min(q, 22)]
+    else:
+        x /= _POW10[min(-q, 22)]
+    # the candidate as m * 2**k2 (m < 2**53; 2**1024, one step past the largest, is inf)
+    if x == np.inf:
+        m = (1 << 53) - 1
+        k2 = 971
+    elif x == 0.0:
+        m = 0
+        k2 = -1074
+    else:
+        f, ex = math.frexp(x)
+        m = np.int64(f * 9007199254740992.0)
+        k2 = ex - 53
+        if k2 < -1074:
+            m >>= -1074 - k2
+            k2 = -1074
+    while k2 < 972:
+        # the next double up and the midpoint to it
+        if m == (1 << 53) - 1:
+            mu = 1 << 52
+            ku = k2 + 1
+        else:
+            mu = m + 1
+            ku = k2
+        c = _cmp_half(lhs, n_lhs, p5, n_p5, e10, m + (mu << (ku - k2)), k2 - 1)
+        if c > 0 or (c == 0 and (m & 1) == 1):
+            m = mu
+            k2 = ku
+            continue
+        if m == 0:
+            break
+        if m == 1 << 52 and k2 > -1074:
+            md = (1 << 53) - 1
+            kd = k2 - 1
+        else:
+            md = m - 1
+            kd = k2
+        c = _cmp_half(lhs, n_lhs, p5, n_p5, e10, md + (m << (k2 - kd)), kd - 1)
+        if c < 0 or (c == 0 and (m & 1) == 1):
+            m = md
+            k2 = kd
+            continue
+        break
+    if k2 >= 972:
+        return np.inf
+    return math.ldexp(float(m), k2)
 
 
 @njit(cache=True, nogil=True)
