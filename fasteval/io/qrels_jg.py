@@ -24,7 +24,7 @@ import pyarrow as pa
 from fasteval.columns import QrelsColumns
 from fasteval.errors import FastevalWarning, InputFormatError, SchemaError
 from fasteval.io.tables import qrels_from_table
-from fasteval.io.trec import read_text
+from fasteval.io.trec import RUN_FIELDS, is_number, is_run_line, read_text, run_layout_message
 
 
 @dataclass(frozen=True)
@@ -104,13 +104,11 @@ def _is_int(s: str) -> bool:
 
 def _check_layout(name: str, text: str, lenient: bool) -> None:
     """A run file (every line 6+ columns, the first a run line) or a header line: one message."""
-    from fasteval.io.trec import RUN_FIELDS, _is_number, _is_run_line, run_layout_message
-
     head = _content_lines(text, 2)
     if not head:
         return
     no, fields = head[0]
-    if _is_run_line(fields) and all(
+    if is_run_line(fields) and all(
         len(line.split()) >= RUN_FIELDS
         for line in text.splitlines()
         if line.split() and not line.split()[0].startswith("#")
@@ -121,7 +119,7 @@ def _check_layout(name: str, text: str, lenient: bool) -> None:
         not lenient
         and len(head) == 2
         and len(fields) >= 4
-        and not _is_number(fields[3])
+        and not is_number(fields[3])
         and len(head[1][1]) >= 4
         and _is_int(head[1][1][3])
     ):

@@ -29,7 +29,7 @@ from fasteval.columns import (
     dict_encode,
     numeric_numpy,
 )
-from fasteval.errors import InputFormatError, SchemaError
+from fasteval.errors import FastevalWarning, InputFormatError, SchemaError
 from fasteval.io import trec
 
 QRELS_SCHEMA = pa.schema(
@@ -317,7 +317,7 @@ def expand_paths(items: list[Any]) -> list[Any]:
                     f"{p}: skipped {len(skipped)} file(s) that do not look like runs (no line "
                     f"qid Q0 docno rank score tag near the top): {shown}"
                 )
-                warnings.warn(msg, trec.FastevalWarning, stacklevel=3)
+                warnings.warn(msg, FastevalWarning, stacklevel=3)
             if not runs:
                 msg = f"{p}: the directory holds no run files"
                 raise InputFormatError(msg)

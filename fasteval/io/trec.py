@@ -369,7 +369,8 @@ def _check_columns(tok: _Tokens, need: int, skipper: _Skipper, fmt: str) -> _Tok
     )
 
 
-def _is_number(s: str) -> bool:
+def is_number(s: str) -> bool:
+    """Whether ``s`` parses as a number (``float()`` accepts it)."""
     try:
         float(s)
     except ValueError:
@@ -398,7 +399,7 @@ def _check_header(
     for f in np.flatnonzero(ok & wordy[cur] & ~wordy[nxt] & same_file):
         r = int(first[f])
         fields = tok.fields_of(r)
-        if not all(j < len(fields) and not _is_number(fields[j]) for j in cols):
+        if not all(j < len(fields) and not is_number(fields[j]) for j in cols):
             continue
         msg = (
             f"{tok.where(r)}: this line looks like a header ({tok.line_text(r)!r}); TREC files "
@@ -408,7 +409,7 @@ def _check_header(
         raise InputFormatError(msg)
 
 
-def _is_run_line(fields: list[str]) -> bool:
+def is_run_line(fields: list[str]) -> bool:
     """``fields`` have the layout of a run line, not of qrels: ``Q0``, or a non-integer score."""
     if len(fields) < 6:
         return False
@@ -446,7 +447,7 @@ def _check_not_a_run(tok: _Tokens, what: str, layout: str) -> None:
         if r >= tok.file_of.shape[0] or int(tok.file_of[r]) != f:
             continue
         rows = tok.file_of == f
-        if (tok.n_fields[rows] >= RUN_FIELDS).all() and _is_run_line(tok.fields_of(r)):
+        if (tok.n_fields[rows] >= RUN_FIELDS).all() and is_run_line(tok.fields_of(r)):
             raise InputFormatError(run_layout_message(tok.where(r), tok.fields_of(r), what, layout))
 
 
