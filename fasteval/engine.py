@@ -287,7 +287,11 @@ def _aggregate(
 
 
 def _as_list(x: RunsLike) -> list[Any]:
+    from fasteval.io.adapters import is_single_input  # issue 19: pandas, dicts, records
+
     if isinstance(x, (str, os.PathLike, pl.DataFrame)) or not isinstance(x, Iterable):
+        return [x]
+    if is_single_input(x):
         return [x]
     try:
         import pyarrow as pa

@@ -50,7 +50,13 @@ def _is_parquet(p: Path) -> bool:
     return p.suffix.lower() in PARQUET_SUFFIXES
 
 
-def _to_arrow(x: Any, what: str) -> tuple[pa.Table, str]:
+def _to_arrow(x: Any, what: str, default_run: str = "run") -> tuple[pa.Table, str]:
+    # issue 19 hook: pandas / dict-of-dicts / named-tuple records / ecosystem column names
+    from fasteval.io import adapters
+
+    adapted = adapters.to_arrow(x, what, default_run=default_run)
+    if adapted is not None:
+        return adapted
     if isinstance(x, pl.DataFrame):
         return x.to_arrow(compat_level=pl.CompatLevel.oldest()), f"{what} DataFrame"
     if isinstance(x, pa.Table):
@@ -229,7 +235,8 @@ def run_columns(items: list[Any], *, lenient: bool = False, run_id_from: str = "
         raise InputFormatError(msg)
     text_paths: list[Path] = []
     parts: list[RunColumns] = []
-    for x in expand_paths(items):
+    expanded = expand_paths(items)
+    for i, x in enumerate(expanded):
         if isinstance(x, (str, os.PathLike)):
             p = Path(x)
             if _is_parquet(p):
@@ -237,7 +244,9 @@ def run_columns(items: list[Any], *, lenient: bool = False, run_id_from: str = "
             else:
                 text_paths.append(p)
         else:
-            parts.append(runs_from_table(*_to_arrow(x, "run")))
+            # a run without a run id column: "run", or run1, run2, ... among several inputs
+            default = "run" if len(expanded) == 1 else f"run{i + 1}"
+            parts.append(runs_from_table(*_to_arrow(x, "run", default)))
     if text_paths:
         parts.insert(0, trec.parse_run_files(text_paths, lenient=lenient, run_id_from=run_id_from))
     return concat_runs(parts)
@@ -292,7 +301,9 @@ def load_runs(source: Any, *, lenient: bool = False, run_id_from: str = "tag") -
     run_id_from
         ``"tag"`` (the 6th column) or ``"filename"``.
     """
-    items = source if isinstance(source, (list, tuple)) else [source]
+    from fasteval.io.adapters import is_single_input
+
+    items = [source] if is_single_input(source) or not isinstance(source, (list, tuple)) else source
     cols = run_columns(list(items), lenient=lenient, run_id_from=run_id_from)
     return pl.from_arrow(runs_to_table(cols))  # type: ignore[return-value]
 
