@@ -21,6 +21,7 @@ from fasteval.errors import (
 )
 
 if TYPE_CHECKING:
+    from fasteval.analysis.compare import Comparison, compare
     from fasteval.analysis.correlation import information_tau, rank_correlation
     from fasteval.analysis.diversity import diversity_evaluate, subtopic_coverage
     from fasteval.analysis.fusion import fuse
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 
 # public name -> the module that defines it
 _LAZY = {
+    "Comparison": "fasteval.analysis.compare",
+    "compare": "fasteval.analysis.compare",
     "information_tau": "fasteval.analysis.correlation",
     "rank_correlation": "fasteval.analysis.correlation",
     "diversity_evaluate": "fasteval.analysis.diversity",
@@ -71,6 +74,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "Comparison",
     "DataMismatchError",
     "FastevalError",
     "InputFormatError",
@@ -78,6 +82,7 @@ __all__ = [
     "MeasureError",
     "Report",
     "SchemaError",
+    "compare",
     "diversity_evaluate",
     "evaluate",
     "fuse",
