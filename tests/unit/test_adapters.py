@@ -1,0 +1,114 @@
+"""Inputs from where users hold them: pandas, dict-of-dicts, named-tuple records, column names."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from fasteval import evaluate, load_qrels, load_runs
+from fasteval.errors import InputFormatError, SchemaError
+from fasteval.io.adapters import as_qrels, as_run
+
+pd = pytest.importorskip("pandas")
+
+DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
+QRELS = DATA / "sample.qrels"
+RUNS = DATA / "sample_runs.parquet"
+MEASURES = ["map", "P_10", "ndcg_cut_10", "recip_rank"]
+
+
+@pytest.fixture(scope="module")
+def frames() -> tuple[pl.DataFrame, pl.DataFrame]:
+    q = load_qrels(QRELS)
+    r = load_runs(RUNS).filter(pl.col("run_id").is_in(["sample1", "sample2"]))
+    return q, r
+
+
+@pytest.fixture(scope="module")
+def want(frames) -> pl.DataFrame:
+    q, r = frames
+    return evaluate(q, r, MEASURES).sort("run_id", "query_id", "measure")
+
+
+def _same(got: pl.DataFrame, want: pl.DataFrame) -> None:
+    assert_frame_equal(got.sort("run_id", "query_id", "measure"), want)
+
+
+def test_pandas_with_pyterrier_column_names(frames, want) -> None:
+    q, r = frames
+    pq = q.rename({"query_id": "qid", "doc_id": "docno", "relevance": "label"}).to_pandas()
+    pr = r.rename({"query_id": "qid", "doc_id": "docno", "run_id": "name"}).to_pandas()
+    pr["docid"] = range(len(pr))  # PyTerrier's internal number: must not be taken as the id
+    pr["query"] = "some text"
+    _same(evaluate(pq, pr, MEASURES), want)
+
+
+def test_pandas_one_run_without_run_id_gets_a_default_name(frames) -> None:
+    q, r = frames
+    one = r.filter(pl.col("run_id") == "sample1").drop("run_id", "rank").to_pandas()
+    got = evaluate(q.to_pandas(), one, ["map"], per_query=False)
+    assert got["run_id"].to_list() == ["run"]
+    two = r.filter(pl.col("run_id") == "sample2").drop("run_id").to_pandas()
+    got = evaluate(q, [one, two], ["map"], per_query=False)
+    assert got["run_id"].to_list() == ["run1", "run2"]  # two unnamed runs are never merged
+
+
+def test_dict_of_dicts_as_pytrec_eval_and_ranx_take_them(frames, want) -> None:
+    q, r = frames
+    qd: dict[str, dict[str, int]] = {}
+    for qid, doc, rel in q.iter_rows():
+        qd.setdefault(qid, {})[doc] = rel
+    runs: dict[str, dict[str, dict[str, float]]] = {}
+    for run, qid, doc, _, score in r.iter_rows():
+        runs.setdefault(run, {}).setdefault(qid, {})[doc] = score
+    _same(evaluate(qd, runs, MEASURES), want)
+    one = evaluate(qd, runs["sample1"], MEASURES)
+    assert one["run_id"].unique().to_list() == ["run"]
+    assert_frame_equal(
+        one.drop("run_id").sort("query_id", "measure"),
+        want.filter(pl.col("run_id") == "sample1").drop("run_id").sort("query_id", "measure"),
+    )
+
+
+def test_ir_measures_and_ir_datasets_records(frames, want) -> None:
+    irm = pytest.importorskip("ir_measures")
+    q, r = frames
+    qrels = [irm.Qrel(a, b, c) for a, b, c in q.iter_rows()]
+    TrecQrel = namedtuple("TrecQrel", ["query_id", "doc_id", "relevance", "iteration"])
+    gen = (TrecQrel(a, b, c, "0") for a, b, c in q.iter_rows())  # ir_datasets qrels_iter()
+    for name in ("sample1", "sample2"):
+        sub = r.filter(pl.col("run_id") == name)
+        run = [irm.ScoredDoc(a, b, s) for _, a, b, _, s in sub.iter_rows()]
+        w = want.filter(pl.col("run_id") == name).drop("run_id")
+        for qr in (qrels, gen if name == "sample1" else qrels):
+            got = evaluate(qr, run, MEASURES)
+            assert_frame_equal(got.drop("run_id").sort("query_id", "measure"), w)
+
+
+def test_explicit_columns_mapping(frames) -> None:
+    q, r = frames
+    odd = q.rename({"query_id": "topic_no", "doc_id": "document", "relevance": "j"})
+    got = as_qrels(odd, columns={"topic_no": "query_id", "document": "doc_id", "j": "relevance"})
+    assert_frame_equal(got, q)
+    run = as_run(r.drop("run_id").rename({"score": "sim"}), columns={"sim": "score"}, name="x")
+    assert run["run_id"].unique().to_list() == ["x"]
+
+
+def test_bad_foreign_inputs_give_one_line_errors(frames) -> None:
+    q, _ = frames
+    with pytest.raises(SchemaError, match=r"(?s)missing column\(s\) relevance.*hint: map them"):
+        evaluate(q.drop("relevance").to_pandas(), RUNS, ["map"])
+    with pytest.raises(SchemaError, match="columns= names"):
+        as_qrels(q, columns={"nope": "query_id"})
+    with pytest.raises(InputFormatError, match=r"row 2: relevance must be an integer grade, got 0\.5"):
+        evaluate({"1": {"a": 1, "b": 0.5}}, RUNS, ["map"])
+    with pytest.raises(InputFormatError, match="is not a number: 'high'"):
+        evaluate(q, {"1": {"a": 1.0, "b": "high"}}, ["map"])
+    with pytest.raises(InputFormatError, match="empty"):
+        evaluate({}, RUNS, ["map"])
+    with pytest.raises(SchemaError, match="iterable of int"):
+        evaluate(q, iter([1, 2]), ["map"])
