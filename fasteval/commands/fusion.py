@@ -52,9 +52,17 @@ def write_run(df: pl.DataFrame, path: str) -> None:
     "--method",
     default="combsum",
     show_default=True,
-    help="combsum, combmnz, combanz, condorcet; upper bounds (need --qrels): "
+    help="combsum, combmnz, combanz, rrf, borda, condorcet; upper bounds (need --qrels): "
     "naive, pareto, majoritarian.",
 )
+@click.option(
+    "--weight",
+    "weights",
+    type=float,
+    multiple=True,
+    help="Per-run weight, in the order of --run (or of the runs read); combsum/rrf/borda.",
+)
+@click.option("--rrf-k", type=float, default=60.0, show_default=True, help="RRF's k.")
 @click.option(
     "--norm",
     default="min-max",
@@ -79,6 +87,8 @@ def write_run(df: pl.DataFrame, path: str) -> None:
 def fuse_cmd(
     runs: tuple[str, ...],
     method: str,
+    weights: tuple[float, ...],
+    rrf_k: float,
     norm: str,
     qrels: str | None,
     depth: int,
@@ -104,6 +114,8 @@ def fuse_cmd(
         norm=norm,
         rel_level=level,
         name=name,
+        weights=list(weights) or None,
+        k=rrf_k,
     )
     write_run(df, output)
     n = len(run_ids) or fin.n_runs
