@@ -56,6 +56,13 @@ def canonical(measure: Any) -> str:
     """The fasteval string for a measure name or an ir_measures measure object."""
     s = measure if isinstance(measure, str) else str(measure)
     s = s.strip()
+    if not isinstance(measure, str) and getattr(measure, "NAME", None) == "RBP":
+        # ir_measures leaves its default p (0.8, not trec_eval's 0.9) out of str()
+        other = sorted(k for k in getattr(measure, "params", {}) if k != "p")
+        if other:
+            msg = f"measure {s!r}: RBP takes p= alone here (as trec_eval's rbp.p=...)"
+            raise MeasureError(msg)
+        return f"rbp.p={measure['p']}"
     m = _FORM.match(s)
     if not m or (m["name"] not in ALIASES and m["args"] is None):
         return ALIASES.get(s, s)
