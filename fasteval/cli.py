@@ -90,7 +90,7 @@ def _finished(*_: Any, **__: Any) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["trec", "csv", "json", "parquet", "ndeval"]),
+    type=click.Choice(["trec", "csv", "json", "jsonl", "parquet", "ndeval"]),
     default="trec",
     show_default=True,
 )

@@ -11,7 +11,7 @@ import polars as pl
 from fasteval.errors import ParameterError
 from fasteval.measures.parser import MeasureSet
 
-FORMATS = ("trec", "csv", "json", "parquet")
+FORMATS = ("trec", "csv", "json", "jsonl", "parquet")
 
 
 def format_trec(df: pl.DataFrame, measures: MeasureSet, *, zscore: bool = False) -> str:
@@ -69,6 +69,8 @@ def write_table(
         text = format_trec(df, measures, zscore=zscore)
     elif fmt == "csv":
         text = df.write_csv()
+    elif fmt == "jsonl":
+        text = format_jsonl(df)
     else:
         text = df.write_json()
         text = text if text.endswith("\n") else text + "\n"
@@ -76,3 +78,62 @@ def write_table(
         return text
     Path(path).write_text(text)
     return None
+
+
+# --------------------------------------------------------------------------- issue 19
+# Self-contained: ir_measures' record shape and PyTerrier's wide table.
+
+
+def format_jsonl(df: pl.DataFrame) -> str:
+    """JSON lines in ir_measures' ``Metric`` shape plus the run: one object per row.
+
+    ``{"query_id": ..., "measure": ..., "value": ..., "run_id": ...}`` in the
+    table's order; the aggregates keep ``query_id == "all"`` (trec_eval's
+    convention; ir_measures' ``iter_calc`` has per-query records only). NaN
+    values are written as ``null``; string measures (``relstring``) as their text.
+    """
+    import json
+    import math
+
+    has_text = "text" in df.columns
+    cols = ["run_id", "query_id", "measure", "value", *(["text"] if has_text else [])]
+    lines = []
+    for row in df.select(cols).iter_rows():
+        run, q, m, v = row[:4]
+        if has_text and row[4] is not None:
+            value: object = row[4]
+        else:
+            value = None if v is None or math.isnan(v) else v
+        lines.append(
+            json.dumps({"query_id": q, "measure": m, "value": value, "run_id": run}) + "\n"
+        )
+    return "".join(lines)
+
+
+def wide_table(df: pl.DataFrame, *, query_id: str = "all") -> pl.DataFrame:
+    """One row per run, a column per measure (PyTerrier's ``pt.Experiment`` layout).
+
+    Parameters
+    ----------
+    df
+        A long table ``run_id, query_id, measure, value`` (``fasteval.evaluate``).
+    query_id
+        Which rows: ``"all"`` (the aggregates, default) or one query's values.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``run_id`` (named ``name``, as PyTerrier does) and the measures in
+        the order they first appear; runs in order of first appearance.
+    """
+    need = {"run_id", "query_id", "measure", "value"}
+    if not need <= set(df.columns):
+        msg = f"wide_table needs columns {sorted(need)}, got {df.columns}"
+        raise ParameterError(msg)
+    rows = df.filter(pl.col("query_id") == query_id)
+    if rows.height == 0:
+        msg = f"no rows with query_id {query_id!r}"
+        raise ParameterError(msg)
+    measures = rows["measure"].unique(maintain_order=True).to_list()
+    wide = rows.pivot(on="measure", index="run_id", values="value", aggregate_function="first")
+    return wide.select(pl.col("run_id").alias("name"), *measures)

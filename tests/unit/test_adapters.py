@@ -112,3 +112,33 @@ def test_bad_foreign_inputs_give_one_line_errors(frames) -> None:
         evaluate({}, RUNS, ["map"])
     with pytest.raises(SchemaError, match="iterable of int"):
         evaluate(q, iter([1, 2]), ["map"])
+
+
+def test_jsonl_and_wide_table(frames, tmp_path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from fasteval.cli import main
+    from fasteval.output import format_jsonl, wide_table
+
+    q, r = frames
+    df = evaluate(q, r, ["map", "P_10"])
+    recs = [json.loads(line) for line in format_jsonl(df).splitlines()]
+    assert len(recs) == df.height
+    assert list(recs[0]) == ["query_id", "measure", "value", "run_id"]
+    assert [(x["run_id"], x["query_id"], x["measure"], x["value"]) for x in recs] == df.rows()
+    wide = wide_table(df)
+    assert wide.columns == ["name", "map", "P_10"]
+    agg = df.filter(pl.col("query_id") == "all")
+    for name, m, v in zip(wide["name"], wide["map"], wide["P_10"], strict=True):
+        sel = agg.filter(pl.col("run_id") == name)
+        assert (m, v) == tuple(sel.sort("measure")["value"].to_list()[::-1])
+    qp, rp = tmp_path / "q.parquet", tmp_path / "r.parquet"
+    q.write_parquet(qp)
+    r.write_parquet(rp)
+    res = CliRunner().invoke(main, ["eval", str(qp), str(rp), "-m", "map", "--format", "jsonl"])
+    assert res.exit_code == 0, res.output
+    lines = [json.loads(x) for x in res.output.splitlines()]
+    assert {x["run_id"] for x in lines} == {"sample1", "sample2"}
+    assert all(x["query_id"] == "all" and x["measure"] == "map" for x in lines)
