@@ -440,6 +440,11 @@ def evaluate(
     if max_depth is not None and max_depth <= 0:
         msg = f"max_depth must be positive, got {max_depth}"
         raise ParameterError(msg)
+    if measures is not None:  # issue 19: ir_measures objects and aliases, judged_only=True
+        from fasteval.measures.ir_measures_names import normalise_measures
+
+        measures, all_judged_only = normalise_measures(measures)
+        judged_only = judged_only or all_judged_only
     if rel_format != "qrels":
         from fasteval.analysis.qrels_jg import evaluate_rel_format
 

@@ -126,3 +126,15 @@ def split_judged_only(names: Iterable[str]) -> tuple[list[str], bool]:
         )
         raise MeasureError(msg)
     return out, bool(flags) and all(flags)
+
+
+def normalise_measures(measures: Any) -> tuple[list[str], bool]:
+    """A measure argument of ``evaluate`` (a name, an object, or a list of them) as strings.
+
+    Returns the fasteval strings and whether ``judged_only=True`` was asked
+    (by every measure; see :func:`split_judged_only`).
+    """
+    items = [measures] if isinstance(measures, str) or not isinstance(measures, Iterable) else list(measures)
+    if not items and not isinstance(measures, (list, tuple)):
+        items = [measures]
+    return split_judged_only(canonical(m) for m in items)
