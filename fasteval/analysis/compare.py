@@ -116,8 +116,9 @@ class Comparison:
     def _baseline_cells(self) -> tuple[list[str], list[list[str]], list[str]]:
         assert self.baselines is not None  # noqa: S101 - internal invariant
         header = ["run"]
+        p_label = "p" if self.correction == "none" else f"p ({self.correction})"
         for m in self.measures:
-            header += [m, f"{m} diff", f"{m} p", f"{m} W/T/L"]
+            header += [m, f"{m} diff", f"{m} {p_label}", f"{m} W/T/L"]
         if len(self.baselines) > 1:
             header.insert(0, "baseline")
         rows: list[list[str]] = []
