@@ -114,7 +114,7 @@ class Comparison:
         return self._pairs_cells()
 
     def _baseline_cells(self) -> tuple[list[str], list[list[str]], list[str]]:
-        assert self.baselines is not None  # noqa: S101 - internal invariant
+        assert self.baselines is not None
         header = ["run"]
         p_label = "p" if self.correction == "none" else f"p ({self.correction})"
         for m in self.measures:
@@ -427,7 +427,9 @@ def compare_table(
                     mean=mean_of[runs[i]],
                     baseline_mean=mean_of[runs[j]],
                 )
-            pvals = np.array([r["p_value"] if i != j else np.nan for r, (i, j) in zip(block, fam, strict=True)])
+            pvals = np.array(
+                [r["p_value"] if i != j else np.nan for r, (i, j) in zip(block, fam, strict=True)]
+            )
             adj = sg.adjust(pvals, c)
             for r, (i, j), pc in zip(block, fam, adj, strict=True):
                 if i == j:  # the baseline's own row

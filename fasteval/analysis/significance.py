@@ -68,7 +68,7 @@ MONTE_CARLO = ("randomization", "bootstrap")
 
 
 def test_name(test: str) -> str:
-    """The canonical name of a paired test (``t``, ``wilcoxon``, ``randomization``, ``bootstrap``)."""
+    """The canonical name of a paired test: t, wilcoxon, randomization or bootstrap."""
     t = str(test).lower().strip()
     t = _TEST_ALIASES.get(t, t)
     if t not in TESTS:
@@ -205,7 +205,8 @@ def p_value(d: np.ndarray, test: str, *, B: int = 9999, seed: int = 0) -> float:
 def bonferroni(p: np.ndarray) -> np.ndarray:
     """Bonferroni adjusted p-values ``min(1, m p)``."""
     p = np.asarray(p, np.float64)
-    return np.minimum(p * p.shape[0], 1.0)
+    out: np.ndarray = np.minimum(p * p.shape[0], 1.0)
+    return out
 
 
 def adjust(p: np.ndarray, correction: str) -> np.ndarray:

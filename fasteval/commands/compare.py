@@ -56,7 +56,9 @@ from fasteval.commands._common import (
     show_default=True,
     help="Sign flips / bootstrap resamples (randomization, bootstrap).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the Monte Carlo tests.")
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the Monte Carlo tests."
+)
 @click.option(
     "-c",
     "complete",

@@ -109,7 +109,10 @@ def _dict_rows(x: Mapping[Any, Any], what: str) -> pa.Table:
     value = "relevance" if what == "qrels" else "score"
     first = next(iter(x.values()), None)
     if not isinstance(first, Mapping):
-        msg = f"{what} dict: expected {{query_id: {{doc_id: {value}}}}}, got values of type {type(first).__name__}"
+        msg = (
+            f"{what} dict: expected {{query_id: {{doc_id: {value}}}}}, "
+            f"got values of type {type(first).__name__}"
+        )
         raise SchemaError(msg)
     inner = next(iter(first.values()), None)
     cols: dict[str, list[Any]] = {"query_id": [], "doc_id": [], value: []}
@@ -125,7 +128,10 @@ def _dict_rows(x: Mapping[Any, Any], what: str) -> pa.Table:
     else:
         for q, docs in x.items():
             if not isinstance(docs, Mapping):
-                msg = f"{what} dict, query {q!r}: expected a dict {{doc_id: {value}}}, got {type(docs).__name__}"
+                msg = (
+                    f"{what} dict, query {q!r}: expected a dict {{doc_id: {value}}}, "
+                    f"got {type(docs).__name__}"
+                )
                 raise SchemaError(msg)
             for d, v in docs.items():
                 cols["query_id"].append(str(q))
@@ -217,7 +223,9 @@ def _apply_columns(
     ren = _renames(table.column_names, what, columns)
     cols = {ren[c]: table.column(c) for c in table.column_names if c in ren}
     if what == "run" and "run_id" not in cols:
-        cols["run_id"] = pa.chunked_array([pa.array([default_run] * table.num_rows, pa.large_string())])
+        cols["run_id"] = pa.chunked_array(
+            [pa.array([default_run] * table.num_rows, pa.large_string())]
+        )
     if what == "qrels" and "relevance" in cols and pa.types.is_floating(cols["relevance"].type):
         rel = cols["relevance"].to_pylist()
         cols["relevance"] = pa.chunked_array([_int_array(rel, name)])
@@ -286,9 +294,7 @@ def as_qrels(x: Any, *, columns: Mapping[str, str] | None = None) -> pl.DataFram
     return load_qrels(got[0] if got is not None else x)
 
 
-def as_run(
-    x: Any, *, columns: Mapping[str, str] | None = None, name: str = "run"
-) -> pl.DataFrame:
+def as_run(x: Any, *, columns: Mapping[str, str] | None = None, name: str = "run") -> pl.DataFrame:
     """A run (or runs) from any recognised object as ``run_id, query_id, doc_id, rank, score``.
 
     ``name`` is the run id when the input has no run id column.

@@ -113,10 +113,10 @@ def split_judged_only(names: Iterable[str]) -> tuple[list[str], bool]:
             flag = args.pop("judged_only", "False") == "True"
             inner = ",".join(f"{k}={v}" for k, v in args.items())
             cut = f"@{m['cut']}" if m["cut"] is not None else ""
-            n = m["name"] + (f"({inner})" if inner else "") + cut
+            out.append(m["name"] + (f"({inner})" if inner else "") + cut)
         else:
             flag = False
-        out.append(n)
+            out.append(n)
         flags.append(flag)
     if any(flags) and not all(flags):
         mixed = [n for n, f in zip(names, flags, strict=False) if f]
@@ -134,7 +134,11 @@ def normalise_measures(measures: Any) -> tuple[list[str], bool]:
     Returns the fasteval strings and whether ``judged_only=True`` was asked
     (by every measure; see :func:`split_judged_only`).
     """
-    items = [measures] if isinstance(measures, str) or not isinstance(measures, Iterable) else list(measures)
+    items = (
+        [measures]
+        if isinstance(measures, str) or not isinstance(measures, Iterable)
+        else list(measures)
+    )
     if not items and not isinstance(measures, (list, tuple)):
         items = [measures]
     return split_judged_only(canonical(m) for m in items)

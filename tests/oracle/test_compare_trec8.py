@@ -76,7 +76,9 @@ def test_cli_pvalues_equal_scipy_and_hand_holm(paths, cli_table):
             assert row["mean"] == pytest.approx(mean, abs=1e-12)
             assert row["n_queries"] == len(qs) == 50
         got = cli_table.filter((pl.col("measure") == m) & (pl.col("run_id") != BASELINE))
-        got_map = {r: (p, pc) for r, p, pc in got.select("run_id", "p_value", "p_corrected").iter_rows()}
+        got_map = {
+            r: (p, pc) for r, p, pc in got.select("run_id", "p_value", "p_corrected").iter_rows()
+        }
         for r, p, h in zip(OTHERS, raw, _holm(raw), strict=True):
             assert got_map[r][0] == pytest.approx(p, rel=1e-9), (m, r)
             assert got_map[r][1] == pytest.approx(h, rel=1e-9), (m, r)

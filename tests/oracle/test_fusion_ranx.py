@@ -156,7 +156,7 @@ def test_condorcet_matches_ranx_where_the_majority_is_transitive(trec8):
 
 
 def _untied(trec8) -> pl.DataFrame:
-    """The four runs with equal scores within a (run, query) removed (ranx orders them arbitrarily)."""
+    """The four runs without scores tied within a (run, query): ranx orders those arbitrarily."""
     src = trec8.runs
     frame = pl.DataFrame(
         {

@@ -104,7 +104,9 @@ def test_bad_foreign_inputs_give_one_line_errors(frames) -> None:
         evaluate(q.drop("relevance").to_pandas(), RUNS, ["map"])
     with pytest.raises(SchemaError, match="columns= names"):
         as_qrels(q, columns={"nope": "query_id"})
-    with pytest.raises(InputFormatError, match=r"row 2: relevance must be an integer grade, got 0\.5"):
+    with pytest.raises(
+        InputFormatError, match=r"row 2: relevance must be an integer grade, got 0\.5"
+    ):
         evaluate({"1": {"a": 1, "b": 0.5}}, RUNS, ["map"])
     with pytest.raises(InputFormatError, match="is not a number: 'high'"):
         evaluate(q, {"1": {"a": 1.0, "b": "high"}}, ["map"])

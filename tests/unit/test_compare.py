@@ -46,11 +46,7 @@ def test_t_and_wilcoxon_equal_scipy(seed: int) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    st.lists(
-        st.tuples(st.integers(0, 8), st.integers(0, 8)), min_size=2, max_size=60
-    )
-)
+@given(st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8)), min_size=2, max_size=60))
 def test_wilcoxon_property_equals_scipy(pairs: list[tuple[int, int]]) -> None:
     x = np.array([a for a, _ in pairs], float) / 8
     y = np.array([b for _, b in pairs], float) / 8
@@ -100,7 +96,9 @@ def test_compare_sample_equals_scipy_and_hand_holm(sample_table: pl.DataFrame) -
     assert runs[0] in cmp.means["run_id"].to_list()
     for m in ("map", "P_10", "ndcg_cut_10"):
         pq = sample_table.filter((pl.col("measure") == m) & (pl.col("query_id") != "all"))
-        base = dict(pq.filter(pl.col("run_id") == "sample1").select("query_id", "value").iter_rows())
+        base = dict(
+            pq.filter(pl.col("run_id") == "sample1").select("query_id", "value").iter_rows()
+        )
         raw = []
         others = [r for r in runs if r != "sample1"]
         for r in others:
@@ -116,7 +114,9 @@ def test_compare_sample_equals_scipy_and_hand_holm(sample_table: pl.DataFrame) -
             running = max(running, min(1.0, (len(raw_a) - k) * raw_a[i]))
             hand[i] = running
         got = cmp.table.filter((pl.col("measure") == m) & (pl.col("run_id") != "sample1"))
-        got = {r: (p, pc) for r, p, pc in got.select("run_id", "p_value", "p_corrected").iter_rows()}
+        got = {
+            r: (p, pc) for r, p, pc in got.select("run_id", "p_value", "p_corrected").iter_rows()
+        }
         for r, p, h in zip(others, raw_a, hand, strict=True):
             assert got[r][0] == pytest.approx(p, rel=1e-12)
             assert got[r][1] == pytest.approx(h, rel=1e-12)
@@ -134,7 +134,9 @@ def test_wins_ties_losses_and_means(sample_table: pl.DataFrame) -> None:
         int((d < 0).sum()),
     )
     allrow = sample_table.filter(
-        (pl.col("measure") == "P_10") & (pl.col("query_id") == "all") & (pl.col("run_id") == "sample2")
+        (pl.col("measure") == "P_10")
+        & (pl.col("query_id") == "all")
+        & (pl.col("run_id") == "sample2")
     )["value"][0]
     assert row["mean"] == allrow
     assert row["diff"] == pytest.approx(row["mean"] - row["baseline_mean"])
@@ -154,7 +156,9 @@ def test_missing_queries_pair_on_common_or_count_zero_with_complete() -> None:
             "new": {"1": 0.3, "2": 0.1, "3": 0.6},  # lacks query 4
         }
     )
-    plain = compare_table(t, baseline="base").table.filter(pl.col("run_id") == "new").row(0, named=True)
+    plain = (
+        compare_table(t, baseline="base").table.filter(pl.col("run_id") == "new").row(0, named=True)
+    )
     assert plain["n_queries"] == 3
     assert plain["p_value"] == pytest.approx(
         scipy.stats.ttest_rel([0.3, 0.1, 0.6], [0.1, 0.2, 0.3]).pvalue

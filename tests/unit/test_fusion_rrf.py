@@ -17,7 +17,9 @@ def _ranking(docs: dict[str, float]) -> list[str]:
     return [d for d, _ in sorted(docs.items(), key=lambda t: (-t[1], [-b for b in t[0].encode()]))]
 
 
-def reference(runs: dict[str, dict[str, dict[str, float]]], method: str, w: dict[str, float], k: float):
+def reference(
+    runs: dict[str, dict[str, dict[str, float]]], method: str, w: dict[str, float], k: float
+):
     """``{qid: {doc: fused}}``: RRF or BordaFuse (ranx's points) by the definitions."""
     out: dict[str, dict[str, float]] = {}
     qids = sorted({q for r in runs.values() for q in r})
@@ -51,7 +53,11 @@ runs_strategy = st.dictionaries(
 
 
 @settings(max_examples=40, deadline=None)
-@given(runs_strategy, st.sampled_from(["rrf", "borda"]), st.lists(st.integers(1, 4), min_size=3, max_size=3))
+@given(
+    runs_strategy,
+    st.sampled_from(["rrf", "borda"]),
+    st.lists(st.integers(1, 4), min_size=3, max_size=3),
+)
 def test_rrf_and_borda_equal_reference(runs, method, wl):
     names = sorted(runs)
     assume(len(names) >= 2)

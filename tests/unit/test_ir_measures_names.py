@@ -69,7 +69,9 @@ def test_evaluate_takes_objects_and_judged_only() -> None:
     assert a["value"].to_list() == b["value"].to_list()
     assert a["measure"].unique().to_list() == ["AP"]
     one = evaluate(QRELS, RUNS, irm.MAP, per_query=False)
-    assert one["value"].to_list() == evaluate(QRELS, RUNS, "map", per_query=False)["value"].to_list()
+    assert (
+        one["value"].to_list() == evaluate(QRELS, RUNS, "map", per_query=False)["value"].to_list()
+    )
 
 
 def _exp_ndcg(ranked: list[str], grades: dict[str, int]) -> float:

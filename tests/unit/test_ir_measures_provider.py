@@ -64,8 +64,12 @@ def test_equals_default_providers_on_the_sample(sample):
     theirs = irm.calc_aggregate(MEASURES, qrels, run)
     for m in MEASURES:
         assert ours[m] == pytest.approx(theirs[m], rel=1e-12, abs=1e-15), m
-    per_ours = {(x.query_id, str(x.measure)): x.value for x in provider.iter_calc(MEASURES, qrels, run)}
-    per_theirs = {(x.query_id, str(x.measure)): x.value for x in irm.iter_calc(MEASURES, qrels, run)}
+    per_ours = {
+        (x.query_id, str(x.measure)): x.value for x in provider.iter_calc(MEASURES, qrels, run)
+    }
+    per_theirs = {
+        (x.query_id, str(x.measure)): x.value for x in irm.iter_calc(MEASURES, qrels, run)
+    }
     assert per_ours.keys() == per_theirs.keys()
     for k, v in per_theirs.items():
         assert per_ours[k] == pytest.approx(v, rel=1e-12, abs=1e-15), k

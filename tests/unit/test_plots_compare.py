@@ -11,7 +11,7 @@ from fasteval.errors import ParameterError
 
 pytest.importorskip("matplotlib")
 
-from fasteval.plots.compare import per_query_differences, precision_recall  # noqa: E402
+from fasteval.plots.compare import per_query_differences, precision_recall
 
 DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
 
@@ -22,7 +22,9 @@ def table():
 
 
 def test_figures_are_written(table, tmp_path):
-    p = per_query_differences(table, "sample1", "map", tmp_path / "d.png", runs=["sample1", "sample2", "sample3"])
+    p = per_query_differences(
+        table, "sample1", "map", tmp_path / "d.png", runs=["sample1", "sample2", "sample3"]
+    )
     assert p.stat().st_size > 1000 and p.read_bytes()[:4] == b"\x89PNG"
     q = precision_recall(table, tmp_path / "pr.svg")
     assert "<svg" in q.read_text()
