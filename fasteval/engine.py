@@ -287,7 +287,7 @@ def _aggregate(
 
 
 def _as_list(x: RunsLike) -> list[Any]:
-    from fasteval.io.adapters import is_single_input  # issue 19: pandas, dicts, records
+    from fasteval.io.adapters import is_records, is_single_input  # issue 19
 
     if isinstance(x, (str, os.PathLike, pl.DataFrame)) or not isinstance(x, Iterable):
         return [x]
@@ -300,7 +300,8 @@ def _as_list(x: RunsLike) -> list[Any]:
             return [x]
     except ImportError:  # pragma: no cover
         pass
-    return list(x)
+    items = list(x)  # paths, or records from a generator (ir_datasets scoreddocs_iter())
+    return [items] if is_records(items) else items
 
 
 def load_inputs(

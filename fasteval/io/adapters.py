@@ -83,15 +83,15 @@ def is_records(x: Any) -> bool:
 
 
 def is_single_input(x: Any) -> bool:
-    """Whether ``x`` is one qrels/run object this module reads (not a list of inputs)."""
+    """Whether ``x`` is one qrels/run object this module reads (not a list of inputs).
+
+    An iterator is not decided here (it cannot be looked into without being
+    consumed): materialise it, then ask :func:`is_records`.
+    """
     if isinstance(x, (str, bytes)):
         return False
     return (
-        is_frame_like(x)
-        or isinstance(x, Mapping)
-        or is_records(x)
-        or _module(x).startswith("ranx")
-        or isinstance(x, Iterator)
+        is_frame_like(x) or isinstance(x, Mapping) or is_records(x) or _module(x).startswith("ranx")
     )
 
 
@@ -256,8 +256,8 @@ def to_arrow(
     :func:`fasteval.io.tables.qrels_from_table` / ``runs_from_table`` for
     its checks (nulls, types, finite scores).
     """
-    if isinstance(x, (str, bytes)):
-        return None
+    if isinstance(x, (str, bytes)) or what not in ("qrels", "run"):
+        return None  # other tables (diversity qrels, z-scores, ...) keep their own readers
     name: str
     if is_frame_like(x):
         table, name = _frame_to_arrow(x), f"{what} {type(x).__name__}"

@@ -112,8 +112,10 @@ def test_bad_foreign_inputs_give_one_line_errors(frames) -> None:
         evaluate(q, {"1": {"a": 1.0, "b": "high"}}, ["map"])
     with pytest.raises(InputFormatError, match="empty"):
         evaluate({}, RUNS, ["map"])
-    with pytest.raises(SchemaError, match="iterable of int"):
+    with pytest.raises(SchemaError, match="cannot read run from a int"):
         evaluate(q, iter([1, 2]), ["map"])
+    with pytest.raises(SchemaError, match="iterable of int"):
+        evaluate(iter([1, 2]), RUNS, ["map"])
 
 
 def test_jsonl_and_wide_table(frames, tmp_path) -> None:
@@ -144,3 +146,21 @@ def test_jsonl_and_wide_table(frames, tmp_path) -> None:
     lines = [json.loads(x) for x in res.output.splitlines()]
     assert {x["run_id"] for x in lines} == {"sample1", "sample2"}
     assert all(x["query_id"] == "all" and x["measure"] == "map" for x in lines)
+
+
+def test_generators_of_paths_and_of_records(frames, want, tmp_path) -> None:
+    irm = pytest.importorskip("ir_measures")
+    q, r = frames
+    paths = []
+    for name in ("sample1", "sample2"):
+        p = tmp_path / f"{name}.parquet"
+        r.filter(pl.col("run_id") == name).write_parquet(p)
+        paths.append(p)
+    _same(evaluate(q, (p for p in paths), MEASURES), want)  # a generator of paths, as before
+    sub = r.filter(pl.col("run_id") == "sample1")
+    gen = (irm.ScoredDoc(a, b, s) for _, a, b, _, s in sub.iter_rows())
+    got = evaluate(q, gen, MEASURES)
+    assert_frame_equal(
+        got.drop("run_id").sort("query_id", "measure"),
+        want.filter(pl.col("run_id") == "sample1").drop("run_id"),
+    )
