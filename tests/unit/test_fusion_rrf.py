@@ -20,7 +20,7 @@ def _ranking(docs: dict[str, float]) -> list[str]:
 def reference(
     runs: dict[str, dict[str, dict[str, float]]], method: str, w: dict[str, float], k: float
 ):
-    """``{qid: {doc: fused}}``: RRF or BordaFuse (ranx's points) by the definitions."""
+    """``{qid: {doc: fused}}``: RRF, BordaFuse (ranx's points) or weighted CombSUM of raw scores."""
     out: dict[str, dict[str, float]] = {}
     qids = sorted({q for r in runs.values() for q in r})
     for q in qids:
@@ -30,7 +30,9 @@ def reference(
         for name, r in runs.items():
             ranked = _ranking(r.get(q, {}))
             for d in cands:
-                if method == "rrf":
+                if method == "combsum":
+                    fused[d] += w[name] * r.get(q, {}).get(d, 0.0)
+                elif method == "rrf":
                     if d in ranked:
                         fused[d] += w[name] / (k + ranked.index(d) + 1)
                 elif d in ranked:
@@ -55,7 +57,7 @@ runs_strategy = st.dictionaries(
 @settings(max_examples=40, deadline=None)
 @given(
     runs_strategy,
-    st.sampled_from(["rrf", "borda"]),
+    st.sampled_from(["rrf", "borda", "combsum"]),
     st.lists(st.integers(1, 4), min_size=3, max_size=3),
 )
 def test_rrf_and_borda_equal_reference(runs, method, wl):
@@ -64,7 +66,7 @@ def test_rrf_and_borda_equal_reference(runs, method, wl):
     w = {n: float(x) for n, x in zip(["r1", "r2", "r3"], wl, strict=True)}
     rows = [(n, q, d, s) for n in names for q, docs in runs[n].items() for d, s in docs.items()]
     frame = pl.DataFrame(rows, schema=["run_id", "query_id", "doc_id", "score"], orient="row")
-    got = fu.fuse(frame, method, names, depth=100, weights=[w[n] for n in names], k=5)
+    got = fu.fuse(frame, method, names, 100, weights=[w[n] for n in names], k=5, norm="none")
     want = reference({n: runs[n] for n in names}, method, w, 5)
     for q, docs in want.items():
         sub = got.filter(pl.col("query_id") == q)

@@ -102,3 +102,14 @@ def test_exp_log2_ndcg_equals_the_burges_formula() -> None:
         if want == 0.0 and have.len() == 0:
             continue
         assert have[0] == pytest.approx(want, rel=1e-12), qid
+
+
+def test_compare_takes_ir_measures_objects() -> None:
+    from fasteval import compare
+
+    cmp = compare(QRELS, RUNS, [irm.MAP, irm.nDCG @ 10], baseline="sample1")
+    assert cmp.measures == ["AP", "nDCG@10"]
+    plain = compare(QRELS, RUNS, ["map", "ndcg_cut_10"], baseline="sample1")
+    a = cmp.table.drop("measure")
+    b = plain.table.drop("measure")
+    assert a.equals(b)
