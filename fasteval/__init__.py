@@ -28,13 +28,17 @@ if TYPE_CHECKING:
     from fasteval.analysis.information import information_difference, joint_ric, ric
     from fasteval.analysis.report import Report, report
     from fasteval.api import evaluate
+    from fasteval.comparison import Comparison, compare
     from fasteval.engine.diversity import diversity_evaluate, subtopic_coverage
+    from fasteval.engine.table import wide_table
     from fasteval.io.diversity import load_diversity_qrels
     from fasteval.io.tables import load_qrels, load_runs
     from fasteval.measures.parser import Measure, parse_measure, parse_measures
 
 # public name -> the module that defines it
 _LAZY = {
+    "Comparison": "fasteval.comparison",
+    "compare": "fasteval.comparison",
     "information_tau": "fasteval.analysis.correlation",
     "rank_correlation": "fasteval.analysis.correlation",
     "diversity_evaluate": "fasteval.engine.diversity",
@@ -48,6 +52,7 @@ _LAZY = {
     "Report": "fasteval.analysis.report",
     "report": "fasteval.analysis.report",
     "evaluate": "fasteval.api",
+    "wide_table": "fasteval.engine.table",
     "load_diversity_qrels": "fasteval.io.diversity",
     "load_qrels": "fasteval.io.tables",
     "load_runs": "fasteval.io.tables",
@@ -72,6 +77,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "Comparison",
     "DataMismatchError",
     "FastevalError",
     "FastevalWarning",
@@ -80,6 +86,7 @@ __all__ = [
     "MeasureError",
     "Report",
     "SchemaError",
+    "compare",
     "diversity_evaluate",
     "evaluate",
     "fuse",
@@ -97,6 +104,7 @@ __all__ = [
     "report",
     "ric",
     "subtopic_coverage",
+    "wide_table",
 ]
 
 __version__ = "0.1.0"

@@ -24,6 +24,7 @@ from fasteval.engine.ranking import evaluate_ranking
 from fasteval.errors import MeasureError, ParameterError
 from fasteval.io.zscores import as_zscores
 from fasteval.measures.catalog import Request, check_rel_format, parse_request
+from fasteval.measures.ir_measures_names import normalise_measures
 
 
 def evaluate(  # noqa: PLR0913 (keyword-only options)
@@ -120,6 +121,10 @@ def evaluate(  # noqa: PLR0913 (keyword-only options)
         msg = f"max_depth must be positive, got {max_depth}"
         raise ParameterError(msg)
     check_rel_format(rel_format)
+    if measures is not None and not isinstance(measures, Request):
+        # ir_measures objects and aliases (MAP, MRR@10, ...); judged_only=True on all of them
+        measures, all_judged_only = normalise_measures(measures)
+        judged_only = judged_only or all_judged_only
     req = (
         measures
         if isinstance(measures, Request)

@@ -90,7 +90,7 @@ def _finished(*_: Any, **__: Any) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["trec", "csv", "json", "parquet", "ndeval"]),
+    type=click.Choice(["trec", "csv", "json", "jsonl", "parquet", "ndeval"]),
     default="trec",
     show_default=True,
 )
@@ -280,6 +280,9 @@ main.add_command(fuse_cmd)
 from fasteval.commands.fusion import fuse_study_cmd  # noqa: E402
 
 main.add_command(fuse_study_cmd)
+from fasteval.commands.compare import compare_cmd  # noqa: E402  (issue 19)
+
+main.add_command(compare_cmd)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

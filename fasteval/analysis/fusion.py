@@ -7,6 +7,12 @@ Definitions (SPEC section 8). Per query, over the runs of a *fusion group*:
   ``S(d) * c(d)`` with ``c(d)`` the number of runs retrieving ``d``;
   **CombANZ**: ``S(d) / c(d)``. Normalisations (per run and query, as ranx
   defines them): ``min-max`` (default), ``zscore``, ``sum``, ``rank``, ``none``.
+* **RRF** (Cormack, Clarke & Buettcher, SIGIR 2009): ``S(d) = sum_r w_r /
+  (k + rank_r(d))``, ``k = 60``, over the runs retrieving ``d``.
+  **BordaFuse** (Aslam & Montague, SIGIR 2001) as ranx scores it: with ``m``
+  candidates, a run's ``i``-th document (from 0) gets ``m - i`` points and
+  each candidate it misses ``(m - n_r + 1) / 2``. Both, and CombSUM (ranx's
+  ``wsum``), take per-run weights ``w_r`` (default 1).
 * **CondorcetFuse** (Montague & Aslam, CIKM 2002): documents sorted with the
   comparator "more runs rank ``a`` above ``b`` than ``b`` above ``a``"; a
   retrieved document is above an unretrieved one, a run retrieving neither
@@ -45,7 +51,7 @@ re-encoded per fusion group (:func:`prepare_fusion`, :func:`fuse_groups`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,11 +81,24 @@ METHODS = {
     "naive": kf.NAIVE,
     "pareto": kf.PARETO,
     "majoritarian": kf.MAJORITARIAN,
+    "rrf": kf.RRF,
+    "borda": kf.BORDA,
 }
 # a fusion group: run ids or run numbers
 Group = Sequence[str | int] | np.ndarray
 
-_ALIASES = {"sum": "combsum", "mnz": "combmnz", "anz": "combanz", "condorcetfuse": "condorcet"}
+_ALIASES = {
+    "sum": "combsum",
+    "mnz": "combmnz",
+    "anz": "combanz",
+    "condorcetfuse": "condorcet",
+    "wsum": "combsum",  # ranx's weighted sum: CombSUM with weights=
+    "wrrf": "rrf",
+    "weightedrrf": "rrf",
+    "reciprocalrank": "rrf",
+    "bordafuse": "borda",
+    "wbordafuse": "borda",
+}
 UPPER_BOUNDS = ("naive", "pareto", "majoritarian")
 NORMS = {
     "min-max": kf.NORM_MINMAX,
@@ -93,7 +112,7 @@ _NORM_ALIASES = {"minmax": "min-max", "zmuv": "zscore", "z-score": "zscore"}
 
 def method_name(method: str) -> str:
     """The canonical name of a fusion method (``combsum``, ..., ``majoritarian``)."""
-    m = str(method).lower().replace("_", "")
+    m = str(method).lower().replace("_", "").replace("-", "")
     m = _ALIASES.get(m, m)
     if m not in METHODS:
         msg = f"unknown fusion method {method!r}; choose one of {', '.join(METHODS)}"
@@ -444,7 +463,36 @@ def _groups_arrays(fin: FusionInput, groups: Sequence[Group]) -> tuple[np.ndarra
     return members, m_off
 
 
-def fuse_groups(
+def _run_weights(
+    fin: FusionInput, weights: Sequence[float] | Mapping[str, float] | None, method: str
+) -> np.ndarray:
+    """One weight per run of ``fin`` (all 1 by default)."""
+    w = np.ones(fin.n_runs, np.float64)
+    if weights is None:
+        return w
+    if METHODS[method] not in (kf.COMBSUM, kf.COMBMNZ, kf.COMBANZ, kf.RRF, kf.BORDA):
+        msg = f"weights apply to combsum, combmnz, combanz, rrf and borda, not {method}"
+        raise ParameterError(msg)
+    if isinstance(weights, Mapping):
+        unknown = [r for r in weights if r not in fin.run_names]
+        if unknown:
+            msg = f"weights name unknown run(s) {unknown[:5]} (runs: {fin.run_names[:8]})"
+            raise ParameterError(msg)
+        for r, v in weights.items():
+            w[fin.run_names.index(r)] = float(v)
+    else:
+        vals = [float(v) for v in weights]
+        if len(vals) != fin.n_runs:
+            msg = f"{len(vals)} weights for {fin.n_runs} runs"
+            raise ParameterError(msg)
+        w[:] = vals
+    if not np.isfinite(w).all():
+        msg = f"weights must be finite numbers, got {w.tolist()}"
+        raise ParameterError(msg)
+    return w
+
+
+def fuse_groups(  # noqa: PLR0913 (fusion options, keyword or defaulted)
     fin: FusionInput,
     groups: Sequence[Group],
     method: str = "combsum",
@@ -453,6 +501,8 @@ def fuse_groups(
     depth: int = 1000,
     rel_level: int = 1,
     names: Sequence[str] | None = None,
+    weights: Sequence[float] | Mapping[str, float] | None = None,
+    k: float = 60.0,
 ) -> FusedRuns:
     """Fuse many groups of runs at once (one kernel pass, inputs encoded once).
 
@@ -475,6 +525,14 @@ def fuse_groups(
     names
         Run ids of the fused runs (default ``"<method>-<i>"``, or ``method``
         for a single group).
+    weights
+        Per-run weights for ``combsum`` / ``combmnz`` / ``combanz`` /
+        ``rrf`` / ``borda`` (weighted CombSUM = ranx's ``wsum``, weighted
+        RRF, weighted BordaFuse): one per run of ``fin.run_names``, or a
+        mapping run id -> weight (missing runs weigh 1). Default: all 1.
+    k
+        RRF's constant: ``score(d) = sum_r w_r / (k + rank_r(d))`` (Cormack,
+        Clarke & Buettcher 2009 use 60).
 
     Returns
     -------
@@ -488,6 +546,10 @@ def fuse_groups(
         msg = f"the {m} upper bound needs qrels (qrels=...)"
         raise ParameterError(msg)
     members, m_off = _groups_arrays(fin, groups)
+    w_run = _run_weights(fin, weights, m)
+    if k < 0 or not np.isfinite(k):
+        msg = f"rrf k must be a finite number >= 0, got {k}"
+        raise ParameterError(msg)
     n_g = m_off.shape[0] - 1
     if names is None:
         names = [m] if n_g == 1 else [f"{m}-{i}" for i in range(n_g)]
@@ -524,6 +586,8 @@ def fuse_groups(
         gcls,
         max_m,
         int(depth),
+        np.ascontiguousarray(w_run[members], dtype=np.float64),
+        float(k),
         out_off,
         out_doc,
         out_score,
@@ -539,7 +603,7 @@ def fuse_groups(
     return FusedRuns(fin, list(names), out_off, out_doc, out_score)
 
 
-def fuse(
+def fuse(  # noqa: PLR0913 (fusion options, keyword or defaulted)
     runs: Any,
     method: str = "combsum",
     run_ids: Sequence[str] | None = None,
@@ -549,6 +613,8 @@ def fuse(
     norm: str | None = "min-max",
     rel_level: int = 1,
     name: str | None = None,
+    weights: Sequence[float] | Mapping[str, float] | None = None,
+    k: float = 60.0,
 ) -> pl.DataFrame:
     """Fuse runs into one run, per query (metasearch).
 
@@ -557,7 +623,8 @@ def fuse(
     runs
         Anything :func:`fasteval.load_runs` accepts, or a :class:`FusionInput`.
     method
-        ``combsum``, ``combmnz``, ``combanz``, ``condorcet`` (fusion), or
+        ``combsum``, ``combmnz``, ``combanz``, ``rrf``, ``borda``,
+        ``condorcet`` (fusion), or
         ``naive``, ``pareto``, ``majoritarian`` (upper bounds; need ``qrels``).
         See :mod:`fasteval.analysis.fusion` for the definitions.
     run_ids
@@ -572,6 +639,12 @@ def fuse(
         Grade ``>= rel_level`` is relevant.
     name
         The fused run's id (default: the method name).
+    weights
+        Weights of the fused runs, in the order of ``run_ids`` (or of all
+        runs), or a mapping run id -> weight: weighted CombSUM (ranx's
+        ``wsum``), weighted RRF, weighted BordaFuse.
+    k
+        RRF's constant (default 60).
 
     Returns
     -------
@@ -588,6 +661,13 @@ def fuse(
     else:
         fin = prepare_fusion(runs, qrels)
     group = list(run_ids) if run_ids is not None else list(range(fin.n_runs))
+    if weights is not None and not isinstance(weights, Mapping):
+        vals = list(weights)
+        if len(vals) != len(group):
+            msg = f"{len(vals)} weights for {len(group)} fused runs"
+            raise ParameterError(msg)
+        idx = fin.run_index(group)
+        weights = {fin.run_names[int(i)]: float(v) for i, v in zip(idx, vals, strict=True)}
     fused = fuse_groups(
         fin,
         [group],
@@ -596,6 +676,8 @@ def fuse(
         depth=depth,
         rel_level=rel_level,
         names=[name or method_name(method)],
+        weights=weights,
+        k=k,
     )
     return fused.to_frame()
 

@@ -27,9 +27,17 @@ if TYPE_CHECKING:
     "--method",
     default="combsum",
     show_default=True,
-    help="combsum, combmnz, combanz, condorcet; upper bounds (need --qrels): "
+    help="combsum, combmnz, combanz, rrf, borda, condorcet; upper bounds (need --qrels): "
     "naive, pareto, majoritarian.",
 )
+@click.option(
+    "--weight",
+    "weights",
+    type=float,
+    multiple=True,
+    help="Per-run weight, in the order of --run (or of the runs read); combsum/rrf/borda.",
+)
+@click.option("--rrf-k", type=float, default=60.0, show_default=True, help="RRF's k.")
 @click.option(
     "--norm",
     default="min-max",
@@ -54,6 +62,8 @@ if TYPE_CHECKING:
 def fuse_cmd(
     runs: tuple[str, ...],
     method: str,
+    weights: tuple[float, ...],
+    rrf_k: float,
     norm: str,
     qrels: str | None,
     depth: int,
@@ -79,6 +89,8 @@ def fuse_cmd(
         norm=norm,
         rel_level=level,
         name=name,
+        weights=list(weights) or None,
+        k=rrf_k,
     )
     from fasteval.io.writers import write_run
 

@@ -14,6 +14,7 @@ import pyarrow as pa
 from fasteval.columns import QrelsColumns, RunColumns
 from fasteval.encode import Encoded, encode
 from fasteval.errors import DataMismatchError, ParameterError
+from fasteval.io.adapters import is_records, is_single_input
 from fasteval.io.tables import qrels_columns, run_columns
 
 QrelsLike = Any  # path, polars DataFrame, Arrow table
@@ -21,12 +22,14 @@ RunsLike = Any  # path(s), directory, polars DataFrame, Arrow table, or a list o
 
 
 def as_list(x: RunsLike) -> list[Any]:
-    """One input or many as a list (a path, frame or Arrow table is one input)."""
+    """One input or many as a list (a path, frame, Arrow table, pandas frame, dict of
+    dicts or a list of records is one input)."""
     if isinstance(x, (str, os.PathLike, pl.DataFrame)) or not isinstance(x, Iterable):
         return [x]
-    if isinstance(x, pa.Table):
+    if isinstance(x, pa.Table) or is_single_input(x):
         return [x]
-    return list(x)
+    items = list(x)  # paths, or records from a generator (ir_datasets scoreddocs_iter())
+    return [items] if is_records(items) else items
 
 
 def load_inputs(

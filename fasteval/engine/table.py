@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 
 from fasteval.encode import Encoded
+from fasteval.errors import ParameterError
 from fasteval.measures.parser import MeasureSet
 
 
@@ -149,3 +150,32 @@ def _with_text(
         pl.when(pl.Series(is_text)).then(None).otherwise(pl.col("value")).alias("value"),
         pl.Series("text", col.tolist(), dtype=pl.String),
     )
+
+
+def wide_table(df: pl.DataFrame, *, query_id: str = "all") -> pl.DataFrame:
+    """One row per run, a column per measure (PyTerrier's ``pt.Experiment`` layout).
+
+    Parameters
+    ----------
+    df
+        A long table ``run_id, query_id, measure, value`` (``fasteval.evaluate``).
+    query_id
+        Which rows: ``"all"`` (the aggregates, default) or one query's values.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``run_id`` (named ``name``, as PyTerrier does) and the measures in
+        the order they first appear; runs in order of first appearance.
+    """
+    need = {"run_id", "query_id", "measure", "value"}
+    if not need <= set(df.columns):
+        msg = f"wide_table needs columns {sorted(need)}, got {df.columns}"
+        raise ParameterError(msg)
+    rows = df.filter(pl.col("query_id") == query_id)
+    if rows.height == 0:
+        msg = f"no rows with query_id {query_id!r}"
+        raise ParameterError(msg)
+    measures = rows["measure"].unique(maintain_order=True).to_list()
+    wide = rows.pivot(on="measure", index="run_id", values="value", aggregate_function="first")
+    return wide.select(pl.col("run_id").alias("name"), *measures)

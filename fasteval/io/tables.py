@@ -12,6 +12,7 @@ import gzip
 import os
 import warnings
 import zlib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from fasteval.columns import (
     numeric_numpy,
 )
 from fasteval.errors import FastevalWarning, InputFormatError, SchemaError
-from fasteval.io import trec
+from fasteval.io import adapters, trec
 
 QRELS_SCHEMA = pa.schema(
     [("query_id", pa.large_string()), ("doc_id", pa.large_string()), ("relevance", pa.int32())]
@@ -52,7 +53,11 @@ def _is_parquet(p: Path) -> bool:
     return p.suffix.lower() in PARQUET_SUFFIXES
 
 
-def _to_arrow(x: Any, what: str) -> tuple[pa.Table, str]:
+def _to_arrow(x: Any, what: str, default_run: str = "run") -> tuple[pa.Table, str]:
+    # pandas / dict-of-dicts / named-tuple records / ecosystem column names
+    adapted = adapters.to_arrow(x, what, default_run=default_run)
+    if adapted is not None:
+        return adapted
     if isinstance(x, pl.DataFrame):
         return x.to_arrow(compat_level=pl.CompatLevel.oldest()), f"{what} DataFrame"
     if isinstance(x, pa.Table):
@@ -334,7 +339,8 @@ def run_columns(items: list[Any], *, lenient: bool = False, run_id_from: str = "
         raise InputFormatError(msg)
     text_paths: list[Path] = []
     parts: list[RunColumns] = []
-    for x in expand_paths(items):
+    expanded = expand_paths(items)
+    for i, x in enumerate(expanded):
         if isinstance(x, (str, os.PathLike)):
             p = Path(x)
             if _is_parquet(p):
@@ -342,7 +348,9 @@ def run_columns(items: list[Any], *, lenient: bool = False, run_id_from: str = "
             else:
                 text_paths.append(p)
         else:
-            parts.append(runs_from_table(*_to_arrow(x, "run")))
+            # a run without a run id column: "run", or run1, run2, ... among several inputs
+            default = "run" if len(expanded) == 1 else f"run{i + 1}"
+            parts.append(runs_from_table(*_to_arrow(x, "run", default)))
     if text_paths:
         parts.insert(0, trec.parse_run_files(text_paths, lenient=lenient, run_id_from=run_id_from))
     return concat_runs(parts)
@@ -397,6 +405,25 @@ def load_runs(source: Any, *, lenient: bool = False, run_id_from: str = "tag") -
     run_id_from
         ``"tag"`` (the 6th column) or ``"filename"``.
     """
-    items = source if isinstance(source, (list, tuple)) else [source]
+    items = (
+        [source]
+        if adapters.is_single_input(source) or not isinstance(source, (list, tuple))
+        else source
+    )
     cols = run_columns(list(items), lenient=lenient, run_id_from=run_id_from)
     return pl.from_arrow(runs_to_table(cols))  # type: ignore[return-value]
+
+
+def as_qrels(x: Any, *, columns: Mapping[str, str] | None = None) -> pl.DataFrame:
+    """Qrels from any recognised object as a polars frame ``query_id, doc_id, relevance``."""
+    got = adapters.to_arrow(x, "qrels", columns=columns)
+    return load_qrels(got[0] if got is not None else x)
+
+
+def as_run(x: Any, *, columns: Mapping[str, str] | None = None, name: str = "run") -> pl.DataFrame:
+    """A run (or runs) from any recognised object as ``run_id, query_id, doc_id, rank, score``.
+
+    ``name`` is the run id when the input has no run id column.
+    """
+    got = adapters.to_arrow(x, "run", columns=columns, default_run=name)
+    return load_runs(got[0] if got is not None else x)

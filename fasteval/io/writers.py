@@ -9,6 +9,8 @@ temporary file in the same folder, then renamed over the target
 from __future__ import annotations
 
 import io
+import json
+import math
 import os
 import uuid
 from collections.abc import Iterator, Sequence
@@ -23,7 +25,7 @@ from fasteval.errors import ParameterError
 from fasteval.measures.diversity import parse_diversity_measures
 from fasteval.measures.parser import MeasureSet
 
-FORMATS = ("trec", "csv", "json", "parquet")
+FORMATS = ("trec", "csv", "json", "jsonl", "parquet")
 DIVERSITY_FORMATS = ("trec", "csv", "json", "parquet", "ndeval")
 TABLE_FORMATS = ("tsv", "csv", "json", "parquet")  # the analysis commands' tables
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -216,9 +218,34 @@ def write_table(
         text = df.write_csv(
             separator="\t" if fmt == "tsv" else ",", float_precision=float_precision
         )
+    elif fmt == "jsonl":
+        text = format_jsonl(df)
     else:
         text = _json(df)
     return emit(text, path)
+
+
+def format_jsonl(df: pl.DataFrame) -> str:
+    """JSON lines in ir_measures' ``Metric`` shape plus the run: one object per row.
+
+    ``{"query_id": ..., "measure": ..., "value": ..., "run_id": ...}`` in the
+    table's order; the aggregates keep ``query_id == "all"`` (trec_eval's
+    convention; ir_measures' ``iter_calc`` has per-query records only). NaN
+    values are written as ``null``; string measures (``relstring``) as their text.
+    """
+    has_text = "text" in df.columns
+    cols = ["run_id", "query_id", "measure", "value", *(["text"] if has_text else [])]
+    lines = []
+    for row in df.select(cols).iter_rows():
+        run, q, m, v = row[:4]
+        if has_text and row[4] is not None:
+            value: object = row[4]
+        else:
+            value = None if v is None or math.isnan(v) else v
+        lines.append(
+            json.dumps({"query_id": q, "measure": m, "value": value, "run_id": run}) + "\n"
+        )
+    return "".join(lines)
 
 
 def write_frame(df: pl.DataFrame, path: PathLike) -> None:

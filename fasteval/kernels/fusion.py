@@ -30,6 +30,8 @@ CONDORCET = 3
 NAIVE = 4
 PARETO = 5
 MAJORITARIAN = 6
+RRF = 7  # reciprocal rank fusion (Cormack et al. 2009)
+BORDA = 8  # BordaFuse (Aslam & Montague 2001), as ranx scores it
 
 UNRET = np.int32(2147483647)  # position of a document a run did not retrieve
 NONREL = -1  # grade class of every document that is not relevant
@@ -240,6 +242,8 @@ def fuse_items(
     qdoc_gcls,
     max_m,
     depth,
+    weights,
+    rrf_k,
     out_off,
     out_doc,
     out_score,
@@ -253,7 +257,14 @@ def fuse_items(
     ``out_off[i]``. Orders (ties always end with the larger doc id first):
 
     * CombSUM / CombMNZ / CombANZ: fused score ``S``, ``S * c``, ``S / c``
-      (``c`` runs retrieved the document), descending.
+      (``c`` runs retrieved the document), descending; ``S = sum_r w_r s_r``
+      with ``w_r = weights[t]`` for member slot ``t`` (1 unweighted).
+    * RRF: ``sum_r w_r / (rrf_k + rank_r(d))`` over the runs retrieving ``d``
+      (rank from 1), descending.
+    * Borda (BordaFuse as ranx scores it): with ``m`` candidates, a run
+      of ``n_r`` documents gives its ``i``-th (from 0) ``m - i`` points and
+      each document it did not retrieve ``(m - n_r + 1) / 2``; the fused
+      score is the ``w_r``-weighted sum, descending.
     * Naive: grade class (relevant grades, descending; all others below),
       then Borda count descending.
     * Pareto: the best grade among the document itself and every relevant
@@ -291,7 +302,8 @@ def fuse_items(
         sumv = np.zeros(m, np.float64)
         cnt = np.zeros(m, np.int64)
         borda = np.zeros(m, np.float64)
-        rank_based = method >= CONDORCET
+        rank_based = method >= CONDORCET and method <= MAJORITARIAN
+        borda_base = 0.0
         if method == CONDORCET or method == PARETO or method == MAJORITARIAN:
             P = np.full((m, nm), UNRET, np.int32)
         else:
@@ -300,15 +312,24 @@ def fuse_items(
             k = q * n_runs + members[t]
             a = kstart[k]
             b = kstart[k + 1]
+            w = weights[t]
+            unranked = (m - (b - a) + 1) / 2.0
+            if method == BORDA:
+                borda_base += w * unranked
             for p in range(a, b):
                 c = cmap[pos_doc[p]]
-                sumv[c] += nscore[p]
+                if method == RRF:
+                    sumv[c] += w / (rrf_k + (p - a + 1))
+                elif method == BORDA:
+                    sumv[c] += w * ((m - (p - a)) - unranked)
+                else:
+                    sumv[c] += w * nscore[p]
                 cnt[c] += 1
                 borda[c] += b - p
                 if P.shape[0] > 0:
                     P[c, t - ma] = p - a
         gcls = np.full(m, NONREL, np.int64)
-        if method >= NAIVE:
+        if method >= NAIVE and method <= MAJORITARIAN:
             base = qdoc_off[q]
             for c in range(m):
                 gcls[c] = qdoc_gcls[base + cs[c]]
@@ -316,8 +337,10 @@ def fuse_items(
         val = np.empty(m, np.float64)
         if not rank_based:
             for c in range(m):
-                if method == COMBSUM:
+                if method == COMBSUM or method == RRF:
                     val[c] = sumv[c]
+                elif method == BORDA:
+                    val[c] = sumv[c] + borda_base
                 elif method == COMBMNZ:
                     val[c] = sumv[c] * cnt[c]
                 else:

@@ -153,3 +153,94 @@ def test_condorcet_matches_ranx_where_the_majority_is_transitive(trec8):
         for a, b in itertools.pairwise(got):
             assert beats(a, b), (q, a, b)
     assert n_transitive >= 3, n_transitive
+
+
+def _untied(trec8) -> pl.DataFrame:
+    """The four runs without scores tied within a (run, query): ranx orders those arbitrarily."""
+    src = trec8.runs
+    frame = pl.DataFrame(
+        {
+            "run_id": np.asarray(src.run_names)[src.run],
+            "query_id": src.qid.to_arrow(),
+            "doc_id": src.doc.to_arrow(),
+            "score": src.score,
+        }
+    )
+    return frame.filter(pl.len().over("run_id", "query_id", "score") == 1)
+
+
+def _scores_match(ours: pl.DataFrame, theirs: dict, tol: float) -> None:
+    want = pl.DataFrame(
+        [(q, d, s) for q, docs in theirs.items() for d, s in docs.items()],
+        schema=["query_id", "doc_id", "want"],
+        orient="row",
+    )
+    joined = ours.join(want, on=["query_id", "doc_id"], how="full", coalesce=True)
+    assert joined.height == ours.height == want.height
+    diff = (joined["score"] - joined["want"]).abs().max()
+    assert diff <= tol, diff
+
+
+@pytest.mark.parametrize("method", ["rrf", "borda"])
+def test_rrf_and_borda_match_ranx(trec8, method):
+    from ranx import fuse as ranx_fuse
+
+    frame = _untied(trec8)
+    if method == "borda":
+        # ranx's BordaFuse is quadratic per query in Python-level typed lists (160 s on the
+        # whole runs): 10 queries, each run's top 200
+        queries = frame["query_id"].unique().sort().head(10)
+        frame = (
+            frame.filter(pl.col("query_id").is_in(queries.implode()))
+            .sort("score", descending=True)
+            .group_by("run_id", "query_id", maintain_order=True)
+            .head(200)
+        )
+    ours = fu.fuse(frame, method, depth=10**6)
+    theirs = ranx_fuse(
+        [ranx_run(frame, r) for r in RUNS],
+        norm=None,
+        method={"borda": "bordafuse"}.get(method, method),
+    )
+    _scores_match(ours, theirs.run, 1e-12 if method == "rrf" else 0.0)
+
+
+def test_weighted_combsum_matches_ranx_wsum(trec8):
+    from ranx import fuse as ranx_fuse
+
+    src = trec8.runs
+    frame = pl.DataFrame(
+        {
+            "run_id": np.asarray(src.run_names)[src.run],
+            "query_id": src.qid.to_arrow(),
+            "doc_id": src.doc.to_arrow(),
+            "score": src.score,
+        }
+    )
+    w = [0.4, 0.3, 0.2, 0.1]
+    ours = fu.fuse(trec8, "combsum", RUNS, depth=10**6, weights=w)
+    theirs = ranx_fuse(
+        [ranx_run(frame, r) for r in RUNS], norm="min-max", method="wsum", params={"weights": w}
+    )
+    _scores_match(ours, theirs.run, 1e-9)
+
+
+def test_weighted_rrf_matches_ranx_wsum_of_reciprocal_ranks(trec8):
+    """ranx has no weighted RRF; it is ranx's wsum over 1/(k + rank) scores."""
+    from ranx import Run
+    from ranx import fuse as ranx_fuse
+
+    frame = _untied(trec8)
+    w, k = [2.0, 1.0, 0.5, 1.5], 60
+    rr = []
+    for r in RUNS:
+        d: dict[str, dict[str, float]] = {}
+        sub = frame.filter(pl.col("run_id") == r).sort(
+            ["query_id", "score"], descending=[False, True]
+        )
+        for q, docs in sub.group_by("query_id", maintain_order=True):
+            d[q[0]] = {doc: 1.0 / (k + i + 1) for i, doc in enumerate(docs["doc_id"].to_list())}
+        rr.append(Run(d, name=r))
+    theirs = ranx_fuse(rr, norm=None, method="wsum", params={"weights": w})
+    ours = fu.fuse(frame, "rrf", RUNS, depth=10**6, weights=w, k=k)
+    _scores_match(ours, theirs.run, 1e-12)

@@ -108,8 +108,8 @@ def test_depth_run_ids_norms_and_errors():
     assert docs(only_a) == ["d1", "d2", "d3"]
     for norm in fu.NORMS:
         assert fu.fuse(RUNS, "combsum", norm=norm).height == 5
-    with pytest.raises(ParameterError, match="unknown fusion method 'borda'"):
-        fu.fuse(RUNS, "borda")
+    with pytest.raises(ParameterError, match="unknown fusion method 'bordo'"):
+        fu.fuse(RUNS, "bordo")
     with pytest.raises(ParameterError, match="needs qrels"):
         fu.fuse(RUNS, "naive")
     with pytest.raises(ParameterError, match="unknown run id 'zz'"):

@@ -172,8 +172,8 @@ def test_study_errors():
         fu.upper_bound_study(fu.prepare_fusion(rf), n_groups=2, group_size=2)
     with pytest.raises(ParameterError, match=r"group size must be in 1\.\.6, got 7"):
         fu.upper_bound_study(fin, n_groups=2, group_size=7)
-    with pytest.raises(ParameterError, match="unknown fusion method 'borda'"):
-        fu.upper_bound_study(fin, n_groups=2, group_size=2, methods=["borda"])
+    with pytest.raises(ParameterError, match="unknown fusion method 'bordo'"):
+        fu.upper_bound_study(fin, n_groups=2, group_size=2, methods=["bordo"])
     with pytest.raises(ParameterError, match="without repeats"):
         fu.upper_bound_study(fin, n_groups=2, group_size=2, methods=["sum", "combsum"])
     with pytest.raises(ParameterError, match="one measure"):

@@ -27,10 +27,12 @@ LAYERS: dict[str, int] = {
     "analysis": 5,
     "api": 6,
     "studies": 6,  # facade: fasteval.studies re-exports analysis.studies
+    "comparison": 6,  # fasteval.compare(): evaluates, then tests and tabulates
     "": 6,  # fasteval/__init__.py: the lazy public names
     "plots": 7,
     "distributed": 7,
     "warmup": 7,
+    "ir_measures_provider": 7,  # an ir_measures provider calling fasteval.evaluate
     "commands": 8,
     "cli": 8,
 }

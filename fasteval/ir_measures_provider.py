@@ -1,0 +1,148 @@
+# ir_measures ships type hints (py.typed) but leaves its constructors unannotated
+# mypy: disable-error-code="no-untyped-call"
+"""An ir_measures provider that computes measures with fasteval.
+
+Importing this module registers the provider in ir_measures' registry
+(``ir_measures.providers.register``, the mechanism ir_measures' own
+providers use), under the name ``"fasteval"``::
+
+    import ir_measures
+    from fasteval.ir_measures_provider import provider   # registers "fasteval"
+
+    provider.calc_aggregate([ir_measures.AP, ir_measures.nDCG@10], qrels, run)
+    ir_measures.providers.registry["fasteval"].iter_calc(measures, qrels, run)
+
+:func:`use_fasteval` puts the provider first in ir_measures' default pipeline,
+so ``ir_measures.calc_aggregate``, ``ir_measures.iter_calc`` and everything
+built on them (PyTerrier's ``pt.Experiment``, which evaluates through
+ir_measures) run on fasteval for the measures it claims, and fall back to
+ir_measures' other providers for the rest.
+
+Claimed measures (each checked against ir_measures' default providers, i.e.
+pytrec_eval, on TREC-8 runs: ``tests/oracle/test_ir_measures_provider.py``):
+``P@k``, ``R@k``, ``AP``, ``AP@k``, ``RR``, ``Rprec``, ``nDCG``, ``nDCG@k``
+(``dcg='log2'``, no custom gains), ``Bpref``, ``infAP``, ``Success@k``,
+``IPrec@r``, ``SetP``, ``SetR``, ``NumRet``, ``NumRel``, ``NumRelRet``
+(``NumRet(rel=1)``), with ``rel=`` where pytrec_eval takes it and
+``judged_only=`` (trec_eval ``-J``). Like the pytrec_eval provider, a qrels
+query the run lacks yields the measure's default (0), so aggregates are over
+every qrels query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import ir_measures
+from ir_measures import Metric, providers
+from ir_measures import measures as irm
+from ir_measures.providers.base import NOT_PROVIDED, Choices
+from ir_measures.providers.base import Any as AnyParam
+
+from fasteval.errors import DataMismatchError
+
+__all__ = ["FastevalEvaluator", "FastevalProvider", "provider", "use_fasteval"]
+
+_ANY = AnyParam()
+_REQ = AnyParam(required=True)
+_NOT = Choices(NOT_PROVIDED)
+
+
+def _claims() -> list[Any]:
+    return [
+        irm._P(cutoff=_REQ, rel=_ANY, judged_only=_ANY),
+        irm._R(cutoff=_REQ, judged_only=_ANY),
+        irm._AP(cutoff=_ANY, rel=_ANY, judged_only=_ANY),
+        irm._RR(cutoff=_NOT, rel=_ANY, judged_only=_ANY),
+        irm._Rprec(rel=_ANY, judged_only=_ANY),
+        irm._nDCG(cutoff=_ANY, dcg=Choices("log2"), gains=_NOT, judged_only=_ANY),
+        irm._Bpref(rel=_ANY),
+        irm._infAP(rel=_ANY),
+        irm._Success(cutoff=_REQ, rel=_ANY, judged_only=_ANY),
+        irm._IPrec(recall=_REQ, judged_only=_ANY),
+        irm._SetP(rel=_ANY, relative=Choices(False), judged_only=_ANY),
+        irm._SetR(rel=_ANY),
+        irm._NumRet(rel=_ANY),
+        irm._NumRel(rel=Choices(1)),
+    ]
+
+
+def _fasteval_name(measure: Any) -> tuple[str, bool]:
+    """``(fasteval measure string, judged_only)`` for an ir_measures measure."""
+    from fasteval.measures.ir_measures_names import canonical, split_judged_only
+
+    names, judged_only = split_judged_only([canonical(measure)])
+    return names[0], judged_only
+
+
+class FastevalEvaluator(providers.Evaluator):
+    """Evaluates runs against qrels read once; one fasteval call per ``judged_only`` setting."""
+
+    def __init__(self, measures: Iterable[Any], qrels: Any) -> None:
+        from fasteval.io.tables import as_qrels
+        from fasteval.measures.parser import parse_measure
+
+        self.qrels = as_qrels(qrels)
+        super().__init__(list(measures), set(self.qrels["query_id"].unique().to_list()))
+        # judged_only -> (fasteval argument, output name, ir_measures measure)
+        self.groups: dict[bool, list[tuple[str, str, Any]]] = {}
+        for m in self.measures:
+            arg, jo = _fasteval_name(m)
+            out = parse_measure(arg)[0].name
+            self.groups.setdefault(jo, []).append((arg, out, m))
+
+    def _iter_calc(self, run: Any) -> Iterator[Metric]:
+        import polars as pl
+
+        from fasteval.api import evaluate
+        from fasteval.io.tables import as_run
+
+        frame = as_run(run, name="run")
+        if frame["run_id"].n_unique() > 1:
+            frame = frame.with_columns(pl.lit("run").alias("run_id"))
+        for jo, items in self.groups.items():
+            by_out = {out: m for _, out, m in items}
+            try:
+                df = evaluate(self.qrels, frame, [a for a, _, _ in items], judged_only=jo)
+            except DataMismatchError:  # no query in common: every qrels query gets the default
+                continue
+            rows = df.filter(pl.col("query_id") != "all").select("query_id", "measure", "value")
+            for q, name, value in rows.iter_rows():
+                yield Metric(query_id=q, measure=by_out[name], value=value)
+
+
+class FastevalProvider(providers.Provider):
+    """fasteval: trec_eval 9.0.8's numbers from numba kernels (https://github.com/...)."""
+
+    NAME = "fasteval"
+    SUPPORTED_MEASURES = _claims()
+
+    def _evaluator(self, measures: Iterable[Any], qrels: Any) -> FastevalEvaluator:
+        return FastevalEvaluator(measures, qrels)
+
+
+def _register() -> FastevalProvider:
+    existing = providers.registry.get(FastevalProvider.NAME)
+    if isinstance(existing, FastevalProvider):
+        return existing
+    p = FastevalProvider()
+    providers.register(p)
+    return p
+
+
+provider = _register()
+
+
+def use_fasteval(enable: bool = True) -> None:
+    """Put the fasteval provider first in ir_measures' default pipeline (or take it out).
+
+    Afterwards ``ir_measures.calc_aggregate`` / ``iter_calc`` / ``evaluator``
+    (and PyTerrier's ``pt.Experiment``) compute the claimed measures with
+    fasteval; the others still go to ir_measures' own providers.
+    """
+    chain = ir_measures.DefaultPipeline.providers
+    while provider in chain:
+        chain.remove(provider)
+    if enable:
+        chain.insert(0, provider)

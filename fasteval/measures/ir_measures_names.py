@@ -1,0 +1,144 @@
+"""ir_measures measure objects, aliases and parameters -> fasteval measure strings.
+
+fasteval's parser (:mod:`fasteval.measures.parser`) reads ir_measures strings
+(``AP``, ``nDCG@10``, ``P(rel=2)@5``). This module widens what it is given:
+
+* measure **objects** of ir_measures (``ir_measures.nDCG@10``): their
+  canonical string (``str(measure)``);
+* ir_measures' **aliases**: ``MAP`` -> ``AP``, ``MRR`` -> ``RR``, ``NDCG`` ->
+  ``nDCG``, ``Recall`` -> ``R``, ``Precision`` -> ``P``, ``BPref`` ->
+  ``Bpref``, ``RPrec`` -> ``Rprec``;
+* **parameters**: ``rel=N`` (kept), ``judged_only=False`` and ``dcg='log2'``
+  (the defaults, dropped), ``judged_only=True`` (trec_eval ``-J`` for the
+  whole evaluation: see :func:`split_judged_only`), RBP's ``p=`` (trec_eval
+  ``rbp.p=...``), ``NumRet(rel=N)`` (= ``NumRelRet``) and
+  ``nDCG(dcg='exp-log2')`` without a cutoff: nDCG with gains ``2^g - 1``
+  (Burges et al.; gdeval), trec_eval ``ndcg`` with the grade map
+  ``1=1,2=3,3=7,...``.
+
+Anything else is passed on unchanged, so the parser's own message names it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from fasteval.errors import MeasureError
+
+ALIASES = {
+    "MAP": "AP",
+    "MRR": "RR",
+    "NDCG": "nDCG",
+    "Recall": "R",
+    "Precision": "P",
+    "BPref": "Bpref",
+    "RPrec": "Rprec",
+}
+_FORM = re.compile(r"^(?P<name>[A-Za-z]+)(?:\((?P<args>[^)]*)\))?(?:@(?P<cut>[0-9]*\.?[0-9]+))?$")
+# grades 1..EXP_GRADES get gain 2^g - 1 under dcg='exp-log2'
+EXP_GRADES = 10
+
+
+def _args(text: str, arg: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        key, eq, val = item.partition("=")
+        if not eq:
+            msg = f"measure {arg!r}: parameter {item!r} is not of the form name=value"
+            raise MeasureError(msg)
+        out[key.strip()] = val.strip().strip("'\"")
+    return out
+
+
+def canonical(measure: Any) -> str:
+    """The fasteval string for a measure name or an ir_measures measure object."""
+    s = measure if isinstance(measure, str) else str(measure)
+    s = s.strip()
+    if not isinstance(measure, str) and getattr(measure, "NAME", None) == "RBP":
+        # ir_measures leaves its default p (0.8, not trec_eval's 0.9) out of str()
+        other = sorted(k for k in getattr(measure, "params", {}) if k != "p")
+        if other:
+            msg = f"measure {s!r}: RBP takes p= alone here (as trec_eval's rbp.p=...)"
+            raise MeasureError(msg)
+        return f"rbp.p={measure['p']}"
+    m = _FORM.match(s)
+    if not m or (m["name"] not in ALIASES and m["args"] is None):
+        return ALIASES.get(s, s)
+    name = ALIASES.get(m["name"], m["name"])
+    args = _args(m["args"] or "", s)
+    cut = m["cut"]
+    if args.get("judged_only", "False") == "False":
+        args.pop("judged_only", None)
+    if args.get("dcg") == "log2":
+        args.pop("dcg")
+    if name == "RBP" and "p" in args:
+        p = args.pop("p")
+        if args or cut:
+            msg = f"measure {s!r}: RBP takes p= alone here (as trec_eval's rbp.p=...)"
+            raise MeasureError(msg)
+        return f"rbp.p={p}"
+    if name == "nDCG" and args.get("dcg") == "exp-log2":
+        args.pop("dcg")
+        if cut is not None or args:
+            msg = (
+                f"measure {s!r}: dcg='exp-log2' is supported for nDCG without a cutoff "
+                "and other parameters only"
+            )
+            raise MeasureError(msg)
+        gains = ",".join(f"{g}={2**g - 1}" for g in range(1, EXP_GRADES + 1))
+        return f"ndcg.{gains}"
+    if name == "NumRet" and "rel" in args:
+        name = "NumRelRet"
+        if args["rel"] == "1":
+            args.pop("rel")
+    inner = ",".join(f"{k}={v}" for k, v in args.items())
+    return name + (f"({inner})" if inner else "") + (f"@{cut}" if cut is not None else "")
+
+
+def split_judged_only(names: Iterable[str]) -> tuple[list[str], bool]:
+    """Strip ``judged_only=True`` from ir_measures strings; all or none may carry it.
+
+    Returns the names without it and whether it was set (trec_eval ``-J``
+    applies to a whole evaluation in fasteval).
+    """
+    names = list(names)
+    out: list[str] = []
+    flags: list[bool] = []
+    for n in names:
+        m = _FORM.match(n)
+        if m and m["args"] is not None:
+            args = _args(m["args"], n)
+            flag = args.pop("judged_only", "False") == "True"
+            inner = ",".join(f"{k}={v}" for k, v in args.items())
+            cut = f"@{m['cut']}" if m["cut"] is not None else ""
+            out.append(m["name"] + (f"({inner})" if inner else "") + cut)
+        else:
+            flag = False
+            out.append(n)
+        flags.append(flag)
+    if any(flags) and not all(flags):
+        mixed = [n for n, f in zip(names, flags, strict=False) if f]
+        msg = (
+            f"judged_only=True is set for {mixed} but not for every measure; "
+            "fasteval applies it (trec_eval -J) to a whole evaluation: evaluate those separately"
+        )
+        raise MeasureError(msg)
+    return out, bool(flags) and all(flags)
+
+
+def normalise_measures(measures: Any) -> tuple[list[str], bool]:
+    """A measure argument of ``evaluate`` (a name, an object, or a list of them) as strings.
+
+    Returns the fasteval strings and whether ``judged_only=True`` was asked
+    (by every measure; see :func:`split_judged_only`).
+    """
+    items = (
+        [measures]
+        if isinstance(measures, str) or not isinstance(measures, Iterable)
+        else list(measures)
+    )
+    if not items and not isinstance(measures, (list, tuple)):
+        items = [measures]
+    return split_judged_only(canonical(m) for m in items)

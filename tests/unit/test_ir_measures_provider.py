@@ -1,0 +1,101 @@
+"""The fasteval provider for ir_measures on the packaged sample (TREC-8: tests/oracle)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+irm = pytest.importorskip("ir_measures")
+
+from fasteval.ir_measures_provider import provider, use_fasteval  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
+
+MEASURES = [
+    irm.P @ 10,
+    irm.P(rel=2) @ 5,
+    irm.R @ 100,
+    irm.AP,
+    irm.AP @ 100,
+    irm.AP(rel=2),
+    irm.RR,
+    irm.RR(rel=2),
+    irm.Rprec,
+    irm.nDCG,
+    irm.nDCG @ 10,
+    irm.Bpref,
+    irm.infAP,
+    irm.Success @ 10,
+    irm.IPrec @ 0.2,
+    irm.SetP,
+    irm.SetR,
+    irm.NumRet,
+    irm.NumRel,
+    irm.NumRelRet,
+]
+
+
+@pytest.fixture(scope="module")
+def sample():
+    qrels = list(irm.read_trec_qrels(str(DATA / "sample.qrels")))
+    runs = pl.read_parquet(DATA / "sample_runs.parquet")
+    run = [
+        irm.ScoredDoc(q, d, s)
+        for q, d, s in runs.filter(pl.col("run_id") == "sample3")
+        .select("query_id", "doc_id", "score")
+        .iter_rows()
+    ]
+    return qrels, run[:-150]  # drop the last query's rows: a qrels query the run lacks
+
+
+def test_registered_and_claims():
+    assert irm.providers.registry["fasteval"] is provider
+    assert provider.supports(irm.nDCG @ 10) and provider.supports(irm.AP(rel=2))
+    assert not provider.supports(irm.ERR @ 10)
+    assert not provider.supports(irm.nDCG(dcg="exp-log2") @ 10)
+
+
+# asked on their own: ir_measures' pytrec_eval provider would compute NumRet in the -J
+# invocation when a judged_only measure comes first in its (hash-ordered) measure set
+JUDGED_ONLY = [irm.nDCG(judged_only=True) @ 10, irm.AP(judged_only=True)]
+
+
+@pytest.mark.parametrize("measures", [MEASURES, JUDGED_ONLY], ids=["plain", "judged_only"])
+def test_equals_default_providers_on_the_sample(sample, measures):
+    qrels, run = sample
+    ours = provider.calc_aggregate(measures, qrels, run)
+    theirs = irm.calc_aggregate(measures, qrels, run)
+    for m in measures:
+        assert ours[m] == pytest.approx(theirs[m], rel=1e-12, abs=1e-15), m
+    per_ours = {
+        (x.query_id, str(x.measure)): x.value for x in provider.iter_calc(measures, qrels, run)
+    }
+    per_theirs = {
+        (x.query_id, str(x.measure)): x.value for x in irm.iter_calc(measures, qrels, run)
+    }
+    assert per_ours.keys() == per_theirs.keys()
+    for k, v in per_theirs.items():
+        assert per_ours[k] == pytest.approx(v, rel=1e-12, abs=1e-15), k
+
+
+def test_use_fasteval_routes_the_default_pipeline(sample):
+    qrels, run = sample
+    use_fasteval()
+    try:
+        assert irm.DefaultPipeline.providers[0] is provider
+        # a measure fasteval does not claim still goes to ir_measures' own providers
+        got = irm.calc_aggregate([irm.AP, irm.Judged @ 10], qrels, run)
+        assert got[irm.AP] == pytest.approx(provider.calc_aggregate([irm.AP], qrels, run)[irm.AP])
+        assert 0.0 <= got[irm.Judged @ 10] <= 1.0
+    finally:
+        use_fasteval(False)
+    assert provider not in irm.DefaultPipeline.providers
+
+
+def test_run_sharing_no_query_scores_the_defaults(sample):
+    qrels, _ = sample
+    run = [irm.ScoredDoc("no-such-query", "d", 1.0)]
+    got = provider.calc_aggregate([irm.AP, irm.P @ 5], qrels, run)
+    assert got[irm.AP] == 0.0 and got[irm.P @ 5] == 0.0
