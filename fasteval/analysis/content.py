@@ -1,0 +1,1135 @@
+"""Content-based evaluation (SPEC 9; Hui, PIKM'14): measures, label completion, judgment selection.
+
+The layer between labels and measures: the documents judged relevant are
+turned into a language model (LM), and a run is scored by how close the LM of
+its top documents is to it (:mod:`fasteval.measures.content`). The same LMs
+predict labels for unjudged documents (:func:`complete_qrels`) and choose
+which documents to judge (:func:`select_judgments`).
+
+Everything here works on :class:`ContentData`: qrels and runs prepared once
+(:func:`fasteval.engine.prepare`: rankings in trec_eval order) and joined to
+the collection's rows. A qrels variant (a keep-mask over the judgments, as in
+the robustness studies) only changes which documents feed the ground-truth
+models; the rankings are never re-read.
+
+Queries whose ground truth is empty are NaN, left out of the means and
+counted by reason in :class:`ContentReport`; ranked documents missing from the
+collection are skipped (they do not use up the depth) and counted.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from fasteval import parallel
+from fasteval.encode import Encoded
+from fasteval.engine import Prepared, QrelsLike, RunsLike, gc_paused, prepare
+from fasteval.errors import DataMismatchError, ParameterError
+from fasteval.io.collection import Collection, read_collection
+from fasteval.kernels import content as kc
+from fasteval.measures.content import ContentMeasure, parse_content_measures
+
+REASON_NO_RELEVANT = "no relevant judgment"
+REASON_NOT_IN_COLLECTION = "no relevant document with text in the collection"
+
+
+# --------------------------------------------------------------------------- joined data
+
+
+@dataclass
+class ContentData:
+    """Qrels, runs and collection joined once: the input of every content computation.
+
+    Attributes
+    ----------
+    prep
+        Prepared qrels and runs (ad-hoc view: a document's grade is its
+        highest grade over the subtopics).
+    coll
+        The collection.
+    pos_doc
+        ``int32`` collection row of the document at every ranked position
+        (``prep.enc.rel`` order), ``-1`` when it is not in the collection.
+    jdoc
+        ``int32`` collection row of every judgment (``prep.enc.qr_rel`` order).
+    sub_j, sub_s, sub_rel
+        Subtopic judgments: judgment index, subtopic code and grade (ad-hoc
+        qrels: one subtopic 0 with the judgment's grade).
+    subtopic_names
+        Label of every subtopic code.
+    relevance_level
+        A grade ``>= relevance_level`` is relevant.
+    """
+
+    prep: Prepared
+    coll: Collection
+    pos_doc: np.ndarray
+    jdoc: np.ndarray
+    sub_j: np.ndarray
+    sub_s: np.ndarray
+    sub_rel: np.ndarray
+    subtopic_names: list[str]
+    relevance_level: int = 1
+    doc_len: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    coll_p: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))
+    jquery: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    has_subtopics: bool = False
+
+    @property
+    def enc(self) -> Encoded:
+        """The encoded rankings and judgments."""
+        return self.prep.enc
+
+
+def _read_qrels_frame(qrels: QrelsLike, diversity: bool) -> tuple[pl.DataFrame, bool]:
+    """Qrels as ``query_id, doc_id, relevance[, subtopic]``."""
+    if isinstance(qrels, pl.DataFrame):
+        df = qrels
+    elif diversity:
+        from fasteval.io.diversity import load_diversity_qrels
+
+        df = load_diversity_qrels(qrels)
+    else:
+        from fasteval.io.tables import load_qrels
+
+        df = load_qrels(qrels)
+    has_sub = "subtopic" in df.columns
+    return df, has_sub
+
+
+def prepare_content(
+    qrels: QrelsLike,
+    runs: RunsLike,
+    collection: Any,
+    *,
+    diversity: bool = False,
+    relevance_level: int = 1,
+    compat: int = 9,
+    on_duplicate: str = "error",
+    prepared: Prepared | None = None,
+) -> ContentData:
+    """Read qrels, runs and the collection once and join them (see :class:`ContentData`).
+
+    Parameters
+    ----------
+    qrels
+        Ad-hoc qrels, or diversity qrels (``query_id, subtopic, doc_id,
+        relevance``) when ``diversity`` is true or the frame has ``subtopic``.
+    runs
+        As for :func:`fasteval.evaluate`.
+    collection
+        Anything :func:`fasteval.io.collection.read_collection` reads.
+    prepared
+        Reuse qrels and runs already prepared from the ad-hoc qrels.
+    """
+    coll = read_collection(collection)
+    if prepared is None:
+        qdf, has_sub = _read_qrels_frame(qrels, diversity)
+        if has_sub:
+            adhoc = qdf.group_by(["query_id", "doc_id"], maintain_order=True).agg(
+                pl.col("relevance").max()
+            )
+        else:
+            adhoc = qdf.select("query_id", "doc_id", "relevance")
+        prep = prepare(adhoc, runs, compat=compat, on_duplicate=on_duplicate)
+    else:
+        prep, has_sub = prepared, False
+        qdf = pl.DataFrame()
+    enc = prep.enc
+    doc_arrow = prep.runs.doc.to_arrow()
+    row_doc = coll.index_of(doc_arrow)
+    pos_doc = np.ascontiguousarray(row_doc[enc.row], np.int32)
+    jdoc = np.ascontiguousarray(coll.index_of(prep.qrels.doc.take(enc.qr_rows)), np.int32)
+    n_j = enc.qr_rel.shape[0]
+    if has_sub:
+        # subtopic rows -> judgment index by (query, doc)
+        jq = pl.Series(prep.qrels.qid.take(enc.qr_rows)).cast(pl.String)
+        jd = pl.Series(prep.qrels.doc.take(enc.qr_rows)).cast(pl.String)
+        jt = pl.DataFrame({"query_id": jq, "doc_id": jd, "j": np.arange(n_j, dtype=np.int64)})
+        sub_lab = qdf["subtopic"].cast(pl.String)
+        names = sub_lab.unique(maintain_order=True).to_list()
+        code = {s: i for i, s in enumerate(names)}
+        rows = qdf.with_columns(
+            sub_lab.replace_strict(code, return_dtype=pl.Int32).alias("_s")
+        ).join(jt, on=["query_id", "doc_id"], how="inner")
+        sub_j = rows["j"].to_numpy().astype(np.int64)
+        sub_s = rows["_s"].to_numpy().astype(np.int32)
+        sub_rel = rows["relevance"].to_numpy().astype(np.int32)
+    else:
+        names = ["0"]
+        sub_j = np.arange(n_j, dtype=np.int64)
+        sub_s = np.zeros(n_j, np.int32)
+        sub_rel = enc.qr_rel.astype(np.int32)
+    return ContentData(
+        prep=prep,
+        coll=coll,
+        pos_doc=pos_doc,
+        jdoc=jdoc,
+        sub_j=sub_j,
+        sub_s=sub_s,
+        sub_rel=sub_rel,
+        subtopic_names=[str(x) for x in names],
+        relevance_level=relevance_level,
+        doc_len=coll.doc_len,
+        coll_p=coll.collection_lm,
+        jquery=np.repeat(np.arange(enc.qr_off.shape[0] - 1), np.diff(enc.qr_off)),
+        has_subtopics=has_sub,
+    )
+
+
+# --------------------------------------------------------------------------- models
+
+
+@dataclass
+class Models:
+    """Sparse LMs: model ``u`` has terms ``term[off[u]:off[u]+n[u]]`` with probabilities ``p``."""
+
+    off: np.ndarray
+    n: np.ndarray
+    term: np.ndarray
+    p: np.ndarray
+
+
+def build_models(data: ContentData, m_off: np.ndarray, m_docs: np.ndarray) -> Models:
+    """LMs of document concatenations: model ``u`` is documents ``m_docs[m_off[u]:m_off[u+1]]``.
+
+    One empty model is appended (index ``len(m_off) - 1``) for "no ground truth".
+    """
+    coll = data.coll
+    n_models = m_off.shape[0] - 1
+    m_off = np.concatenate([m_off, m_off[-1:]]).astype(np.int64)  # + the empty model
+    nnz = (coll.doc_off[m_docs + 1] - coll.doc_off[m_docs]).astype(np.int64)
+    cum = np.concatenate([[0], np.cumsum(nnz)])
+    room = cum[m_off[1:]] - cum[m_off[:-1]]
+    off = np.concatenate([[0], np.cumsum(room)]).astype(np.int64)
+    term = np.zeros(max(int(off[-1]), 1), np.int32)
+    p = np.zeros(max(int(off[-1]), 1), np.float64)
+    n = np.zeros(n_models + 1, np.int64)
+    parallel.run(
+        kc.build_models,
+        room.astype(np.float64) + 1.0,
+        m_off,
+        np.ascontiguousarray(m_docs, np.int32),
+        np.ones(m_docs.shape[0], np.float64),
+        coll.doc_off,
+        coll.terms,
+        coll.counts,
+        len(coll.vocabulary),
+        off,
+        term,
+        p,
+        n,
+    )
+    return Models(off[:-1].copy(), n, term, p)
+
+
+@dataclass
+class GroundTruth:
+    """Ground-truth models of one qrels variant: per query, its units (subtopics) ``q_off``."""
+
+    models: Models
+    unit_query: np.ndarray  # query index per unit
+    unit_sub: np.ndarray  # subtopic code per unit
+    q_off: np.ndarray  # units of query q: q_off[q]:q_off[q+1]
+    n_rel: np.ndarray  # per query: relevant judgments (any subtopic) kept
+    n_rel_in: np.ndarray  # per query: of which in the collection with text
+
+    @property
+    def empty_unit(self) -> int:
+        """Index of the appended empty model."""
+        return int(self.unit_query.shape[0])
+
+
+def ground_truth(
+    data: ContentData, keep: np.ndarray | None = None, *, intent_aware: bool = False
+) -> GroundTruth:
+    """theta_R per query (or per (query, subtopic) when ``intent_aware``) from the kept judgments.
+
+    R is the relevant judged documents (grade ``>= relevance_level``) present
+    in the collection with at least one token.
+    """
+    enc = data.enc
+    n_q = enc.qr_off.shape[0] - 1
+    j = data.sub_j
+    ok = data.sub_rel >= data.relevance_level
+    if keep is not None:
+        ok &= keep[j]
+    if not intent_aware:
+        # a document relevant to any subtopic, once
+        jj = np.unique(j[ok])
+        sub = np.zeros(jj.shape[0], np.int32)
+    else:
+        jj = j[ok]
+        sub = data.sub_s[ok]
+    q = data.jquery[jj]
+    n_rel = (
+        np.bincount(q, minlength=n_q)
+        if not intent_aware
+        else np.bincount(data.jquery[np.unique(jj)], minlength=n_q)
+    )
+    d = data.jdoc[jj]
+    usable = d >= 0
+    usable[usable] = data.doc_len[d[usable]] > 0
+    jj, sub, q, d = jj[usable], sub[usable], q[usable], d[usable]
+    n_rel_in = (
+        np.bincount(q, minlength=n_q)
+        if not intent_aware
+        else np.bincount(data.jquery[np.unique(jj)], minlength=n_q)
+    )
+    order = np.lexsort((d, sub, q))
+    q, sub, d = q[order], sub[order], d[order]
+    key = q.astype(np.int64) * (int(sub.max(initial=0)) + 1) + sub
+    starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]])) if key.size else key
+    m_off = np.concatenate([starts, [key.shape[0]]]).astype(np.int64)
+    unit_query = q[starts].astype(np.int64)
+    unit_sub = sub[starts].astype(np.int32)
+    q_off = np.searchsorted(unit_query, np.arange(n_q + 1), side="left").astype(np.int64)
+    models = build_models(data, m_off, d.astype(np.int32))
+    return GroundTruth(models, unit_query, unit_sub, q_off, n_rel, n_rel_in)
+
+
+def _divergences(
+    data: ContentData,
+    models: Models,
+    pair_unit: np.ndarray,
+    pair_start: np.ndarray,
+    pair_end: np.ndarray,
+    lst: np.ndarray,
+    k: int,
+    kind: int,
+    lam: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Run the divergence kernel over pairs (sorted by model internally)."""
+    n = pair_unit.shape[0]
+    order = np.argsort(pair_unit, kind="stable")
+    pu = np.ascontiguousarray(pair_unit[order], np.int64)
+    ps = np.ascontiguousarray(pair_start[order], np.int64)
+    pe = np.ascontiguousarray(pair_end[order], np.int64)
+    val = np.empty(n, np.float64)
+    kept = np.empty(n, np.int64)
+    skipped = np.empty(n, np.int64)
+    coll = data.coll
+    work = np.minimum(pe - ps, 2 * k).astype(np.float64) * 20.0 + 1.0
+    parallel.run(
+        kc.divergences,
+        work,
+        pu,
+        ps,
+        pe,
+        lst,
+        int(k),
+        int(kind),
+        float(lam),
+        models.off,
+        models.n,
+        models.term,
+        models.p,
+        coll.doc_off,
+        coll.terms,
+        coll.counts,
+        data.doc_len,
+        data.coll_p,
+        val,
+        kept,
+        skipped,
+    )
+    out_v = np.empty(n, np.float64)
+    out_k = np.empty(n, np.int64)
+    out_s = np.empty(n, np.int64)
+    out_v[order] = val
+    out_k[order] = kept
+    out_s[order] = skipped
+    return out_v, out_k, out_s
+
+
+# --------------------------------------------------------------------------- measures
+
+
+@dataclass
+class ContentScores:
+    """Per-group values of content measures for one qrels variant."""
+
+    measures: list[ContentMeasure]
+    values: np.ndarray  # (n_groups, n_measures)
+    skipped: np.ndarray  # (n_groups, n_measures): ranked documents skipped within depth k
+    empty_result: np.ndarray  # (n_groups, n_measures) bool: no document kept
+    truth: GroundTruth
+    truth_ia: GroundTruth | None
+
+
+def score_groups(
+    data: ContentData,
+    measures: Sequence[ContentMeasure],
+    keep: np.ndarray | None = None,
+    enc: Encoded | None = None,
+) -> ContentScores:
+    """Values of ``measures`` for every (run, query) group of ``enc`` (default ``data.enc``).
+
+    ``keep`` (a mask over the judgments) selects the judgments that build the
+    ground truth (default all).
+    """
+    enc = enc if enc is not None else data.enc
+    ms = list(measures)
+    n_g = enc.starts.shape[0]
+    gq = enc.group_q.astype(np.int64)
+    truth = ground_truth(data, keep) if any(not m.intent_aware for m in ms) else None
+    truth_ia = (
+        ground_truth(data, keep, intent_aware=True) if any(m.intent_aware for m in ms) else None
+    )
+    values = np.full((n_g, len(ms)), np.nan)
+    skipped = np.zeros((n_g, len(ms)), np.int64)
+    empty = np.zeros((n_g, len(ms)), bool)
+    for c, m in enumerate(ms):
+        kind = kc.KL if m.family == "LMKL" else kc.JS
+        if not m.intent_aware:
+            assert truth is not None
+            nu = truth.q_off[gq + 1] - truth.q_off[gq]
+            unit = np.where(nu > 0, truth.q_off[gq], truth.empty_unit)
+            v, kept, sk = _divergences(
+                data, truth.models, unit, enc.starts, enc.ends, data.pos_doc, m.k, kind, m.lam
+            )
+            values[:, c] = v
+            skipped[:, c] = sk
+            empty[:, c] = kept == 0
+        else:
+            assert truth_ia is not None
+            nu = truth_ia.q_off[gq + 1] - truth_ia.q_off[gq]
+            g_of = np.repeat(np.arange(n_g), nu)
+            within = np.arange(int(nu.sum())) - np.repeat(np.cumsum(nu) - nu, nu)
+            unit = truth_ia.q_off[gq][g_of] + within
+            v, kept, sk = _divergences(
+                data,
+                truth_ia.models,
+                unit,
+                enc.starts[g_of],
+                enc.ends[g_of],
+                data.pos_doc,
+                m.k,
+                kind,
+                m.lam,
+            )
+            sums = np.bincount(g_of, weights=v, minlength=n_g)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                values[:, c] = np.where(nu > 0, sums / np.maximum(nu, 1), np.nan)
+            # the walk is the same for every subtopic: take the group's first pair
+            first = np.cumsum(nu) - nu
+            has = nu > 0
+            skipped[has, c] = sk[first[has]]
+            empty[has, c] = kept[first[has]] == 0
+    return ContentScores(ms, values, skipped, empty, truth or truth_ia, truth_ia)  # type: ignore[arg-type]
+
+
+def run_means(enc: Encoded, values: np.ndarray) -> np.ndarray:
+    """Per run and measure: the mean over the run's groups with a value (NaN if none)."""
+    n_runs = len(enc.run_names)
+    out = np.full((n_runs, values.shape[1]), np.nan)
+    gr = enc.group_run.astype(np.int64)
+    for c in range(values.shape[1]):
+        ok = ~np.isnan(values[:, c])
+        s = np.bincount(gr[ok], weights=values[ok, c], minlength=n_runs)
+        n = np.bincount(gr[ok], minlength=n_runs)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[:, c] = np.where(n > 0, s / np.maximum(n, 1), np.nan)
+    return out
+
+
+@dataclass
+class ContentReport:
+    """What content evaluation skipped or could not score, counted.
+
+    Attributes
+    ----------
+    ranked_not_in_collection
+        Ranked rows (all depths, all runs) whose document is not in the collection.
+    ranked_without_text
+        Ranked rows whose document is in the collection but has no token.
+    skipped_within_depth
+        Per measure: documents skipped while filling the top ``k`` (sum over groups).
+    empty_results
+        Per measure: (run, query) groups with no document left to build theta_k.
+    nan_queries
+        Per reason: queries of the qrels (that some run retrieved for) whose
+        ground truth is empty, hence NaN and left out of the means.
+    nan_groups
+        Per reason: (run, query) groups that are NaN.
+    relevant_not_in_collection
+        Relevant judgments whose document is missing from the collection (or has no token).
+    """
+
+    ranked_not_in_collection: int
+    ranked_without_text: int
+    skipped_within_depth: dict[str, int]
+    empty_results: dict[str, int]
+    nan_queries: dict[str, int]
+    nan_groups: dict[str, int]
+    relevant_not_in_collection: int
+
+    def lines(self) -> list[str]:
+        """Human-readable summary lines (empty when there is nothing to report)."""
+        out = []
+        if self.ranked_not_in_collection:
+            out.append(
+                f"{self.ranked_not_in_collection} ranked document(s) are not in the collection "
+                "(skipped; they do not use up the depth)"
+            )
+        if self.ranked_without_text:
+            out.append(f"{self.ranked_without_text} ranked document(s) have no token (skipped)")
+        if self.relevant_not_in_collection:
+            out.append(
+                f"{self.relevant_not_in_collection} relevant judgment(s) name documents missing "
+                "from the collection or without tokens (left out of the ground truth)"
+            )
+        for reason, n in self.nan_queries.items():
+            if n:
+                out.append(f"{n} quer(y/ies) scored NaN: {reason} (left out of the means)")
+        for m, n in self.empty_results.items():
+            if n:
+                out.append(
+                    f"{m}: {n} ranking(s) have no document in the collection (score 0 / theta_C)"
+                )
+        return out
+
+
+@dataclass
+class ContentEvaluation:
+    """Result of :func:`evaluate_content`: the long table and the counts of what was skipped."""
+
+    table: pl.DataFrame
+    report: ContentReport
+    data: ContentData
+    scores: ContentScores
+
+
+def _report(data: ContentData, sc: ContentScores) -> ContentReport:
+    enc = data.enc
+    d = data.pos_doc
+    in_groups = np.zeros(d.shape[0], bool)
+    lens = enc.ends - enc.starts
+    if lens.sum():
+        idx = np.repeat(enc.starts, lens) + (
+            np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
+        )
+        in_groups[idx] = True
+    dd = d[in_groups]
+    not_in = int((dd < 0).sum())
+    no_text = int((data.doc_len[dd[dd >= 0]] == 0).sum())
+    truth = sc.truth
+    n_q = enc.qr_off.shape[0] - 1
+    evaluated_q = np.zeros(n_q, bool)
+    evaluated_q[enc.group_q] = True
+    no_rel = evaluated_q & (truth.n_rel == 0)
+    no_text_rel = evaluated_q & (truth.n_rel > 0) & (truth.q_off[1:] == truth.q_off[:-1])
+    gq = enc.group_q
+    names = [m.name for m in sc.measures]
+    rel_j = np.unique(data.sub_j[data.sub_rel >= data.relevance_level])
+    jd = data.jdoc[rel_j]
+    missing_rel = int((jd < 0).sum() + (data.doc_len[jd[jd >= 0]] == 0).sum())
+    return ContentReport(
+        ranked_not_in_collection=not_in,
+        ranked_without_text=no_text,
+        skipped_within_depth={n: int(sc.skipped[:, c].sum()) for c, n in enumerate(names)},
+        empty_results={
+            n: int((sc.empty_result[:, c] & ~np.isnan(sc.values[:, c])).sum())
+            for c, n in enumerate(names)
+        },
+        nan_queries={
+            REASON_NO_RELEVANT: int(no_rel.sum()),
+            REASON_NOT_IN_COLLECTION: int(no_text_rel.sum()),
+        },
+        nan_groups={
+            REASON_NO_RELEVANT: int(no_rel[gq].sum()),
+            REASON_NOT_IN_COLLECTION: int(no_text_rel[gq].sum()),
+        },
+        relevant_not_in_collection=missing_rel,
+    )
+
+
+def to_frame(
+    enc: Encoded, names: Sequence[str], values: np.ndarray, *, per_query: bool = True
+) -> pl.DataFrame:
+    """Long table ``run_id, query_id, measure, value`` like :func:`fasteval.evaluate`'s.
+
+    Per run: every evaluated query's measures (queries in trec_eval order),
+    then the ``all`` rows (means over the queries with a value).
+    """
+    n_runs = len(enc.run_names)
+    n_m = len(names)
+    summary = run_means(enc, values)
+    n_g = enc.starts.shape[0]
+    parts = []
+    if per_query and n_g:
+        gg = np.repeat(np.arange(n_g), n_m)
+        mm = np.tile(np.arange(n_m), n_g)
+        parts.append(
+            pl.DataFrame(
+                {
+                    "run_idx": enc.group_run[gg].astype(np.int64),
+                    "block": np.zeros(gg.shape[0], np.int8),
+                    "query_idx": enc.group_q[gg].astype(np.int64),
+                    "measure_idx": mm.astype(np.int64),
+                    "value": values[gg, mm],
+                }
+            )
+        )
+    rr = np.repeat(np.arange(n_runs), n_m)
+    mm = np.tile(np.arange(n_m), n_runs)
+    parts.append(
+        pl.DataFrame(
+            {
+                "run_idx": rr.astype(np.int64),
+                "block": np.ones(rr.shape[0], np.int8),
+                "query_idx": np.full(rr.shape[0], len(enc.qids), np.int64),
+                "measure_idx": mm.astype(np.int64),
+                "value": summary[rr, mm],
+            }
+        )
+    )
+    df = pl.concat(parts).sort(["run_idx", "block", "query_idx"], maintain_order=True)
+    runs = pl.Series("run_id", enc.run_names, dtype=pl.String)
+    qids = pl.Series("query_id", [*enc.qids, "all"], dtype=pl.String)
+    ms = pl.Series("measure", list(names), dtype=pl.String)
+    return df.select(
+        runs.gather(df["run_idx"]).alias("run_id"),
+        qids.gather(df["query_idx"]).alias("query_id"),
+        ms.gather(df["measure_idx"]).alias("measure"),
+        pl.col("value").fill_nan(None).fill_null(float("nan")),
+    )
+
+
+def evaluate_content(
+    qrels: QrelsLike,
+    runs: RunsLike,
+    collection: Any,
+    measures: str | Sequence[str] = "LMJS@20",
+    *,
+    per_query: bool = True,
+    relevance_level: int = 1,
+    compat: int = 9,
+    on_duplicate: str = "error",
+    data: ContentData | None = None,
+) -> ContentEvaluation:
+    """Content-based measures for every run (the table and the counts of what was skipped).
+
+    See :func:`content_evaluate` for the parameters.
+    """
+    ms = parse_content_measures(measures if isinstance(measures, str) else list(measures))
+    if not ms:
+        msg = "no content measure given\n  hint: -m LMJS@20"
+        raise ParameterError(msg)
+    with gc_paused():
+        if data is None:
+            data = prepare_content(
+                qrels,
+                runs,
+                collection,
+                diversity=any(m.intent_aware for m in ms),
+                relevance_level=relevance_level,
+                compat=compat,
+                on_duplicate=on_duplicate,
+            )
+        if any(m.intent_aware for m in ms) and not data.has_subtopics:
+            msg = (
+                "LMJS_IA needs diversity qrels (query_id, subtopic, doc_id, relevance)\n"
+                "  hint: use LMJS@k for ad-hoc qrels"
+            )
+            raise ParameterError(msg)
+        if len(data.coll) == 0:
+            msg = "the collection holds no document"
+            raise DataMismatchError(msg)
+        sc = score_groups(data, ms)
+        table = to_frame(data.enc, [m.name for m in ms], sc.values, per_query=per_query)
+    return ContentEvaluation(table, _report(data, sc), data, sc)
+
+
+def content_evaluate(
+    qrels: QrelsLike,
+    runs: RunsLike,
+    collection: Any,
+    measures: str | Sequence[str] = "LMJS@20",
+    *,
+    per_query: bool = True,
+    relevance_level: int = 1,
+    compat: int = 9,
+    on_duplicate: str = "error",
+) -> pl.DataFrame:
+    """Score runs by content-based measures (SPEC 9): ``LMJS@k``, ``LMKL@k``, ``LMJS_IA@k``.
+
+    Parameters
+    ----------
+    qrels
+        Qrels (path, frame, table); diversity qrels for ``LMJS_IA``.
+    runs
+        As for :func:`fasteval.evaluate`.
+    collection
+        The documents: a :class:`~fasteval.io.collection.Collection`, a path
+        (an indexed ``.parquet`` from ``fasteval index``, a ``doc_id, text``
+        table, TREC SGML) or ``classic:NAME``.
+    measures
+        Content measure names (``LMJS@20``, ``LMKL(lambda=0.2)@20``, ...).
+    per_query
+        Include one row per (run, query) besides the ``all`` rows.
+    relevance_level
+        A grade ``>= relevance_level`` is relevant (feeds the ground truth).
+    compat
+        Ranking order as in :func:`fasteval.evaluate` (9: scores as float32).
+    on_duplicate
+        ``"error"`` or ``"first"``.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``run_id, query_id, measure, value`` as :func:`fasteval.evaluate`;
+        a query whose relevant documents are all missing from the collection
+        (or that has none) is NaN and left out of the ``all`` mean. Use
+        :func:`evaluate_content` for the counts of what was skipped.
+
+    References
+    ----------
+    Hui, K. (2014). Towards robust & reusable evaluation for novelty &
+    diversity. PIKM '14.
+    """
+    return evaluate_content(
+        qrels,
+        runs,
+        collection,
+        measures,
+        per_query=per_query,
+        relevance_level=relevance_level,
+        compat=compat,
+        on_duplicate=on_duplicate,
+    ).table
+
+
+# --------------------------------------------------------------------------- label completion
+
+
+@dataclass
+class Pool:
+    """The depth-``depth`` pool of every query: distinct documents in the collection."""
+
+    query: np.ndarray  # int64 query index
+    doc: np.ndarray  # int32 collection row
+    jdx: np.ndarray  # int64 judgment index (-1: not in the qrels)
+
+
+def pool(data: ContentData, depth: int, enc: Encoded | None = None) -> Pool:
+    """Distinct (query, document) pairs some run ranks in its top ``depth`` (in the collection)."""
+    from fasteval.analysis.variants import position_ranks
+
+    enc = enc if enc is not None else data.enc
+    pos, rank, _ = position_ranks(enc)
+    sel = pos[rank <= depth]
+    d = data.pos_doc[sel].astype(np.int64)
+    q = np.repeat(enc.group_q.astype(np.int64), enc.ends - enc.starts)[rank <= depth]
+    j = data.enc.jdx[sel]
+    ok = d >= 0
+    q, d, j = q[ok], d[ok], j[ok]
+    key = q * (len(data.coll) + 1) + d
+    _, first = np.unique(key, return_index=True)
+    return Pool(q[first], d[first].astype(np.int32), j[first])
+
+
+@dataclass
+class Completion:
+    """Predicted labels: per (query, subtopic) unit its threshold, per prediction its document."""
+
+    unit_query: np.ndarray
+    unit_sub: np.ndarray
+    threshold: np.ndarray  # t_qs (inf: no prediction)
+    pred_query: np.ndarray  # int64 query index
+    pred_sub: np.ndarray  # int32 subtopic code
+    pred_doc: np.ndarray  # int32 collection row
+    pred_score: np.ndarray  # 1 - JS of the document to theta_R
+    n_candidates: int
+
+
+def f1_threshold(scores: np.ndarray, labels: np.ndarray) -> float:
+    """The t maximising F1 of ``score >= t`` on judged documents (ties: the larger t).
+
+    Candidates are the judged scores and ``inf`` (predict nothing, F1 0), so a
+    pool without a relevant judged document predicts nothing.
+    """
+    order = np.argsort(-scores, kind="stable")
+    s = scores[order]
+    y = labels[order].astype(np.int64)
+    pos = int(y.sum())
+    tp = np.cumsum(y)
+    n = np.arange(1, s.shape[0] + 1)
+    last = np.concatenate([s[1:] != s[:-1], [True]]) if s.size else np.zeros(0, bool)
+    tp, n, t = tp[last], n[last], s[last]
+    f1 = 2.0 * tp / (n + pos) if pos else np.zeros_like(t)
+    best, best_t = 0.0, math.inf
+    for f, tt in zip(f1.tolist(), t.tolist(), strict=True):  # descending t: strict > keeps larger
+        if f > best:
+            best, best_t = f, tt
+    return best_t
+
+
+def complete(
+    data: ContentData,
+    keep: np.ndarray | None = None,
+    *,
+    depth: int = 20,
+    intent_aware: bool | None = None,
+) -> Completion:
+    """Label completion (SPEC 9): predict relevance of unjudged pooled documents per (q, s).
+
+    A document some run ranks in its top ``depth`` that the (kept) qrels do
+    not judge is predicted relevant to (q, s) when ``1 - JS(theta_d,
+    theta_{R_qs}) >= t_qs``; ``t_qs`` maximises F1 of the same rule on the
+    judged documents of that pool (ties: the larger t).
+    """
+    ia = data.has_subtopics if intent_aware is None else intent_aware
+    truth = ground_truth(data, keep, intent_aware=ia)
+    pl_ = pool(data, depth)
+    judged = pl_.jdx >= 0
+    if keep is not None:
+        judged[judged] = keep[pl_.jdx[judged]]
+    # pairs: every unit x every pool doc of its query
+    n_units = truth.unit_query.shape[0]
+    order = np.argsort(pl_.query, kind="stable")
+    pq, pd, pj, pjud = pl_.query[order], pl_.doc[order], pl_.jdx[order], judged[order]
+    n_q = data.enc.qr_off.shape[0] - 1
+    p_off = np.searchsorted(pq, np.arange(n_q + 1), side="left")
+    cnt = p_off[truth.unit_query + 1] - p_off[truth.unit_query]
+    u_of = np.repeat(np.arange(n_units), cnt)
+    idx = np.repeat(p_off[truth.unit_query], cnt) + (
+        np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    )
+    lst = np.ascontiguousarray(pd, np.int32)
+    v, kept, _ = _divergences(
+        data, truth.models, u_of, idx.astype(np.int64), idx.astype(np.int64) + 1, lst, 1, kc.JS, 0.0
+    )
+    # labels of judged pool docs for the unit's subtopic
+    lab = np.zeros(idx.shape[0], bool)
+    jd = pj[idx]
+    isj = pjud[idx]
+    if isj.any():
+        # grade of judgment j for subtopic s
+        key_j = data.sub_j.astype(np.int64) * (int(data.sub_s.max(initial=0)) + 1) + data.sub_s
+        sk = np.argsort(key_j)
+        want = jd[isj] * (int(data.sub_s.max(initial=0)) + 1) + truth.unit_sub[u_of[isj]]
+        at = np.searchsorted(key_j[sk], want)
+        at = np.minimum(at, key_j.shape[0] - 1)
+        hit = key_j[sk][at] == want
+        g = np.where(hit, data.sub_rel[sk][at], 0)
+        lab[np.flatnonzero(isj)] = g >= data.relevance_level
+    thresholds = np.full(n_units, math.inf)
+    valid = kept > 0
+    cut = np.concatenate([[0], np.cumsum(cnt)])
+    for u in range(n_units):
+        a, b = cut[u], cut[u + 1]
+        m = isj[a:b] & valid[a:b]
+        if m.any():
+            thresholds[u] = f1_threshold(v[a:b][m], lab[a:b][m])
+    pred = ~isj & valid & (v >= thresholds[u_of])
+    return Completion(
+        unit_query=truth.unit_query,
+        unit_sub=truth.unit_sub,
+        threshold=thresholds,
+        pred_query=pq[idx][pred],
+        pred_sub=truth.unit_sub[u_of[pred]],
+        pred_doc=pd[idx][pred],
+        pred_score=v[pred],
+        n_candidates=int((~isj).sum()),
+    )
+
+
+def completed_qrels(
+    data: ContentData, comp: Completion, keep: np.ndarray | None = None
+) -> pl.DataFrame:
+    """The completed qrels: every kept real judgment plus the predictions (grade = relevance level).
+
+    Ad-hoc data gives ``query_id, doc_id, relevance``; diversity data adds ``subtopic``.
+    A document predicted relevant to several subtopics gets one row per subtopic.
+    """
+    enc = data.enc
+    prep = data.prep
+    rows = np.flatnonzero(keep) if keep is not None else np.arange(enc.qr_rel.shape[0])
+    pred_q = pl.Series([enc.qids[i] for i in comp.pred_query.tolist()], dtype=pl.String)
+    pred_d = pl.Series(data.coll.doc_ids.take(pa.array(comp.pred_doc))).cast(pl.String)
+    level = max(1, data.relevance_level)
+    if not data.has_subtopics:
+        real = pl.DataFrame(
+            {
+                "query_id": pl.Series(prep.qrels.qid.take(enc.qr_rows[rows])).cast(pl.String),
+                "doc_id": pl.Series(prep.qrels.doc.take(enc.qr_rows[rows])).cast(pl.String),
+                "relevance": enc.qr_rel[rows].astype(np.int32),
+            }
+        )
+        new = pl.DataFrame(
+            {
+                "query_id": pred_q,
+                "doc_id": pred_d,
+                "relevance": np.full(len(pred_q), level, np.int32),
+            }
+        ).unique(["query_id", "doc_id"], maintain_order=True)
+        return pl.concat([real, new])
+    kept_sub = np.isin(data.sub_j, rows) if keep is not None else np.ones(data.sub_j.shape[0], bool)
+    sj = data.sub_j[kept_sub]
+    real = pl.DataFrame(
+        {
+            "query_id": pl.Series(prep.qrels.qid.take(enc.qr_rows[sj])).cast(pl.String),
+            "subtopic": pl.Series(
+                [data.subtopic_names[s] for s in data.sub_s[kept_sub].tolist()], dtype=pl.String
+            ),
+            "doc_id": pl.Series(prep.qrels.doc.take(enc.qr_rows[sj])).cast(pl.String),
+            "relevance": data.sub_rel[kept_sub].astype(np.int32),
+        }
+    )
+    new = pl.DataFrame(
+        {
+            "query_id": pred_q,
+            "subtopic": pl.Series(
+                [data.subtopic_names[s] for s in comp.pred_sub.tolist()], dtype=pl.String
+            ),
+            "doc_id": pred_d,
+            "relevance": np.full(len(pred_q), level, np.int32),
+        }
+    )
+    return pl.concat([real, new])
+
+
+def complete_qrels(
+    qrels: QrelsLike,
+    runs: RunsLike,
+    collection: Any,
+    *,
+    depth: int = 20,
+    diversity: bool = False,
+    relevance_level: int = 1,
+    compat: int = 9,
+) -> pl.DataFrame:
+    """Qrels completed by content (SPEC 9 "label completion"), as an ordinary qrels table.
+
+    Parameters
+    ----------
+    qrels, runs, collection
+        As for :func:`content_evaluate` (diversity qrels when ``diversity``).
+    depth
+        Pool depth K: candidates are the documents some run ranks in its top K.
+    """
+    data = prepare_content(
+        qrels, runs, collection, diversity=diversity, relevance_level=relevance_level, compat=compat
+    )
+    return completed_qrels(data, complete(data, depth=depth))
+
+
+# ------------------------------------------------------------------ representative judgments
+
+
+@dataclass
+class Selection:
+    """Judgments chosen per query by :func:`select`, in the order they were made."""
+
+    query: np.ndarray  # query index per chosen judgment
+    doc: np.ndarray  # collection row
+    jdx: np.ndarray  # judgment index in the qrels (-1: not in the qrels, taken as non-relevant)
+    step: np.ndarray  # 0: from the depth-k pool; 1, 2...: chosen by content, in order
+    pool20: np.ndarray  # per query: size of the depth-20 pool (documents in the collection)
+
+
+def select(data: ContentData, *, depth: int = 3, max_depth: int = 20) -> Selection:
+    """Representative judgments (Hui 5.2, SPEC 9).
+
+    Judge the depth-``depth`` pool; then, while a known subtopic of a query has
+    no relevant judged document and candidates of the depth-``max_depth`` pool
+    remain, judge next the candidate with the smallest mean JS divergence to
+    the query's judged relevant documents (to all judged documents while none
+    is relevant). Ties: the smaller collection row. The qrels are the oracle;
+    a pooled document the qrels do not judge counts as judged non-relevant.
+    """
+    if not 1 <= depth <= max_depth:
+        msg = f"need 1 <= depth <= max_depth, got depth={depth}, max_depth={max_depth}"
+        raise ParameterError(msg)
+    enc = data.enc
+    n_q = enc.qr_off.shape[0] - 1
+    from fasteval.analysis.variants import position_ranks
+
+    pos, rank, _ = position_ranks(enc)
+    gq = np.repeat(enc.group_q.astype(np.int64), enc.ends - enc.starts)
+    ok = data.pos_doc[pos] >= 0
+    q_all, d_all, r_all, j_all = gq[ok], data.pos_doc[pos][ok], rank[ok], enc.jdx[pos][ok]
+    inpool = r_all <= max_depth
+    q_all, d_all, r_all, j_all = q_all[inpool], d_all[inpool], r_all[inpool], j_all[inpool]
+    # per (query, doc): best rank and judgment
+    key = q_all * (len(data.coll) + 1) + d_all
+    order = np.lexsort((r_all, key))
+    key, q_all, d_all, r_all, j_all = (
+        key[order],
+        q_all[order],
+        d_all[order],
+        r_all[order],
+        j_all[order],
+    )
+    first = np.concatenate([[True], key[1:] != key[:-1]]) if key.size else np.zeros(0, bool)
+    pq, pd, pr, pj = q_all[first], d_all[first], r_all[first], j_all[first]
+    # subtopic relevance of each judgment
+    n_sub = int(data.sub_s.max(initial=0)) + 1
+    rel_sub: dict[int, set[int]] = {}
+    for j, s, g in zip(
+        data.sub_j.tolist(), data.sub_s.tolist(), data.sub_rel.tolist(), strict=True
+    ):
+        if g >= data.relevance_level:
+            rel_sub.setdefault(j, set()).add(s)
+    known: dict[int, set[int]] = {}
+    for j, subs in rel_sub.items():
+        known.setdefault(int(data.jquery[j]), set()).update(subs)
+    del n_sub
+    out_q: list[int] = []
+    out_d: list[int] = []
+    out_j: list[int] = []
+    out_s: list[int] = []
+    pool20 = np.bincount(pq, minlength=n_q)
+    q_off = np.searchsorted(pq, np.arange(n_q + 1))
+    doc_models = _single_doc_models(data, pd)
+    for q in range(n_q):
+        a, b = int(q_off[q]), int(q_off[q + 1])
+        if a == b:
+            continue
+        docs, ranks, js = pd[a:b], pr[a:b], pj[a:b]
+        judged = ranks <= depth
+        found: set[int] = set()
+        for i in np.flatnonzero(judged).tolist():
+            out_q.append(q)
+            out_d.append(int(docs[i]))
+            out_j.append(int(js[i]))
+            out_s.append(0)
+            found |= rel_sub.get(int(js[i]), set())
+        want = known.get(q, set())
+        step = 0
+        dist: np.ndarray | None = None
+        ref_rel = bool(found)
+        while not want <= found and not judged.all():
+            is_rel = np.array([bool(rel_sub.get(int(j), ())) for j in js]) & judged
+            ref = is_rel if is_rel.any() else judged
+            if dist is None or ref_rel != bool(is_rel.any()):
+                dist = _pairwise_js(data, doc_models, pd, a, b)
+                ref_rel = bool(is_rel.any())
+            mean = dist[:, ref].mean(axis=1)
+            mean[judged] = np.inf
+            i = int(np.argmin(mean))
+            judged[i] = True
+            step += 1
+            out_q.append(q)
+            out_d.append(int(docs[i]))
+            out_j.append(int(js[i]))
+            out_s.append(step)
+            found |= rel_sub.get(int(js[i]), set())
+    return Selection(
+        np.array(out_q, np.int64),
+        np.array(out_d, np.int32),
+        np.array(out_j, np.int64),
+        np.array(out_s, np.int64),
+        pool20,
+    )
+
+
+def _single_doc_models(data: ContentData, docs: np.ndarray) -> Models:
+    m_off = np.arange(docs.shape[0] + 1, dtype=np.int64)
+    return build_models(data, m_off, np.ascontiguousarray(docs, np.int32))
+
+
+def _pairwise_js(data: ContentData, models: Models, docs: np.ndarray, a: int, b: int) -> np.ndarray:
+    """JS divergence (bits) between pool documents ``a..b`` (model ``u`` is ``docs[u]``)."""
+    n = b - a
+    ii, jj = np.meshgrid(np.arange(a, b), np.arange(a, b), indexing="ij")
+    start = jj.ravel().astype(np.int64)
+    v, _, _ = _divergences(
+        data,
+        models,
+        ii.ravel().astype(np.int64),
+        start,
+        start + 1,
+        np.ascontiguousarray(docs, np.int32),
+        1,
+        kc.JS,
+        0.0,
+    )
+    return (1.0 - v).reshape(n, n)
+
+
+def select_judgments(
+    qrels: QrelsLike,
+    runs: RunsLike,
+    collection: Any,
+    *,
+    depth: int = 3,
+    max_depth: int = 20,
+    diversity: bool = False,
+    relevance_level: int = 1,
+    compat: int = 9,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Representative judgments (SPEC 9): the qrels rows used, and per query the counts.
+
+    Returns
+    -------
+    (qrels, summary)
+        ``qrels``: the judgments made (only those the qrels hold; rows keep
+        their grades, and their subtopics for diversity qrels);
+        ``summary``: per query ``judged`` (documents judged), ``by_content``
+        (of which chosen by content), ``pool20`` (depth-``max_depth`` pool size).
+    """
+    data = prepare_content(
+        qrels, runs, collection, diversity=diversity, relevance_level=relevance_level, compat=compat
+    )
+    sel = select(data, depth=depth, max_depth=max_depth)
+    enc = data.enc
+    prep = data.prep
+    has = sel.jdx >= 0
+    sj = sel.jdx[has]
+    if data.has_subtopics:
+        m = np.isin(data.sub_j, sj)
+        jj = data.sub_j[m]
+        out = pl.DataFrame(
+            {
+                "query_id": pl.Series(prep.qrels.qid.take(enc.qr_rows[jj])).cast(pl.String),
+                "subtopic": pl.Series(
+                    [data.subtopic_names[s] for s in data.sub_s[m].tolist()], dtype=pl.String
+                ),
+                "doc_id": pl.Series(prep.qrels.doc.take(enc.qr_rows[jj])).cast(pl.String),
+                "relevance": data.sub_rel[m].astype(np.int32),
+            }
+        )
+    else:
+        out = pl.DataFrame(
+            {
+                "query_id": pl.Series(prep.qrels.qid.take(enc.qr_rows[sj])).cast(pl.String),
+                "doc_id": pl.Series(prep.qrels.doc.take(enc.qr_rows[sj])).cast(pl.String),
+                "relevance": enc.qr_rel[sj].astype(np.int32),
+            }
+        )
+    n_q = enc.qr_off.shape[0] - 1
+    judged = np.bincount(sel.query, minlength=n_q)
+    by_content = np.bincount(sel.query[sel.step > 0], minlength=n_q)
+    qs = np.flatnonzero(sel.pool20 > 0)
+    summary = pl.DataFrame(
+        {
+            "query_id": [enc.qids[i] for i in qs.tolist()],
+            "judged": judged[qs].astype(np.int64),
+            "by_content": by_content[qs].astype(np.int64),
+            "pool20": sel.pool20[qs].astype(np.int64),
+        }
+    )
+    return out, summary
+
+
+def write_qrels(df: pl.DataFrame, path: str | os.PathLike[str]) -> None:
+    """Write qrels as TREC text: ``qid 0 docno rel`` (or ``qid subtopic docno rel``)."""
+    second = (
+        df["subtopic"].cast(pl.String) if "subtopic" in df.columns else pl.Series(["0"] * len(df))
+    )
+    lines = pl.DataFrame(
+        {"q": df["query_id"], "s": second, "d": df["doc_id"], "r": df["relevance"].cast(pl.String)}
+    ).select(pl.concat_str(["q", "s", "d", "r"], separator=" ").alias("line"))
+    text = "\n".join(lines["line"].to_list())
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text + ("\n" if text else ""))
