@@ -140,11 +140,12 @@ def divergences(
                     t = touched[e]
                     q = q_dense[t] / wsum
                     p = p_dense[t]
-                    m = 0.5 * (p + q)
                     if p > 0.0:
-                        s += p * math.log2(p / m)
+                        m = 0.5 * (p + q)
+                        s += p * math.log2(p / m) + q * math.log2(q / m)
                         p_in += p
-                    s += q * math.log2(q / m)
+                    else:
+                        s += q  # q log2(q / (q/2)), exactly
                 # terms of the model outside the result's support: p log2(p / (p/2)) = p
                 out_value[i] = 1.0 - 0.5 * (s + (1.0 - p_in))
         else:
