@@ -82,7 +82,10 @@ def pivoted(ix: he.Index, s: float = 0.2) -> he.SparseDot:
 
 
 def ql_jm(ix: he.Index, lam: float) -> he.SparseDot:
-    """Query likelihood, Jelinek-Mercer, rank-equivalent: sum qtf log(1 + (1-lam) tf/dl / (lam p_t))."""
+    """Query likelihood, Jelinek-Mercer (rank-equivalent form).
+
+    sum qtf log(1 + (1-lam) tf/dl / (lam p_t))
+    """
     X = ix.X.tocsr(copy=True)
     rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
     X.data = np.log1p((1 - lam) * X.data / ix.dl[rows] / (lam * ix.p_t[X.indices]))

@@ -19,6 +19,7 @@ collection are skipped (they do not use up the depth) and counted.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Sequence
@@ -706,6 +707,72 @@ def content_evaluate(
         compat=compat,
         on_duplicate=on_duplicate,
     ).table
+
+
+def evaluate_mixed(
+    qrels: QrelsLike,
+    runs: RunsLike,
+    collection: Any,
+    measures: str | Sequence[str],
+    *,
+    per_query: bool = True,
+    relevance_level: int = 1,
+    compat: int = 9,
+    on_duplicate: str = "error",
+) -> ContentEvaluation:
+    """Label measures (by :func:`fasteval.evaluate`) and content measures in one table.
+
+    Rows are grouped per run (input order), the ``all`` rows of a run last.
+    """
+    from fasteval.measures.content import is_content_measure
+
+    items = [measures] if isinstance(measures, str) else list(measures)
+    names = [p.strip() for n in items for p in _split_names(n) if p.strip()]
+    content = [n for n in names if is_content_measure(n)]
+    label = [n for n in names if not is_content_measure(n)]
+    if not content:
+        msg = "a collection is for content measures\n  hint: LMJS@20, LMKL@20 or LMJS_IA@20"
+        raise ParameterError(msg)
+    ev = evaluate_content(
+        qrels,
+        runs,
+        collection,
+        content,
+        per_query=per_query,
+        relevance_level=relevance_level,
+        compat=compat,
+        on_duplicate=on_duplicate,
+    )
+    if not label:
+        return ev
+    from fasteval.engine import evaluate
+
+    lab = evaluate(
+        qrels,
+        runs,
+        label,
+        per_query=per_query,
+        compat=compat,
+        relevance_level=relevance_level,
+        on_duplicate=on_duplicate,
+    )
+    order = {r: i for i, r in enumerate(ev.data.enc.run_names)}
+    df = (
+        pl.concat([lab.select(ev.table.columns), ev.table])
+        .with_columns(
+            pl.col("run_id").replace_strict(order, return_dtype=pl.Int64).alias("_r"),
+            (pl.col("query_id") == "all").alias("_a"),
+        )
+        .sort(["_r", "_a"], maintain_order=True)
+        .drop("_r", "_a")
+    )
+    return dataclasses.replace(ev, table=df)
+
+
+def _split_names(s: str) -> list[str]:
+    from fasteval.measures.content import _split
+
+    return _split(s)
 
 
 # --------------------------------------------------------------------------- label completion

@@ -96,7 +96,7 @@ def lmjs_ia(
 
 
 def threshold(scores: list[float], labels: list[bool]) -> float:
-    """t maximising F1 of ``score >= t`` over judged docs; candidates = scores and inf; ties larger t."""
+    """t maximising F1 of ``score >= t`` on judged docs (candidates: scores, inf; ties: larger)."""
     best_f, best_t = 0.0, math.inf
     pos = sum(labels)
     for t in sorted(set(scores), reverse=True):

@@ -55,9 +55,7 @@ def _world(seed: int, n_docs: int = 40, n_q: int = 4, n_runs: int = 3, subtopics
             for d in rnd.sample([*ids, "x1", "x2"], 25):
                 runs.append((f"R{r}", q, d, float(rnd.randint(0, 10))))
     cols = ["query_id", "subtopic", "doc_id", "relevance"] if subtopics else None
-    qdf = pl.DataFrame(
-        qrels, schema=cols or ["query_id", "doc_id", "relevance"], orient="row"
-    )
+    qdf = pl.DataFrame(qrels, schema=cols or ["query_id", "doc_id", "relevance"], orient="row")
     rdf = pl.DataFrame(runs, schema=["run_id", "query_id", "doc_id", "score"], orient="row")
     docs = {d: coll.counts_of(d) for d in ids}
     return coll, docs, qdf, rdf
@@ -298,7 +296,7 @@ def test_lmjs_ia_needs_subtopics() -> None:
         ac.evaluate_content(qdf, rdf, coll, "LMJS_IA@5")
 
 
-# --------------------------------------------------------------------------- completion and selection
+# ------------------------------------------------------------------ completion and selection
 
 
 def test_f1_threshold_equals_reference() -> None:
@@ -405,3 +403,114 @@ def test_completed_variant_scores_like_reparsed_qrels() -> None:
     df = fasteval.evaluate(cq, rdf, ["map"], per_query=False)
     want = dict(df.select("run_id", "value").iter_rows())
     np.testing.assert_allclose(got, [want[r] for r in ctx.data.enc.run_names], atol=1e-12)
+
+
+# --------------------------------------------------------------------------- threads, API, CLI
+
+
+def test_independent_of_thread_count_on_many_chunks() -> None:
+    import numba
+
+    coll, _, qdf, rdf = _world(9, n_docs=300, n_q=30, n_runs=12)
+    names = ["LMJS@10", "LMKL@10"]
+    old = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = ac.content_evaluate(qdf, rdf, coll, names)
+        numba.set_num_threads(max(2, old))
+        many = ac.content_evaluate(qdf, rdf, coll, names)
+    finally:
+        numba.set_num_threads(old)
+    a, b = one["value"].to_numpy(), many["value"].to_numpy()
+    assert np.array_equal(np.isnan(a), np.isnan(b))
+    assert np.array_equal(a[~np.isnan(a)], b[~np.isnan(b)])
+
+
+def test_evaluate_with_a_collection_mixes_label_and_content_measures() -> None:
+    import fasteval.engine
+
+    coll, _, qdf, rdf = _world(2)
+    df = fasteval.engine.evaluate(qdf, rdf, ["map", "LMJS@5"], collection=coll)
+    assert df.columns == ["run_id", "query_id", "measure", "value"]
+    assert set(df["measure"].to_list()) == {"map", "LMJS@5"}
+    alone = fasteval.engine.evaluate(qdf, rdf, ["map"])
+    got = df.filter(pl.col("measure") == "map").sort(["run_id", "query_id"])
+    assert got.equals(alone.sort(["run_id", "query_id"]))
+    # per run, the all rows come last
+    for _, block in df.group_by("run_id", maintain_order=True):
+        q = block["query_id"].to_list()
+        assert q[-2:] == ["all", "all"] and "all" not in q[:-2]
+
+
+def _write_world(tmp_path: Path, seed: int = 2) -> tuple[str, str, str]:
+    coll, _, qdf, rdf = _world(seed, n_docs=60, n_q=5, n_runs=4)
+    write_collection(coll, tmp_path / "coll.parquet")
+    ac.write_qrels(qdf, tmp_path / "qrels.txt")
+    (tmp_path / "runs").mkdir()
+    for (run,), block in rdf.group_by("run_id"):
+        with open(tmp_path / "runs" / f"{run}.txt", "w") as f:
+            for r, q, d, s in block.iter_rows():
+                f.write(f"{q} Q0 {d} 0 {s} {r}\n")
+    return str(tmp_path / "qrels.txt"), str(tmp_path / "runs"), str(tmp_path / "coll.parquet")
+
+
+def test_cli_content_commands(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from fasteval.cli import main
+
+    q, r, c = _write_world(tmp_path)
+    cli = CliRunner()
+    res = cli.invoke(main, ["eval", q, r, "--collection", c, "-m", "LMJS@5", "-m", "map"])
+    assert res.exit_code == 0, res.output
+    lines = [ln.split("\t") for ln in res.output.splitlines() if "\tall\t" in ln]
+    assert {ln[0].strip() for ln in lines} == {"LMJS@5", "map"}
+    api = ac.content_evaluate(q, r, c, "LMJS@5", per_query=False)
+    want = {row[0]: row[3] for row in api.iter_rows()}
+    for name, _, value, run in lines:
+        if name.strip() == "LMJS@5":
+            assert float(value) == pytest.approx(want[run], abs=5e-5)
+    docs = tmp_path / "docs.csv"
+    pl.DataFrame({"doc_id": ["a", "b"], "text": ["x y", "y z"]}).write_csv(docs)
+    res = cli.invoke(main, ["index", str(docs), "-o", str(tmp_path / "i.parquet")])
+    assert res.exit_code == 0, res.output
+    assert read_collection(tmp_path / "i.parquet").vocabulary == ["x", "y", "z"]
+    out = tmp_path / "completed.txt"
+    res = cli.invoke(
+        main, ["complete-qrels", q, r, "--collection", c, "--depth", "10", "-o", str(out)]
+    )
+    assert res.exit_code == 0, res.output
+    assert "predicted relevant" in res.output
+    n_real = len(Path(q).read_text().splitlines())
+    assert len(out.read_text().splitlines()) >= n_real
+    out = tmp_path / "selected.txt"
+    res = cli.invoke(main, ["select-judgments", q, r, "--collection", c, "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "chosen by content" in res.output
+    study = tmp_path / "study"
+    args = ["study", "content", q, r, "--collection", c, "-m", "map", "-m", "LMJS@5"]
+    args += ["--rates", "0.5,1", "--reps", "2", "-o", str(study)]
+    res = cli.invoke(main, args)
+    assert res.exit_code == 0, res.output
+    assert (study / "summary.csv").exists() and (study / "tau.png").exists()
+
+
+def test_cli_content_errors_are_one_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from fasteval.cli import main
+
+    q, r, c = _write_world(tmp_path)
+    cli = CliRunner()
+    res = cli.invoke(
+        main, ["eval", q, r, "--collection", str(tmp_path / "no.parquet"), "-m", "LMJS@5"]
+    )
+    assert res.exit_code == 1
+    assert "no.parquet: no such collection file or folder" in res.output
+    assert "Traceback" not in res.output
+    res = cli.invoke(main, ["eval", q, r, "--collection", c, "-m", "map"])
+    assert res.exit_code == 1 and "content measures" in res.output
+    res = cli.invoke(main, ["eval", q, r, "--collection", c, "-m", "LMKL(lambda=2)@5"])
+    assert res.exit_code == 1 and "lambda must be in [0, 1)" in res.output
+    res = cli.invoke(main, ["index", str(tmp_path / "nothing.csv"), "-o", str(tmp_path / "x")])
+    assert res.exit_code == 1 and "no such collection" in res.output
