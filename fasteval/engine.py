@@ -364,6 +364,7 @@ def evaluate(
     run_id_from: str = "tag",
     zscores: Any = None,
     rel_format: str = "qrels",
+    collection: Any = None,
 ) -> pl.DataFrame:
     """Evaluate runs against qrels, as trec_eval would, for every run at once.
 
@@ -416,6 +417,11 @@ def evaluate(
         judgment groups (``qid jg docno rel``; measures ``map_avgjg``,
         ``P_avgjg``, ``Rprec_mult_avgjg``, default set ``qrels_jg``; see
         :mod:`fasteval.analysis.qrels_jg`).
+    collection
+        The documents, for the content measures of SPEC 9 (``LMJS@20``,
+        ``LMKL@20``, ``LMJS_IA@20``): see
+        :func:`fasteval.analysis.content.content_evaluate`. Other measures in
+        the list are computed as usual and the tables joined.
 
     Returns
     -------
@@ -436,6 +442,19 @@ def evaluate(
     if max_depth is not None and max_depth <= 0:
         msg = f"max_depth must be positive, got {max_depth}"
         raise ParameterError(msg)
+    if collection is not None:  # content measures (SPEC 9)
+        from fasteval.analysis.content import evaluate_mixed
+
+        return evaluate_mixed(
+            qrels,
+            runs,
+            collection,
+            measures if measures is not None else "LMJS@20",
+            per_query=per_query,
+            relevance_level=relevance_level,
+            compat=compat,
+            on_duplicate=on_duplicate,
+        ).table
     if rel_format != "qrels":
         from fasteval.analysis.qrels_jg import evaluate_rel_format
 
