@@ -83,6 +83,8 @@ class ContentData:
     coll_p: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))
     jquery: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     has_subtopics: bool = False
+    # result models of rankings and pools, reused across qrels variants
+    cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     @property
     def enc(self) -> Encoded:
@@ -197,6 +199,7 @@ class Models:
     n: np.ndarray
     term: np.ndarray
     p: np.ndarray
+    plogp: np.ndarray  # p log2 p per entry (0 where unused)
 
 
 def build_models(data: ContentData, m_off: np.ndarray, m_docs: np.ndarray) -> Models:
@@ -229,7 +232,10 @@ def build_models(data: ContentData, m_off: np.ndarray, m_docs: np.ndarray) -> Mo
         p,
         n,
     )
-    return Models(off[:-1].copy(), n, term, p)
+    plogp = np.zeros_like(p)
+    pos = p > 0
+    plogp[pos] = p[pos] * np.log2(p[pos])
+    return Models(off[:-1].copy(), n, term, p, plogp)
 
 
 @dataclass
@@ -297,58 +303,112 @@ def ground_truth(
     return GroundTruth(models, unit_query, unit_sub, q_off, n_rel, n_rel_in)
 
 
-def _divergences(
+@dataclass
+class ResultModels:
+    """Result LMs theta_k of ranked lists (sparse, as :class:`Models`) and their walks."""
+
+    off: np.ndarray
+    n: np.ndarray
+    term: np.ndarray
+    q: np.ndarray
+    qlogq: np.ndarray
+    kept: np.ndarray  # documents kept (<= k)
+    skipped: np.ndarray  # documents skipped before the k-th kept one
+
+
+_ONE_I64 = np.zeros(1, np.int64)
+_ONE_I32 = np.zeros(1, np.int32)
+_ONE_F64 = np.zeros(1, np.float64)
+
+
+def result_models(
+    data: ContentData, starts: np.ndarray, ends: np.ndarray, lst: np.ndarray, k: int
+) -> ResultModels:
+    """theta_k of every list ``lst[starts[g]:ends[g]]`` (collection rows, ``-1`` = missing)."""
+    coll = data.coll
+    n = starts.shape[0]
+    starts = np.ascontiguousarray(starts, np.int64)
+    ends = np.ascontiguousarray(ends, np.int64)
+    lst = np.ascontiguousarray(lst, np.int32)
+    room = np.zeros(n, np.int64)
+    kept = np.zeros(n, np.int64)
+    skipped = np.zeros(n, np.int64)
+    n_terms = len(coll.vocabulary)
+    common = (coll.doc_off, coll.terms, coll.counts, data.doc_len)
+    work = np.minimum(ends - starts, k).astype(np.float64) + 1.0
+    parallel.run(
+        kc.result_models, work, starts, ends, lst, int(k), True, n_terms, *common,
+        _ONE_I64, _ONE_I32, _ONE_F64, _ONE_F64, room, kept, skipped,
+    )  # fmt: skip
+    off = np.concatenate([[0], np.cumsum(room)[:-1]]).astype(np.int64)
+    total = max(int(room.sum()), 1)
+    term = np.zeros(total, np.int32)
+    q = np.zeros(total, np.float64)
+    qlogq = np.zeros(total, np.float64)
+    nn = np.zeros(n, np.int64)
+    parallel.run(
+        kc.result_models, room.astype(np.float64) + 1.0, starts, ends, lst, int(k), False,
+        n_terms, *common, off, term, q, qlogq, nn, kept, skipped,
+    )  # fmt: skip
+    return ResultModels(off, nn, term, q, qlogq, kept, skipped)
+
+
+def _similarity(
     data: ContentData,
-    models: Models,
+    truth: Models,
     pair_unit: np.ndarray,
-    pair_start: np.ndarray,
-    pair_end: np.ndarray,
-    lst: np.ndarray,
-    k: int,
+    res: ResultModels,
+    pair_model: np.ndarray,
     kind: int,
     lam: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Run the divergence kernel over pairs (sorted by model internally)."""
+) -> np.ndarray:
+    """Similarity kernel over pairs (sorted by ground truth internally)."""
     n = pair_unit.shape[0]
     order = np.argsort(pair_unit, kind="stable")
     pu = np.ascontiguousarray(pair_unit[order], np.int64)
-    ps = np.ascontiguousarray(pair_start[order], np.int64)
-    pe = np.ascontiguousarray(pair_end[order], np.int64)
+    pm = np.ascontiguousarray(pair_model[order], np.int64)
     val = np.empty(n, np.float64)
-    kept = np.empty(n, np.int64)
-    skipped = np.empty(n, np.int64)
-    coll = data.coll
-    work = np.minimum(pe - ps, 2 * k).astype(np.float64) * 20.0 + 1.0
+    work = res.n[pm].astype(np.float64) + 1.0
     parallel.run(
-        kc.divergences,
-        work,
-        pu,
-        ps,
-        pe,
-        lst,
-        int(k),
-        int(kind),
-        float(lam),
-        models.off,
-        models.n,
-        models.term,
-        models.p,
-        coll.doc_off,
-        coll.terms,
-        coll.counts,
-        data.doc_len,
-        data.coll_p,
-        val,
-        kept,
-        skipped,
-    )
-    out_v = np.empty(n, np.float64)
-    out_k = np.empty(n, np.int64)
-    out_s = np.empty(n, np.int64)
-    out_v[order] = val
-    out_k[order] = kept
-    out_s[order] = skipped
-    return out_v, out_k, out_s
+        kc.similarity, work, pu, pm, int(kind), float(lam),
+        truth.off, truth.n, truth.term, truth.p, truth.plogp,
+        res.off, res.n, res.term, res.q, res.qlogq, data.coll_p, val,
+    )  # fmt: skip
+    out = np.empty(n, np.float64)
+    out[order] = val
+    return out
+
+
+_CACHE_ENTRIES = 20_000_000  # result-model entries kept between calls (a study's rankings)
+_BLOCK_ENTRIES = 4_000_000  # otherwise, groups are modelled and scored in blocks of this size
+
+
+def _group_blocks(data: ContentData, enc: Encoded, k: int) -> list[tuple[int, int, ResultModels]]:
+    """Result models of ``enc``'s groups at depth ``k``: cached whole, or in contiguous blocks."""
+    key = (id(enc), k)
+    hit = data.cache.get(key)
+    if hit is not None and hit[0] is enc:
+        return [(0, enc.starts.shape[0], hit[1])]
+    n_g = enc.starts.shape[0]
+    # sizes first (cheap): a block of groups is modelled at once
+    lens = np.minimum(enc.ends - enc.starts, 4 * k)
+    est = lens * max(1, int(data.coll.terms.shape[0] // max(len(data.coll), 1)))
+    if int(est.sum()) <= _CACHE_ENTRIES:
+        rm = result_models(data, enc.starts, enc.ends, data.pos_doc, k)
+        data.cache[key] = (enc, rm)
+        return [(0, n_g, rm)]
+    out = []
+    cum = np.cumsum(est)
+    g0 = 0
+    while g0 < n_g:
+        base = cum[g0 - 1] if g0 else 0
+        g1 = int(np.searchsorted(cum, base + _BLOCK_ENTRIES, side="right"))
+        g1 = max(g1, g0 + 1)
+        out.append(
+            (g0, g1, result_models(data, enc.starts[g0:g1], enc.ends[g0:g1], data.pos_doc, k))
+        )
+        g0 = g1
+    return out
 
 
 # --------------------------------------------------------------------------- measures
@@ -390,41 +450,35 @@ def score_groups(
     empty = np.zeros((n_g, len(ms)), bool)
     for c, m in enumerate(ms):
         kind = kc.KL if m.family == "LMKL" else kc.JS
-        if not m.intent_aware:
-            assert truth is not None
-            nu = truth.q_off[gq + 1] - truth.q_off[gq]
-            unit = np.where(nu > 0, truth.q_off[gq], truth.empty_unit)
-            v, kept, sk = _divergences(
-                data, truth.models, unit, enc.starts, enc.ends, data.pos_doc, m.k, kind, m.lam
-            )
-            values[:, c] = v
-            skipped[:, c] = sk
-            empty[:, c] = kept == 0
+        tr = truth_ia if m.intent_aware else truth
+        assert tr is not None
+        nu = tr.q_off[gq + 1] - tr.q_off[gq]
+        if not m.intent_aware:  # one pair per group (the empty model when no ground truth)
+            nu = np.ones_like(nu)
+            first_unit = np.where(tr.q_off[gq + 1] > tr.q_off[gq], tr.q_off[gq], tr.empty_unit)
         else:
-            assert truth_ia is not None
-            nu = truth_ia.q_off[gq + 1] - truth_ia.q_off[gq]
-            g_of = np.repeat(np.arange(n_g), nu)
-            within = np.arange(int(nu.sum())) - np.repeat(np.cumsum(nu) - nu, nu)
-            unit = truth_ia.q_off[gq][g_of] + within
-            v, kept, sk = _divergences(
-                data,
-                truth_ia.models,
-                unit,
-                enc.starts[g_of],
-                enc.ends[g_of],
-                data.pos_doc,
-                m.k,
-                kind,
-                m.lam,
+            first_unit = tr.q_off[gq]
+        p_group = np.repeat(np.arange(n_g), nu)
+        p_first = np.cumsum(nu) - nu
+        p_unit = first_unit[p_group] + (np.arange(int(nu.sum())) - p_first[p_group])
+        v = np.empty(p_group.shape[0], np.float64)
+        kept = np.zeros(n_g, np.int64)
+        for g0, g1, rm in _group_blocks(data, enc, m.k):
+            a_, b_ = np.searchsorted(p_group, [g0, g1])
+            v[a_:b_] = _similarity(
+                data, tr.models, p_unit[a_:b_], rm, p_group[a_:b_] - g0, kind, m.lam
             )
-            sums = np.bincount(g_of, weights=v, minlength=n_g)
+            kept[g0:g1] = rm.kept
+            skipped[g0:g1, c] = rm.skipped
+        empty[:, c] = kept == 0
+        if not m.intent_aware:
+            values[:, c] = v
+        else:
+            sums = np.bincount(p_group, weights=v, minlength=n_g)
             with np.errstate(invalid="ignore", divide="ignore"):
                 values[:, c] = np.where(nu > 0, sums / np.maximum(nu, 1), np.nan)
-            # the walk is the same for every subtopic: take the group's first pair
-            first = np.cumsum(nu) - nu
-            has = nu > 0
-            skipped[has, c] = sk[first[has]]
-            empty[has, c] = kept[first[has]] == 0
+            skipped[nu == 0, c] = 0
+            empty[nu == 0, c] = False
     return ContentScores(ms, values, skipped, empty, truth or truth_ia, truth_ia)  # type: ignore[arg-type]
 
 
@@ -824,20 +878,53 @@ def f1_threshold(scores: np.ndarray, labels: np.ndarray) -> float:
     Candidates are the judged scores and ``inf`` (predict nothing, F1 0), so a
     pool without a relevant judged document predicts nothing.
     """
-    order = np.argsort(-scores, kind="stable")
-    s = scores[order]
-    y = labels[order].astype(np.int64)
-    pos = int(y.sum())
-    tp = np.cumsum(y)
-    n = np.arange(1, s.shape[0] + 1)
-    last = np.concatenate([s[1:] != s[:-1], [True]]) if s.size else np.zeros(0, bool)
-    tp, n, t = tp[last], n[last], s[last]
-    f1 = 2.0 * tp / (n + pos) if pos else np.zeros_like(t)
-    best, best_t = 0.0, math.inf
-    for f, tt in zip(f1.tolist(), t.tolist(), strict=True):  # descending t: strict > keeps larger
-        if f > best:
-            best, best_t = f, tt
-    return best_t
+    n = scores.shape[0]
+    return float(_thresholds(np.zeros(n, np.int64), scores, labels, 1)[0])
+
+
+def _thresholds(unit: np.ndarray, score: np.ndarray, label: np.ndarray, n_units: int) -> np.ndarray:
+    """:func:`f1_threshold` of every unit at once (``unit`` gives each judged pair's unit)."""
+    out = np.full(n_units, math.inf)
+    if unit.shape[0] == 0:
+        return out
+    o = np.lexsort((-score, unit))
+    u, s, y = unit[o], score[o], label[o].astype(np.int64)
+    start = np.flatnonzero(np.concatenate([[True], u[1:] != u[:-1]]))
+    seg = np.repeat(np.arange(start.shape[0]), np.diff(np.append(start, u.shape[0])))
+    cy = np.cumsum(y)
+    tp = cy - (cy[start] - y[start])[seg]
+    n = np.arange(u.shape[0]) - start[seg] + 1
+    pos = np.bincount(u, weights=y, minlength=n_units)[u]
+    # F1 of "score >= t" at each distinct t: the last row of each run of equal scores
+    last = np.append((u[1:] != u[:-1]) | (s[1:] != s[:-1]), True)
+    u2, s2, tp2, n2, pos2 = u[last], s[last], tp[last], n[last], pos[last]
+    f1 = np.where(pos2 > 0, 2.0 * tp2 / (n2 + np.maximum(pos2, 1)), 0.0)
+    o2 = np.lexsort((-s2, -f1, u2))  # per unit: best F1 first, then the larger t
+    first = np.concatenate([[True], u2[o2][1:] != u2[o2][:-1]])
+    best = o2[first]
+    ok = f1[best] > 0
+    out[u2[best][ok]] = s2[best][ok]
+    return out
+
+
+def _pool_models(
+    data: ContentData, depth: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, ResultModels]:
+    """The depth-``depth`` pool sorted by query, its offsets and its documents' LMs (cached)."""
+    key = ("pool", depth)
+    hit = data.cache.get(key)
+    if hit is not None:
+        return hit  # type: ignore[no-any-return]
+    p = pool(data, depth)
+    order = np.argsort(p.query, kind="stable")
+    pq, pd, pj = p.query[order], p.doc[order], p.jdx[order]
+    n_q = data.enc.qr_off.shape[0] - 1
+    p_off = np.searchsorted(pq, np.arange(n_q + 1), side="left").astype(np.int64)
+    starts = np.arange(pd.shape[0], dtype=np.int64)
+    models = result_models(data, starts, starts + 1, pd, 1)
+    out = (pq, pd, pj, p_off, models)
+    data.cache[key] = out
+    return out
 
 
 def complete(
@@ -846,35 +933,32 @@ def complete(
     *,
     depth: int = 20,
     intent_aware: bool | None = None,
+    truth: GroundTruth | None = None,
 ) -> Completion:
     """Label completion (SPEC 9): predict relevance of unjudged pooled documents per (q, s).
 
     A document some run ranks in its top ``depth`` that the (kept) qrels do
     not judge is predicted relevant to (q, s) when ``1 - JS(theta_d,
     theta_{R_qs}) >= t_qs``; ``t_qs`` maximises F1 of the same rule on the
-    judged documents of that pool (ties: the larger t).
+    judged documents of that pool (ties: the larger t). ``truth`` reuses
+    ground-truth models already built from the same ``keep``.
     """
     ia = data.has_subtopics if intent_aware is None else intent_aware
-    truth = ground_truth(data, keep, intent_aware=ia)
-    pl_ = pool(data, depth)
-    judged = pl_.jdx >= 0
+    if truth is None:
+        truth = ground_truth(data, keep, intent_aware=ia)
+    pq, pd, pj, p_off, models = _pool_models(data, depth)
+    pjud = pj >= 0
     if keep is not None:
-        judged[judged] = keep[pl_.jdx[judged]]
+        pjud[pjud] = keep[pj[pjud]]
     # pairs: every unit x every pool doc of its query
     n_units = truth.unit_query.shape[0]
-    order = np.argsort(pl_.query, kind="stable")
-    pq, pd, pj, pjud = pl_.query[order], pl_.doc[order], pl_.jdx[order], judged[order]
-    n_q = data.enc.qr_off.shape[0] - 1
-    p_off = np.searchsorted(pq, np.arange(n_q + 1), side="left")
     cnt = p_off[truth.unit_query + 1] - p_off[truth.unit_query]
     u_of = np.repeat(np.arange(n_units), cnt)
     idx = np.repeat(p_off[truth.unit_query], cnt) + (
         np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
     )
-    lst = np.ascontiguousarray(pd, np.int32)
-    v, kept, _ = _divergences(
-        data, truth.models, u_of, idx.astype(np.int64), idx.astype(np.int64) + 1, lst, 1, kc.JS, 0.0
-    )
+    v = _similarity(data, truth.models, u_of, models, idx, kc.JS, 0.0)
+    kept = models.kept[idx]
     # labels of judged pool docs for the unit's subtopic
     lab = np.zeros(idx.shape[0], bool)
     jd = pj[idx]
@@ -889,14 +973,9 @@ def complete(
         hit = key_j[sk][at] == want
         g = np.where(hit, data.sub_rel[sk][at], 0)
         lab[np.flatnonzero(isj)] = g >= data.relevance_level
-    thresholds = np.full(n_units, math.inf)
     valid = kept > 0
-    cut = np.concatenate([[0], np.cumsum(cnt)])
-    for u in range(n_units):
-        a, b = cut[u], cut[u + 1]
-        m = isj[a:b] & valid[a:b]
-        if m.any():
-            thresholds[u] = f1_threshold(v[a:b][m], lab[a:b][m])
+    m = isj & valid
+    thresholds = _thresholds(u_of[m], v[m], lab[m], n_units)
     pred = ~isj & valid & (v >= thresholds[u_of])
     return Completion(
         unit_query=truth.unit_query,
@@ -1079,7 +1158,7 @@ def select(data: ContentData, *, depth: int = 3, max_depth: int = 20) -> Selecti
             is_rel = np.array([bool(rel_sub.get(int(j), ())) for j in js]) & judged
             ref = is_rel if is_rel.any() else judged
             if dist is None or ref_rel != bool(is_rel.any()):
-                dist = _pairwise_js(data, doc_models, pd, a, b)
+                dist = _pairwise_js(data, doc_models, a, b)
                 ref_rel = bool(is_rel.any())
             mean = dist[:, ref].mean(axis=1)
             mean[judged] = np.inf
@@ -1100,27 +1179,20 @@ def select(data: ContentData, *, depth: int = 3, max_depth: int = 20) -> Selecti
     )
 
 
-def _single_doc_models(data: ContentData, docs: np.ndarray) -> Models:
+def _single_doc_models(data: ContentData, docs: np.ndarray) -> tuple[Models, ResultModels]:
     m_off = np.arange(docs.shape[0] + 1, dtype=np.int64)
-    return build_models(data, m_off, np.ascontiguousarray(docs, np.int32))
+    docs = np.ascontiguousarray(docs, np.int32)
+    starts = np.arange(docs.shape[0], dtype=np.int64)
+    return build_models(data, m_off, docs), result_models(data, starts, starts + 1, docs, 1)
 
 
-def _pairwise_js(data: ContentData, models: Models, docs: np.ndarray, a: int, b: int) -> np.ndarray:
-    """JS divergence (bits) between pool documents ``a..b`` (model ``u`` is ``docs[u]``)."""
+def _pairwise_js(
+    data: ContentData, models: tuple[Models, ResultModels], a: int, b: int
+) -> np.ndarray:
+    """JS divergence (bits) between pool documents ``a..b`` (model ``u`` is pool document u)."""
     n = b - a
     ii, jj = np.meshgrid(np.arange(a, b), np.arange(a, b), indexing="ij")
-    start = jj.ravel().astype(np.int64)
-    v, _, _ = _divergences(
-        data,
-        models,
-        ii.ravel().astype(np.int64),
-        start,
-        start + 1,
-        np.ascontiguousarray(docs, np.int32),
-        1,
-        kc.JS,
-        0.0,
-    )
+    v = _similarity(data, models[0], ii.ravel(), models[1], jj.ravel(), kc.JS, 0.0)
     return (1.0 - v).reshape(n, n)
 
 

@@ -109,10 +109,12 @@ def _augmented(
     return aug, is_real, base, key
 
 
-def completed_variant(ctx: ContentContext, keep: np.ndarray) -> tuple[Encoded, int]:
+def completed_variant(
+    ctx: ContentContext, keep: np.ndarray, truth: ac.GroundTruth | None = None
+) -> tuple[Encoded, int]:
     """The augmented ``Encoded`` of the reduced qrels completed by content; and the predictions."""
     data = ctx.data
-    comp = ac.complete(data, keep, depth=ctx.depth, intent_aware=False)
+    comp = ac.complete(data, keep, depth=ctx.depth, intent_aware=False, truth=truth)
     pred_key = comp.pred_query.astype(np.int64) * (len(data.coll) + 1) + comp.pred_doc
     predicted = np.isin(ctx.aug_key, pred_key) & (ctx.aug_key >= 0)
     base = ctx.aug_base
@@ -140,7 +142,7 @@ def run_unit(ctx: ContentContext, setting: st.Setting, rep: int, seed: int) -> l
     a = ctx.scorer(ctx.masker(keep))[:, 0]
     sc = ac.score_groups(ctx.data, ctx.content, keep)
     b = ac.run_means(enc, sc.values)
-    enc_c, n_pred = completed_variant(ctx, keep)
+    enc_c, n_pred = completed_variant(ctx, keep, sc.truth)
     c = ctx.scorer(enc_c)[:, 0]
     cols = [a, *(b[:, i] for i in range(b.shape[1])), c]
     fns = {"tau": lambda x, y: corr.kendall_tau(x, y, "b"), "tau_ap": st._tau_ap}

@@ -1,21 +1,23 @@
 """Kernels of content-based evaluation (SPEC 9): language models over CSR term counts.
 
-Two functions, both over an index range ``[lo, hi)`` of independent items
+Three functions, each over an index range ``[lo, hi)`` of independent items
 (run by :func:`fasteval.parallel.run`; they release the GIL):
 
 - :func:`build_models`: sparse language models, each a weighted mixture of
   documents, ``theta(w) = sum_i a_i c(w, d_i) / sum_i a_i |d_i|``. With
   ``a_i = 1`` that is the LM of the documents' concatenation (the ground
   truth theta_R of SPEC 9).
-- :func:`divergences`: for each *pair* (model ``u``, ranked list), the result
-  model of the list at depth ``k`` (documents missing from the collection,
-  ``-1``, or without tokens skipped and counted; weights ``1/log2(i+1)`` by
-  position among those kept) and its similarity to model ``u``:
+- :func:`result_models`: the result model theta_k of a ranked list at depth
+  ``k`` (documents missing from the collection, ``-1``, or without tokens
+  skipped and counted; weights ``1/log2(i+1)`` by position among those kept),
+  with ``q log2 q`` per term. It does not depend on the qrels, so a study
+  builds it once per ranking.
+- :func:`similarity`: for each *pair* (ground-truth model, result model),
   ``1 - JS`` in bits (``kind == 0``) or ``exp(-KL(theta_u || (1-lam) theta_k
   + lam theta_C))`` in nats (``kind == 1``).
 
-Each call keeps two dense ``float64`` buffers of vocabulary size and resets
-only the entries it touched. Pairs sorted by model reuse the scattered model.
+Each call keeps dense ``float64`` buffers of vocabulary size and resets only
+the entries it touched. Pairs sorted by ground truth reuse the scattered model.
 """
 
 from __future__ import annotations
@@ -62,54 +64,45 @@ def build_models(
 
 
 @njit(cache=True, nogil=True)
-def divergences(
+def result_models(
     lo,
     hi,
-    pair_unit,
-    pair_start,
-    pair_end,
+    starts,
+    ends,
     lst,
     k,
-    kind,
-    lam,
-    u_off,
-    u_n,
-    u_term,
-    u_p,
+    count_only,
+    n_terms,
     doc_off,
     terms,
     counts,
     doc_len,
-    coll_p,
-    out_value,
+    out_off,
+    out_term,
+    out_q,
+    out_qlogq,
+    out_n,
     out_kept,
     out_skipped,
 ):  # pragma: no cover - numba
-    """Closeness of model ``pair_unit[i]`` to the result LM of its list ``lst[start:end]``.
+    """Result LMs theta_k of lists ``lst[starts[g]:ends[g]]`` for ``g`` in ``lo..hi``.
 
-    NaN when the model is empty. An empty result model (no document kept)
-    scores 0 under JS; under KL it is the collection model alone.
+    Walks the list, skips (and counts) documents that are missing (``-1``) or
+    have no token, keeps the first ``k`` others with weights ``1/log2(i+1)``.
+    With ``count_only`` it only writes ``out_n[g]``: the summed number of
+    distinct terms of the kept documents (room to allocate). Otherwise it
+    writes the model's terms, probabilities ``q`` and ``q log2 q`` at
+    ``out_off[g]`` and its size to ``out_n[g]``.
     """
-    n_terms = coll_p.shape[0]
-    p_dense = np.zeros(n_terms, np.float64)
-    q_dense = np.zeros(n_terms, np.float64)
-    touched = np.empty(n_terms, np.int32)
-    cur = -1
-    for i in range(lo, hi):
-        u = pair_unit[i]
-        if u != cur:
-            if cur >= 0:
-                for e in range(u_off[cur], u_off[cur] + u_n[cur]):
-                    p_dense[u_term[e]] = 0.0
-            for e in range(u_off[u], u_off[u] + u_n[u]):
-                p_dense[u_term[e]] = u_p[e]
-            cur = u
-        # result model: first k documents in the collection with tokens
+    acc = np.zeros(1 if count_only else n_terms, np.float64)
+    for g in range(lo, hi):
         kept = 0
         skipped = 0
-        nt = 0
+        room = 0
         wsum = 0.0
-        for j in range(pair_start[i], pair_end[i]):
+        nt = 0
+        base = 0 if count_only else out_off[g]
+        for j in range(starts[g], ends[g]):
             if kept == k:
                 break
             d = lst[j]
@@ -117,48 +110,113 @@ def divergences(
                 skipped += 1
                 continue
             kept += 1
+            room += doc_off[d + 1] - doc_off[d]
+            if count_only:
+                continue
             w = 1.0 / math.log2(kept + 1.0)
             a = w / doc_len[d]
             for e in range(doc_off[d], doc_off[d + 1]):
                 t = terms[e]
-                if q_dense[t] == 0.0:
-                    touched[nt] = t
+                if acc[t] == 0.0:
+                    out_term[base + nt] = t
                     nt += 1
-                q_dense[t] += a * counts[e]
+                acc[t] += a * counts[e]
             wsum += w
-        out_kept[i] = kept
-        out_skipped[i] = skipped
+        out_kept[g] = kept
+        out_skipped[g] = skipped
+        if count_only:
+            out_n[g] = room
+            continue
+        for e in range(base, base + nt):
+            t = out_term[e]
+            q = acc[t] / wsum
+            out_q[e] = q
+            out_qlogq[e] = q * math.log2(q)
+            acc[t] = 0.0
+        out_n[g] = nt
+
+
+@njit(cache=True, nogil=True)
+def similarity(
+    lo,
+    hi,
+    pair_unit,
+    pair_model,
+    kind,
+    lam,
+    u_off,
+    u_n,
+    u_term,
+    u_p,
+    u_plogp,
+    r_off,
+    r_n,
+    r_term,
+    r_q,
+    r_qlogq,
+    coll_p,
+    out_value,
+):  # pragma: no cover - numba
+    """Closeness of ground-truth model ``pair_unit[i]`` to result model ``pair_model[i]``.
+
+    ``kind == JS``: ``1 - JS`` in bits over the union of supports, with
+    ``p log2(p/m) + q log2(q/m) = p log2 p + q log2 q - 2 m log2 m`` on shared
+    terms, ``q`` on terms only the result has and ``p`` on terms only the
+    ground truth has (``m`` is half of the one present). ``kind == KL``:
+    ``exp(-KL(theta_u || (1 - lam) theta_r + lam theta_C))`` in nats.
+    NaN when the ground truth is empty; an empty result model scores 0 (JS)
+    or is the collection model alone (KL). Pairs sorted by unit reuse the
+    scattered ground truth.
+    """
+    n_terms = coll_p.shape[0]
+    p_dense = np.zeros(n_terms, np.float64)
+    pl_dense = np.zeros(n_terms, np.float64)
+    q_dense = np.zeros(n_terms, np.float64)
+    cur = -1
+    for i in range(lo, hi):
+        u = pair_unit[i]
+        r = pair_model[i]
+        if u != cur:
+            if cur >= 0:
+                for e in range(u_off[cur], u_off[cur] + u_n[cur]):
+                    p_dense[u_term[e]] = 0.0
+                    pl_dense[u_term[e]] = 0.0
+            for e in range(u_off[u], u_off[u] + u_n[u]):
+                p_dense[u_term[e]] = u_p[e]
+                pl_dense[u_term[e]] = u_plogp[e]
+            cur = u
+        a = r_off[r]
+        b = a + r_n[r]
         if u_n[u] == 0:
             out_value[i] = np.nan
         elif kind == JS:
-            if nt == 0:
+            if b == a:
                 out_value[i] = 0.0
-            else:
-                s = 0.0
-                p_in = 0.0
-                for e in range(nt):
-                    t = touched[e]
-                    q = q_dense[t] / wsum
-                    p = p_dense[t]
-                    if p > 0.0:
-                        m = 0.5 * (p + q)
-                        s += p * math.log2(p / m) + q * math.log2(q / m)
-                        p_in += p
-                    else:
-                        s += q  # q log2(q / (q/2)), exactly
-                # terms of the model outside the result's support: p log2(p / (p/2)) = p
-                out_value[i] = 1.0 - 0.5 * (s + (1.0 - p_in))
+                continue
+            s = 0.0
+            p_in = 0.0
+            for e in range(a, b):
+                t = r_term[e]
+                p = p_dense[t]
+                q = r_q[e]
+                if p > 0.0:
+                    m = 0.5 * (p + q)
+                    s += pl_dense[t] + r_qlogq[e] - 2.0 * m * math.log2(m)
+                    p_in += p
+                else:
+                    s += q  # q log2(q / (q/2)), exactly
+            out_value[i] = 1.0 - 0.5 * (s + (1.0 - p_in))
         else:
+            for e in range(a, b):
+                q_dense[r_term[e]] = r_q[e]
             kl = 0.0
             for e in range(u_off[u], u_off[u] + u_n[u]):
                 t = u_term[e]
-                p = u_p[e]
-                q = q_dense[t] / wsum if nt > 0 else 0.0
-                mix = (1.0 - lam) * q + lam * coll_p[t]
+                mix = (1.0 - lam) * q_dense[t] + lam * coll_p[t]
                 if mix <= 0.0:
                     kl = np.inf
                     break
-                kl += p * math.log(p / mix)
+                kl += u_p[e] * math.log(u_p[e] / mix)
             out_value[i] = math.exp(-kl)
-        for e in range(nt):
-            q_dense[touched[e]] = 0.0
+            for e in range(a, b):
+                q_dense[r_term[e]] = 0.0
