@@ -40,6 +40,7 @@ from fasteval.measures.content import ContentMeasure, parse_content_measures
 
 REASON_NO_RELEVANT = "no relevant judgment"
 REASON_NOT_IN_COLLECTION = "no relevant document with text in the collection"
+NOT_LOOKED_UP = -2
 
 
 # --------------------------------------------------------------------------- joined data
@@ -58,7 +59,8 @@ class ContentData:
         The collection.
     pos_doc
         ``int32`` collection row of the document at every ranked position
-        (``prep.enc.rel`` order), ``-1`` when it is not in the collection.
+        (``prep.enc.rel`` order), ``-1`` when it is not in the collection,
+        ``-2`` where not looked up yet (see :func:`ensure_depth`).
     jdoc
         ``int32`` collection row of every judgment (``prep.enc.qr_rel`` order).
     sub_j, sub_s, sub_rel
@@ -85,6 +87,9 @@ class ContentData:
     has_subtopics: bool = False
     # result models of rankings and pools, reused across qrels variants
     cache: dict[Any, Any] = field(default_factory=dict, repr=False)
+    # per evaluated group: how many leading positions have been looked up in the collection
+    looked: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    depth_ready: int = 0
 
     @property
     def enc(self) -> Encoded:
@@ -147,9 +152,8 @@ def prepare_content(
         prep, has_sub = prepared, False
         qdf = pl.DataFrame()
     enc = prep.enc
-    doc_arrow = prep.runs.doc.to_arrow()
-    row_doc = coll.index_of(doc_arrow)
-    pos_doc = np.ascontiguousarray(row_doc[enc.row], np.int32)
+    # ranked documents are looked up in the collection lazily, as deep as a measure reads
+    pos_doc = np.full(enc.rel.shape[0], NOT_LOOKED_UP, np.int32)
     jdoc = np.ascontiguousarray(coll.index_of(prep.qrels.doc.take(enc.qr_rows)), np.int32)
     n_j = enc.qr_rel.shape[0]
     if has_sub:
@@ -185,7 +189,52 @@ def prepare_content(
         coll_p=coll.collection_lm,
         jquery=np.repeat(np.arange(enc.qr_off.shape[0] - 1), np.diff(enc.qr_off)),
         has_subtopics=has_sub,
+        looked=np.zeros(enc.starts.shape[0], np.int64),
     )
+
+
+def _lookup(data: ContentData, positions: np.ndarray) -> None:
+    if positions.shape[0]:
+        docs = data.prep.runs.doc.take(data.enc.row[positions])
+        data.pos_doc[positions] = data.coll.index_of(docs)
+
+
+def _ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    lens = ends - starts
+    total = int(lens.sum())
+    return np.repeat(starts, lens) + (np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens))
+
+
+def ensure_depth(data: ContentData, depth: int) -> None:
+    """Look up ranked documents in the collection as deep as a depth-``depth`` reader needs.
+
+    Every evaluated ranking gets at least its first ``depth`` positions; one
+    whose looked-up prefix holds fewer than ``depth`` documents present in
+    the collection with a token (skipped ones do not use up the depth) is
+    extended until it does or the ranking ends.
+    """
+    if depth <= data.depth_ready:
+        return
+    enc = data.enc
+    lens = (enc.ends - enc.starts).astype(np.int64)
+    target = np.minimum(lens, depth)
+    grow = target > data.looked
+    _lookup(data, _ranges(enc.starts[grow] + data.looked[grow], enc.starts[grow] + target[grow]))
+    data.looked = np.maximum(data.looked, target)
+    while True:
+        d = data.pos_doc
+        usable = (d >= 0) & (data.doc_len[np.maximum(d, 0)] > 0)
+        cs = np.concatenate([[0], np.cumsum(usable, dtype=np.int64)])
+        have = cs[enc.starts + data.looked] - cs[enc.starts]
+        short = (have < depth) & (data.looked < lens)
+        if not short.any():
+            break
+        new = np.minimum(lens, 2 * data.looked + depth)
+        _lookup(
+            data, _ranges(enc.starts[short] + data.looked[short], enc.starts[short] + new[short])
+        )
+        data.looked = np.where(short, new, data.looked)
+    data.depth_ready = depth
 
 
 # --------------------------------------------------------------------------- models
@@ -385,6 +434,7 @@ _BLOCK_ENTRIES = 4_000_000  # otherwise, groups are modelled and scored in block
 
 def _group_blocks(data: ContentData, enc: Encoded, k: int) -> list[tuple[int, int, ResultModels]]:
     """Result models of ``enc``'s groups at depth ``k``: cached whole, or in contiguous blocks."""
+    ensure_depth(data, k)
     key = (id(enc), k)
     hit = data.cache.get(key)
     if hit is not None and hit[0] is enc:
@@ -503,9 +553,10 @@ class ContentReport:
     Attributes
     ----------
     ranked_not_in_collection
-        Ranked rows (all depths, all runs) whose document is not in the collection.
+        Ranked rows whose document is not in the collection, among those the
+        measures read (each ranking down to its k-th document found).
     ranked_without_text
-        Ranked rows whose document is in the collection but has no token.
+        Ranked rows (likewise) whose document is in the collection but has no token.
     skipped_within_depth
         Per measure: documents skipped while filling the top ``k`` (sum over groups).
     empty_results
@@ -565,15 +616,7 @@ class ContentEvaluation:
 
 def _report(data: ContentData, sc: ContentScores) -> ContentReport:
     enc = data.enc
-    d = data.pos_doc
-    in_groups = np.zeros(d.shape[0], bool)
-    lens = enc.ends - enc.starts
-    if lens.sum():
-        idx = np.repeat(enc.starts, lens) + (
-            np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
-        )
-        in_groups[idx] = True
-    dd = d[in_groups]
+    dd = data.pos_doc[data.pos_doc != NOT_LOOKED_UP]
     not_in = int((dd < 0).sum())
     no_text = int((data.doc_len[dd[dd >= 0]] == 0).sum())
     truth = sc.truth
@@ -846,6 +889,7 @@ def pool(data: ContentData, depth: int, enc: Encoded | None = None) -> Pool:
     from fasteval.analysis.variants import position_ranks
 
     enc = enc if enc is not None else data.enc
+    ensure_depth(data, depth)
     pos, rank, _ = position_ranks(enc)
     sel = pos[rank <= depth]
     d = data.pos_doc[sel].astype(np.int64)
@@ -1100,9 +1144,10 @@ def select(data: ContentData, *, depth: int = 3, max_depth: int = 20) -> Selecti
     n_q = enc.qr_off.shape[0] - 1
     from fasteval.analysis.variants import position_ranks
 
+    ensure_depth(data, max_depth)
     pos, rank, _ = position_ranks(enc)
     gq = np.repeat(enc.group_q.astype(np.int64), enc.ends - enc.starts)
-    ok = data.pos_doc[pos] >= 0
+    ok = (data.pos_doc[pos] >= 0) & (rank <= max_depth)
     q_all, d_all, r_all, j_all = gq[ok], data.pos_doc[pos][ok], rank[ok], enc.jdx[pos][ok]
     inpool = r_all <= max_depth
     q_all, d_all, r_all, j_all = q_all[inpool], d_all[inpool], r_all[inpool], j_all[inpool]

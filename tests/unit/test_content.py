@@ -264,17 +264,19 @@ def test_intent_aware_equals_reference() -> None:
 
 def test_report_counts_missing_documents_and_nan_queries() -> None:
     coll, _, qdf, rdf = _world(1)
-    ev = ac.evaluate_content(qdf, rdf, coll, ["LMJS@5"])
+    ev = ac.evaluate_content(qdf, rdf, coll, ["LMJS@5", "LMJS@1000"])  # 1000: every row read
     rep = ev.report
+    assert rep.skipped_within_depth["LMJS@5"] < rep.skipped_within_depth["LMJS@1000"]
     n_missing = rdf.filter(~pl.col("doc_id").is_in(coll.doc_ids.to_pylist())).height
     assert rep.ranked_not_in_collection == n_missing
     no_text = {d for d in coll.doc_ids.to_pylist() if not coll.counts_of(d)}
     assert rep.ranked_without_text == rdf.filter(pl.col("doc_id").is_in(list(no_text))).height
+    assert rep.skipped_within_depth["LMJS@1000"] == n_missing + rep.ranked_without_text
     assert rep.nan_queries[ac.REASON_NO_RELEVANT] == 1  # qz
     assert rep.nan_groups[ac.REASON_NO_RELEVANT] == 3  # qz in each of 3 runs
     assert any("not in the collection" in line for line in rep.lines())
     qz = ev.table.filter(pl.col("query_id") == "qz")
-    assert qz.height == 3 and qz["value"].is_nan().all()
+    assert qz.height == 6 and qz["value"].is_nan().all()
 
 
 def test_relevant_documents_all_missing_is_nan_with_its_reason() -> None:
