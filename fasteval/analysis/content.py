@@ -371,24 +371,26 @@ _ONE_F64 = np.zeros(1, np.float64)
 
 
 def result_models(
-    data: ContentData, starts: np.ndarray, ends: np.ndarray, lst: np.ndarray, k: int
+    data: ContentData,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    lst: np.ndarray,
+    k: int,
+    room: np.ndarray | None = None,
 ) -> ResultModels:
-    """theta_k of every list ``lst[starts[g]:ends[g]]`` (collection rows, ``-1`` = missing)."""
+    """theta_k of every list ``lst[starts[g]:ends[g]]`` (collection rows, ``-1`` = missing).
+
+    ``room`` (from :func:`_room`) saves the counting pass.
+    """
     coll = data.coll
     n = starts.shape[0]
     starts = np.ascontiguousarray(starts, np.int64)
     ends = np.ascontiguousarray(ends, np.int64)
     lst = np.ascontiguousarray(lst, np.int32)
-    room = np.zeros(n, np.int64)
+    if room is None:
+        room = _room(data, starts, ends, lst, k)
     kept = np.zeros(n, np.int64)
     skipped = np.zeros(n, np.int64)
-    n_terms = len(coll.vocabulary)
-    common = (coll.doc_off, coll.terms, coll.counts, data.doc_len)
-    work = np.minimum(ends - starts, k).astype(np.float64) + 1.0
-    parallel.run(
-        kc.result_models, work, starts, ends, lst, int(k), True, n_terms, *common,
-        _ONE_I64, _ONE_I32, _ONE_F64, _ONE_F64, room, kept, skipped,
-    )  # fmt: skip
     off = np.concatenate([[0], np.cumsum(room)[:-1]]).astype(np.int64)
     total = max(int(room.sum()), 1)
     term = np.zeros(total, np.int32)
@@ -397,9 +399,31 @@ def result_models(
     nn = np.zeros(n, np.int64)
     parallel.run(
         kc.result_models, room.astype(np.float64) + 1.0, starts, ends, lst, int(k), False,
-        n_terms, *common, off, term, q, qlogq, nn, kept, skipped,
+        len(coll.vocabulary), coll.doc_off, coll.terms, coll.counts, data.doc_len,
+        off, term, q, qlogq, nn, kept, skipped,
     )  # fmt: skip
     return ResultModels(off, nn, term, q, qlogq, kept, skipped)
+
+
+def _room(
+    data: ContentData, starts: np.ndarray, ends: np.ndarray, lst: np.ndarray, k: int
+) -> np.ndarray:
+    """Upper bound of each result model's size: distinct terms summed over its kept documents."""
+    coll = data.coll
+    n = starts.shape[0]
+    starts = np.ascontiguousarray(starts, np.int64)
+    ends = np.ascontiguousarray(ends, np.int64)
+    lst = np.ascontiguousarray(lst, np.int32)
+    room = np.zeros(n, np.int64)
+    kept = np.zeros(n, np.int64)
+    skipped = np.zeros(n, np.int64)
+    work = np.minimum(ends - starts, k).astype(np.float64) + 1.0
+    parallel.run(
+        kc.result_models, work, starts, ends, lst, int(k), True, len(coll.vocabulary),
+        coll.doc_off, coll.terms, coll.counts, data.doc_len,
+        _ONE_I64, _ONE_I32, _ONE_F64, _ONE_F64, room, kept, skipped,
+    )  # fmt: skip
+    return room
 
 
 def _similarity(
@@ -440,23 +464,19 @@ def _group_blocks(data: ContentData, enc: Encoded, k: int) -> list[tuple[int, in
     if hit is not None and hit[0] is enc:
         return [(0, enc.starts.shape[0], hit[1])]
     n_g = enc.starts.shape[0]
-    # sizes first (cheap): a block of groups is modelled at once
-    lens = np.minimum(enc.ends - enc.starts, 4 * k)
-    est = lens * max(1, int(data.coll.terms.shape[0] // max(len(data.coll), 1)))
-    if int(est.sum()) <= _CACHE_ENTRIES:
-        rm = result_models(data, enc.starts, enc.ends, data.pos_doc, k)
+    room = _room(data, enc.starts, enc.ends, data.pos_doc, k)  # sizes first (cheap)
+    if int(room.sum()) <= _CACHE_ENTRIES:
+        rm = result_models(data, enc.starts, enc.ends, data.pos_doc, k, room)
         data.cache[key] = (enc, rm)
         return [(0, n_g, rm)]
     out = []
-    cum = np.cumsum(est)
+    cum = np.cumsum(room)
     g0 = 0
     while g0 < n_g:
         base = cum[g0 - 1] if g0 else 0
-        g1 = int(np.searchsorted(cum, base + _BLOCK_ENTRIES, side="right"))
-        g1 = max(g1, g0 + 1)
-        out.append(
-            (g0, g1, result_models(data, enc.starts[g0:g1], enc.ends[g0:g1], data.pos_doc, k))
-        )
+        g1 = max(int(np.searchsorted(cum, base + _BLOCK_ENTRIES, side="right")), g0 + 1)
+        rm = result_models(data, enc.starts[g0:g1], enc.ends[g0:g1], data.pos_doc, k, room[g0:g1])
+        out.append((g0, g1, rm))
         g0 = g1
     return out
 
