@@ -164,6 +164,36 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
 # --------------------------------------------------------------------------- study
 
 
+def pooled_qrels(d: Path, depth: int) -> Path:
+    """The judgments plus every depth-``depth`` pooled document they do not list, as grade 0.
+
+    The classic collections list relevant documents only (every other document
+    is taken as non-relevant). A TREC-style pool makes those implicit
+    judgments explicit, so that subsampling keeps judged non-relevant
+    documents and label completion has negatives to fit its threshold on.
+    """
+    from fasteval.io.tables import load_qrels, load_runs
+
+    out = d / f"qrels_pool{depth}.txt"
+    q = load_qrels(d / "qrels.txt").select("query_id", "doc_id", "relevance")
+    r = load_runs(d / "runs")
+    top = (
+        r.sort(["run_id", "query_id", "score", "doc_id"], descending=[False, False, True, True])
+        .group_by(["run_id", "query_id"], maintain_order=True)
+        .head(depth)
+        .select("query_id", "doc_id")
+        .unique()
+        .join(q.select("query_id").unique(), on="query_id")
+        .join(q, on=["query_id", "doc_id"], how="anti")
+        .with_columns(pl.lit(0, pl.Int32).alias("relevance"))
+    )
+    both = pl.concat([q.with_columns(pl.col("relevance").cast(pl.Int32)), top]).sort(
+        ["query_id", "doc_id"]
+    )
+    ac.write_qrels(both, out)
+    return out
+
+
 def study(args: argparse.Namespace) -> list[dict[str, Any]]:
     out = []
     for name in args.only.split(","):
@@ -171,14 +201,16 @@ def study(args: argparse.Namespace) -> list[dict[str, Any]]:
         if not (d / "runs").exists():
             print(f"{name}: no runs (run benchmarks/content_runs.py first)", file=sys.stderr)
             continue
-        odir = OUT / f"study_{name}"
+        tag = f"{name}_pool{args.pool}" if args.pool else name
+        qrels = pooled_qrels(d, args.pool) if args.pool else d / "qrels.txt"
+        odir = OUT / f"study_{tag}"
         if odir.exists() and args.fresh:
             import shutil
 
             shutil.rmtree(odir)
         load0 = os.getloadavg()[0]
         data, wp, _ = _timed(
-            lambda d=d: ac.prepare_content(d / "qrels.txt", d / "runs", d / "collection.parquet")
+            lambda d=d, qrels=qrels: ac.prepare_content(qrels, d / "runs", d / "collection.parquet")
         )
         r, w, c = _timed(
             lambda data=data, odir=odir: content_study(
@@ -194,19 +226,21 @@ def study(args: argparse.Namespace) -> list[dict[str, Any]]:
         )
         from fasteval.plots.content import plot_content_study
 
+        pooled = f" + depth-{args.pool} pool as non-relevant" if args.pool else ""
+
         FIG.mkdir(parents=True, exist_ok=True)
         plot_content_study(
             r.summary,
-            FIG / f"content_study_{name}.png",
-            title=f"{name.upper()}: {len(data.enc.run_names)} runs, "
+            FIG / f"content_study_{tag}.png",
+            title=f"{name.upper()}{pooled}: {len(data.enc.run_names)} runs, "
             f"{int(np.sum(np.diff(data.enc.qr_off) > 0))} queries, {args.reps} reps",
         )
         tau = r.summary.filter(pl.col("statistic") == "tau").select(
             "x", "measure", "mean", "ci_low", "ci_high", "min", "max"
         )
-        tau.write_csv(FIG / f"content_study_{name}.csv")
+        tau.write_csv(FIG / f"content_study_{tag}.csv")
         rec = {
-            "name": name,
+            "name": tag,
             "runs": len(data.enc.run_names),
             "queries": int(np.sum(np.diff(data.enc.qr_off) > 0)),
             "prepare_s": wp,
@@ -236,6 +270,12 @@ def main() -> None:
     ap.add_argument("--only", default=",".join(COLLECTIONS))
     ap.add_argument("--fresh", action="store_true", help="Delete saved study units first.")
     ap.add_argument("--no-save", action="store_true", help="Do not save units (pure timing).")
+    ap.add_argument(
+        "--pool",
+        type=int,
+        default=0,
+        help="Study on the qrels plus the depth-N pool as explicit non-relevant judgments.",
+    )
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     if args.what == "speed":
@@ -245,7 +285,8 @@ def main() -> None:
         args.reps = args.reps or 30
         res = study(args)
     meta = {"commit": _commit(), "argv": sys.argv, "result": res}
-    (OUT / f"{args.what}.json").write_text(json.dumps(meta, indent=1, default=str) + "\n")
+    suffix = f"_pool{args.pool}" if args.what == "study" and args.pool else ""
+    (OUT / f"{args.what}{suffix}.json").write_text(json.dumps(meta, indent=1, default=str) + "\n")
 
 
 if __name__ == "__main__":
