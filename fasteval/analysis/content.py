@@ -202,7 +202,10 @@ def _lookup(data: ContentData, positions: np.ndarray) -> None:
 def _ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     lens = ends - starts
     total = int(lens.sum())
-    return np.repeat(starts, lens) + (np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens))
+    out: np.ndarray = np.repeat(starts, lens) + (
+        np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens)
+    )
+    return out
 
 
 def ensure_depth(data: ContentData, depth: int) -> None:
@@ -1184,7 +1187,6 @@ def select(data: ContentData, *, depth: int = 3, max_depth: int = 20) -> Selecti
     first = np.concatenate([[True], key[1:] != key[:-1]]) if key.size else np.zeros(0, bool)
     pq, pd, pr, pj = q_all[first], d_all[first], r_all[first], j_all[first]
     # subtopic relevance of each judgment
-    n_sub = int(data.sub_s.max(initial=0)) + 1
     rel_sub: dict[int, set[int]] = {}
     for j, s, g in zip(
         data.sub_j.tolist(), data.sub_s.tolist(), data.sub_rel.tolist(), strict=True
@@ -1194,14 +1196,13 @@ def select(data: ContentData, *, depth: int = 3, max_depth: int = 20) -> Selecti
     known: dict[int, set[int]] = {}
     for j, subs in rel_sub.items():
         known.setdefault(int(data.jquery[j]), set()).update(subs)
-    del n_sub
     out_q: list[int] = []
     out_d: list[int] = []
     out_j: list[int] = []
     out_s: list[int] = []
     pool20 = np.bincount(pq, minlength=n_q)
     q_off = np.searchsorted(pq, np.arange(n_q + 1))
-    doc_models = _single_doc_models(data, pd)
+    doc_models: tuple[Models, ResultModels] | None = None  # built when first needed
     for q in range(n_q):
         a, b = int(q_off[q]), int(q_off[q + 1])
         if a == b:
@@ -1217,15 +1218,16 @@ def select(data: ContentData, *, depth: int = 3, max_depth: int = 20) -> Selecti
             found |= rel_sub.get(int(js[i]), set())
         want = known.get(q, set())
         step = 0
-        dist: np.ndarray | None = None
-        ref_rel = bool(found)
+        cols: dict[int, np.ndarray] = {}  # JS of every pool document to pool document r
         while not want <= found and not judged.all():
             is_rel = np.array([bool(rel_sub.get(int(j), ())) for j in js]) & judged
-            ref = is_rel if is_rel.any() else judged
-            if dist is None or ref_rel != bool(is_rel.any()):
-                dist = _pairwise_js(data, doc_models, a, b)
-                ref_rel = bool(is_rel.any())
-            mean = dist[:, ref].mean(axis=1)
+            ref = np.flatnonzero(is_rel if is_rel.any() else judged)
+            for r in ref.tolist():
+                if r not in cols:
+                    if doc_models is None:
+                        doc_models = _single_doc_models(data, pd)
+                    cols[r] = _js_to(data, doc_models, a, b, a + r)
+            mean = np.mean([cols[r] for r in ref.tolist()], axis=0)
             mean[judged] = np.inf
             i = int(np.argmin(mean))
             judged[i] = True
@@ -1251,14 +1253,13 @@ def _single_doc_models(data: ContentData, docs: np.ndarray) -> tuple[Models, Res
     return build_models(data, m_off, docs), result_models(data, starts, starts + 1, docs, 1)
 
 
-def _pairwise_js(
-    data: ContentData, models: tuple[Models, ResultModels], a: int, b: int
+def _js_to(
+    data: ContentData, models: tuple[Models, ResultModels], a: int, b: int, r: int
 ) -> np.ndarray:
-    """JS divergence (bits) between pool documents ``a..b`` (model ``u`` is pool document u)."""
-    n = b - a
-    ii, jj = np.meshgrid(np.arange(a, b), np.arange(a, b), indexing="ij")
-    v = _similarity(data, models[0], ii.ravel(), models[1], jj.ravel(), kc.JS, 0.0)
-    return (1.0 - v).reshape(n, n)
+    """JS divergence (bits) of each pool document ``a..b`` to pool document ``r``."""
+    units = np.arange(a, b, dtype=np.int64)
+    v = _similarity(data, models[0], units, models[1], np.full(b - a, r, np.int64), kc.JS, 0.0)
+    return 1.0 - v
 
 
 def select_judgments(
