@@ -6,24 +6,27 @@ each measure; this module calls them:
 * ranking measures (and RIC, whose rows are merged in): :mod:`fasteval.engine.ranking`,
   :mod:`fasteval.analysis.information`;
 * diversity measures: :mod:`fasteval.engine.diversity`;
-* judgment-group measures (``-R qrels_jg``): :mod:`fasteval.engine.judgment_groups`.
+* judgment-group measures (``-R qrels_jg``): :mod:`fasteval.engine.judgment_groups`;
+* content measures (``LMJS@20``, with a ``collection``): :mod:`fasteval.analysis.content`.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
 
+from fasteval.analysis.content import ContentReport, evaluate_content
 from fasteval.analysis.information import append_ric
 from fasteval.engine.diversity import diversity_evaluate
 from fasteval.engine.inputs import QrelsLike, RunsLike
 from fasteval.engine.judgment_groups import evaluate_jg
 from fasteval.engine.ranking import evaluate_ranking
-from fasteval.errors import MeasureError, ParameterError
+from fasteval.errors import FastevalWarning, MeasureError, ParameterError
 from fasteval.io.zscores import as_zscores
-from fasteval.measures.catalog import Request, check_rel_format, parse_request
+from fasteval.measures.catalog import Request, check_rel_format, parse_request, split
 from fasteval.measures.ir_measures_names import normalise_measures
 
 
@@ -44,6 +47,7 @@ def evaluate(  # noqa: PLR0913 (keyword-only options)
     run_id_from: str = "tag",
     zscores: Any = None,
     rel_format: str = "qrels",
+    collection: Any = None,
 ) -> pl.DataFrame:
     """Evaluate runs against qrels, as trec_eval would, for every run at once.
 
@@ -121,10 +125,41 @@ def evaluate(  # noqa: PLR0913 (keyword-only options)
         msg = f"max_depth must be positive, got {max_depth}"
         raise ParameterError(msg)
     check_rel_format(rel_format)
+    if measures is None and collection is not None:
+        measures = "LMJS@20"
     if measures is not None and not isinstance(measures, Request):
         # ir_measures objects and aliases (MAP, MRR@10, ...); judged_only=True on all of them
         measures, all_judged_only = normalise_measures(measures)
         judged_only = judged_only or all_judged_only
+        groups = split(measures, rel_format=rel_format)
+        if "content" in groups or collection is not None:
+            df, report = evaluate_with_collection(
+                qrels,
+                runs,
+                collection,
+                groups.pop("content", []),
+                [n for ns in groups.values() for n in ns],
+                per_query=per_query,
+                relevance_level=relevance_level,
+                compat=compat,
+                on_duplicate=on_duplicate,
+                label_options={
+                    "complete": complete,
+                    "max_depth": max_depth,
+                    "judged_only": judged_only,
+                    "num_docs": num_docs,
+                    "lenient": lenient,
+                    "run_id_from": run_id_from,
+                    "zscores": zscores,
+                    "rel_format": rel_format,
+                },
+            )
+            if report.lines():  # never silently: what the collection lacked
+                warnings.warn("; ".join(report.lines()), FastevalWarning, stacklevel=2)
+            return df
+    elif collection is not None:
+        msg = "a collection is for content measures\n  hint: measures=['LMJS@20']"
+        raise ParameterError(msg)
     req = (
         measures
         if isinstance(measures, Request)
@@ -160,6 +195,69 @@ def evaluate(  # noqa: PLR0913 (keyword-only options)
         **common,
     )
     return append_ric(df, prep, relevance_level, per_query) if req.ric else df
+
+
+def evaluate_with_collection(  # noqa: PLR0913 (keyword-only options)
+    qrels: QrelsLike,
+    runs: RunsLike,
+    collection: Any,
+    content: list[str],
+    label: list[str],
+    *,
+    per_query: bool,
+    relevance_level: int,
+    compat: int,
+    on_duplicate: str,
+    label_options: dict[str, Any],
+) -> tuple[pl.DataFrame, ContentReport]:
+    """Content measures (SPEC 9) and any label measures in one table, with the counts of
+    what the collection lacked (documents missing or without tokens, NaN queries).
+
+    Rows are grouped per run (input order), the ``all`` rows of a run last.
+    ``label_options`` are :func:`evaluate`'s options for the label measures.
+    """
+    if collection is None:
+        msg = (
+            f"{', '.join(content)} read the documents: give the collection "
+            "(CLI: --collection FILE; API: collection=...)"
+        )
+        raise ParameterError(msg)
+    if not content:
+        msg = "a collection is for content measures\n  hint: LMJS@20, LMKL@20 or LMJS_IA@20"
+        raise ParameterError(msg)
+    ev = evaluate_content(
+        qrels,
+        runs,
+        collection,
+        content,
+        per_query=per_query,
+        relevance_level=relevance_level,
+        compat=compat,
+        on_duplicate=on_duplicate,
+    )
+    if not label:
+        return ev.table, ev.report
+    lab = evaluate(
+        qrels,
+        runs,
+        label,
+        per_query=per_query,
+        compat=compat,
+        relevance_level=relevance_level,
+        on_duplicate=on_duplicate,
+        **label_options,
+    )
+    order = {r: i for i, r in enumerate(ev.data.enc.run_names)}
+    df = (
+        pl.concat([lab.select(ev.table.columns), ev.table])
+        .with_columns(
+            pl.col("run_id").replace_strict(order, return_dtype=pl.Int64).alias("_r"),
+            (pl.col("query_id") == "all").alias("_a"),
+        )
+        .sort(["_r", "_a"], maintain_order=True)
+        .drop("_r", "_a")
+    )
+    return df, ev.report
 
 
 def check_options(req: Request, *, judged_only: bool = False, zscores: Any = None) -> None:

@@ -119,6 +119,12 @@ def _finished(*_: Any, **__: Any) -> None:
     show_default=True,
     help="Format of QRELS: qrels, or qrels_jg (qid jg docno rel; *_avgjg measures).",
 )
+@click.option(
+    "--collection",
+    default=None,
+    help="Documents for content measures (LMJS@20, LMKL@20, LMJS_IA@20): an index from "
+    "`fasteval index`, a doc_id/text table, TREC SGML or classic:NAME.",
+)
 @_friendly
 def eval_cmd(
     qrels: str,
@@ -139,8 +145,25 @@ def eval_cmd(
     cluster: str | None,
     zscore_file: str | None,
     rel_format: str,
+    collection: str | None,
 ) -> None:
     """Evaluate RUNS (files, directories, Parquet archives) against QRELS."""
+    if collection is not None:  # content measures (SPEC 9): fasteval.commands.content
+        from fasteval.commands.content import content_eval
+
+        content_eval(
+            qrels,
+            list(runs),
+            collection,
+            list(measures),
+            per_query=per_query,
+            fmt=fmt,
+            output=output,
+            level=level,
+            compat=int(compat),
+            keep_first=keep_first,
+        )
+        return
     from fasteval.api import evaluate
     from fasteval.io.writers import DIVERSITY_FORMATS, FORMATS, write_table
     from fasteval.measures.catalog import parse_request
@@ -283,6 +306,9 @@ main.add_command(fuse_study_cmd)
 from fasteval.commands.compare import compare_cmd  # noqa: E402  (issue 19)
 
 main.add_command(compare_cmd)
+from fasteval.commands.content import register as _register_content  # noqa: E402
+
+_register_content(main, _study)  # index, complete-qrels, select-judgments, study content
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -565,7 +565,7 @@ def study(  # noqa: PLR0913 (keyword-only options)
         if out is not None:
             st.check_out_dir(out, fp)
         for si, s in enumerate(settings):
-            f = st._setting_file(out, s) if out is not None else None
+            f = st.setting_file(out, s) if out is not None else None
             if f is not None and f.exists():
                 finished.append(pl.read_parquet(f))
                 shutil.rmtree(_part_dir(f.parent, s.label), ignore_errors=True)
@@ -592,7 +592,7 @@ def study(  # noqa: PLR0913 (keyword-only options)
             if len(covered[si]) == s.reps:
                 whole = pl.concat(settings_parts.pop(si)).sort("rep", maintain_order=True)
                 if out is not None:
-                    _write_atomic(whole, st._setting_file(out, s))
+                    _write_atomic(whole, st.setting_file(out, s))
                     shutil.rmtree(_part_dir(out, s.label), ignore_errors=True)
                 finished.append(whole)
 

@@ -270,7 +270,7 @@ def _fingerprint(ctx: Context, seed: int, extra: dict[str, Any]) -> dict[str, An
     }
 
 
-def _setting_file(out: Path, s: Setting) -> Path:
+def setting_file(out: Path, s: Setting) -> Path:
     return out / f"setting={s.label}.parquet"
 
 
@@ -307,7 +307,7 @@ def run_study(
     parts: list[pl.DataFrame] = []
     todo = []
     for s in settings:
-        f = _setting_file(out, s) if out is not None else None
+        f = setting_file(out, s) if out is not None else None
         if f is not None and f.exists():
             parts.append(pl.read_parquet(f))
         else:
@@ -326,7 +326,7 @@ def run_study(
                 bar.update(1)
             df = pl.DataFrame(rows, schema=UNIT_SCHEMA)
             if out is not None:
-                writers.write_parquet(df, _setting_file(out, s))
+                writers.write_parquet(df, setting_file(out, s))
             parts.append(df)
     return finish_study(settings, parts, full_frame(ctx), out)
 

@@ -12,7 +12,7 @@ from fasteval.commands._common import friendly, level_option, options, qrels_and
 from fasteval.errors import InputFormatError, ParameterError
 
 
-def _floats(text: str | None, what: str) -> list[float] | None:
+def parse_floats(text: str | None, what: str) -> list[float] | None:
     if text is None:
         return None
     try:
@@ -143,7 +143,7 @@ def subsample_cmd(
         qrels,
         list(runs),
         list(measures) or None,
-        rates=_floats(rates, "rates") or [],
+        rates=parse_floats(rates, "rates") or [],
         reps=reps,
         seed=seed,
         out_dir=out,
@@ -226,7 +226,7 @@ def leave_out_cmd(
         qrels,
         list(runs),
         list(measures) or None,
-        rates=_floats(rates, "rates"),
+        rates=parse_floats(rates, "rates"),
         groups=read_groups(groups) if groups else None,
         depth=depth,
         reps=reps,

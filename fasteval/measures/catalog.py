@@ -1,6 +1,6 @@
 """Which evaluator computes a measure: the only code that routes by measure names.
 
-Five evaluators share :func:`fasteval.evaluate` and the studies:
+Six evaluators share :func:`fasteval.evaluate` and the studies:
 
 ========================  =====================================================
 ``"ranking"``             trec_eval's families and ir_measures' names (the
@@ -11,6 +11,8 @@ Five evaluators share :func:`fasteval.evaluate` and the studies:
 ``"histogram"``           ``HSA`` and ``DO`` (per run, from score histograms)
 ``"judgment_groups"``     the ``*_avgjg`` families over qrels with judgment
                           groups (trec_eval ``-R qrels_jg``)
+``"content"``             ``LMJS@k``, ``LMKL@k``, ``LMJS_IA@k`` over the text of
+                          a document collection (SPEC 9, :mod:`fasteval.measures.content`)
 ========================  =====================================================
 
 :func:`parse_request` parses a list of names once into a :class:`Request`
@@ -26,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from fasteval.errors import MeasureError, ParameterError
+from fasteval.measures.content import is_content_measure
 from fasteval.measures.diversity import (
     DiversityMeasure,
     is_diversity_measure,
@@ -33,7 +36,7 @@ from fasteval.measures.diversity import (
 )
 from fasteval.measures.parser import MeasureSet, parse_measures
 
-Evaluator = Literal["ranking", "diversity", "ric", "histogram", "judgment_groups"]
+Evaluator = Literal["ranking", "diversity", "ric", "histogram", "judgment_groups", "content"]
 
 RIC = "RIC"
 HSA = "HSA"
@@ -73,6 +76,8 @@ def evaluator_of(name: str, *, rel_format: str = "qrels") -> Evaluator:
         return "histogram"
     if is_diversity_measure(name):
         return "diversity"
+    if is_content_measure(name):
+        return "content"
     return "judgment_groups" if rel_format == "qrels_jg" else "ranking"
 
 
@@ -153,6 +158,12 @@ def parse_request(measures: MeasuresLike, *, compat: int = 9, rel_format: str = 
     if rel_format == "qrels_jg":
         return Request(parse_jg_measures(measures, compat=compat), judgment_groups=True)
     groups = split(measures)
+    if "content" in groups:
+        msg = (
+            f"{', '.join(groups['content'])} read the documents: give the collection "
+            "(CLI: --collection FILE; API: collection=...)"
+        )
+        raise ParameterError(msg)
     if "diversity" in groups:
         other = [n for ev, ns in groups.items() if ev != "diversity" for n in ns]
         if other:

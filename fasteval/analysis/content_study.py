@@ -1,0 +1,332 @@
+"""The content study (SPEC 9; Hui's Figure 3 with the content layer).
+
+For each subsampling rate (SPEC 7's rule, :func:`fasteval.analysis.variants.subsample_mask`,
+with the same seeded generators as :func:`fasteval.analysis.studies.subsample`)
+and repetition, Kendall's tau between the system ranking by a label measure
+on the full qrels and the rankings by
+
+- ``a:<label>``: the label measure on the reduced qrels;
+- ``b:<content>``: the content measure whose ground truth is built from the
+  reduced qrels;
+- ``c:<label>``: the label measure on the reduced qrels completed by content
+  (:func:`fasteval.analysis.content.complete`).
+
+Units, resuming and summaries follow :mod:`fasteval.analysis.studies`: one
+Parquet file per finished rate in the output folder, skipped when the study
+is run again with the same parameters.
+
+The completed qrels add judgments, which a keep-mask cannot express, so the
+runs are also joined once to an *augmented* qrels: the real judgments plus
+every pooled, unjudged document (a placeholder). A completed variant is then a
+grade vector and a mask over the augmented judgments, never a re-parse.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+from tqdm import tqdm
+
+from fasteval.analysis import content as ac
+from fasteval.analysis import correlation as corr
+from fasteval.analysis import studies as st
+from fasteval.analysis import variants as var
+from fasteval.encode import Encoded
+from fasteval.engine import QrelsLike, RunsLike, prepare
+from fasteval.errors import MeasureError, ParameterError
+from fasteval.io import writers
+from fasteval.io.tables import qrels_to_table, runs_to_table
+from fasteval.kernels.ranking import UNJUDGED
+from fasteval.measures.content import ContentMeasure, is_content_measure, parse_content_measures
+from fasteval.parallel import gc_paused
+
+STATISTICS = ("tau", "tau_ap")
+
+
+@dataclass
+class ContentContext:
+    """What every unit of a content study shares."""
+
+    data: ac.ContentData
+    label: str
+    content: list[ContentMeasure]
+    scorer: var.AdhocScorer
+    full: np.ndarray  # full-qrels label scores per run
+    aug: Encoded  # runs joined to the real + placeholder judgments
+    aug_real: np.ndarray  # bool per augmented judgment: a real one
+    aug_base: np.ndarray  # its judgment index in data.enc (-1 for placeholders)
+    aug_key: np.ndarray  # query * (n_docs + 1) + collection row (-1 row: never predicted)
+    depth: int = 20
+    masker: var.Masker | None = None
+
+    @property
+    def names(self) -> list[str]:
+        """Measure column labels of the unit table (curve prefix ``a:``, ``b:``, ``c:``)."""
+        return [f"a:{self.label}", *(f"b:{m.name}" for m in self.content), f"c:{self.label}"]
+
+
+def _augmented(
+    data: ac.ContentData, depth: int
+) -> tuple[Encoded, np.ndarray, np.ndarray, np.ndarray]:
+    enc = data.enc
+    prep = data.prep
+    pool = ac.pool(data, depth)
+    new = pool.jdx < 0
+    real_t = pl.from_arrow(qrels_to_table(prep.qrels))
+    assert isinstance(real_t, pl.DataFrame)
+    real = real_t.select(
+        pl.col("query_id").cast(pl.String),
+        pl.col("doc_id").cast(pl.String),
+        pl.col("relevance").cast(pl.Int32),
+    )
+    extra = pl.DataFrame(
+        {
+            "query_id": pl.Series([enc.qids[i] for i in pool.query[new].tolist()], dtype=pl.String),
+            "doc_id": pl.Series(data.coll.doc_ids.take(pool.doc[new])).cast(pl.String),
+            "relevance": np.zeros(int(new.sum()), np.int32),
+        }
+    )
+    n_real = real.height
+    aug = prepare(pl.concat([real, extra]), runs_to_table(prep.runs)).enc
+    if aug.qids != enc.qids:  # pragma: no cover - the same runs and queries
+        msg = "internal: the augmented qrels changed the query set"
+        raise ParameterError(msg)
+    base_of_row = np.full(n_real, -1, np.int64)
+    base_of_row[enc.qr_rows] = np.arange(enc.qr_rows.shape[0])
+    is_real = aug.qr_rows < n_real
+    base = np.where(is_real, base_of_row[np.minimum(aug.qr_rows, n_real - 1)], -1)
+    doc_rows = np.concatenate(
+        [data.jdoc[base_of_row[np.arange(n_real)]], pool.doc[new].astype(np.int32)]
+    )
+    aq = np.repeat(np.arange(aug.qr_off.shape[0] - 1), np.diff(aug.qr_off)).astype(np.int64)
+    ad = doc_rows[aug.qr_rows].astype(np.int64)
+    key = np.where(ad >= 0, aq * (len(data.coll) + 1) + ad, -1)
+    return aug, is_real, base, key
+
+
+def completed_variant(
+    ctx: ContentContext, keep: np.ndarray, truth: ac.GroundTruth | None = None
+) -> tuple[Encoded, int]:
+    """The augmented ``Encoded`` of the reduced qrels completed by content; and the predictions."""
+    data = ctx.data
+    comp = ac.complete(data, keep, depth=ctx.depth, intent_aware=False, truth=truth)
+    pred_key = comp.pred_query.astype(np.int64) * (len(data.coll) + 1) + comp.pred_doc
+    predicted = np.isin(ctx.aug_key, pred_key) & (ctx.aug_key >= 0)
+    base = ctx.aug_base
+    kept_real = ctx.aug_real & keep[np.maximum(base, 0)] & (base >= 0)
+    grades = np.where(kept_real, data.enc.qr_rel[np.maximum(base, 0)], max(1, data.relevance_level))
+    grades = grades.astype(np.int32)
+    aug = ctx.aug
+    rel = aug.rel.copy()
+    has = aug.jdx >= 0
+    g = grades[aug.jdx[has]]
+    rel[has] = np.where(g < 0, np.int32(UNJUDGED), g)
+    enc_c = dataclasses.replace(aug, qr_rel=grades, rel=rel)
+    return var.apply_mask(enc_c, kept_real | predicted), int(comp.pred_doc.shape[0])
+
+
+def run_unit(ctx: ContentContext, setting: st.Setting, rep: int, seed: int) -> list[dict[str, Any]]:
+    """Curves a, b and c of one (rate, repetition)."""
+    rng = st.unit_rng(seed, "subsample", setting.key, rep)
+    enc = ctx.data.enc
+    keep = var.subsample_mask(
+        enc, float(setting.value), rng, relevance_level=ctx.data.relevance_level
+    )
+    if ctx.masker is None:
+        ctx.masker = var.Masker(enc, with_jdx=False)
+    a = ctx.scorer(ctx.masker(keep))[:, 0]
+    sc = ac.score_groups(ctx.data, ctx.content, keep)
+    b = ac.run_means(enc, sc.values)
+    enc_c, n_pred = completed_variant(ctx, keep, sc.truth)
+    c = ctx.scorer(enc_c)[:, 0]
+    cols = [a, *(b[:, i] for i in range(b.shape[1])), c]
+    fns = {"tau": lambda x, y: corr.kendall_tau(x, y, "b"), "tau_ap": st._tau_ap}
+    rows = []
+    n_kept = int(keep.sum())
+    for name, v in zip(ctx.names, cols, strict=True):
+        ok = np.isfinite(ctx.full) & np.isfinite(v)
+        for stat in STATISTICS:
+            value = float(fns[stat](ctx.full[ok], v[ok])) if ok.sum() >= 2 else math.nan
+            rows.append(
+                {
+                    "setting": setting.label,
+                    "x": setting.x,
+                    "rep": rep,
+                    "measure": name,
+                    "statistic": stat,
+                    "value": value,
+                    "judgments": n_kept + (n_pred if name.startswith("c:") else 0),
+                }
+            )
+    return rows
+
+
+def split_measures(measures: Sequence[str]) -> tuple[str, list[ContentMeasure]]:
+    """One label measure and the content measures from a list of names."""
+    names = [p.strip() for n in measures for p in str(n).split(",") if p.strip()]
+    label = [n for n in names if not is_content_measure(n)]
+    content = parse_content_measures([n for n in names if is_content_measure(n)])
+    if len(label) != 1 or not content:
+        msg = (
+            f"the content study needs one label measure and at least one content measure, "
+            f"got {names}\n  hint: -m map -m LMJS@20"
+        )
+        raise MeasureError(msg)
+    return label[0], content
+
+
+def plan(
+    qrels: QrelsLike,
+    runs: RunsLike,
+    collection: Any,
+    measures: Sequence[str],
+    *,
+    depth: int = 20,
+    relevance_level: int = 1,
+    compat: int = 9,
+    data: ac.ContentData | None = None,
+) -> ContentContext:
+    """Read and join everything a content study needs (no unit run yet)."""
+    label, content = split_measures(measures)
+    if any(m.intent_aware for m in content):
+        msg = "the content study supports ad-hoc qrels and LMJS/LMKL (not LMJS_IA) for now"
+        raise MeasureError(msg)
+    if depth < 1:
+        msg = f"completion pool depth must be >= 1, got {depth}"
+        raise ParameterError(msg)
+    if data is None:
+        data = ac.prepare_content(
+            qrels, runs, collection, relevance_level=relevance_level, compat=compat
+        )
+    if len(data.enc.run_names) < 2:
+        msg = f"a study compares system rankings; need >= 2 runs, got {len(data.enc.run_names)}"
+        raise ParameterError(msg)
+    scorer = var.AdhocScorer([label], relevance_level=relevance_level, compat=compat)
+    full = scorer(data.enc)[:, 0]
+    aug, is_real, base, key = _augmented(data, depth)
+    return ContentContext(data, label, content, scorer, full, aug, is_real, base, key, depth)
+
+
+def content_study(  # noqa: PLR0913 (keyword-only options)
+    qrels: QrelsLike,
+    runs: RunsLike,
+    collection: Any,
+    measures: Sequence[str] = ("map", "LMJS@20"),
+    *,
+    rates: Sequence[float] = st.DEFAULT_RATES,
+    reps: int = 30,
+    seed: int = 0,
+    depth: int = 20,
+    out_dir: str | os.PathLike[str] | None = None,
+    relevance_level: int = 1,
+    compat: int = 9,
+    progress: bool = False,
+    data: ac.ContentData | None = None,
+) -> st.StudyResult:
+    """Hui's Figure 3 with the content layer: curves a, b, c of tau against the sampling rate.
+
+    Parameters
+    ----------
+    qrels, runs, collection
+        As for :func:`fasteval.analysis.content.content_evaluate` (ad-hoc qrels).
+    measures
+        One label measure (``map``, ``ndcg``, ``P_10``...) and content
+        measures (``LMJS@20``...).
+    rates, reps, seed
+        Subsampling rates in (0, 1], repetitions per rate, the study seed
+        (the masks equal :func:`fasteval.analysis.studies.subsample`'s).
+    depth
+        Pool depth K of the label completion.
+    out_dir
+        Save one Parquet file per finished rate, ``summary.parquet/csv`` and
+        ``full.parquet``; an interrupted study resumes from them.
+
+    Returns
+    -------
+    StudyResult
+        ``units`` (per rate, rep, curve and statistic), ``summary`` (mean,
+        95% CI, min, max) and ``full`` (full-qrels label scores).
+
+    References
+    ----------
+    Hui, K. (2014). Towards robust & reusable evaluation for novelty &
+    diversity. PIKM '14.
+    """
+    with gc_paused():
+        ctx = plan(
+            qrels,
+            runs,
+            collection,
+            measures,
+            depth=depth,
+            relevance_level=relevance_level,
+            compat=compat,
+            data=data,
+        )
+        settings = st._rate_settings(rates, reps, "rate")
+        out = Path(out_dir) if out_dir is not None else None
+        if out is not None:
+            fp = {
+                "kind": "content",
+                "seed": seed,
+                "measures": ctx.names,
+                "statistics": list(STATISTICS),
+                "data": _data_hash(ctx),
+                "rates": [s.value for s in settings],
+                "reps": reps,
+                "depth": depth,
+            }
+            st.check_out_dir(out, fp)
+        parts: list[pl.DataFrame] = []
+        todo = []
+        for s in settings:
+            f = st.setting_file(out, s) if out is not None else None
+            if f is not None and f.exists():
+                parts.append(pl.read_parquet(f))
+            else:
+                todo.append(s)
+        with tqdm(
+            total=sum(s.reps for s in todo),
+            unit="variant",
+            desc="content study",
+            disable=not progress,
+        ) as bar:
+            for s in todo:
+                rows: list[dict[str, Any]] = []
+                for rep in range(s.reps):
+                    rows.extend(run_unit(ctx, s, rep, seed))
+                    bar.update(1)
+                df = pl.DataFrame(rows, schema=st.UNIT_SCHEMA)
+                if out is not None:
+                    writers.write_parquet(df, st.setting_file(out, s))
+                parts.append(df)
+        full = pl.DataFrame(
+            {
+                "run_id": ctx.data.enc.run_names,
+                "measure": [ctx.label] * len(ctx.data.enc.run_names),
+                "value": ctx.full,
+            },
+            schema={"run_id": pl.String, "measure": pl.String, "value": pl.Float64},
+        )
+        return st.finish_study(settings, parts, full, out)
+
+
+def _data_hash(ctx: ContentContext) -> str:
+    h = hashlib.sha256()
+    enc = ctx.data.enc
+    h.update("\n".join(enc.run_names).encode())
+    h.update(enc.qr_rel.tobytes())
+    h.update(enc.qr_off.tobytes())
+    h.update(ctx.full.tobytes())
+    h.update(ctx.data.coll.doc_off.tobytes())
+    h.update(ctx.data.coll.counts.tobytes())
+    return h.hexdigest()[:16]

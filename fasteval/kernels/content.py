@@ -1,0 +1,222 @@
+"""Kernels of content-based evaluation (SPEC 9): language models over CSR term counts.
+
+Three functions, each over an index range ``[lo, hi)`` of independent items
+(run by :func:`fasteval.parallel.run`; they release the GIL):
+
+- :func:`build_models`: sparse language models, each a weighted mixture of
+  documents, ``theta(w) = sum_i a_i c(w, d_i) / sum_i a_i |d_i|``. With
+  ``a_i = 1`` that is the LM of the documents' concatenation (the ground
+  truth theta_R of SPEC 9).
+- :func:`result_models`: the result model theta_k of a ranked list at depth
+  ``k`` (documents missing from the collection, ``-1``, or without tokens
+  skipped and counted; weights ``1/log2(i+1)`` by position among those kept),
+  with ``q log2 q`` per term. It does not depend on the qrels, so a study
+  builds it once per ranking.
+- :func:`similarity`: for each *pair* (ground-truth model, result model),
+  ``1 - JS`` in bits (``kind == 0``) or ``exp(-KL(theta_u || (1-lam) theta_k
+  + lam theta_C))`` in nats (``kind == 1``).
+
+Each call keeps dense ``float64`` buffers of vocabulary size and resets only
+the entries it touched. Pairs sorted by ground truth reuse the scattered model.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+JS = 0
+KL = 1
+
+
+@njit(cache=True, nogil=True)
+def build_models(
+    lo, hi, m_off, m_docs, m_wts, doc_off, terms, counts, n_terms, out_off, out_term, out_p, out_n
+):  # pragma: no cover - numba
+    """Models ``lo..hi``: model ``u`` mixes documents ``m_docs[m_off[u]:m_off[u+1]]``.
+
+    Writes the model's terms and probabilities at ``out_off[u]`` (room for the
+    sum of its documents' distinct terms) and their number to ``out_n[u]``
+    (0 when the documents hold no token).
+    """
+    acc = np.zeros(n_terms, np.float64)
+    for u in range(lo, hi):
+        n = 0
+        base = out_off[u]
+        total = 0.0
+        for i in range(m_off[u], m_off[u + 1]):
+            d = m_docs[i]
+            a = m_wts[i]
+            for e in range(doc_off[d], doc_off[d + 1]):
+                t = terms[e]
+                if acc[t] == 0.0:
+                    out_term[base + n] = t
+                    n += 1
+                acc[t] += a * counts[e]
+                total += a * counts[e]
+        for e in range(base, base + n):
+            t = out_term[e]
+            out_p[e] = acc[t] / total
+            acc[t] = 0.0
+        out_n[u] = n
+
+
+@njit(cache=True, nogil=True)
+def result_models(
+    lo,
+    hi,
+    starts,
+    ends,
+    lst,
+    k,
+    count_only,
+    n_terms,
+    doc_off,
+    terms,
+    counts,
+    doc_len,
+    out_off,
+    out_term,
+    out_q,
+    out_qlogq,
+    out_n,
+    out_kept,
+    out_skipped,
+):  # pragma: no cover - numba
+    """Result LMs theta_k of lists ``lst[starts[g]:ends[g]]`` for ``g`` in ``lo..hi``.
+
+    Walks the list, skips (and counts) documents that are missing (``-1``) or
+    have no token, keeps the first ``k`` others with weights ``1/log2(i+1)``.
+    With ``count_only`` it only writes ``out_n[g]``: the summed number of
+    distinct terms of the kept documents (room to allocate). Otherwise it
+    writes the model's terms, probabilities ``q`` and ``q log2 q`` at
+    ``out_off[g]`` and its size to ``out_n[g]``.
+    """
+    acc = np.zeros(1 if count_only else n_terms, np.float64)
+    for g in range(lo, hi):
+        kept = 0
+        skipped = 0
+        room = 0
+        wsum = 0.0
+        nt = 0
+        base = 0 if count_only else out_off[g]
+        for j in range(starts[g], ends[g]):
+            if kept == k:
+                break
+            d = lst[j]
+            if d < 0 or doc_len[d] == 0:
+                skipped += 1
+                continue
+            kept += 1
+            room += doc_off[d + 1] - doc_off[d]
+            if count_only:
+                continue
+            w = 1.0 / math.log2(kept + 1.0)
+            a = w / doc_len[d]
+            for e in range(doc_off[d], doc_off[d + 1]):
+                t = terms[e]
+                if acc[t] == 0.0:
+                    out_term[base + nt] = t
+                    nt += 1
+                acc[t] += a * counts[e]
+            wsum += w
+        out_kept[g] = kept
+        out_skipped[g] = skipped
+        if count_only:
+            out_n[g] = room
+            continue
+        for e in range(base, base + nt):
+            t = out_term[e]
+            q = acc[t] / wsum
+            out_q[e] = q
+            out_qlogq[e] = q * math.log2(q)
+            acc[t] = 0.0
+        out_n[g] = nt
+
+
+@njit(cache=True, nogil=True)
+def similarity(
+    lo,
+    hi,
+    pair_unit,
+    pair_model,
+    kind,
+    lam,
+    u_off,
+    u_n,
+    u_term,
+    u_p,
+    u_plogp,
+    r_off,
+    r_n,
+    r_term,
+    r_q,
+    r_qlogq,
+    coll_p,
+    out_value,
+):  # pragma: no cover - numba
+    """Closeness of ground-truth model ``pair_unit[i]`` to result model ``pair_model[i]``.
+
+    ``kind == JS``: ``1 - JS`` in bits over the union of supports, with
+    ``p log2(p/m) + q log2(q/m) = p log2 p + q log2 q - 2 m log2 m`` on shared
+    terms, ``q`` on terms only the result has and ``p`` on terms only the
+    ground truth has (``m`` is half of the one present). ``kind == KL``:
+    ``exp(-KL(theta_u || (1 - lam) theta_r + lam theta_C))`` in nats.
+    NaN when the ground truth is empty; an empty result model scores 0 (JS)
+    or is the collection model alone (KL). Pairs sorted by unit reuse the
+    scattered ground truth.
+    """
+    n_terms = coll_p.shape[0]
+    p_dense = np.zeros(n_terms, np.float64)
+    pl_dense = np.zeros(n_terms, np.float64)
+    q_dense = np.zeros(n_terms, np.float64)
+    cur = -1
+    for i in range(lo, hi):
+        u = pair_unit[i]
+        r = pair_model[i]
+        if u != cur:
+            if cur >= 0:
+                for e in range(u_off[cur], u_off[cur] + u_n[cur]):
+                    p_dense[u_term[e]] = 0.0
+                    pl_dense[u_term[e]] = 0.0
+            for e in range(u_off[u], u_off[u] + u_n[u]):
+                p_dense[u_term[e]] = u_p[e]
+                pl_dense[u_term[e]] = u_plogp[e]
+            cur = u
+        a = r_off[r]
+        b = a + r_n[r]
+        if u_n[u] == 0:
+            out_value[i] = np.nan
+        elif kind == JS:
+            if b == a:
+                out_value[i] = 0.0
+                continue
+            s = 0.0
+            p_in = 0.0
+            for e in range(a, b):
+                t = r_term[e]
+                p = p_dense[t]
+                q = r_q[e]
+                if p > 0.0:
+                    m = 0.5 * (p + q)
+                    s += pl_dense[t] + r_qlogq[e] - 2.0 * m * math.log2(m)
+                    p_in += p
+                else:
+                    s += q  # q log2(q / (q/2)), exactly
+            out_value[i] = 1.0 - 0.5 * (s + (1.0 - p_in))
+        else:
+            for e in range(a, b):
+                q_dense[r_term[e]] = r_q[e]
+            kl = 0.0
+            for e in range(u_off[u], u_off[u] + u_n[u]):
+                t = u_term[e]
+                mix = (1.0 - lam) * q_dense[t] + lam * coll_p[t]
+                if mix <= 0.0:
+                    kl = np.inf
+                    break
+                kl += u_p[e] * math.log(u_p[e] / mix)
+            out_value[i] = math.exp(-kl)
+            for e in range(a, b):
+                q_dense[r_term[e]] = 0.0
