@@ -31,7 +31,10 @@ from fasteval.commands._common import (
     reading_options,
     run_id_option,
 )
+from fasteval.commands._startup import skip_blas_probe
 from fasteval.errors import ParameterError
+
+skip_blas_probe()  # numba's BLAS probe imports scipy.linalg (0.45 s); no kernel uses BLAS
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -13,7 +13,6 @@ import click
 
 from fasteval.commands._common import friendly, level_option, options, qrels_and_runs
 from fasteval.errors import ParameterError
-from fasteval.io.writers import emit, require_path, write_parquet
 
 collection_option = click.option(
     "--collection",
@@ -183,6 +182,7 @@ def content_eval(
 ) -> None:
     """``fasteval eval ... --collection``: label measures by the engine, content ones by content."""
     from fasteval.api import evaluate_with_collection
+    from fasteval.io.writers import emit, require_path, write_parquet
     from fasteval.measures.catalog import split
 
     groups = split(measures or ["LMJS@20"])

@@ -1,0 +1,49 @@
+"""The command's start-up defaults: numba's BLAS probe is skipped, nothing else is."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+KERNELS = Path(__file__).resolve().parents[2] / "fasteval" / "kernels"
+
+
+def test_no_kernel_uses_blas() -> None:
+    """The probe may be skipped only while no numba function needs a BLAS."""
+    used = []
+    for path in sorted(KERNELS.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in {"dot", "vdot", "matmul", "linalg"}:
+                used.append(f"{path.name}:{node.lineno} {node.attr}")
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+                used.append(f"{path.name}:{node.lineno} @")
+    assert len(list(KERNELS.glob("*.py"))) > 5
+    assert used == []
+
+
+def test_command_skips_the_probe_and_scipy_stays_importable() -> None:
+    code = (
+        "import fasteval.cli, numba, numpy as np, sys\n"
+        "f = numba.njit(lambda a: a.sum())\n"
+        "assert f(np.arange(3)) == 3\n"
+        "import numba.np.arraymath as m\n"
+        "print(m._HAVE_BLAS, 'scipy.linalg' in sys.modules)\n"
+        "import scipy.linalg\n"
+        "print(scipy.linalg.norm([3.0, 4.0]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False", "5.0"]
+
+
+def test_the_library_keeps_the_probe() -> None:
+    code = (
+        "import fasteval, numba, numpy as np\n"
+        "f = numba.njit(lambda a: a.sum())\n"
+        "f(np.arange(3))\n"
+        "import numba.np.arraymath as m\n"
+        "print(m._HAVE_BLAS)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True"]
