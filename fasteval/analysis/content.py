@@ -33,6 +33,7 @@ from fasteval import parallel
 from fasteval.analysis.variants import position_ranks
 from fasteval.encode import Encoded
 from fasteval.engine import Prepared, QrelsLike, RunsLike, prepare
+from fasteval.engine.table import long_table
 from fasteval.errors import DataMismatchError, ParameterError
 from fasteval.io import writers
 from fasteval.io.collection import Collection, read_collection
@@ -681,48 +682,11 @@ def to_frame(
     Per run: every evaluated query's measures (queries in trec_eval order),
     then the ``all`` rows (means over the queries with a value).
     """
-    n_runs = len(enc.run_names)
-    n_m = len(names)
     summary = run_means(enc, values)
-    n_g = enc.starts.shape[0]
-    parts = []
-    if per_query and n_g:
-        gg = np.repeat(np.arange(n_g), n_m)
-        mm = np.tile(np.arange(n_m), n_g)
-        parts.append(
-            pl.DataFrame(
-                {
-                    "run_idx": enc.group_run[gg].astype(np.int64),
-                    "block": np.zeros(gg.shape[0], np.int8),
-                    "query_idx": enc.group_q[gg].astype(np.int64),
-                    "measure_idx": mm.astype(np.int64),
-                    "value": values[gg, mm],
-                }
-            )
-        )
-    rr = np.repeat(np.arange(n_runs), n_m)
-    mm = np.tile(np.arange(n_m), n_runs)
-    parts.append(
-        pl.DataFrame(
-            {
-                "run_idx": rr.astype(np.int64),
-                "block": np.ones(rr.shape[0], np.int8),
-                "query_idx": np.full(rr.shape[0], len(enc.qids), np.int64),
-                "measure_idx": mm.astype(np.int64),
-                "value": summary[rr, mm],
-            }
-        )
-    )
-    df = pl.concat(parts).sort(["run_idx", "block", "query_idx"], maintain_order=True)
-    runs = pl.Series("run_id", enc.run_names, dtype=pl.String)
-    qids = pl.Series("query_id", [*enc.qids, "all"], dtype=pl.String)
-    ms = pl.Series("measure", list(names), dtype=pl.String)
-    return df.select(
-        runs.gather(df["run_idx"]).alias("run_id"),
-        qids.gather(df["query_idx"]).alias("query_id"),
-        ms.gather(df["measure_idx"]).alias("measure"),
-        pl.col("value").fill_nan(None).fill_null(float("nan")),
-    )
+    # every ranking has a row here (prepare drops none), so the engine's builder
+    # gives the same rows; NaNs are made canonical for equality tests
+    df = long_table(enc, names, values, summary, per_query=per_query)
+    return df.with_columns(pl.col("value").fill_nan(None).fill_null(float("nan")))
 
 
 def evaluate_content(  # noqa: PLR0913 (keyword-only options)

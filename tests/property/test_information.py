@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import fasteval
 from fasteval.analysis import information as inf
+from tests.property.strategies import adhoc_frames
 from tests.reference import information as ref
 
 DOCS = [f"d{i:02d}" for i in range(25)] + ["D1", "d1", "a", "ab"]
@@ -47,27 +48,7 @@ def collections(draw, max_runs=4):
 
 
 def frames(qrels, runs):
-    q = pl.DataFrame(
-        [(qid, d, g) for qid, docs in qrels.items() for d, g in docs.items()],
-        schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int32},
-        orient="row",
-    )
-    r = pl.DataFrame(
-        [
-            (rid, qid, d, s)
-            for rid, run in runs.items()
-            for qid, docs in run.items()
-            for d, s in docs.items()
-        ],
-        schema={
-            "run_id": pl.String,
-            "query_id": pl.String,
-            "doc_id": pl.String,
-            "score": pl.Float64,
-        },
-        orient="row",
-    )
-    return q, r
+    return adhoc_frames(qrels, runs)
 
 
 def usable(qrels, runs):

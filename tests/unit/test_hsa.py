@@ -14,6 +14,7 @@ import fasteval
 from fasteval.analysis import hsa
 from fasteval.errors import ParameterError, SchemaError
 from tests.conftest import shared_path
+from tests.property.strategies import adhoc_frames
 from tests.reference import hsa_naive
 
 TOL = 1e-12
@@ -22,27 +23,7 @@ SCORES = [0.0, 1.0, 0.5, -2.0, 3.25, 100000.15461, 100000.1546, 1e-9]
 
 
 def frames(qrels, runs):
-    q = pl.DataFrame(
-        [(qid, d, g) for qid, docs in qrels.items() for d, g in docs.items()],
-        schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int32},
-        orient="row",
-    )
-    r = pl.DataFrame(
-        [
-            (run, qid, d, s)
-            for run, rq in runs.items()
-            for qid, docs in rq.items()
-            for d, s in docs.items()
-        ],
-        schema={
-            "run_id": pl.String,
-            "query_id": pl.String,
-            "doc_id": pl.String,
-            "score": pl.Float64,
-        },
-        orient="row",
-    )
-    return q, r
+    return adhoc_frames(qrels, runs)
 
 
 @st.composite
