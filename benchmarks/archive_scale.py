@@ -309,17 +309,34 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tools", default="fasteval,pytrec_eval,trec_eval")
     ap.add_argument("--write", action="store_true", help="replace the section in RESULTS.md")
     ap.add_argument("--note", default="", help="a sentence for the section")
+    ap.add_argument("--save", type=Path, help="also write the rows to this JSON file")
+    ap.add_argument(
+        "--add",
+        type=Path,
+        action="append",
+        default=[],
+        help="rows saved by an earlier --save (e.g. the peers, measured once) to show beside",
+    )
     args = ap.parse_args(argv)
     binary = os.environ.get("TREC_EVAL") or shutil.which("trec_eval")
     names = args.workloads.split(",")
     load0 = os.getloadavg()
-    rows = run(names, args.reps, args.tools.split(","), binary)
+    rows = run(names, args.reps, args.tools.split(","), binary) if args.tools else []
     load1 = os.getloadavg()
+    if args.save:
+        args.save.write_text(json.dumps(rows, indent=1))
+    for extra in args.add:
+        rows += json.loads(extra.read_text())
+    order = {n: i for i, n in enumerate(names)}
+    rows.sort(key=lambda r: (order.get(r["workload"], len(order)), r["tool"] != "fasteval"))
     body = "\n".join(
         [
             SECTION,
             "",
             f"`python benchmarks/archive_scale.py --workloads {args.workloads} "
+            f"--reps {args.reps}` at {commit()} (peers' rows: {', '.join(map(str, args.add))})"
+            if args.add
+            else f"`python benchmarks/archive_scale.py --workloads {args.workloads} "
             f"--reps {args.reps}` at {commit()}, {time.strftime('%Y-%m-%d')}; "
             f"load average {load0[0]:.1f} at the start, {load1[0]:.1f} at the end. "
             f"Medians of {args.reps} fresh processes. {args.note}",
