@@ -193,7 +193,7 @@ MSMARCO_PARAMS = {
     "n_queries": 6980,
     "depth": 1000,
     "collection": 8_841_823,
-    "version": 1,
+    "version": 2,
 }
 
 
@@ -226,11 +226,18 @@ def generate_msmarco(out: Path, seed: int, n_runs: int) -> None:
     for r in range(n_runs):
         path = runs_dir / f"run{r + 1:02d}.txt"
         rr = np.random.default_rng([seed, 1, r])
-        pid = rr.integers(0, p["collection"], (n_q, depth))
+        # distinct passages per query (a run file never repeats a document): increasing
+        # offsets whose total stays below the collection size, wrapped, then shuffled
+        step = rr.integers(1, p["collection"] // depth, (n_q, depth))
+        start = rr.integers(0, p["collection"], (n_q, 1))
+        pid = rr.permuted((start + np.cumsum(step, axis=1)) % p["collection"], axis=1)
         found = rr.random(n_q) < rr.uniform(0.55, 0.95)
         rank = np.minimum(rr.geometric(rr.uniform(0.05, 0.4), n_q) - 1, depth - 1)
-        q_found = np.flatnonzero(found)
-        pid[q_found, rank[q_found]] = rel_pid[first_rel[q_found]]
+        for q in np.flatnonzero(found):
+            rel = rel_pid[first_rel[q]]
+            row = pid[q]
+            row[row == rel] = row[rank[q]]  # the relevant passage once, at its rank
+            row[rank[q]] = rel
         score = 25.0 - np.cumsum(rr.exponential(0.02, (n_q, depth)), axis=1)
         score = np.round(score + rr.normal(0, 3, (n_q, 1)), 6 if r % 5 else 2)
         pl.DataFrame(
