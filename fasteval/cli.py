@@ -119,6 +119,12 @@ def _finished(*_: Any, **__: Any) -> None:
     show_default=True,
     help="Format of QRELS: qrels, or qrels_jg (qid jg docno rel; *_avgjg measures).",
 )
+@click.option(
+    "--quiet",
+    "quiet",
+    is_flag=True,
+    help="No progress bar (shown on a terminal when the runs take more than one batch).",
+)
 @_friendly
 def eval_cmd(
     qrels: str,
@@ -139,6 +145,7 @@ def eval_cmd(
     cluster: str | None,
     zscore_file: str | None,
     rel_format: str,
+    quiet: bool,
 ) -> None:
     """Evaluate RUNS (files, directories, Parquet archives) against QRELS."""
     from fasteval.api import evaluate
@@ -173,7 +180,10 @@ def eval_cmd(
             raise ParameterError(msg)
         df = with_cluster(evaluate, cluster)(qrels, list(runs), list(measures) or None, **options)
     else:
-        df = evaluate(qrels, list(runs), req, rel_format=rel_format, **options)
+        with _BatchBar(disable=True if quiet else None) as bar:
+            df = evaluate(
+                qrels, list(runs), req, rel_format=rel_format, progress=bar.update, **options
+            )
     text = write_table(
         df,
         fmt,
@@ -184,6 +194,31 @@ def eval_cmd(
     )
     if text is not None:
         click.echo(text, nl=False)
+
+
+class _BatchBar:
+    """A tqdm bar over the input files of a batched evaluation, opened at the first batch.
+
+    ``disable=None``: only when stderr is a terminal (tqdm's rule).
+    """
+
+    def __init__(self, *, disable: bool | None) -> None:
+        self.disable = disable
+        self.bar: Any = None
+
+    def update(self, done: int, total: int) -> None:
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="file", desc="evaluating", disable=self.disable)
+        self.bar.update(done - self.bar.n)
+
+    def __enter__(self) -> _BatchBar:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 @main.command("ingest")

@@ -55,7 +55,7 @@ from fasteval.encode import Encoded, encode
 from fasteval.engine.inputs import QrelsLike, RunsLike, as_list, check_runs_have_queries
 from fasteval.engine.ranking import compute, evaluate_ranking
 from fasteval.engine.table import Evaluation, to_frame
-from fasteval.errors import ParameterError
+from fasteval.errors import DataMismatchError, ParameterError
 from fasteval.io.tables import PARQUET_SUFFIXES, expand_paths, qrels_columns, run_columns
 from fasteval.measures.parser import MeasureSet
 from fasteval.parallel import gc_paused
@@ -109,7 +109,7 @@ class Batch:
 
 
 def _gzip_size(p: Path) -> int:
-    """Uncompressed size of a gzip file from its trailer (mod 2**32); the file size if unreadable."""
+    """Uncompressed size of a gzip file from its trailer (mod 2**32), else its size."""
     size = p.stat().st_size
     try:
         with p.open("rb") as f:
@@ -155,6 +155,7 @@ def _units(items: list[Any], run_id_from: str) -> list[Unit]:
                 text.append(Unit(x, 0, None, is_text=True))
                 continue
             size = _gzip_size(p) if p.suffix == ".gz" else p.stat().st_size
+            run: str | None
             if run_id_from == "filename":
                 run = p.name[:-3] if p.name.endswith(".gz") else p.name
             else:
@@ -195,7 +196,7 @@ def plan_batches(items: list[Any], batch_rows: int, run_id_from: str = "tag") ->
     return batches
 
 
-class _SplitRun(Exception):
+class _SplitRunError(Exception):
     """A run id met in two batches: the batches cannot reproduce the unbatched merge."""
 
 
@@ -223,7 +224,7 @@ def _global(enc: Encoded, qids: list[str]) -> np.ndarray:
     return lut
 
 
-def _batches_scored(  # noqa: PLR0913 (keyword-only options)
+def _batches_scored(
     qrels_cols: Any,
     batches: Sequence[Batch],
     measures: MeasureSet,
@@ -242,15 +243,23 @@ def _batches_scored(  # noqa: PLR0913 (keyword-only options)
             run_id_from=options["run_id_from"],
         )
         if seen.intersection(runs.run_names):
-            raise _SplitRun
+            raise _SplitRunError
         seen.update(runs.run_names)
-        enc = encode(
-            qrels_cols,
-            runs,
-            compat=options["compat"],
-            complete=options["complete"],
-            on_duplicate=options["on_duplicate"],
-        )
+        try:
+            enc = encode(
+                qrels_cols,
+                runs,
+                compat=options["compat"],
+                complete=options["complete"],
+                on_duplicate=options["on_duplicate"],
+            )
+        except DataMismatchError:
+            # none of this batch's runs shares a query with the qrels (the unbatched
+            # path names such runs when others do share queries)
+            bad = runs.run_names
+            shown = ", ".join(repr(n) for n in bad[:5]) + (" ..." if len(bad) > 5 else "")
+            msg = f"run(s) {shown} share no query with the qrels; nothing to evaluate for them"
+            raise DataMismatchError(msg) from None
         del runs  # the batch's rows: only the encoding (and its row indices) stays
         check_runs_have_queries(enc)
         ev = compute(
@@ -353,7 +362,8 @@ judged_only, num_docs, zscores, on_duplicate, lenient, run_id_from
         ``None``: ``$FASTEVAL_BATCH_ROWS`` or :data:`DEFAULT_BATCH_ROWS`.
         Peak memory grows with this, not with the number of runs.
     progress
-        Called after each batch with (input units done, units in all).
+        Called after each batch with (input units done, units in all); not
+        called when everything fits one batch.
 
     Returns
     -------
@@ -381,17 +391,16 @@ judged_only, num_docs, zscores, on_duplicate, lenient, run_id_from
     batches = plan_batches(items, budget, run_id_from) if items else []
     if len(batches) <= 1:  # one batch: the unbatched path itself
         df, _ = evaluate_ranking(qrels, runs, measures, **options)
-        if progress is not None and batches:
-            progress(len(batches[0].units), len(batches[0].units))
         return df
     with gc_paused():
         q = qrels_columns(qrels, lenient=lenient)
         parts: list[_Scored] = []
         qids: list[str] = []
         try:
-            for scored, qids in _batches_scored(q, batches, measures, options, progress):
+            for scored, batch_qids in _batches_scored(q, batches, measures, options, progress):
                 parts.append(scored)
-        except _SplitRun:
+                qids = batch_qids
+        except _SplitRunError:
             del parts
             df, _ = evaluate_ranking(qrels, runs, measures, **options)
             return df
