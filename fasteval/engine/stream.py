@@ -41,6 +41,7 @@ from __future__ import annotations
 import gzip
 import os
 import struct
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,12 +52,14 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from fasteval.columns import RunColumns, Source
 from fasteval.encode import Encoded, encode
-from fasteval.engine.inputs import QrelsLike, RunsLike, as_list, check_runs_have_queries
-from fasteval.engine.ranking import compute, evaluate_ranking
+from fasteval.engine.inputs import QrelsLike, RunsLike, as_list
+from fasteval.engine.ranking import aggregate, compute, evaluate_ranking
 from fasteval.engine.table import Evaluation, to_frame
-from fasteval.errors import DataMismatchError, ParameterError
+from fasteval.errors import DataMismatchError, FastevalError, ParameterError
 from fasteval.io.tables import PARQUET_SUFFIXES, expand_paths, qrels_columns, run_columns
+from fasteval.io.trec import parse_run_files
 from fasteval.measures.parser import MeasureSet
 from fasteval.parallel import gc_paused
 
@@ -106,6 +109,7 @@ class Batch:
 
     units: list[Unit] = field(default_factory=list)
     rows: int = 0
+    pieces: bool = False  # one text file larger than the budget, read in pieces
 
 
 def _gzip_size(p: Path) -> int:
@@ -167,11 +171,15 @@ def _units(items: list[Any], run_id_from: str) -> list[Unit]:
     return text + tables
 
 
-def plan_batches(items: list[Any], batch_rows: int, run_id_from: str = "tag") -> list[Batch]:
+def plan_batches(
+    items: list[Any], batch_rows: int, run_id_from: str = "tag", *, split: bool = True
+) -> list[Batch]:
     """Cut the inputs into batches of whole runs of about ``batch_rows`` rows each.
 
     Text files naming the same run (by their first line) go into the batch
-    of that run's first file; runs follow their first appearance.
+    of that run's first file; runs follow their first appearance. With
+    ``split``, a text file estimated larger than the budget is a batch of its
+    own, read in pieces (``Batch.pieces``).
     """
     units = _units(items, run_id_from)
     # runs in first-appearance order, each with its units (text files of one run together)
@@ -182,34 +190,96 @@ def plan_batches(items: list[Any], batch_rows: int, run_id_from: str = "tag") ->
     batches: list[Batch] = []
     cur = Batch()
     for group in runs.values():
-        rows = sum(u.rows for u in group)
+        big = [u for u in group if split and u.is_text and u.rows > batch_rows]
+        whole = [u for u in group if u not in big]
+        rows = sum(u.rows for u in whole)
         if cur.units and cur.rows + rows > batch_rows:
             batches.append(cur)
             cur = Batch()
-        cur.units.extend(group)
+        cur.units.extend(whole)
         cur.rows += rows
+        for u in big:  # after the run's other files: the unbatched path reads text in order
+            batches.append(Batch([u], u.rows, pieces=True))
     if cur.units:
         batches.append(cur)
     order = {id(u): i for i, u in enumerate(units)}
     for b in batches:  # a batch reads its files in input order
         b.units.sort(key=lambda u: order[id(u)])
+    batches.sort(key=lambda b: order[id(b.units[0])])
     return batches
 
 
-class _SplitRunError(Exception):
-    """A run id met in two batches: the batches cannot reproduce the unbatched merge."""
+def _qid(line: bytes) -> bytes | None:
+    """The first field of a content line (None for blank and ``#`` comment lines)."""
+    f = line.split(None, 1)
+    return None if not f or f[0].startswith(b"#") else f[0]
+
+
+def _cut(data: bytes) -> int:
+    """End of the last whole query group of ``data`` (whole lines): 0 if it holds one query.
+
+    The lines after the cut all belong to the query of the last content line.
+    """
+    end = len(data)
+    last: bytes | None = None
+    while end > 0:
+        start = data.rfind(b"\n", 0, end - 1) + 1
+        q = _qid(data[start:end])
+        if q is not None:
+            if last is None:
+                last = q
+            elif q != last:
+                return end
+        end = start
+    return 0
+
+
+def file_pieces(path: Path, piece_bytes: int) -> Iterator[tuple[bytes, int]]:
+    """A run file's bytes (gzip decompressed) in pieces of whole query groups.
+
+    Yields ``(piece, lines before it)``. A piece is cut at the first query
+    change after ``piece_bytes`` bytes; a query's lines must be consecutive
+    for the pieces to keep every (run, query) group whole (the caller checks).
+    """
+    opener: Any = gzip.open if _is_gzip(path) else open
+    carry = b""
+    lines = 0
+    with opener(path, "rb") as f:
+        while True:
+            chunk = f.read(piece_bytes)
+            data = carry + chunk
+            if not chunk:
+                if data.strip():
+                    yield data, lines
+                return
+            nl = data.rfind(b"\n") + 1
+            cut = _cut(data[:nl]) if nl else 0
+            if cut == 0:
+                carry = data
+                continue
+            piece, carry = data[:cut], data[cut:]
+            yield piece, lines
+            lines += piece.count(b"\n")
+
+
+def _is_gzip(p: Path) -> bool:
+    with p.open("rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
+class _SplitGroupError(Exception):
+    """A (run, query) group met in two batches: only the unbatched path can join it."""
 
 
 @dataclass
 class _Scored:
-    """One batch's small results, in global run and query indices."""
+    """One batch's small results: per-group values, runs by name, queries by qrels index."""
 
     run_names: list[str]
     group_run: np.ndarray
     group_q: np.ndarray
     has_rows: np.ndarray
     values: np.ndarray
-    summary: np.ndarray
     text: dict[int, list[str]] | None
 
 
@@ -224,88 +294,166 @@ def _global(enc: Encoded, qids: list[str]) -> np.ndarray:
     return lut
 
 
+@dataclass
+class _Qrels:
+    """The qrels read once, and what the end needs from their encoding."""
+
+    cols: Any
+    qids: list[str] | None = None  # the qrels queries in byte order
+    qr_rel: np.ndarray | None = None  # grades grouped by query (for -c's num_rel)
+
+
+def _score(q: _Qrels, runs: RunColumns, measures: MeasureSet, options: dict[str, Any]) -> _Scored:
+    """Encode and score one batch of run rows; its small results."""
+    try:
+        enc = encode(
+            q.cols,
+            runs,
+            compat=options["compat"],
+            complete=options["complete"],
+            on_duplicate=options["on_duplicate"],
+        )
+    except DataMismatchError:  # no query shared: the runs may have others elsewhere
+        return _Scored(
+            list(runs.run_names),
+            np.zeros(0, np.int32),
+            np.zeros(0, np.int32),
+            np.zeros(0, bool),
+            np.zeros((0, len(measures))),
+            None,
+        )
+    ev = compute(
+        enc,
+        measures,
+        relevance_level=options["relevance_level"],
+        compat=options["compat"],
+        max_depth=options["max_depth"],
+        judged_only=options["judged_only"],
+        complete=options["complete"],
+        num_docs=options["num_docs"],
+        zscores=options["zscores"],
+    )
+    if q.qids is None:
+        q.qids = [enc.qids[i] for i in np.flatnonzero(enc.in_qrels)]
+        q.qr_rel = enc.qr_rel
+    return _Scored(
+        run_names=list(enc.run_names),
+        group_run=enc.group_run.copy(),
+        group_q=_global(enc, q.qids)[enc.group_q].astype(np.int32),
+        has_rows=ev.has_rows.copy(),
+        values=ev.values,
+        text=ev.text,
+    )
+
+
+def _piece_columns(
+    unit: Unit, piece: bytes, lines: int, tmp: Path, options: dict[str, Any]
+) -> RunColumns:
+    """Parse one piece of a large run file, named and numbered as in the whole file."""
+    part = tmp / "piece"
+    part.write_bytes(piece)
+    cols = parse_run_files([part], lenient=False, run_id_from=options["run_id_from"])
+    part.unlink()
+    name = str(unit.item)
+    if options["run_id_from"] == "filename":
+        cols.run_names = [Path(name).name.removesuffix(".gz")]
+    src = cols.source
+    cols.source = Source([name], src.files(len(cols)), src.lines(len(cols)) + lines)
+    return cols
+
+
 def _batches_scored(
-    qrels_cols: Any,
+    q: _Qrels,
     batches: Sequence[Batch],
     measures: MeasureSet,
     options: dict[str, Any],
     progress: Progress | None,
-) -> Iterator[tuple[_Scored, list[str]]]:
-    """Read, encode and score each batch; yield its results and the sorted qrels query ids."""
-    seen: set[str] = set()
-    qids: list[str] | None = None
+    budget: int,
+) -> Iterator[_Scored]:
+    """Read, encode and score each batch (a large file piece by piece)."""
     done = 0
     total = sum(len(b.units) for b in batches)
     for b in batches:
-        runs = run_columns(
-            [u.item for u in b.units],
-            lenient=options["lenient"],
-            run_id_from=options["run_id_from"],
-        )
-        if seen.intersection(runs.run_names):
-            raise _SplitRunError
-        seen.update(runs.run_names)
-        try:
-            enc = encode(
-                qrels_cols,
-                runs,
-                compat=options["compat"],
-                complete=options["complete"],
-                on_duplicate=options["on_duplicate"],
+        if b.pieces:
+            unit = b.units[0]
+            run: str | None = None
+            with tempfile.TemporaryDirectory(prefix="fasteval-") as tmp:
+                for piece, lines in file_pieces(Path(unit.item), budget * BYTES_PER_LINE):
+                    try:
+                        cols = _piece_columns(unit, piece, lines, Path(tmp), options)
+                    except FastevalError:  # the unbatched path names the whole file's line
+                        raise _SplitGroupError from None
+                    del piece
+                    if run is not None and cols.run_names != [run]:  # a tag change: as above
+                        raise _SplitGroupError
+                    run = cols.run_names[0]
+                    yield _score(q, cols, measures, options)
+                    del cols
+        else:
+            cols = run_columns(
+                [u.item for u in b.units],
+                lenient=options["lenient"],
+                run_id_from=options["run_id_from"],
             )
-        except DataMismatchError:
-            # none of this batch's runs shares a query with the qrels (the unbatched
-            # path names such runs when others do share queries)
-            bad = runs.run_names
-            shown = ", ".join(repr(n) for n in bad[:5]) + (" ..." if len(bad) > 5 else "")
-            msg = f"run(s) {shown} share no query with the qrels; nothing to evaluate for them"
-            raise DataMismatchError(msg) from None
-        del runs  # the batch's rows: only the encoding (and its row indices) stays
-        check_runs_have_queries(enc)
-        ev = compute(
-            enc,
-            measures,
-            relevance_level=options["relevance_level"],
-            compat=options["compat"],
-            max_depth=options["max_depth"],
-            judged_only=options["judged_only"],
-            complete=options["complete"],
-            num_docs=options["num_docs"],
-            zscores=options["zscores"],
-        )
-        if qids is None:
-            qids = [enc.qids[i] for i in np.flatnonzero(enc.in_qrels)]
-        scored = _Scored(
-            run_names=list(enc.run_names),
-            group_run=enc.group_run.copy(),
-            group_q=_global(enc, qids)[enc.group_q],
-            has_rows=ev.has_rows.copy(),
-            values=ev.values,
-            summary=ev.summary,
-            text=ev.text,
-        )
-        del enc, ev
+            yield _score(q, cols, measures, options)
+            del cols  # the batch's rows: nothing of them outlives the batch
         done += len(b.units)
         if progress is not None:
             progress(done, total)
-        yield scored, qids
 
 
-def _merge(parts: list[_Scored], qids: list[str], measures: MeasureSet) -> Evaluation:
-    """One :class:`Evaluation` over every batch (run indices offset batch after batch)."""
-    names: list[str] = []
-    group_run = []
+def _merge(
+    parts: list[_Scored], q: _Qrels, measures: MeasureSet, options: dict[str, Any]
+) -> Evaluation:
+    """One :class:`Evaluation` over every batch, aggregated per run at the end.
+
+    Runs are numbered by first appearance; groups sorted by (run, query) as
+    the unbatched encoding orders them. A (run, query) group met in several
+    batches is either an empty ``complete`` group (one is kept) or a group
+    split between batches (:class:`_SplitGroupError`).
+    """
+    index: dict[str, int] = {}
+    g_runs = []
     for p in parts:
-        group_run.append(p.group_run.astype(np.int32) + np.int32(len(names)))
-        names.extend(p.run_names)
-    text: dict[int, list[str]] | None = None
-    if parts[0].text is not None:
-        text = {j: [s for p in parts if p.text for s in p.text[j]] for j in parts[0].text}
-    g_run = np.concatenate(group_run)
-    g_q = np.concatenate([p.group_q for p in parts]).astype(np.int32)
+        remap = np.array([index.setdefault(n, len(index)) for n in p.run_names], np.int32)
+        g_runs.append(remap[p.group_run] if len(p.group_run) else np.zeros(0, np.int32))
+    names = list(index)
+    if q.qids is None or q.qr_rel is None:  # no batch shares a query with the qrels
+        shown = ", ".join(repr(n) for n in names[:5]) + (" ..." if len(names) > 5 else "")
+        msg = f"run(s) {shown} share no query with the qrels; nothing to evaluate for them"
+        raise DataMismatchError(msg)
+    qids = q.qids
+    g_run = np.concatenate(g_runs)
+    g_q = np.concatenate([p.group_q for p in parts])
     has_rows = np.concatenate([p.has_rows for p in parts])
+    values = np.concatenate([p.values for p in parts])
+    key = g_run.astype(np.int64) * len(qids) + g_q
+    # rows first within a key, then batch order
+    order = np.lexsort((~has_rows, key))
+    key = key[order]
+    first = np.concatenate([[True], key[1:] != key[:-1]])
+    again = ~first
+    if (has_rows[order][again]).any():
+        raise _SplitGroupError
+    keep = order[first]
+    g_run, g_q, has_rows, values = g_run[keep], g_q[keep], has_rows[keep], values[keep]
+    text: dict[int, list[str]] | None = None
+    cols_text = next((p.text for p in parts if p.text is not None), None)
+    if cols_text is not None:
+        text = {}
+        for j in cols_text:
+            flat = [s for p in parts for s in (p.text[j] if p.text else [""] * len(p.group_run))]
+            text[j] = [flat[int(i)] for i in keep]
+    has = np.zeros(len(names), bool)
+    has[g_run[has_rows]] = True
+    if not has.all():
+        bad = [names[i] for i in np.flatnonzero(~has)]
+        shown = ", ".join(repr(b) for b in bad[:5]) + (" ..." if len(bad) > 5 else "")
+        msg = f"run(s) {shown} share no query with the qrels; nothing to evaluate for them"
+        raise DataMismatchError(msg)
     empty_i64 = np.zeros(0, np.int64)
-    # the table builder reads run names, query ids and the (run, query) of each group
+    # what the table builder and aggregate() read: run names, query ids, each group's
+    # (run, query), and the qrels grades (for -c's num_rel)
     enc = Encoded(
         run_names=names,
         qids=qids,
@@ -318,17 +466,11 @@ def _merge(parts: list[_Scored], qids: list[str], measures: MeasureSet) -> Evalu
         row=empty_i64,
         jdx=empty_i64,
         qr_off=np.zeros(len(qids) + 1, np.int64),
-        qr_rel=np.zeros(0, np.int32),
+        qr_rel=q.qr_rel,
         qr_rows=empty_i64,
     )
-    return Evaluation(
-        measures,
-        enc,
-        np.concatenate([p.values for p in parts]),
-        np.concatenate([p.summary for p in parts]),
-        has_rows,
-        text,
-    )
+    summary = aggregate(enc, measures, values, options["relevance_level"], options["complete"])
+    return Evaluation(measures, enc, values, summary, has_rows, text)
 
 
 def evaluate_ranking_stream(  # noqa: PLR0913 (keyword-only options)
@@ -388,23 +530,20 @@ judged_only, num_docs, zscores, on_duplicate, lenient, run_id_from
         "lenient": lenient,
         "run_id_from": run_id_from,
     }
-    batches = plan_batches(items, budget, run_id_from) if items else []
+    batches = plan_batches(items, budget, run_id_from, split=not lenient) if items else []
     if len(batches) <= 1:  # one batch: the unbatched path itself
         df, _ = evaluate_ranking(qrels, runs, measures, **options)
         return df
     with gc_paused():
-        q = qrels_columns(qrels, lenient=lenient)
+        q = _Qrels(qrels_columns(qrels, lenient=lenient))
         parts: list[_Scored] = []
-        qids: list[str] = []
         try:
-            for scored, batch_qids in _batches_scored(q, batches, measures, options, progress):
+            for scored in _batches_scored(q, batches, measures, options, progress, budget):
                 parts.append(scored)
-                qids = batch_qids
-        except _SplitRunError:
+            ev = _merge(parts, q, measures, options)
+        except _SplitGroupError:  # only the unbatched path can join (or report) it
             del parts
             df, _ = evaluate_ranking(qrels, runs, measures, **options)
             return df
-        del q
-        ev = _merge(parts, qids, measures)
-        del parts
+        del q, parts
         return to_frame(ev, per_query=per_query, compat=compat)

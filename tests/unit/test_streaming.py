@@ -17,8 +17,8 @@ from click.testing import CliRunner
 
 from fasteval.api import evaluate
 from fasteval.cli import main
-from fasteval.engine.stream import BATCH_ROWS_ENV, plan_batches
-from fasteval.errors import DataMismatchError, ParameterError
+from fasteval.engine.stream import BATCH_ROWS_ENV, file_pieces, plan_batches
+from fasteval.errors import DataMismatchError, FastevalError, ParameterError
 from tests.conftest import shared_path
 
 UNBATCHED = 10**12
@@ -63,6 +63,7 @@ def archive(tmp_path: Path) -> tuple[Path, list[Path]]:
     big = _run_lines(rng, "big", QIDS * 3)  # repeated queries: many rows, same groups
     seen: set[tuple[str, str]] = set()
     big = [x for x in big if (k := (x.split()[0], x.split()[2])) not in seen and not seen.add(k)]
+    big.sort(key=lambda x: QIDS.index(x.split()[0]))  # each query's lines together
     paths.insert(3, _write(tmp_path / "big.txt", big))
     return qrels, paths
 
@@ -121,7 +122,7 @@ def test_relstring_and_zscores(archive: tuple[Path, list[Path]], tmp_path: Path)
     assert b.equals(a)
 
 
-def test_one_run_in_two_files_stays_in_one_batch(tmp_path: Path) -> None:
+def test_one_run_in_two_files(tmp_path: Path) -> None:
     rng = np.random.default_rng(3)
     qrels = _write(tmp_path / "qrels", _qrels_text(rng).splitlines())
     half1 = _run_lines(rng, "split", ["10", "9"])
@@ -131,9 +132,11 @@ def test_one_run_in_two_files_stays_in_one_batch(tmp_path: Path) -> None:
         _write(tmp_path / "b", _run_lines(rng, "other")),
         _write(tmp_path / "c.gz", half2),
     ]
-    batches = plan_batches(list(paths), 1)
+    batches = plan_batches(list(paths), 1, split=False)
     assert [[Path(u.item).name for u in b.units] for b in batches] == [["a", "c.gz"], ["b"]]
-    ref = _same(qrels, paths, [1])
+    # split: every file in pieces, the run in four batches, aggregated at the end
+    assert [len(b.units) for b in plan_batches(list(paths), 1)] == [1, 1, 1]
+    ref = _same(qrels, paths, [1, 2, 10**6])
     assert ref["run_id"].unique(maintain_order=True).to_list() == ["split", "other"]
     assert set(ref.filter(pl.col("run_id") == "split")["query_id"]) >= {"10", "9", "2", "3"}
 
@@ -256,5 +259,57 @@ def test_trec8_runs_batched_equal_unbatched() -> None:
     d = shared_path("trec8_adhoc")
     runs = sorted((d / "runs").glob("*.gz"))[:8]
     qrels = d / "qrels.trec8.adhoc.gz"
-    _same(qrels, runs, [1, 120_000])
-    _same(qrels, runs, [1], complete=True, compat=10, per_query=False)
+    # 20,000: each file (~50,000 lines) in pieces; 120,000: two or three files a batch
+    _same(qrels, runs, [20_000, 120_000])
+    _same(qrels, runs, [20_000], complete=True, compat=10, per_query=False)
+
+
+def test_file_pieces_keep_query_groups_whole(archive: tuple[Path, list[Path]]) -> None:
+    _, paths = archive
+    for p in (paths[3], paths[1]):  # plain and gzip
+        data = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+        for size in (1, 100, 10**6):
+            pieces = list(file_pieces(p, size))
+            assert b"".join(x for x, _ in pieces) == data
+            assert [n for _, n in pieces] == list(
+                np.cumsum([0] + [x.count(b"\n") for x, _ in pieces[:-1]])
+            )
+            qs = [{ln.split()[0] for ln in x.splitlines()} for x, _ in pieces]
+            assert sum(len(x) for x in qs) == len(set().union(*qs))  # no query in two pieces
+            if size == 1:
+                assert all(len(x) == 1 for x in qs)
+
+
+def test_a_query_met_again_later_in_a_file(tmp_path: Path) -> None:
+    rng = np.random.default_rng(11)
+    qrels = _write(tmp_path / "qrels", _qrels_text(rng).splitlines())
+    lines = _run_lines(rng, "unsorted", ["10", "9", "2"])
+    lines += [x.replace("d", "e", 1) for x in _run_lines(rng, "unsorted", ["10"])]
+    lines = [
+        f"{x.split()[0]} Q0 e{i} 0 0.3 unsorted" if x.split()[2].startswith("e") else x
+        for i, x in enumerate(lines)
+    ]
+    p = _write(tmp_path / "unsorted.gz", lines)
+    # the (run, "10") group in two pieces: the unbatched path joins it
+    ref = _same(qrels, [p, _write(tmp_path / "o", _run_lines(rng, "o"))], [1])
+    n10 = ref.filter((pl.col("run_id") == "unsorted") & (pl.col("query_id") == "10"))
+    assert n10.height == len(MEASURES)
+
+
+def test_errors_in_a_piece_name_the_whole_file(tmp_path: Path) -> None:
+    rng = np.random.default_rng(13)
+    qrels = _write(tmp_path / "qrels", _qrels_text(rng).splitlines())
+    good = _run_lines(rng, "t", ["10", "9", "2", "3"])
+    cases = {
+        "bad score": ([*good, "q7 Q0 d1 0 nan? t"], 1),
+        "tag": ([*good, "q7 Q0 d1 0 0.5 other"], 1),
+        "duplicate": ([*good, "q7 Q0 d1 0 0.5 t", "q7 Q0 d1 1 0.4 t"], 2),
+    }
+    for name, (lines, at) in cases.items():
+        p = _write(tmp_path / f"{name}.txt", lines)
+        with pytest.raises(FastevalError) as whole:
+            evaluate(qrels, [p], MEASURES, batch_rows=UNBATCHED)
+        with pytest.raises(FastevalError) as pieces:
+            evaluate(qrels, [p], MEASURES, batch_rows=1)
+        assert f"{p}:{len(good) + at}" in str(whole.value), name
+        assert str(pieces.value).split(" (")[0] == str(whole.value).split(" (")[0], name
