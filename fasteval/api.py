@@ -107,7 +107,7 @@ def evaluate(  # noqa: PLR0913 (keyword-only options)
         of whole runs of about this many rows (estimated from the file
         sizes), so memory does not grow with the number of runs; the result
         is the same whatever the budget. ``None``: ``$FASTEVAL_BATCH_ROWS``
-        or 2,000,000. See :mod:`fasteval.engine.stream`.
+        or 1,000,000. See :mod:`fasteval.engine.stream`.
     progress
         Called after each batch with (inputs done, inputs in all); only when
         the runs take more than one batch.

@@ -63,7 +63,7 @@ from fasteval.io.trec import parse_run_files
 from fasteval.measures.parser import MeasureSet
 from fasteval.parallel import gc_paused
 
-DEFAULT_BATCH_ROWS = 2_000_000
+DEFAULT_BATCH_ROWS = 1_000_000
 """Rows (estimated) read and scored together by default."""
 
 BATCH_ROWS_ENV = "FASTEVAL_BATCH_ROWS"
