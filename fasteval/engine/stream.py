@@ -1,9 +1,9 @@
-"""Streaming ranking evaluation: runs read, judged and scored in batches of whole runs.
+"""Streaming ranking evaluation: runs read, judged and scored in batches, bounded memory.
 
 :func:`evaluate_ranking_stream` gives exactly the table of
 :func:`fasteval.engine.ranking.evaluate_ranking` while holding only one batch of
-runs in memory at a time, plus the qrels (read once) and the small per-(run,
-query) result arrays.
+run rows in memory at a time, plus the qrels (read once) and the small
+per-(run, query) result arrays; runs are aggregated at the end.
 
 How the inputs are cut
 ----------------------
@@ -11,29 +11,36 @@ The input units are the run files (directories expanded, as the readers do),
 Parquet archives and in-memory frames/tables, in the order the readers
 concatenate them (text files first, then the tables). The first line of each
 text file names its run (its tag, or its file name under
-``run_id_from="filename"``); files naming the same run go into the same batch,
-so every run is scored whole and aggregated once, as unbatched. Runs are
-never split across batches: a batch is a sequence of whole runs in
-first-appearance order, closed when its estimated size reaches
-``batch_rows`` (a run larger than the budget is a batch of its own).
+``run_id_from="filename"``); files naming the same run go into one batch.
+Batches are consecutive runs in first-appearance order, closed when their
+estimated size reaches ``batch_rows``. A text file larger than the budget is
+a batch of its own, read in pieces that end where the query id changes
+(:func:`file_pieces`); each piece goes through the text reader as a temporary
+file and gets the whole file's name and line numbers back. A Parquet archive
+or a frame is one unit (not split by row groups). Under ``lenient`` files are
+not split (the reader's warning would name the pieces).
 
 The size of a text file is estimated from its uncompressed size (the gzip
 trailer for ``.gz``) at :data:`BYTES_PER_LINE`; a Parquet archive's from its
-metadata; a frame's is its length. A Parquet archive or a frame is one unit
-(it is not split by row groups).
+metadata; a frame's is its length.
 
 Why the result is identical
 ---------------------------
-Evaluated (run, query) groups are always qrels queries, so a batch's query
-indices map onto the sorted qrels query ids, which are the same in every
-batch; runs keep their first-appearance order because batches follow it and
-each run lies in one batch; each run's rows keep their input order (a batch
-reads its files in input order); per-run aggregates only see that run's
-groups. If a batch nevertheless holds a run id already seen in an earlier
-batch (a malformed first line under ``lenient``, the same run id in two
-Parquet archives), the batches cannot reproduce the unbatched merge of those
-rows, so the whole evaluation is redone unbatched: the answer is then today's
-by construction, at today's memory.
+A (run, query) group's values depend only on its own rows (in input order)
+and the qrels. Evaluated groups are always qrels queries, so a batch's query
+indices map onto the sorted qrels query ids, the same in every batch; runs
+are numbered by first appearance over the batches, which follow the input
+order; the groups are then sorted by (run, query), the unbatched order, and
+each run's aggregate is summed over them in that order
+(:func:`fasteval.engine.ranking.aggregate`). Under ``complete`` every batch
+holding a run adds empty groups for the qrels queries it lacks: one is kept.
+A group with rows in two batches (a query whose lines are not consecutive in
+a split file, or shared by two files of one run in different batches), or an
+error inside a piece of a split file, cannot be reproduced batch by batch:
+the whole evaluation is then redone unbatched, so the answer (or the error
+message, naming the file and line) is today's by construction, at today's
+memory. Errors met in whole batches are raised as they are; a count in such
+a message (repeated rows, runs without a qrels query) covers the batch only.
 """
 
 from __future__ import annotations
