@@ -13,7 +13,7 @@ each measure; this module calls them:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -23,6 +23,7 @@ from fasteval.engine.diversity import diversity_evaluate
 from fasteval.engine.inputs import QrelsLike, RunsLike
 from fasteval.engine.judgment_groups import evaluate_jg
 from fasteval.engine.ranking import evaluate_ranking
+from fasteval.engine.stream import evaluate_ranking_stream
 from fasteval.errors import FastevalWarning, MeasureError, ParameterError
 from fasteval.io.zscores import as_zscores
 from fasteval.measures.catalog import Request, check_rel_format, parse_request, split
@@ -50,6 +51,8 @@ def evaluate(  # noqa: PLR0913 (keyword-only options)
     zscores: Any = None,
     rel_format: str = "qrels",
     collection: Any = None,
+    batch_rows: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> pl.DataFrame:
     """Evaluate runs against qrels, as trec_eval would, for every run at once.
 
@@ -106,6 +109,15 @@ def evaluate(  # noqa: PLR0913 (keyword-only options)
         judgment groups (``qid jg docno rel``; measures ``map_avgjg``,
         ``P_avgjg``, ``Rprec_mult_avgjg``, default set ``qrels_jg``; see
         :mod:`fasteval.engine.judgment_groups`).
+    batch_rows
+        Ranking measures (without RIC) are read, judged and scored in batches
+        of whole runs of about this many rows (estimated from the file
+        sizes), so memory does not grow with the number of runs; the result
+        is the same whatever the budget. ``None``: ``$FASTEVAL_BATCH_ROWS``
+        or 1,000,000. See :mod:`fasteval.engine.stream`.
+    progress
+        Called after each batch with (inputs done, inputs in all); only when
+        the runs take more than one batch.
 
     Returns
     -------
@@ -186,6 +198,19 @@ def evaluate(  # noqa: PLR0913 (keyword-only options)
         # are float64 whatever compat says, and utility's num_docs has no analogue
         return diversity_evaluate(qrels, runs, list(req.diversity), **common)
     zs = as_zscores(zscores) if zscores is not None else None
+    if not req.ric:  # batches of whole runs, bounded memory
+        return evaluate_ranking_stream(
+            qrels,
+            runs,
+            req.ranking,
+            compat=compat,
+            judged_only=judged_only,
+            num_docs=num_docs,
+            zscores=zs,
+            batch_rows=batch_rows,
+            progress=progress,
+            **common,
+        )
     df, prep = evaluate_ranking(
         qrels,
         runs,

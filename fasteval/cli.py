@@ -128,6 +128,12 @@ def _finished(*_: Any, **__: Any) -> None:
     help="Documents for content measures (LMJS@20, LMKL@20, LMJS_IA@20): an index from "
     "`fasteval index`, a doc_id/text table, TREC SGML or classic:NAME.",
 )
+@click.option(
+    "--quiet",
+    "quiet",
+    is_flag=True,
+    help="No progress bar (shown on a terminal when the runs take more than one batch).",
+)
 @_friendly
 def eval_cmd(
     qrels: str,
@@ -149,6 +155,7 @@ def eval_cmd(
     zscore_file: str | None,
     rel_format: str,
     collection: str | None,
+    quiet: bool,
 ) -> None:
     """Evaluate RUNS (files, directories, Parquet archives) against QRELS."""
     if collection is not None:  # content measures (SPEC 9): fasteval.commands.content
@@ -199,7 +206,10 @@ def eval_cmd(
             raise ParameterError(msg)
         df = with_cluster(evaluate, cluster)(qrels, list(runs), list(measures) or None, **options)
     else:
-        df = evaluate(qrels, list(runs), req, rel_format=rel_format, **options)
+        with _BatchBar(disable=True if quiet else None) as bar:
+            df = evaluate(
+                qrels, list(runs), req, rel_format=rel_format, progress=bar.update, **options
+            )
     text = write_table(
         df,
         fmt,
@@ -210,6 +220,31 @@ def eval_cmd(
     )
     if text is not None:
         click.echo(text, nl=False)
+
+
+class _BatchBar:
+    """A tqdm bar over the input files of a batched evaluation, opened at the first batch.
+
+    ``disable=None``: only when stderr is a terminal (tqdm's rule).
+    """
+
+    def __init__(self, *, disable: bool | None) -> None:
+        self.disable = disable
+        self.bar: Any = None
+
+    def update(self, done: int, total: int) -> None:
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="file", desc="evaluating", disable=self.disable)
+        self.bar.update(done - self.bar.n)
+
+    def __enter__(self) -> _BatchBar:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 @main.command("ingest")

@@ -1,0 +1,575 @@
+"""Streaming ranking evaluation: runs read, judged and scored in batches, bounded memory.
+
+:func:`evaluate_ranking_stream` gives exactly the table of
+:func:`fasteval.engine.ranking.evaluate_ranking` while holding only one batch of
+run rows in memory at a time, plus the qrels (read once) and the small
+per-(run, query) result arrays; runs are aggregated at the end.
+
+How the inputs are cut
+----------------------
+The input units are the run files (directories expanded, as the readers do),
+Parquet archives and in-memory frames/tables, in the order the readers
+concatenate them (text files first, then the tables). The first line of each
+text file names its run (its tag, or its file name under
+``run_id_from="filename"``); files naming the same run go into one batch.
+Batches are consecutive runs in first-appearance order, closed when their
+estimated size reaches ``batch_rows``. A text file larger than the budget is
+a batch of its own, read in pieces that end where the query id changes
+(:func:`file_pieces`); each piece goes through the text reader as a temporary
+file and gets the whole file's name and line numbers back. A Parquet archive
+or a frame is one unit (not split by row groups). Under ``lenient`` files are
+not split (the reader's warning would name the pieces).
+
+The size of a text file is estimated from its uncompressed size (the gzip
+trailer for ``.gz``) at :data:`BYTES_PER_LINE`; a Parquet archive's from its
+metadata; a frame's is its length.
+
+Why the result is identical
+---------------------------
+A (run, query) group's values depend only on its own rows (in input order)
+and the qrels. Evaluated groups are always qrels queries, so a batch's query
+indices map onto the sorted qrels query ids, the same in every batch; runs
+are numbered by first appearance over the batches, which follow the input
+order; the groups are then sorted by (run, query), the unbatched order, and
+each run's aggregate is summed over them in that order
+(:func:`fasteval.engine.ranking.aggregate`). Under ``complete`` every batch
+holding a run adds empty groups for the qrels queries it lacks: one is kept.
+A group with rows in two batches (a query whose lines are not consecutive in
+a split file, or shared by two files of one run in different batches), or an
+error inside a piece of a split file, cannot be reproduced batch by batch:
+the whole evaluation is then redone unbatched, so the answer (or the error
+message, naming the file and line) is today's by construction, at today's
+memory. Errors met in whole batches are raised as they are; a count in such
+a message (repeated rows, runs without a qrels query) covers the batch only.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import struct
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from fasteval.columns import RunColumns, Source
+from fasteval.encode import Encoded, encode
+from fasteval.engine.inputs import QrelsLike, RunsLike, as_list
+from fasteval.engine.ranking import aggregate, compute, evaluate_ranking
+from fasteval.engine.table import Evaluation, to_frame
+from fasteval.errors import DataMismatchError, FastevalError, ParameterError
+from fasteval.io.tables import PARQUET_SUFFIXES, expand_paths, qrels_columns, run_columns
+from fasteval.io.trec import parse_run_files, run_id_from_filename
+from fasteval.measures.parser import MeasureSet
+from fasteval.parallel import gc_paused
+
+DEFAULT_BATCH_ROWS = 1_000_000
+"""Rows (estimated) read and scored together by default."""
+
+BATCH_ROWS_ENV = "FASTEVAL_BATCH_ROWS"
+"""Environment variable overriding :data:`DEFAULT_BATCH_ROWS` (tests use tiny batches)."""
+
+BYTES_PER_LINE = 48
+"""Estimated bytes per run line (``401 Q0 FBIS3-10082 0 136.906 INQ603``) for the budget."""
+
+Progress = Callable[[int, int], None]
+"""Called after each batch with (input units done, input units in all)."""
+
+
+def batch_rows_of(batch_rows: int | None) -> int:
+    """The row budget: ``batch_rows``, else ``$FASTEVAL_BATCH_ROWS``, else the default."""
+    if batch_rows is None:
+        env = os.environ.get(BATCH_ROWS_ENV)
+        if env is None:
+            return DEFAULT_BATCH_ROWS
+        try:
+            batch_rows = int(env)
+        except ValueError:
+            msg = f"{BATCH_ROWS_ENV} must be a positive integer, got {env!r}"
+            raise ParameterError(msg) from None
+    if batch_rows <= 0:
+        msg = f"batch_rows must be positive, got {batch_rows}"
+        raise ParameterError(msg)
+    return batch_rows
+
+
+@dataclass
+class Unit:
+    """One input the readers read as a whole: a run file, an archive or a frame."""
+
+    item: Any
+    rows: int  # estimated
+    run: str | None  # a text file's run id (None: unknown, a table)
+    is_text: bool
+
+
+@dataclass
+class Batch:
+    """Consecutive whole runs read together; ``units`` in input order."""
+
+    units: list[Unit] = field(default_factory=list)
+    rows: int = 0
+    pieces: bool = False  # one text file larger than the budget, read in pieces
+
+
+def _gzip_size(p: Path) -> int:
+    """Uncompressed size of a gzip file from its trailer (mod 2**32), else its size."""
+    size = p.stat().st_size
+    try:
+        with p.open("rb") as f:
+            if f.read(2) != b"\x1f\x8b" or size < 18:
+                return size
+            f.seek(-4, os.SEEK_END)
+            isize = int(struct.unpack("<I", f.read(4))[0])
+    except OSError:
+        return size
+    # a file over 4 GiB uncompressed wraps around; never estimate below the compressed size
+    return max(isize, size)
+
+
+def _first_tag(p: Path) -> str | None:
+    """The 6th field of the first non-blank line (None if it cannot be read)."""
+    opener: Any = gzip.open if p.suffix == ".gz" else open
+    try:
+        with opener(p, "rb") as f:
+            for line in f:
+                fields = line.split()
+                if fields:
+                    return fields[5].decode() if len(fields) >= 6 else None
+    except (OSError, EOFError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def _units(items: list[Any], run_id_from: str) -> list[Unit]:
+    """The input units in the readers' order: text files, then tables and archives."""
+    text: list[Unit] = []
+    tables: list[Unit] = []
+    for x in expand_paths(items):
+        if isinstance(x, (str, os.PathLike)):
+            p = Path(x)
+            if p.suffix.lower() in PARQUET_SUFFIXES:
+                try:
+                    rows = pq.ParquetFile(p).metadata.num_rows
+                except (OSError, pa.ArrowException):
+                    rows = 0  # the reader raises its own message
+                tables.append(Unit(x, rows, None, is_text=False))
+                continue
+            if not p.is_file():  # the reader raises its own message
+                text.append(Unit(x, 0, None, is_text=True))
+                continue
+            size = _gzip_size(p) if p.suffix == ".gz" else p.stat().st_size
+            run = run_id_from_filename(p) if run_id_from == "filename" else _first_tag(p)
+            text.append(Unit(x, max(1, size // BYTES_PER_LINE), run, is_text=True))
+        else:
+            n = x.height if isinstance(x, pl.DataFrame) else getattr(x, "num_rows", 0)
+            tables.append(Unit(x, int(n), None, is_text=False))
+    return text + tables
+
+
+def plan_batches(
+    items: list[Any], batch_rows: int, run_id_from: str = "tag", *, split: bool = True
+) -> list[Batch]:
+    """Cut the inputs into batches of whole runs of about ``batch_rows`` rows each.
+
+    Text files naming the same run (by their first line) go into the batch
+    of that run's first file; runs follow their first appearance. With
+    ``split``, a text file estimated larger than the budget is a batch of its
+    own, read in pieces (``Batch.pieces``).
+    """
+    units = _units(items, run_id_from)
+    # runs in first-appearance order, each with its units (text files of one run together)
+    runs: dict[Any, list[Unit]] = {}
+    for i, u in enumerate(units):
+        key = ("run", u.run) if u.is_text and u.run is not None else ("unit", i)
+        runs.setdefault(key, []).append(u)
+    batches: list[Batch] = []
+    cur = Batch()
+    for group in runs.values():
+        big = [u for u in group if split and u.is_text and u.rows > batch_rows]
+        whole = [u for u in group if u not in big]
+        rows = sum(u.rows for u in whole)
+        if cur.units and cur.rows + rows > batch_rows:
+            batches.append(cur)
+            cur = Batch()
+        cur.units.extend(whole)
+        cur.rows += rows
+        for u in big:  # after the run's other files: the unbatched path reads text in order
+            batches.append(Batch([u], u.rows, pieces=True))
+    if cur.units:
+        batches.append(cur)
+    order = {id(u): i for i, u in enumerate(units)}
+    for b in batches:  # a batch reads its files in input order
+        b.units.sort(key=lambda u: order[id(u)])
+    batches.sort(key=lambda b: order[id(b.units[0])])
+    return batches
+
+
+def _run_in_two_files(batches: list[Batch]) -> bool:
+    """Whether two text files name the same run (by their first line)."""
+    seen: dict[str, Any] = {}
+    for b in batches:
+        for u in b.units:
+            if u.is_text and u.run is not None and seen.setdefault(u.run, u.item) != u.item:
+                return True
+    return False
+
+
+def _qid(line: bytes) -> bytes | None:
+    """The first field of a content line (None for blank and ``#`` comment lines)."""
+    f = line.split(None, 1)
+    return None if not f or f[0].startswith(b"#") else f[0]
+
+
+def _cut(data: bytes) -> int:
+    """End of the last whole query group of ``data`` (whole lines): 0 if it holds one query.
+
+    The lines after the cut all belong to the query of the last content line.
+    """
+    end = len(data)
+    last: bytes | None = None
+    while end > 0:
+        start = data.rfind(b"\n", 0, end - 1) + 1
+        q = _qid(data[start:end])
+        if q is not None:
+            if last is None:
+                last = q
+            elif q != last:
+                return end
+        end = start
+    return 0
+
+
+def file_pieces(path: Path, piece_bytes: int) -> Iterator[tuple[bytes, int]]:
+    """A run file's bytes (gzip decompressed) in pieces of whole query groups.
+
+    Yields ``(piece, lines before it)``. A piece is cut at the first query
+    change after ``piece_bytes`` bytes; a query's lines must be consecutive
+    for the pieces to keep every (run, query) group whole (the caller checks).
+    """
+    opener: Any = gzip.open if _is_gzip(path) else open
+    carry = b""
+    lines = 0
+    with opener(path, "rb") as f:
+        while True:
+            chunk = f.read(piece_bytes)
+            data = carry + chunk
+            if not chunk:
+                if data.strip():
+                    yield data, lines
+                return
+            nl = data.rfind(b"\n") + 1
+            cut = _cut(data[:nl]) if nl else 0
+            if cut == 0:
+                carry = data
+                continue
+            piece, carry = data[:cut], data[cut:]
+            yield piece, lines
+            lines += piece.count(b"\n")
+
+
+def _is_gzip(p: Path) -> bool:
+    with p.open("rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
+class _SplitGroupError(Exception):
+    """A (run, query) group met in two batches: only the unbatched path can join it."""
+
+
+@dataclass
+class _Scored:
+    """One batch's small results: per-group values, runs by name, queries by qrels index."""
+
+    run_names: list[str]
+    group_run: np.ndarray
+    group_q: np.ndarray
+    has_rows: np.ndarray
+    values: np.ndarray
+    text: dict[int, list[str]] | None
+
+
+def _global(enc: Encoded, qids: list[str]) -> np.ndarray:
+    """Map a batch's query indices onto ``qids`` (the sorted qrels queries)."""
+    lut = np.full(len(enc.qids), -1, np.int64)
+    mine = np.flatnonzero(enc.in_qrels)
+    if len(mine) != len(qids):  # the same qrels in every batch: cannot happen
+        msg = "internal error: batches disagree on the qrels queries"
+        raise RuntimeError(msg)
+    lut[mine] = np.arange(len(qids))
+    return lut
+
+
+@dataclass
+class _Qrels:
+    """The qrels read once, and what the end needs from their encoding."""
+
+    cols: Any
+    qids: list[str] | None = None  # the qrels queries in byte order
+    qr_rel: np.ndarray | None = None  # grades grouped by query (for -c's num_rel)
+
+
+def _score(q: _Qrels, runs: RunColumns, measures: MeasureSet, options: dict[str, Any]) -> _Scored:
+    """Encode and score one batch of run rows; its small results."""
+    try:
+        enc = encode(
+            q.cols,
+            runs,
+            compat=options["compat"],
+            complete=options["complete"],
+            on_duplicate=options["on_duplicate"],
+        )
+    except DataMismatchError:  # no query shared: the runs may have others elsewhere
+        return _Scored(
+            list(runs.run_names),
+            np.zeros(0, np.int32),
+            np.zeros(0, np.int32),
+            np.zeros(0, bool),
+            np.zeros((0, len(measures))),
+            None,
+        )
+    ev = compute(
+        enc,
+        measures,
+        relevance_level=options["relevance_level"],
+        compat=options["compat"],
+        max_depth=options["max_depth"],
+        judged_only=options["judged_only"],
+        complete=options["complete"],
+        num_docs=options["num_docs"],
+        zscores=options["zscores"],
+    )
+    if q.qids is None:
+        q.qids = [enc.qids[i] for i in np.flatnonzero(enc.in_qrels)]
+        q.qr_rel = enc.qr_rel
+    return _Scored(
+        run_names=list(enc.run_names),
+        group_run=enc.group_run.copy(),
+        group_q=_global(enc, q.qids)[enc.group_q].astype(np.int32),
+        has_rows=ev.has_rows.copy(),
+        values=ev.values,
+        text=ev.text,
+    )
+
+
+def _piece_columns(
+    unit: Unit, piece: bytes, lines: int, tmp: Path, options: dict[str, Any]
+) -> RunColumns:
+    """Parse one piece of a large run file, named and numbered as in the whole file."""
+    part = tmp / "piece"
+    part.write_bytes(piece)
+    cols = parse_run_files([part], lenient=False, run_id_from=options["run_id_from"])
+    part.unlink()
+    name = str(unit.item)
+    if options["run_id_from"] == "filename":
+        cols.run_names = [run_id_from_filename(name)]
+    src = cols.source
+    cols.source = Source([name], src.files(len(cols)), src.lines(len(cols)) + lines)
+    return cols
+
+
+def _batches_scored(
+    q: _Qrels,
+    batches: Sequence[Batch],
+    measures: MeasureSet,
+    options: dict[str, Any],
+    progress: Progress | None,
+    budget: int,
+) -> Iterator[_Scored]:
+    """Read, encode and score each batch (a large file piece by piece)."""
+    done = 0
+    total = sum(len(b.units) for b in batches)
+    batch_of: dict[str, int] = {}  # run id -> the batch that read it
+
+    def one_batch_per_run(names: Sequence[str], i: int) -> None:
+        # a run read by two batches comes from two inputs (a run never spans batches
+        # but as pieces of one file): the unbatched readers report it (two inputs
+        # giving one run id are an error), so fall back to them
+        if any(batch_of.setdefault(n, i) != i for n in names):
+            raise _SplitGroupError
+
+    for i, b in enumerate(batches):
+        if b.pieces:
+            unit = b.units[0]
+            run: str | None = None
+            with tempfile.TemporaryDirectory(prefix="fasteval-") as tmp:
+                for piece, lines in file_pieces(Path(unit.item), budget * BYTES_PER_LINE):
+                    try:
+                        cols = _piece_columns(unit, piece, lines, Path(tmp), options)
+                    except FastevalError:  # the unbatched path names the whole file's line
+                        raise _SplitGroupError from None
+                    del piece
+                    if run is not None and cols.run_names != [run]:  # a tag change: as above
+                        raise _SplitGroupError
+                    run = cols.run_names[0]
+                    one_batch_per_run(cols.run_names, i)
+                    yield _score(q, cols, measures, options)
+                    del cols
+        else:
+            cols = run_columns(
+                [u.item for u in b.units],
+                lenient=options["lenient"],
+                run_id_from=options["run_id_from"],
+            )
+            one_batch_per_run(cols.run_names, i)
+            yield _score(q, cols, measures, options)
+            del cols  # the batch's rows: nothing of them outlives the batch
+        done += len(b.units)
+        if progress is not None:
+            progress(done, total)
+
+
+def _merge(
+    parts: list[_Scored], q: _Qrels, measures: MeasureSet, options: dict[str, Any]
+) -> Evaluation:
+    """One :class:`Evaluation` over every batch, aggregated per run at the end.
+
+    Runs are numbered by first appearance; groups sorted by (run, query) as
+    the unbatched encoding orders them. A (run, query) group met in several
+    batches is either an empty ``complete`` group (one is kept) or a group
+    split between batches (:class:`_SplitGroupError`).
+    """
+    index: dict[str, int] = {}
+    g_runs = []
+    for p in parts:
+        remap = np.array([index.setdefault(n, len(index)) for n in p.run_names], np.int32)
+        g_runs.append(remap[p.group_run] if len(p.group_run) else np.zeros(0, np.int32))
+    names = list(index)
+    if q.qids is None or q.qr_rel is None:  # no batch shares a query with the qrels
+        shown = ", ".join(repr(n) for n in names[:5]) + (" ..." if len(names) > 5 else "")
+        msg = f"run(s) {shown} share no query with the qrels; nothing to evaluate for them"
+        raise DataMismatchError(msg)
+    qids = q.qids
+    g_run = np.concatenate(g_runs)
+    g_q = np.concatenate([p.group_q for p in parts])
+    has_rows = np.concatenate([p.has_rows for p in parts])
+    values = np.concatenate([p.values for p in parts])
+    key = g_run.astype(np.int64) * len(qids) + g_q
+    # rows first within a key, then batch order
+    order = np.lexsort((~has_rows, key))
+    key = key[order]
+    first = np.concatenate([[True], key[1:] != key[:-1]])
+    again = ~first
+    if (has_rows[order][again]).any():
+        raise _SplitGroupError
+    keep = order[first]
+    g_run, g_q, has_rows, values = g_run[keep], g_q[keep], has_rows[keep], values[keep]
+    text: dict[int, list[str]] | None = None
+    cols_text = next((p.text for p in parts if p.text is not None), None)
+    if cols_text is not None:
+        text = {}
+        for j in cols_text:
+            flat = [s for p in parts for s in (p.text[j] if p.text else [""] * len(p.group_run))]
+            text[j] = [flat[int(i)] for i in keep]
+    has = np.zeros(len(names), bool)
+    has[g_run[has_rows]] = True
+    if not has.all():
+        bad = [names[i] for i in np.flatnonzero(~has)]
+        shown = ", ".join(repr(b) for b in bad[:5]) + (" ..." if len(bad) > 5 else "")
+        msg = f"run(s) {shown} share no query with the qrels; nothing to evaluate for them"
+        raise DataMismatchError(msg)
+    empty_i64 = np.zeros(0, np.int64)
+    # what the table builder and aggregate() read: run names, query ids, each group's
+    # (run, query), and the qrels grades (for -c's num_rel)
+    enc = Encoded(
+        run_names=names,
+        qids=qids,
+        in_qrels=np.ones(len(qids), bool),
+        starts=np.zeros(len(g_run), np.int64),
+        ends=has_rows.astype(np.int64),
+        group_run=g_run,
+        group_q=g_q,
+        rel=np.zeros(0, np.int32),
+        row=empty_i64,
+        jdx=empty_i64,
+        qr_off=np.zeros(len(qids) + 1, np.int64),
+        qr_rel=q.qr_rel,
+        qr_rows=empty_i64,
+    )
+    summary = aggregate(enc, measures, values, options["relevance_level"], options["complete"])
+    return Evaluation(measures, enc, values, summary, has_rows, text)
+
+
+def evaluate_ranking_stream(  # noqa: PLR0913 (keyword-only options)
+    qrels: QrelsLike,
+    runs: RunsLike,
+    measures: MeasureSet,
+    *,
+    per_query: bool = True,
+    compat: int = 9,
+    relevance_level: int = 1,
+    complete: bool = False,
+    max_depth: int | None = None,
+    judged_only: bool = False,
+    num_docs: int = 0,
+    zscores: Any = None,
+    on_duplicate: str = "error",
+    lenient: bool = False,
+    run_id_from: str = "tag",
+    batch_rows: int | None = None,
+    progress: Progress | None = None,
+) -> pl.DataFrame:
+    """Score ranking measures batch by batch; the table :func:`evaluate_ranking` gives.
+
+    Parameters
+    ----------
+    qrels, runs, measures, per_query, compat, relevance_level, complete, max_depth, \
+judged_only, num_docs, zscores, on_duplicate, lenient, run_id_from
+        As :func:`fasteval.engine.ranking.evaluate_ranking`.
+    batch_rows
+        Rows (estimated, see the module notes) read and scored together;
+        ``None``: ``$FASTEVAL_BATCH_ROWS`` or :data:`DEFAULT_BATCH_ROWS`.
+        Peak memory grows with this, not with the number of runs.
+    progress
+        Called after each batch with (input units done, units in all); not
+        called when everything fits one batch.
+
+    Returns
+    -------
+    polars.DataFrame
+        The long table ``run_id, query_id, measure, value`` (and ``text``).
+    """
+    if compat not in (9, 10):
+        msg = f"compat must be 9 or 10, got {compat!r}"
+        raise ParameterError(msg)
+    budget = batch_rows_of(batch_rows)
+    items = as_list(runs)
+    options: dict[str, Any] = {
+        "per_query": per_query,
+        "compat": compat,
+        "relevance_level": relevance_level,
+        "complete": complete,
+        "max_depth": max_depth,
+        "judged_only": judged_only,
+        "num_docs": num_docs,
+        "zscores": zscores,
+        "on_duplicate": on_duplicate,
+        "lenient": lenient,
+        "run_id_from": run_id_from,
+    }
+    batches = plan_batches(items, budget, run_id_from, split=not lenient) if items else []
+    # one batch is the unbatched path itself; two files giving one run id are an
+    # error, raised by the readers as they raise it unbatched (same message)
+    if len(batches) <= 1 or _run_in_two_files(batches):
+        df, _ = evaluate_ranking(qrels, runs, measures, **options)
+        return df
+    with gc_paused():
+        q = _Qrels(qrels_columns(qrels, lenient=lenient))
+        parts: list[_Scored] = []
+        try:
+            for scored in _batches_scored(q, batches, measures, options, progress, budget):
+                parts.append(scored)
+            ev = _merge(parts, q, measures, options)
+        except _SplitGroupError:  # only the unbatched path can join (or report) it
+            del parts
+            df, _ = evaluate_ranking(qrels, runs, measures, **options)
+            return df
+        del q, parts
+        return to_frame(ev, per_query=per_query, compat=compat)
