@@ -558,7 +558,7 @@ judged_only, num_docs, zscores, on_duplicate, lenient, run_id_from
     # one batch is the unbatched path itself; two files giving one run id are an
     # error, raised by the readers as they raise it unbatched (same message)
     if len(batches) <= 1 or _run_in_two_files(batches):
-        df, _ = evaluate_ranking(qrels, runs, measures, **options)
+        df, _ = evaluate_ranking(qrels, items, measures, **options)
         return df
     with gc_paused():
         q = _Qrels(qrels_columns(qrels, lenient=lenient))
@@ -569,7 +569,7 @@ judged_only, num_docs, zscores, on_duplicate, lenient, run_id_from
             ev = _merge(parts, q, measures, options)
         except _SplitGroupError:  # only the unbatched path can join (or report) it
             del parts
-            df, _ = evaluate_ranking(qrels, runs, measures, **options)
+            df, _ = evaluate_ranking(qrels, items, measures, **options)
             return df
         del q, parts
         return to_frame(ev, per_query=per_query, compat=compat)
