@@ -322,6 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     names = args.workloads.split(",")
     load0 = os.getloadavg()
     rows = run(names, args.reps, args.tools.split(","), binary) if args.tools else []
+    rows_measured = bool(rows)
     load1 = os.getloadavg()
     if args.save:
         args.save.write_text(json.dumps(rows, indent=1))
@@ -329,17 +330,19 @@ def main(argv: list[str] | None = None) -> int:
         rows += json.loads(extra.read_text())
     order = {n: i for i, n in enumerate(names)}
     rows.sort(key=lambda r: (order.get(r["workload"], len(order)), r["tool"] != "fasteval"))
+    measured = (
+        f"load average {load0[0]:.1f} at the start, {load1[0]:.1f} at the end"
+        if rows_measured
+        else "no new measurement"
+    )
+    added = f"; rows added from {', '.join(p.name for p in args.add)}" if args.add else ""
     body = "\n".join(
         [
             SECTION,
             "",
             f"`python benchmarks/archive_scale.py --workloads {args.workloads} "
-            f"--reps {args.reps}` at {commit()} (peers' rows: {', '.join(map(str, args.add))})"
-            if args.add
-            else f"`python benchmarks/archive_scale.py --workloads {args.workloads} "
-            f"--reps {args.reps}` at {commit()}, {time.strftime('%Y-%m-%d')}; "
-            f"load average {load0[0]:.1f} at the start, {load1[0]:.1f} at the end. "
-            f"Medians of {args.reps} fresh processes. {args.note}",
+            f"--reps {args.reps}` at {commit()}, {time.strftime('%Y-%m-%d')}; {measured}"
+            f"{added}. Medians of {args.reps} fresh processes. {args.note}",
             "",
             table(rows),
             "",
