@@ -1,0 +1,92 @@
+"""Issue 17: every command-line error is one line, exit 1, no traceback; Ctrl-C exits 130."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fasteval.cli import main
+
+DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
+QRELS = str(DATA / "sample.qrels")
+RUNS = str(DATA / "sample_runs.parquet")
+
+
+def _run(args: list[str]):
+    return CliRunner().invoke(main, args, prog_name="fasteval")
+
+
+def _one_line_error(res, *needles: str) -> str:
+    assert res.exit_code == 1, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    err = res.stderr.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("fasteval: error: "), err
+    assert "Traceback" not in res.output and "Usage:" not in res.output
+    for n in needles:
+        assert n in err, err
+    return err
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (["eval"], ("missing argument 'QRELS'", "fasteval eval -h")),
+        (["eval", "--no-such", QRELS, RUNS], ("no such option '--no-such'",)),
+        (["eval", "--format", "xml", QRELS, RUNS], ("'--format'", "'xml'")),
+        (["hsa", "--bins", "many", QRELS, RUNS], ("'--bins'", "many")),
+        (["nosuchcmd"], ("no such command 'nosuchcmd'",)),
+        (["study", "subsample"], ("fasteval study subsample", "missing")),
+    ],
+)
+def test_usage_errors_are_one_line_exit_1(args, needles):
+    _one_line_error(_run(args), *needles)
+
+
+def test_help_and_version_still_exit_0():
+    for args in (["-h"], ["eval", "-h"], ["--version"]):
+        res = _run(args)
+        assert res.exit_code == 0, res.output
+        assert res.stdout.strip()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["hsa", QRELS, RUNS, "--plot", "{tmp}/figs"],
+        ["report", QRELS, RUNS, "-o", "{tmp}/rep"],
+        ["fuse-study", QRELS, RUNS, "-o", "{tmp}/fs.parquet", "--plot", "{tmp}/fs.png"],
+    ],
+)
+def test_missing_plots_extra_names_the_extra(args, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    _one_line_error(_run(args), "matplotlib", "pip install 'fasteval[plots]'")
+    assert list(tmp_path.iterdir()) == []  # refused before any work
+
+
+def test_missing_cluster_extra_names_the_extra(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    monkeypatch.setitem(sys.modules, "dask", None)
+    res = _run(["infodiff", QRELS, RUNS, "--cluster", "local:1"])
+    _one_line_error(res, "pip install 'fasteval[cluster]'")
+
+
+def test_ctrl_c_exits_130_with_one_line_and_no_temp_files(tmp_path, monkeypatch):
+    import polars as pl
+
+    def interrupted(*_a, **_k):
+        raise KeyboardInterrupt
+
+    # interrupted while the output is being written: the temporary file must go too
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", interrupted)
+    out = tmp_path / "out.parquet"
+    res = _run(["eval", QRELS, RUNS, "-m", "map", "--format", "parquet", "-o", str(out)])
+    assert res.exit_code == 130, res.output
+    err = res.stderr.strip()
+    assert len(err.splitlines()) == 1 and "interrupted" in err, err
+    assert "Traceback" not in res.output and "Aborted" not in res.output
+    assert list(tmp_path.iterdir()) == []
