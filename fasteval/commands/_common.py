@@ -6,6 +6,7 @@ import sys
 import warnings
 from collections.abc import Callable
 from functools import wraps
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -63,6 +64,26 @@ def interrupted() -> None:
     sys.exit(INTERRUPTED)
 
 
+def check_output_folder() -> None:
+    """Refuse ``-o PATH`` whose folder does not exist, before any input is read.
+
+    Every command follows one rule: fasteval creates the file (or, for folder
+    outputs such as ``study -o DIR``, the last folder) but never missing parent
+    folders, so a typo in a path fails at once instead of after the work.
+    """
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name or "")
+        if "-o" not in getattr(param, "opts", ()) or not isinstance(value, str) or not value:
+            continue
+        folder = Path(value).parent
+        if not folder.is_dir():
+            msg = f"-o {value}: folder '{folder}' does not exist (create it first)"
+            raise ParameterError(msg)
+
+
 def friendly(fn: F) -> F:
     """Turn expected errors into one line on stderr and exit status 1 (no traceback)."""
 
@@ -78,6 +99,7 @@ def friendly(fn: F) -> F:
             warnings.simplefilter("always")
             warnings.showwarning = show
             try:
+                check_output_folder()
                 return fn(*args, **kwargs)
             except (FastevalError, OSError) as e:
                 click.echo(f"fasteval: error: {_one_line(str(e))}", err=True)

@@ -90,3 +90,36 @@ def test_ctrl_c_exits_130_with_one_line_and_no_temp_files(tmp_path, monkeypatch)
     assert len(err.splitlines()) == 1 and "interrupted" in err, err
     assert "Traceback" not in res.output and "Aborted" not in res.output
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["eval", QRELS, RUNS, "-o", "{tmp}/nodir/out.txt"],
+        ["hsa", QRELS, RUNS, "-o", "{tmp}/nodir/h.tsv"],
+        ["report", QRELS, RUNS, "-o", "{tmp}/nodir/rep"],
+        ["study", "subsample", QRELS, RUNS, "-o", "{tmp}/nodir/st", "--reps", "1"],
+        ["ingest", RUNS, "-o", "{tmp}/nodir/a.parquet"],
+    ],
+)
+def test_missing_output_folder_is_refused_before_reading(args, tmp_path, monkeypatch):
+    import fasteval.engine
+
+    def no_reading(*_a, **_k):
+        raise AssertionError("inputs were read before -o was checked")
+
+    monkeypatch.setattr(fasteval.engine, "prepare", no_reading)
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    _one_line_error(_run(args), "-o", "nodir", "does not exist")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_study_unknown_measure_fails_before_reading(tmp_path, monkeypatch):
+    from fasteval.analysis import studies
+
+    def no_reading(*_a, **_k):
+        raise AssertionError("inputs were read before the measures were checked")
+
+    monkeypatch.setattr(studies, "prepare", no_reading)
+    res = _run(["study", "subsample", QRELS, RUNS, "-m", "mapp", "-o", str(tmp_path / "st")])
+    _one_line_error(res, "mapp")
