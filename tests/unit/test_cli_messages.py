@@ -123,3 +123,22 @@ def test_study_unknown_measure_fails_before_reading(tmp_path, monkeypatch):
     monkeypatch.setattr(studies, "prepare", no_reading)
     res = _run(["study", "subsample", QRELS, RUNS, "-m", "mapp", "-o", str(tmp_path / "st")])
     _one_line_error(res, "mapp")
+
+
+@pytest.mark.parametrize(
+    ("name", "want"),
+    [
+        ("mapp", "'map'"),
+        ("ndcg_cutt.10", "'ndcg_cut.10'"),
+        ("alpha_nDGC@20", "'alpha_nDCG@20'"),
+        ("RCI", "'RIC'"),
+        ("HAS", "'HSA'"),
+        ("LMSJ@10", "'LMJS@10'"),
+        ("nDGC@10", "'nDCG@10'"),
+    ],
+)
+def test_unknown_measure_suggests_close_names_in_one_short_line(name, want):
+    err = _one_line_error(_run(["eval", QRELS, RUNS, "-m", name]), f"unknown measure {name!r}")
+    assert "did you mean" in err and want in err, err
+    assert "diversity" in err and "LMJS" in err  # the families, short
+    assert len(err) < 400, len(err)
