@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 
 # fasteval does no linear algebra, but numpy (and scipy, which numba probes for
 # BLAS) start OpenBLAS worker threads that busy-wait for work at start-up, on
@@ -24,6 +25,7 @@ import click
 
 from fasteval.commands._common import friendly as _friendly
 from fasteval.commands._common import (
+    interrupted,
     lenient_option,
     level_option,
     output_option,
@@ -41,7 +43,47 @@ F = TypeVar("F", bound=Callable[..., Any])
 SAMPLE_DIR = Path(__file__).parent / "data"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _OneLineErrors(click.Group):
+    """A click group whose usage errors are one line and exit 1, and Ctrl-C exits 130.
+
+    click prints a usage block and exits 2 on a missing argument, an unknown option or a
+    bad choice; fasteval's rule is one line naming the command, and a hint to ``-h``.
+    """
+
+    def main(
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, False, **extra)
+        except click.UsageError as e:
+            if type(e).__name__ == "NoArgsIsHelpError" and e.ctx is not None:
+                click.echo(e.ctx.get_help())  # bare "fasteval" (click >= 8.2): its help
+                sys.exit(0)
+            where = e.ctx.command_path if e.ctx is not None else "fasteval"
+            msg = e.format_message().rstrip(".")
+            msg = msg[:1].lower() + msg[1:]
+            click.echo(
+                f"fasteval: error: {where}: {' '.join(msg.split())} (see '{where} -h')",
+                err=True,
+            )
+            sys.exit(1)
+        except click.ClickException as e:
+            click.echo(f"fasteval: error: {' '.join(e.format_message().split())}", err=True)
+            sys.exit(1)
+        except (click.Abort, KeyboardInterrupt):
+            interrupted()
+        # --help, --version (click's Exit) return their status here
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+@click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="fasteval")
 def main() -> None:
     """fasteval: trec_eval's numbers for whole TREC archives at once."""

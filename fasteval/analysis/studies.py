@@ -45,6 +45,7 @@ from fasteval.encode import Encoded
 from fasteval.engine import Prepared, QrelsLike, RunsLike, prepare
 from fasteval.errors import ParameterError
 from fasteval.io import writers
+from fasteval.measures.parser import parse_measures
 
 KINDS = {"subsample": 1, "pool-depth": 2, "leave-out": 3}
 DEFAULT_RATES = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -389,6 +390,9 @@ def _context(
 
     if scorer is None:
         ms = [measures] if isinstance(measures, str) else list(measures or DEFAULT_MEASURES)
+        adhoc = ss.split_names(ms)[0]
+        if adhoc:  # unknown names fail before the inputs are read
+            parse_measures(adhoc, compat=compat)
         if not ss.split_names(ms)[1]:  # no diversity measure: ad-hoc inputs
             prepared = _prepared()
         scorer = ss.scorer_for(

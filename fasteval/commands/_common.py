@@ -6,17 +6,82 @@ import sys
 import warnings
 from collections.abc import Callable
 from functools import wraps
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from fasteval.errors import FastevalError
+from fasteval.errors import FastevalError, ParameterError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _one_line(msg: str) -> str:
     return " | ".join(part.strip() for part in str(msg).splitlines() if part.strip())
+
+
+# Optional imports a command may need, and the extra of pyproject.toml that installs them.
+EXTRAS = {
+    "matplotlib": "plots",
+    "dask": "cluster",
+    "distributed": "cluster",
+    "ir_measures": "irmeasures",
+    "snowballstemmer": "content",
+}
+
+#: Exit status of a command interrupted by Ctrl-C (128 + SIGINT, as shells report it).
+INTERRUPTED = 130
+
+
+def missing_extra_message(e: ImportError) -> str | None:
+    """The one-line message for an optional dependency that is not installed, else ``None``."""
+    name = (e.name or "").split(".")[0]
+    if name not in EXTRAS:
+        return None
+    extra = EXTRAS[name]
+    return f"this needs {name}, which is not installed: pip install 'fasteval[{extra}]'"
+
+
+def require_extra(module: str) -> None:
+    """Fail now, before any input is read, if the optional ``module`` is not installed.
+
+    Raises
+    ------
+    ParameterError
+        Naming the module and the ``pip install 'fasteval[extra]'`` that provides it.
+    """
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except ImportError as e:
+        raise ParameterError(missing_extra_message(e) or str(e)) from None
+
+
+def interrupted() -> None:
+    """Say the command was interrupted and exit with status 130 (temporary files are gone)."""
+    click.echo("fasteval: interrupted (Ctrl-C); nothing was written", err=True)
+    sys.exit(INTERRUPTED)
+
+
+def check_output_folder() -> None:
+    """Refuse ``-o PATH`` whose folder does not exist, before any input is read.
+
+    Every command follows one rule: fasteval creates the file (or, for folder
+    outputs such as ``study -o DIR``, the last folder) but never missing parent
+    folders, so a typo in a path fails at once instead of after the work.
+    """
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name or "")
+        if "-o" not in getattr(param, "opts", ()) or not isinstance(value, str) or not value:
+            continue
+        folder = Path(value).parent
+        if not folder.is_dir():
+            msg = f"-o {value}: folder '{folder}' does not exist (create it first)"
+            raise ParameterError(msg)
 
 
 def friendly(fn: F) -> F:
@@ -34,10 +99,19 @@ def friendly(fn: F) -> F:
             warnings.simplefilter("always")
             warnings.showwarning = show
             try:
+                check_output_folder()
                 return fn(*args, **kwargs)
             except (FastevalError, OSError) as e:
                 click.echo(f"fasteval: error: {_one_line(str(e))}", err=True)
                 sys.exit(1)
+            except ImportError as e:
+                msg = missing_extra_message(e)
+                if msg is None:
+                    raise
+                click.echo(f"fasteval: error: {msg}", err=True)
+                sys.exit(1)
+            except KeyboardInterrupt:
+                interrupted()
 
     return wrapper  # type: ignore[return-value]
 

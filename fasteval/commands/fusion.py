@@ -13,6 +13,7 @@ from fasteval.commands._common import (
     level_option,
     output_option,
     qrels_and_runs,
+    require_extra,
     run_id_option,
 )
 
@@ -176,6 +177,8 @@ def fuse_study_cmd(
     and MEASURE of each method's fused run; prints Kendall tau, Spearman rho
     and RMSE between joint RIC and each per method.
     """
+    if plot is not None:
+        require_extra("matplotlib")
     from tqdm import tqdm
 
     from fasteval.analysis.fusion import (

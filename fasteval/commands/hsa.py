@@ -15,6 +15,7 @@ from fasteval.commands._common import (
     output_option,
     qrels_and_runs,
     reading_options,
+    require_extra,
 )
 
 if TYPE_CHECKING:
@@ -97,6 +98,8 @@ def hsa_cmd(
     Reads QRELS and RUNS (files, directories, Parquet archives) and prints one
     row per run (with -q: per query, then an 'all' row).
     """
+    if plot_dir is not None:
+        require_extra("matplotlib")
     from fasteval.analysis.hsa import histogram_analysis_prepared
     from fasteval.engine import prepare
 

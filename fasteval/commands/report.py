@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from fasteval.commands._common import friendly, level_option, qrels_and_runs, reading_options
+from fasteval.commands._common import (
+    friendly,
+    level_option,
+    qrels_and_runs,
+    reading_options,
+    require_extra,
+)
 from fasteval.errors import InputFormatError, ParameterError
 
 PROGRESS_FROM = 5  # runs: show a progress bar from this many on
@@ -82,6 +88,8 @@ def report_cmd(
     precision, precision at 5..1000 documents, R-precision, and per topic the
     best / median / worst over the runs (or each run's --groups group).
     """
+    if outdir is not None and not no_figures:
+        require_extra("matplotlib")
     from tqdm import tqdm
 
     from fasteval.analysis.report import format_text, report

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fasteval.errors import MeasureError
+from fasteval.measures.diversity import FAMILIES as DIVERSITY_FAMILIES
 from fasteval.measures.registry import (
     FAMILIES,
     IR_MEASURES,
@@ -264,12 +265,57 @@ def parse_measure(arg: str) -> list[Measure]:
     one = _parse_ir_measures(arg)
     if one is not None:
         return [one]
-    known = ", ".join(sorted(FAMILIES)) + "; nicknames " + ", ".join(NICKNAMES)
-    msg = f"unknown measure {arg!r}\n  known trec_eval measures: {known}"
-    msg += (
-        "\n  ir_measures forms: " + ", ".join(sorted(IR_MEASURES)) + " (e.g. nDCG@10, P(rel=2)@5)"
-    )
-    raise MeasureError(msg)
+    raise MeasureError(unknown_measure_message(arg))
+
+
+# every measure name any evaluator knows, for "did you mean" (the parser cannot import
+# fasteval.measures.catalog, which imports it; these modules only define names)
+_OTHER_NAMES = (*DIVERSITY_FAMILIES, "RIC", "HSA", "DO", "LMJS", "LMKL", "LMJS_IA")
+KNOWN_FAMILIES = (
+    "trec_eval names (map, P.5,10, ndcg_cut.10, recall.100, official, all_trec), "
+    "ir_measures names (AP, P@10, nDCG@10, RR, R@100), diversity names (alpha_nDCG@20, "
+    "ERR_IA@20, NRBP, P_IA@10, strec@10), RIC, HSA, DO, content names (LMJS@10, LMKL@10, "
+    "LMJS_IA@10)"
+)
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """Edits (insert, delete, substitute, swap two neighbours) turning ``a`` into ``b``."""
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(
+                d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])
+            )
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[-1][-1]
+
+
+def suggest_measures(arg: str, limit: int = 3) -> list[str]:
+    """The known measure names closest to ``arg`` (edit distance, case-insensitive).
+
+    Compares the name without its parameters (``@10``, ``.5,10``, ``(rel=2)``)
+    against every family, nickname, ir_measures, diversity and content name,
+    RIC, HSA and DO, and gives back the closest ones with ``arg``'s parameters.
+    """
+    base = re.split(r"[@.(]", arg.strip(), maxsplit=1)[0]
+    rest = arg.strip()[len(base) :]
+    if not base:
+        return []
+    names = dict.fromkeys([*FAMILIES, *NICKNAMES, *IR_MEASURES, *_OTHER_NAMES])
+    scored = sorted((_edit_distance(base.lower(), n.lower()), n) for n in names if n != base)
+    bound = max(1, len(base) // 3)
+    return [n + rest for d, n in scored if d <= bound][:limit]
+
+
+def unknown_measure_message(arg: str) -> str:
+    """One line for an unknown measure: "did you mean" suggestions and the families, short."""
+    msg = f"unknown measure {arg!r}"
+    close = suggest_measures(arg)
+    if close:
+        msg += "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+    return f"{msg} (known: {KNOWN_FAMILIES})"
 
 
 def parse_measures(args: str | Sequence[str] | None, *, compat: int = 9) -> MeasureSet:

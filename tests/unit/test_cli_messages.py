@@ -1,0 +1,144 @@
+"""Issue 17: every command-line error is one line, exit 1, no traceback; Ctrl-C exits 130."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fasteval.cli import main
+
+DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
+QRELS = str(DATA / "sample.qrels")
+RUNS = str(DATA / "sample_runs.parquet")
+
+
+def _run(args: list[str]):
+    return CliRunner().invoke(main, args, prog_name="fasteval")
+
+
+def _one_line_error(res, *needles: str) -> str:
+    assert res.exit_code == 1, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    err = res.stderr.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("fasteval: error: "), err
+    assert "Traceback" not in res.output and "Usage:" not in res.output
+    for n in needles:
+        assert n in err, err
+    return err
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (["eval"], ("missing argument 'QRELS'", "fasteval eval -h")),
+        (["eval", "--no-such", QRELS, RUNS], ("no such option '--no-such'",)),
+        (["eval", "--format", "xml", QRELS, RUNS], ("'--format'", "'xml'")),
+        (["hsa", "--bins", "many", QRELS, RUNS], ("'--bins'", "many")),
+        (["nosuchcmd"], ("no such command 'nosuchcmd'",)),
+        (["study", "subsample"], ("fasteval study subsample", "missing")),
+    ],
+)
+def test_usage_errors_are_one_line_exit_1(args, needles):
+    _one_line_error(_run(args), *needles)
+
+
+def test_help_and_version_still_exit_0():
+    for args in (["-h"], ["eval", "-h"], ["--version"]):
+        res = _run(args)
+        assert res.exit_code == 0, res.output
+        assert res.stdout.strip()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["hsa", QRELS, RUNS, "--plot", "{tmp}/figs"],
+        ["report", QRELS, RUNS, "-o", "{tmp}/rep"],
+        ["fuse-study", QRELS, RUNS, "-o", "{tmp}/fs.parquet", "--plot", "{tmp}/fs.png"],
+    ],
+)
+def test_missing_plots_extra_names_the_extra(args, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    _one_line_error(_run(args), "matplotlib", "pip install 'fasteval[plots]'")
+    assert list(tmp_path.iterdir()) == []  # refused before any work
+
+
+def test_missing_cluster_extra_names_the_extra(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    monkeypatch.setitem(sys.modules, "dask", None)
+    res = _run(["infodiff", QRELS, RUNS, "--cluster", "local:1"])
+    _one_line_error(res, "pip install 'fasteval[cluster]'")
+
+
+def test_ctrl_c_exits_130_with_one_line_and_no_temp_files(tmp_path, monkeypatch):
+    import polars as pl
+
+    def interrupted(*_a, **_k):
+        raise KeyboardInterrupt
+
+    # interrupted while the output is being written: the temporary file must go too
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", interrupted)
+    out = tmp_path / "out.parquet"
+    res = _run(["eval", QRELS, RUNS, "-m", "map", "--format", "parquet", "-o", str(out)])
+    assert res.exit_code == 130, res.output
+    err = res.stderr.strip()
+    assert len(err.splitlines()) == 1 and "interrupted" in err, err
+    assert "Traceback" not in res.output and "Aborted" not in res.output
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["eval", QRELS, RUNS, "-o", "{tmp}/nodir/out.txt"],
+        ["hsa", QRELS, RUNS, "-o", "{tmp}/nodir/h.tsv"],
+        ["report", QRELS, RUNS, "-o", "{tmp}/nodir/rep"],
+        ["study", "subsample", QRELS, RUNS, "-o", "{tmp}/nodir/st", "--reps", "1"],
+        ["ingest", RUNS, "-o", "{tmp}/nodir/a.parquet"],
+    ],
+)
+def test_missing_output_folder_is_refused_before_reading(args, tmp_path, monkeypatch):
+    import fasteval.engine
+
+    def no_reading(*_a, **_k):
+        raise AssertionError("inputs were read before -o was checked")
+
+    monkeypatch.setattr(fasteval.engine, "prepare", no_reading)
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    _one_line_error(_run(args), "-o", "nodir", "does not exist")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_study_unknown_measure_fails_before_reading(tmp_path, monkeypatch):
+    from fasteval.analysis import studies
+
+    def no_reading(*_a, **_k):
+        raise AssertionError("inputs were read before the measures were checked")
+
+    monkeypatch.setattr(studies, "prepare", no_reading)
+    res = _run(["study", "subsample", QRELS, RUNS, "-m", "mapp", "-o", str(tmp_path / "st")])
+    _one_line_error(res, "mapp")
+
+
+@pytest.mark.parametrize(
+    ("name", "want"),
+    [
+        ("mapp", "'map'"),
+        ("ndcg_cutt.10", "'ndcg_cut.10'"),
+        ("alpha_nDGC@20", "'alpha_nDCG@20'"),
+        ("RCI", "'RIC'"),
+        ("HAS", "'HSA'"),
+        ("LMSJ@10", "'LMJS@10'"),
+        ("nDGC@10", "'nDCG@10'"),
+    ],
+)
+def test_unknown_measure_suggests_close_names_in_one_short_line(name, want):
+    err = _one_line_error(_run(["eval", QRELS, RUNS, "-m", name]), f"unknown measure {name!r}")
+    assert "did you mean" in err and want in err, err
+    assert "diversity" in err and "LMJS" in err  # the families, short
+    assert len(err) < 400, len(err)
