@@ -268,10 +268,9 @@ def study_content_cmd(
     no_plot: bool,
 ) -> None:
     """Hui's Figure 3 with content: tau of (a) labels, (b) content, (c) completed labels."""
-    import polars as pl
 
     from fasteval.analysis.content_study import content_study
-    from fasteval.commands.study import parse_floats
+    from fasteval.commands.study import echo_summary, parse_floats
 
     t0 = time.perf_counter()
     res = content_study(
@@ -294,12 +293,7 @@ def study_content_cmd(
             plot_content_study(res.summary, Path(out) / "tau.png")
         except ImportError:
             click.echo("fasteval: warning: matplotlib is not installed; no plot", err=True)
-    tau = res.summary.filter(pl.col("statistic") == "tau").select(
-        "setting", "measure", "n", "mean", "ci_low", "ci_high", "min", "max"
-    )
-    with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
-        click.echo(str(tau))
-    click.echo(f"wrote {out} in {time.perf_counter() - t0:.1f} s", err=True)
+    echo_summary(res.summary, out, t0)
 
 
 def register(main: click.Group, study: click.Group) -> None:

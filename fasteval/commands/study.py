@@ -63,9 +63,14 @@ def _finish(res: Any, out: str, plot: bool, xlabel: str, t0: float) -> None:
                 plot_study(res.summary, Path(out) / f"{st}.png", statistic=st, xlabel=xlabel)
         except ImportError:
             click.echo("fasteval: warning: matplotlib is not installed; no plots", err=True)
+    echo_summary(res.summary, out, t0)
+
+
+def echo_summary(summary: Any, out: str, t0: float) -> None:
+    """Print a study's Kendall tau per setting and measure, and where it was written."""
     import polars as pl
 
-    tau = res.summary.filter(pl.col("statistic") == "tau").select(
+    tau = summary.filter(pl.col("statistic") == "tau").select(
         "setting", "measure", "n", "mean", "ci_low", "ci_high", "min", "max"
     )
     with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
