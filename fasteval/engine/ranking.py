@@ -170,12 +170,17 @@ def compute(  # noqa: PLR0913 (keyword-only options)
     complete: bool = False,
     num_docs: int = 0,
     zscores: Any = None,
+    memo: dict[Any, Any] | None = None,
 ) -> Evaluation:
     """Run the kernels for ``measures`` over encoded data and aggregate per run.
 
     ``zscores`` (a :class:`fasteval.io.zscores.ZScores`) turns per-query values
-    into z-scores before aggregation (trec_eval ``-Z``).
+    into z-scores before aggregation (trec_eval ``-Z``). ``memo`` keeps the
+    per-query tables (:func:`query_stats`, :func:`gain_tables`), which depend
+    only on the qrels side of ``enc``: batches of runs encoded against the same
+    qrels with the same query indices (the streaming path) share one.
     """
+    memo = {} if memo is None else memo
     n_groups = enc.starts.shape[0]
     values = np.zeros((n_groups, len(measures)), dtype=np.float64)
     by_level: dict[int, list[int]] = {}
@@ -189,9 +194,14 @@ def compute(  # noqa: PLR0913 (keyword-only options)
             continue
         by_level.setdefault(relevance_level if m.rel is None else m.rel, []).append(i)
     for level, cols in by_level.items():
-        num_rel, num_nonrel, ideal_off, idcg, ideal_g = query_stats(enc.qr_off, enc.qr_rel, level)
+        if ("stats", level) not in memo:
+            memo["stats", level] = query_stats(enc.qr_off, enc.qr_rel, level)
+        num_rel, num_nonrel, ideal_off, idcg, ideal_g = memo["stats", level]
         fam, p0, p1, params = plan([measures[i] for i in cols])
-        gt = gain_tables([measures[i] for i in cols], enc.qr_off, enc.qr_rel, compat)
+        key = ("gains", compat, tuple(measures[i] for i in cols))
+        if key not in memo:
+            memo[key] = gain_tables([measures[i] for i in cols], enc.qr_off, enc.qr_rel, compat)
+        gt = memo[key]
         out = np.zeros((n_groups, len(cols)), dtype=np.float64)
         parallel.run(
             kr.evaluate_groups,

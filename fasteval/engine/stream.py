@@ -48,9 +48,8 @@ from __future__ import annotations
 import gzip
 import os
 import struct
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -59,14 +58,14 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fasteval.columns import RunColumns, Source
+from fasteval.columns import RunColumns
 from fasteval.encode import Encoded, encode
 from fasteval.engine.inputs import QrelsLike, RunsLike, as_list
 from fasteval.engine.ranking import aggregate, compute, evaluate_ranking
 from fasteval.engine.table import Evaluation, to_frame
 from fasteval.errors import DataMismatchError, FastevalError, ParameterError
 from fasteval.io.tables import PARQUET_SUFFIXES, expand_paths, qrels_columns, run_columns
-from fasteval.io.trec import parse_run_files, run_id_from_filename
+from fasteval.io.trec import parse_run_piece, run_id_from_filename
 from fasteval.measures.parser import MeasureSet
 from fasteval.parallel import gc_paused
 
@@ -247,32 +246,89 @@ def _cut(data: bytes) -> int:
     return 0
 
 
-def file_pieces(path: Path, piece_bytes: int) -> Iterator[tuple[bytes, int]]:
-    """A run file's bytes (gzip decompressed) in pieces of whole query groups.
+def _last_newline(buf: np.ndarray, filled: int) -> int:
+    """The offset just after the last newline of ``buf[:filled]`` (0 if there is none)."""
+    step = 1 << 16
+    hi = filled
+    while hi > 0:
+        lo = max(0, hi - step)
+        hits = np.flatnonzero(buf[lo:hi] == 10)
+        if hits.size:
+            return lo + int(hits[-1]) + 1
+        hi = lo
+        step *= 4
+    return 0
 
-    Yields ``(piece, lines before it)``. A piece is cut at the first query
-    change after ``piece_bytes`` bytes; a query's lines must be consecutive
-    for the pieces to keep every (run, query) group whole (the caller checks).
+
+def _window_cut(buf: np.ndarray, nl: int) -> int:
+    """:func:`_cut` over ``buf[:nl]`` (whole lines), looking back only as far as needed."""
+    window = 1 << 20
+    while True:
+        lo = max(0, nl - window)
+        if lo > 0:  # start at a line boundary: a partial line could look like a query change
+            first_nl = int(np.argmax(buf[lo:nl] == 10))
+            lo += first_nl + 1
+        cut = _cut(bytes(buf[lo:nl]))
+        if cut or lo == 0:
+            return lo + cut if cut else 0
+        window *= 4
+
+
+class PieceReader:
+    """A run file's bytes (gzip decompressed) in pieces of whole query groups, in one buffer.
+
+    :meth:`pieces` yields ``(size, lines before it)``: ``buf[:size]`` holds the
+    piece (whole lines) until the next piece is asked for. A piece is cut at
+    the last query change within about ``piece_bytes`` bytes, so a query's
+    lines must be consecutive for the pieces to keep every (run, query) group
+    whole (the caller checks). The buffer is reused from piece to piece (no
+    temporary files, no per-piece allocation); it grows only when one
+    query's lines exceed it.
     """
-    opener: Any = gzip.open if _is_gzip(path) else open
-    carry = b""
-    lines = 0
-    with opener(path, "rb") as f:
-        while True:
-            chunk = f.read(piece_bytes)
-            data = carry + chunk
-            if not chunk:
-                if data.strip():
-                    yield data, lines
-                return
-            nl = data.rfind(b"\n") + 1
-            cut = _cut(data[:nl]) if nl else 0
-            if cut == 0:
-                carry = data
-                continue
-            piece, carry = data[:cut], data[cut:]
-            yield piece, lines
-            lines += piece.count(b"\n")
+
+    def __init__(self, path: Path, piece_bytes: int) -> None:
+        self.path = path
+        self.piece_bytes = max(1, piece_bytes)
+        self.buf = np.empty(2 * self.piece_bytes + 1, np.uint8)
+
+    def _fill(self, f: Any, filled: int) -> tuple[int, bool]:
+        """Read up to ``piece_bytes`` more bytes after ``filled``; (filled, end of file)."""
+        want = filled + self.piece_bytes + 1
+        if self.buf.shape[0] < want:  # one query's lines outgrew the buffer
+            grown = np.empty(max(want, 2 * self.buf.shape[0]), np.uint8)
+            grown[:filled] = self.buf[:filled]
+            self.buf = grown
+        view = memoryview(self.buf)
+        stop = filled + self.piece_bytes
+        while filled < stop:
+            n = f.readinto(view[filled:stop])
+            if not n:
+                return filled, True
+            filled += n
+        return filled, False
+
+    def pieces(self) -> Iterator[tuple[int, int]]:
+        opener: Any = gzip.open if _is_gzip(self.path) else open
+        filled = 0
+        lines = 0
+        with opener(self.path, "rb") as f:
+            while True:
+                filled, eof = self._fill(f, filled)
+                if eof:
+                    if filled and (self.buf[:filled] > 32).any():
+                        yield filled, lines
+                    return
+                nl = _last_newline(self.buf, filled)
+                if nl == 0:
+                    continue  # no newline yet: one line longer than the piece
+                cut = _window_cut(self.buf, nl)
+                if cut == 0:
+                    continue  # one query so far: read on
+                yield cut, lines
+                lines += int(np.count_nonzero(self.buf[:cut] == 10))
+                rest = filled - cut
+                self.buf[:rest] = self.buf[cut:filled]  # numpy copies overlapping ranges safely
+                filled = rest
 
 
 def _is_gzip(p: Path) -> bool:
@@ -314,6 +370,7 @@ class _Qrels:
     cols: Any
     qids: list[str] | None = None  # the qrels queries in byte order
     qr_rel: np.ndarray | None = None  # grades grouped by query (for -c's num_rel)
+    memo: dict[Any, Any] = field(default_factory=dict)  # per-query tables, shared by batches
 
 
 def _score(q: _Qrels, runs: RunColumns, measures: MeasureSet, options: dict[str, Any]) -> _Scored:
@@ -335,6 +392,12 @@ def _score(q: _Qrels, runs: RunColumns, measures: MeasureSet, options: dict[str,
             np.zeros((0, len(measures))),
             None,
         )
+    if q.qids is None:
+        q.qids = [enc.qids[i] for i in np.flatnonzero(enc.in_qrels)]
+        q.qr_rel = enc.qr_rel
+    # the qrels queries only, indexed as in every batch: the per-query tables
+    # (ideal gains, relevant counts) are then the same for all batches (q.memo)
+    enc = _on_qrels_queries(enc, q.qids)
     ev = compute(
         enc,
         measures,
@@ -345,34 +408,32 @@ def _score(q: _Qrels, runs: RunColumns, measures: MeasureSet, options: dict[str,
         complete=options["complete"],
         num_docs=options["num_docs"],
         zscores=options["zscores"],
+        memo=q.memo,
     )
-    if q.qids is None:
-        q.qids = [enc.qids[i] for i in np.flatnonzero(enc.in_qrels)]
-        q.qr_rel = enc.qr_rel
     return _Scored(
         run_names=list(enc.run_names),
         group_run=enc.group_run.copy(),
-        group_q=_global(enc, q.qids)[enc.group_q].astype(np.int32),
+        group_q=enc.group_q,
         has_rows=ev.has_rows.copy(),
         values=ev.values,
         text=ev.text,
     )
 
 
-def _piece_columns(
-    unit: Unit, piece: bytes, lines: int, tmp: Path, options: dict[str, Any]
-) -> RunColumns:
-    """Parse one piece of a large run file, named and numbered as in the whole file."""
-    part = tmp / "piece"
-    part.write_bytes(piece)
-    cols = parse_run_files([part], lenient=False, run_id_from=options["run_id_from"])
-    part.unlink()
-    name = str(unit.item)
-    if options["run_id_from"] == "filename":
-        cols.run_names = [run_id_from_filename(name)]
-    src = cols.source
-    cols.source = Source([name], src.files(len(cols)), src.lines(len(cols)) + lines)
-    return cols
+def _on_qrels_queries(enc: Encoded, qids: list[str]) -> Encoded:
+    """``enc`` with only the qrels queries (``qids``, byte order), as every batch has them.
+
+    Evaluated groups are always qrels queries, and queries outside the qrels
+    hold no judgments, so dropping them changes no group's rows or judgments.
+    """
+    mine = np.flatnonzero(enc.in_qrels)
+    return replace(
+        enc,
+        qids=qids,
+        in_qrels=np.ones(len(qids), bool),
+        group_q=_global(enc, qids)[enc.group_q].astype(np.int32),
+        qr_off=np.append(enc.qr_off[mine], enc.qr_off[-1]),
+    )
 
 
 def _batches_scored(
@@ -399,19 +460,24 @@ def _batches_scored(
         if b.pieces:
             unit = b.units[0]
             run: str | None = None
-            with tempfile.TemporaryDirectory(prefix="fasteval-") as tmp:
-                for piece, lines in file_pieces(Path(unit.item), budget * BYTES_PER_LINE):
-                    try:
-                        cols = _piece_columns(unit, piece, lines, Path(tmp), options)
-                    except FastevalError:  # the unbatched path names the whole file's line
-                        raise _SplitGroupError from None
-                    del piece
-                    if run is not None and cols.run_names != [run]:  # a tag change: as above
-                        raise _SplitGroupError
-                    run = cols.run_names[0]
-                    one_batch_per_run(cols.run_names, i)
-                    yield _score(q, cols, measures, options)
-                    del cols
+            reader = PieceReader(Path(unit.item), budget * BYTES_PER_LINE)
+            for size, lines in reader.pieces():
+                try:
+                    cols = parse_run_piece(
+                        reader.buf,
+                        size,
+                        unit.item,
+                        lines_before=lines,
+                        run_id_from=options["run_id_from"],
+                    )
+                except FastevalError:  # the unbatched path names the first error of the file
+                    raise _SplitGroupError from None
+                if run is not None and cols.run_names != [run]:  # a tag change: as above
+                    raise _SplitGroupError
+                run = cols.run_names[0]
+                one_batch_per_run(cols.run_names, i)
+                yield _score(q, cols, measures, options)
+                del cols  # before the reader moves the next piece into its buffer
         else:
             cols = run_columns(
                 [u.item for u in b.units],

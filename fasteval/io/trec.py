@@ -250,6 +250,82 @@ def _check_utf8(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, names: li
             raise InputFormatError(utf8_error(name, data, e.start)) from None
 
 
+SUBRANGE_BYTES = 4 << 20
+"""Files larger than this are tokenised in line-aligned ranges of about this size, in parallel."""
+
+
+def _subranges(
+    buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, size: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cut each file ``buf[starts[f]:ends[f]]`` into ranges of whole lines of about ``size``.
+
+    Returns the ranges' starts, ends and files, in buffer order. A file's
+    ranges end just after a newline (the last one where the file ends).
+    """
+    r_start: list[int] = []
+    r_end: list[int] = []
+    r_file: list[int] = []
+    for f in range(starts.shape[0]):
+        a, b = int(starts[f]), int(ends[f])
+        while b - a > 2 * size:
+            cut = a + size
+            nl = -1
+            while cut < b and nl < 0:  # the next newline: lines are short, look in blocks
+                hits = np.flatnonzero(buf[cut : min(b, cut + 65536)] == 10)
+                nl = cut + int(hits[0]) if hits.size else -1
+                cut += 65536
+            if nl < 0 or nl + 1 >= b:
+                break
+            r_start.append(a)
+            r_end.append(nl + 1)
+            r_file.append(f)
+            a = nl + 1
+        r_start.append(a)
+        r_end.append(b)
+        r_file.append(f)
+    return (
+        np.asarray(r_start, np.int64),
+        np.asarray(r_end, np.int64),
+        np.asarray(r_file, np.int64),
+    )
+
+
+def _join_same_bad(
+    buf: np.ndarray,
+    r_file: np.ndarray,
+    row_base: np.ndarray,
+    out: tuple[np.ndarray, ...],
+    same_field: int,
+    n_files: int,
+) -> np.ndarray:
+    """Per file, the first row whose field ``same_field`` differs from the file's first
+    (reference) row, from the kernel's answers per range (each compared to its own first).
+
+    A range's reference row is its first row with that field and a parsed
+    number (as in the kernel); when its field differs from the file's
+    reference, that row is the range's first differing row.
+    """
+    _, _, line_start, n_fields, _, _, _, ibad, _, fbad, r_bad = out
+    same_bad = np.full(n_files, -1, np.int64)
+    ref: dict[int, bytes] = {}
+    for k in range(r_file.shape[0]):
+        f = int(r_file[k])
+        if same_bad[f] >= 0:
+            continue
+        a, b = int(row_base[k]), int(row_base[k + 1])
+        cand = np.flatnonzero((n_fields[a:b] > same_field) & ~(ibad[a:b] & fbad[a:b]))
+        if not cand.size:
+            continue
+        r = a + int(cand[0])
+        s = int(line_start[r])
+        hits = np.flatnonzero(buf[s : s + 65536] == 10)
+        e = s + int(hits[0]) if hits.size else buf.shape[0]
+        field = bytes(buf[s:e]).split()[same_field]
+        first = ref.setdefault(f, field)
+        same_bad[f] = r if field != first else r_bad[k]
+    return same_bad
+
+
 def _split(
     buf: np.ndarray,
     starts: np.ndarray,
@@ -259,12 +335,20 @@ def _split(
     float_field: int,
     same_field: int,
 ) -> tuple[np.ndarray, ...]:
-    """Tokenise every file of ``buf`` in parallel (two passes: count, then split)."""
+    """Tokenise every file of ``buf`` in parallel (two passes: count, then split).
+
+    Large files are cut into ranges of whole lines (:func:`_subranges`), so a
+    single big file is tokenised by every thread too; the ranges' rows are
+    then given back their file and line numbers.
+    """
     n_files = starts.shape[0]
     buf.flags.writeable = False  # one kernel signature for every byte buffer
-    sizes = (ends - starts).astype(np.float64)
-    counts = np.zeros(n_files, np.int64)
-    parallel.run(ktext.count_lines, sizes, buf, starts, ends, counts)
+    r_start, r_end, r_file = _subranges(buf, starts, ends, SUBRANGE_BYTES)
+    n_r = r_start.shape[0]
+    sizes = (r_end - r_start).astype(np.float64)
+    counts = np.zeros(n_r, np.int64)
+    lines = np.zeros(n_r, np.int64)
+    parallel.run(ktext.count_lines, sizes, buf, r_start, r_end, counts, lines)
     row_base = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     n = int(row_base[-1])
     k = len(str_fields)
@@ -279,14 +363,14 @@ def _split(
         np.zeros(n, np.bool_),  # ibad
         np.zeros(n, np.float64),  # fval
         np.zeros(n, np.bool_),  # fbad
-        np.full(n_files, -1, np.int64),  # same_bad
+        np.full(n_r, -1, np.int64),  # same_bad, per range
     )
     parallel.run(
         ktext.split_lines,
         sizes,
         buf,
-        starts,
-        ends,
+        r_start,
+        r_end,
         row_base,
         np.asarray(str_fields, np.int64),
         int_field,
@@ -294,7 +378,22 @@ def _split(
         same_field,
         *out,
     )
-    return out
+    if n_r == n_files:  # no file was cut
+        return out
+    # ranges -> files: the file of each row, its line number within the file
+    first_of_file = np.concatenate([[True], r_file[1:] != r_file[:-1]])
+    before = np.cumsum(lines) - lines  # lines before each range in the buffer
+    file_first = np.maximum.accumulate(np.where(first_of_file, np.arange(n_r), 0))
+    line_base = before - before[file_first]
+    per_row = np.repeat(np.arange(n_r), counts)
+    file_of, line_no = out[0], out[1]
+    line_no += line_base[per_row]
+    file_of[:] = r_file[per_row]
+    if same_field >= 0:
+        same_bad = _join_same_bad(buf, r_file, row_base, out, same_field, n_files)
+    else:
+        same_bad = np.full(n_files, -1, np.int64)
+    return (*out[:-1], same_bad)
 
 
 def _tokenize_files(
@@ -307,11 +406,27 @@ def _tokenize_files(
 ) -> _Tokens:
     buf, starts, ends = _read_all(paths, threads)
     names = [str(p) for p in paths]
+    return _tokenize_buffer(
+        buf, starts, ends, names, str_fields, int_field, float_field, same_field
+    )
+
+
+def _tokenize_buffer(
+    buf: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    names: list[str],
+    str_fields: list[int],
+    int_field: int,
+    float_field: int,
+    same_field: int,
+) -> _Tokens:
+    """Tokenise files ``names`` held in ``buf[starts[i]:ends[i]]`` (each ending in a newline)."""
     _check_utf8(buf, starts, ends, names)
     out = _split(buf, starts, ends, str_fields, int_field, float_field, same_field)
     tok = _Tokens(names, buf, *out)
     file_of = tok.file_of
-    counts = np.bincount(file_of, minlength=len(paths))
+    counts = np.bincount(file_of, minlength=len(names))
     if (counts == 0).any():
         name = tok.names[int(np.flatnonzero(counts == 0)[0])]
         msg = f"{name}: no lines found (the file is empty or all comments)"
@@ -500,9 +615,54 @@ def parse_run_files(
     if not paths:
         msg = "no run files given"
         raise InputFormatError(msg)
-    skipper = _Skipper(lenient, "run")
-    # string fields: qid, docno, score, tag; rank parsed as int; tag must be constant per file
+    # string fields: qid, docno; rank parsed as int, score as float; tag constant per file
     tok = _tokenize_files(list(paths), [0, 2], 3, 4, 5, threads)
+    return _run_columns(tok, list(paths), lenient, run_id_from)
+
+
+def parse_run_piece(
+    buf: np.ndarray, size: int, path: PathLike, *, lines_before: int = 0, run_id_from: str = "tag"
+) -> RunColumns:
+    """Parse whole lines of a run file held in memory (``buf[:size]``) as the lines that follow
+    line ``lines_before`` of it.
+
+    The columns are those :func:`parse_run_files` gives for the same lines, named
+    after ``path`` and numbered as in the whole file (a large file is read in pieces
+    this way, without temporary files). ``buf`` must have room for one byte more
+    than ``size`` (a newline is written there) and must not change while the
+    returned columns are in use (they point into it). Not lenient: a piece's
+    skipped lines could not be counted for the whole file.
+    """
+    if run_id_from not in ("tag", "filename"):
+        msg = f"run_id_from must be 'tag' or 'filename', got {run_id_from!r}"
+        raise ParameterError(msg)
+    if size == 0 or buf[size - 1] != 10:  # the last line of a file may lack its newline
+        if buf.shape[0] <= size:
+            msg = f"the buffer needs room for {size + 1} bytes, has {buf.shape[0]}"
+            raise ParameterError(msg)
+        buf[size] = 10
+        size += 1
+    if lines_before == 0 and size >= 3 and bytes(buf[:3]) == BOM:
+        buf[:3] = 32  # as _read_all: blanks keep every offset
+    tok = _tokenize_buffer(
+        buf[:size],
+        np.zeros(1, np.int64),
+        np.array([size], np.int64),
+        [str(path)],
+        [0, 2],
+        3,
+        4,
+        5,
+    )
+    tok.line_no += lines_before
+    return _run_columns(tok, [path], False, run_id_from)
+
+
+def _run_columns(
+    tok: _Tokens, paths: Sequence[PathLike], lenient: bool, run_id_from: str
+) -> RunColumns:
+    """Run columns from tokenised run files: every check of :func:`parse_run_files`."""
+    skipper = _Skipper(lenient, "run")
     wordy = tok.ibad & tok.fbad  # rank and score both words: a header, or garbage
     _check_header(tok, wordy, lenient, "qid Q0 docno rank score tag", (3, 4))
     if run_id_from == "tag" and (tok.same_bad >= 0).any():

@@ -41,13 +41,16 @@ def _line_start(buf, pos, stop):
 
 
 @njit(cache=True, nogil=True)
-def count_lines(lo, hi, buf, file_starts, file_ends, counts):  # pragma: no cover - numba
-    """``counts[f]`` = content lines (not blank, not ``#`` comments) of files ``lo..hi``."""
+def count_lines(lo, hi, buf, file_starts, file_ends, counts, lines):  # pragma: no cover - numba
+    """Of files ``lo..hi``: ``counts[f]`` content lines (not blank, not ``#`` comments),
+    ``lines[f]`` lines in all."""
     for f in range(lo, hi):
         c = 0
+        n = 0
         pos = file_starts[f]
         stop = file_ends[f]
         while pos < stop:
+            n += 1
             pos, kind = _line_start(buf, pos, stop)
             if kind == 0:
                 c += 1
@@ -55,6 +58,7 @@ def count_lines(lo, hi, buf, file_starts, file_ends, counts):  # pragma: no cove
                 pos += 1
             pos += 1
         counts[f] = c
+        lines[f] = n
 
 
 @njit(cache=True, nogil=True)

@@ -17,8 +17,9 @@ from click.testing import CliRunner
 
 from fasteval.api import evaluate
 from fasteval.cli import main
-from fasteval.engine.stream import BATCH_ROWS_ENV, file_pieces, plan_batches
+from fasteval.engine.stream import BATCH_ROWS_ENV, PieceReader, plan_batches
 from fasteval.errors import DataMismatchError, FastevalError, InputFormatError, ParameterError
+from fasteval.io.trec import parse_run_files, parse_run_piece
 from tests.conftest import shared_path
 
 UNBATCHED = 10**12
@@ -273,7 +274,8 @@ def test_file_pieces_keep_query_groups_whole(archive: tuple[Path, list[Path]]) -
     for p in (paths[3], paths[1]):  # plain and gzip
         data = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
         for size in (1, 100, 10**6):
-            pieces = list(file_pieces(p, size))
+            reader = PieceReader(p, size)
+            pieces = [(bytes(reader.buf[:n]), lines) for n, lines in reader.pieces()]
             assert b"".join(x for x, _ in pieces) == data
             assert [n for _, n in pieces] == list(
                 np.cumsum([0] + [x.count(b"\n") for x, _ in pieces[:-1]])
@@ -282,6 +284,27 @@ def test_file_pieces_keep_query_groups_whole(archive: tuple[Path, list[Path]]) -
             assert sum(len(x) for x in qs) == len(set().union(*qs))  # no query in two pieces
             if size == 1:
                 assert all(len(x) == 1 for x in qs)
+
+
+def test_a_piece_parses_as_those_lines_of_the_whole_file(
+    archive: tuple[Path, list[Path]],
+) -> None:
+    _, paths = archive
+    for p in (paths[3], paths[1]):  # plain and gzip
+        whole = parse_run_files([p])
+        reader = PieceReader(p, 300)
+        got: list[str] = []
+        n_pieces = 0
+        for n, lines in reader.pieces():
+            n_pieces += 1
+            cols = parse_run_piece(reader.buf, n, p, lines_before=lines)
+            assert cols.run_names == whole.run_names
+            assert cols.source.where(0) == whole.source.where(len(got))
+            got.extend(cols.doc.value(i) for i in range(len(cols)))
+            lo = len(got) - len(cols)
+            assert np.array_equal(cols.score, whole.score[lo : len(got)])
+        assert got == [whole.doc.value(i) for i in range(len(whole))]
+        assert n_pieces > 2
 
 
 def test_a_query_met_again_later_in_a_file(tmp_path: Path) -> None:

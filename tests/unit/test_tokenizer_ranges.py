@@ -1,0 +1,108 @@
+"""Large files are tokenised in line-aligned ranges: the result must not show it.
+
+``SUBRANGE_BYTES`` is lowered so that small files are cut into many ranges;
+every column, line number and error message must equal the uncut reading.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fasteval.errors import InputFormatError
+from fasteval.io import trec
+
+
+def _run_lines(rng: np.random.Generator, tag: str, n_q: int = 12, depth: int = 30) -> list[str]:
+    lines = []
+    for q in range(n_q):
+        for r in range(depth):
+            score = f"{rng.normal():.{int(rng.integers(1, 20))}g}"
+            lines.append(f"{q + 1} Q0 doc{int(rng.integers(0, 500))} {r} {score} {tag}")
+    return lines
+
+
+def _columns(paths: list[Path]) -> dict[str, object]:
+    cols = trec.parse_run_files(paths)
+    return {
+        "names": cols.run_names,
+        "run": cols.run.tolist(),
+        "qid": [cols.qid.value(i) for i in range(len(cols))],
+        "doc": [cols.doc.value(i) for i in range(len(cols))],
+        "score": cols.score.tolist(),
+        "rank": cols.rank.to_pylist(),
+        "where": [cols.source.where(i) for i in range(len(cols))],
+    }
+
+
+def _both(monkeypatch: pytest.MonkeyPatch, fn, *args):  # type: ignore[no-untyped-def]
+    whole = fn(*args)
+    with monkeypatch.context() as m:
+        m.setattr(trec, "SUBRANGE_BYTES", 64)
+        cut = fn(*args)
+    return whole, cut
+
+
+def test_ranges_give_the_columns_of_whole_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(5)
+    paths = []
+    for i, tag in enumerate(["a", "b", "c"]):
+        lines = _run_lines(rng, tag)
+        # blank and comment lines shift the line numbers of later ranges
+        lines[40:40] = ["", "# a comment", "   "]
+        p = tmp_path / f"r{i}.txt"
+        p.write_text("\n".join(lines) + ("\n" if i else ""))  # one without a last newline
+        paths.append(p)
+    whole, cut = _both(monkeypatch, _columns, paths)
+    assert len(whole["doc"]) == 3 * 12 * 30  # type: ignore[arg-type]
+    assert cut == whole
+
+
+def _error(paths: list[Path]) -> str:
+    with pytest.raises(InputFormatError) as e:
+        trec.parse_run_files(paths)
+    return str(e.value)
+
+
+@pytest.mark.parametrize("where", [5, 200, 359])
+def test_a_tag_change_in_any_range_is_found_where_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: int
+) -> None:
+    rng = np.random.default_rng(where)
+    lines = _run_lines(rng, "t")
+    lines[where] = lines[where].rsplit(" ", 1)[0] + " other"
+    p = tmp_path / "r.txt"
+    p.write_text("\n".join(lines) + "\n")
+    whole, cut = _both(monkeypatch, _error, [p])
+    assert f"{p}:{where + 1}: run tag 'other'" in whole
+    assert cut == whole
+
+
+def test_a_range_whose_tags_all_differ_from_the_first_range(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(9)
+    lines = _run_lines(rng, "t")
+    lines[100:] = [x.rsplit(" ", 1)[0] + " u" for x in lines[100:]]  # consistent after 100
+    p = tmp_path / "r.txt"
+    p.write_text("\n".join(lines) + "\n")
+    whole, cut = _both(monkeypatch, _error, [p])
+    assert f"{p}:101: run tag 'u'" in whole
+    assert cut == whole
+
+
+def test_a_bad_score_in_a_later_range_names_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(3)
+    lines = _run_lines(rng, "t")
+    lines[250] = lines[250].replace(" t", "").rsplit(" ", 1)[0] + " x1.5 t"
+    p = tmp_path / "r.txt"
+    p.write_text("\n".join(lines) + "\n")
+    whole, cut = _both(monkeypatch, _error, [p])
+    assert f"{p}:251:" in whole
+    assert cut == whole
