@@ -298,7 +298,7 @@ class PieceReader:
             grown = np.empty(max(want, 2 * self.buf.shape[0]), np.uint8)
             grown[:filled] = self.buf[:filled]
             self.buf = grown
-        view = memoryview(self.buf)
+        view = self.buf.data
         stop = filled + self.piece_bytes
         while filled < stop:
             n = f.readinto(view[filled:stop])
