@@ -65,7 +65,7 @@ from fasteval.engine.ranking import aggregate, compute, evaluate_ranking
 from fasteval.engine.table import Evaluation, to_frame
 from fasteval.errors import DataMismatchError, FastevalError, ParameterError
 from fasteval.io.tables import PARQUET_SUFFIXES, expand_paths, qrels_columns, run_columns
-from fasteval.io.trec import parse_run_piece, run_id_from_filename
+from fasteval.io.trec import Workspace, parse_run_files, parse_run_piece, run_id_from_filename
 from fasteval.measures.parser import MeasureSet
 from fasteval.parallel import gc_paused
 
@@ -445,6 +445,7 @@ def _batches_scored(
     budget: int,
 ) -> Iterator[_Scored]:
     """Read, encode and score each batch (a large file piece by piece)."""
+    ws = Workspace()  # text batches and pieces are read into the same arrays
     done = 0
     total = sum(len(b.units) for b in batches)
     batch_of: dict[str, int] = {}  # run id -> the batch that read it
@@ -469,6 +470,7 @@ def _batches_scored(
                         unit.item,
                         lines_before=lines,
                         run_id_from=options["run_id_from"],
+                        workspace=ws,
                     )
                 except FastevalError:  # the unbatched path names the first error of the file
                     raise _SplitGroupError from None
@@ -478,6 +480,16 @@ def _batches_scored(
                 one_batch_per_run(cols.run_names, i)
                 yield _score(q, cols, measures, options)
                 del cols  # before the reader moves the next piece into its buffer
+        elif all(u.is_text for u in b.units):
+            cols = parse_run_files(
+                [u.item for u in b.units],
+                lenient=options["lenient"],
+                run_id_from=options["run_id_from"],
+                workspace=ws,
+            )
+            one_batch_per_run(cols.run_names, i)
+            yield _score(q, cols, measures, options)
+            del cols  # before the next batch reads into the workspace
         else:
             cols = run_columns(
                 [u.item for u in b.units],

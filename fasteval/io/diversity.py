@@ -77,7 +77,7 @@ def parse_diversity_files(paths: list[trec.PathLike], *, lenient: bool = False) 
         four columns, a judgment that is not an integer), unless ``lenient``.
     """
     skipper = trec._Skipper(lenient, "diversity qrels")
-    tok = trec._tokenize_files(paths, [0, 1, 2], 3, -1, -1)
+    tok = trec._tokenize_files(paths, trec.Fields([0, 1, 2], 3, -1, -1))
     layout = "topic subtopic docno judgment"
     trec._check_not_a_run(tok, "diversity qrels", layout)
     trec._check_header(tok, tok.ibad, lenient, layout, (3,))

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -184,8 +185,46 @@ class _Tokens:
         return Source(self.names, self.file_of, self.line_no)
 
 
+class Workspace:
+    """Arrays reused from one read to the next (a stream's batches, a file's pieces).
+
+    Fresh memory is expensive to touch the first time (the kernel zeroes every
+    page); a stream reading batch after batch into the same arrays pays that
+    once. Columns read with a workspace point into it: they are valid only until
+    the next read with the same workspace.
+    """
+
+    def __init__(self) -> None:
+        self._arrays: dict[str, np.ndarray] = {}
+
+    def array(self, name: str, shape: tuple[int, ...], dtype: type, fill: object = None) -> Any:
+        """An array of ``shape`` (C order) on the storage kept under ``name``.
+
+        ``fill`` sets every element (as ``np.zeros``/``np.full`` would); ``None``
+        leaves the contents as they are (as ``np.empty``).
+        """
+        size = int(np.prod(shape))
+        a = self._arrays.get(name)
+        if a is None or a.dtype != np.dtype(dtype) or a.shape[0] < size:
+            a = np.empty(max(size, int(size * 1.25)), dtype)  # some room for the next batch
+            self._arrays[name] = a
+        out = a[:size].reshape(shape)
+        if fill is not None:
+            out.fill(fill)
+        return out
+
+
+def _new(
+    ws: Workspace | None, name: str, shape: tuple[int, ...], dtype: type, fill: object = None
+) -> Any:
+    """``np.empty``/``np.full`` of ``shape``, on the workspace's storage when there is one."""
+    if ws is not None:
+        return ws.array(name, shape, dtype, fill)
+    return np.empty(shape, dtype) if fill is None else np.full(shape, fill, dtype)
+
+
 def _read_all(
-    paths: list[PathLike], threads: int | None
+    paths: list[PathLike], threads: int | None, ws: Workspace | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """All files in one buffer, each ending in a newline; plain files are read in place."""
     sizes = np.zeros(len(paths), np.int64)
@@ -215,7 +254,7 @@ def _read_all(
         sizes[i] = b.size + 1
     ends = np.cumsum(sizes)
     starts = ends - sizes
-    buf = np.empty(int(ends[-1]) if len(paths) else 0, np.uint8)
+    buf = _new(ws, "buf", (int(ends[-1]) if len(paths) else 0,), np.uint8)
     for i, p in enumerate(paths):
         a = int(starts[i])
         if i in gz:
@@ -248,6 +287,19 @@ def _check_utf8(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, names: li
             codecs.utf_8_decode(data, "strict", True)
         except UnicodeDecodeError as e:
             raise InputFormatError(utf8_error(name, data, e.start)) from None
+
+
+class Fields(NamedTuple):
+    """What the tokenizer takes from each line (field numbers from 0; -1: none)."""
+
+    strings: list[int]  # kept as byte ranges (ids)
+    integer: int  # parsed as a decimal integer
+    number: int  # parsed as a decimal, correctly rounded
+    same: int  # must be the same on every line of a file (a run's tag)
+
+
+RUN_LINE = Fields([0, 2], 3, 4, 5)  # qid Q0 docno rank score tag
+QRELS_LINE = Fields([0, 2], 3, -1, -1)  # qid iter docno rel
 
 
 SUBRANGE_BYTES = 4 << 20
@@ -330,10 +382,8 @@ def _split(
     buf: np.ndarray,
     starts: np.ndarray,
     ends: np.ndarray,
-    str_fields: list[int],
-    int_field: int,
-    float_field: int,
-    same_field: int,
+    fields: Fields,
+    ws: Workspace | None = None,
 ) -> tuple[np.ndarray, ...]:
     """Tokenise every file of ``buf`` in parallel (two passes: count, then split).
 
@@ -351,18 +401,18 @@ def _split(
     parallel.run(ktext.count_lines, sizes, buf, r_start, r_end, counts, lines)
     row_base = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     n = int(row_base[-1])
-    k = len(str_fields)
+    k = len(fields.strings)
     out = (
-        np.empty(n, np.int32),  # file_of
-        np.empty(n, np.int64),  # line_no
-        np.empty(n, np.int64),  # line_start
-        np.empty(n, np.int32),  # n_fields
-        np.empty((k, n), np.int64),  # starts, one row per field
-        np.empty((k, n), np.int64),  # ends
-        np.zeros(n, np.int64),  # ival
-        np.zeros(n, np.bool_),  # ibad
-        np.zeros(n, np.float64),  # fval
-        np.zeros(n, np.bool_),  # fbad
+        _new(ws, "file_of", (n,), np.int32),
+        _new(ws, "line_no", (n,), np.int64),
+        _new(ws, "line_start", (n,), np.int64),
+        _new(ws, "n_fields", (n,), np.int32),
+        _new(ws, "starts", (k, n), np.int64),  # one row per field
+        _new(ws, "ends", (k, n), np.int64),
+        _new(ws, "ival", (n,), np.int64, 0),
+        _new(ws, "ibad", (n,), np.bool_, False),
+        _new(ws, "fval", (n,), np.float64, 0.0),
+        _new(ws, "fbad", (n,), np.bool_, False),
         np.full(n_r, -1, np.int64),  # same_bad, per range
     )
     parallel.run(
@@ -372,10 +422,10 @@ def _split(
         r_start,
         r_end,
         row_base,
-        np.asarray(str_fields, np.int64),
-        int_field,
-        float_field,
-        same_field,
+        np.asarray(fields.strings, np.int64),
+        fields.integer,
+        fields.number,
+        fields.same,
         *out,
     )
     if n_r == n_files:  # no file was cut
@@ -389,8 +439,8 @@ def _split(
     file_of, line_no = out[0], out[1]
     line_no += line_base[per_row]
     file_of[:] = r_file[per_row]
-    if same_field >= 0:
-        same_bad = _join_same_bad(buf, r_file, row_base, out, same_field, n_files)
+    if fields.same >= 0:
+        same_bad = _join_same_bad(buf, r_file, row_base, out, fields.same, n_files)
     else:
         same_bad = np.full(n_files, -1, np.int64)
     return (*out[:-1], same_bad)
@@ -398,17 +448,13 @@ def _split(
 
 def _tokenize_files(
     paths: list[PathLike],
-    str_fields: list[int],
-    int_field: int,
-    float_field: int,
-    same_field: int,
+    fields: Fields,
     threads: int | None = None,
+    ws: Workspace | None = None,
 ) -> _Tokens:
-    buf, starts, ends = _read_all(paths, threads)
+    buf, starts, ends = _read_all(paths, threads, ws)
     names = [str(p) for p in paths]
-    return _tokenize_buffer(
-        buf, starts, ends, names, str_fields, int_field, float_field, same_field
-    )
+    return _tokenize_buffer(buf, starts, ends, names, fields, ws)
 
 
 def _tokenize_buffer(
@@ -416,14 +462,12 @@ def _tokenize_buffer(
     starts: np.ndarray,
     ends: np.ndarray,
     names: list[str],
-    str_fields: list[int],
-    int_field: int,
-    float_field: int,
-    same_field: int,
+    fields: Fields,
+    ws: Workspace | None = None,
 ) -> _Tokens:
     """Tokenise files ``names`` held in ``buf[starts[i]:ends[i]]`` (each ending in a newline)."""
     _check_utf8(buf, starts, ends, names)
-    out = _split(buf, starts, ends, str_fields, int_field, float_field, same_field)
+    out = _split(buf, starts, ends, fields, ws)
     tok = _Tokens(names, buf, *out)
     file_of = tok.file_of
     counts = np.bincount(file_of, minlength=len(names))
@@ -569,7 +613,7 @@ def _check_not_a_run(tok: _Tokens, what: str, layout: str) -> None:
 def parse_qrels_files(paths: list[PathLike], *, lenient: bool = False) -> QrelsColumns:
     """Parse qrels files (``qid iter docno rel``) into columns."""
     skipper = _Skipper(lenient, "qrels")
-    tok = _tokenize_files(paths, [0, 2], 3, -1, -1)
+    tok = _tokenize_files(paths, QRELS_LINE)
     _check_not_a_run(tok, "qrels", "qid iter docno rel")
     _check_header(tok, tok.ibad, lenient, "qid iter docno rel", (3,))
     tok = _check_columns(tok, QRELS_FIELDS, skipper, "qid iter docno rel")
@@ -595,6 +639,7 @@ def parse_run_files(
     lenient: bool = False,
     run_id_from: str = "tag",
     threads: int | None = None,
+    workspace: Workspace | None = None,
 ) -> RunColumns:
     """Parse run files (``qid Q0 docno rank score tag``, one run per file) into columns.
 
@@ -608,6 +653,9 @@ def parse_run_files(
         ``"tag"`` (the 6th column, which must be constant in a file) or ``"filename"``.
     threads
         Files read in parallel (decompression releases the GIL).
+    workspace
+        Arrays to reuse (see :class:`Workspace`); the columns then point into
+        it and are valid only until its next use.
     """
     if run_id_from not in ("tag", "filename"):
         msg = f"run_id_from must be 'tag' or 'filename', got {run_id_from!r}"
@@ -615,13 +663,18 @@ def parse_run_files(
     if not paths:
         msg = "no run files given"
         raise InputFormatError(msg)
-    # string fields: qid, docno; rank parsed as int, score as float; tag constant per file
-    tok = _tokenize_files(list(paths), [0, 2], 3, 4, 5, threads)
+    tok = _tokenize_files(list(paths), RUN_LINE, threads, workspace)
     return _run_columns(tok, list(paths), lenient, run_id_from)
 
 
 def parse_run_piece(
-    buf: np.ndarray, size: int, path: PathLike, *, lines_before: int = 0, run_id_from: str = "tag"
+    buf: np.ndarray,
+    size: int,
+    path: PathLike,
+    *,
+    lines_before: int = 0,
+    run_id_from: str = "tag",
+    workspace: Workspace | None = None,
 ) -> RunColumns:
     """Parse whole lines of a run file held in memory (``buf[:size]``) as the lines that follow
     line ``lines_before`` of it.
@@ -649,10 +702,8 @@ def parse_run_piece(
         np.zeros(1, np.int64),
         np.array([size], np.int64),
         [str(path)],
-        [0, 2],
-        3,
-        4,
-        5,
+        RUN_LINE,
+        workspace,
     )
     tok.line_no += lines_before
     return _run_columns(tok, [path], False, run_id_from)

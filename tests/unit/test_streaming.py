@@ -19,7 +19,7 @@ from fasteval.api import evaluate
 from fasteval.cli import main
 from fasteval.engine.stream import BATCH_ROWS_ENV, PieceReader, plan_batches
 from fasteval.errors import DataMismatchError, FastevalError, InputFormatError, ParameterError
-from fasteval.io.trec import parse_run_files, parse_run_piece
+from fasteval.io.trec import Workspace, parse_run_files, parse_run_piece
 from tests.conftest import shared_path
 
 UNBATCHED = 10**12
@@ -340,3 +340,21 @@ def test_errors_in_a_piece_name_the_whole_file(tmp_path: Path) -> None:
             evaluate(qrels, [p], MEASURES, batch_rows=1)
         assert f"{p}:{len(good) + at}" in str(whole.value), name
         assert str(pieces.value).split(" (")[0] == str(whole.value).split(" (")[0], name
+
+
+def test_a_workspace_is_reused_and_changes_nothing(archive: tuple[Path, list[Path]]) -> None:
+    _, paths = archive
+    ws = Workspace()
+    first = parse_run_files([paths[0], paths[1]], workspace=ws)
+    storage = first.doc.buf
+    second = parse_run_files([paths[2]], workspace=ws)  # smaller: fits the same storage
+    assert np.shares_memory(storage, second.doc.buf)
+    fresh = parse_run_files([paths[2]])
+    assert second.run_names == fresh.run_names
+    for a, b in ((second.doc, fresh.doc), (second.qid, fresh.qid)):
+        assert [a.value(i) for i in range(len(a))] == [b.value(i) for i in range(len(b))]
+    assert np.array_equal(second.score, fresh.score)
+    assert second.rank.equals(fresh.rank)
+    assert [second.source.where(i) for i in range(len(second))] == [
+        fresh.source.where(i) for i in range(len(fresh))
+    ]
