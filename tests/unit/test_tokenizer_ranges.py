@@ -58,7 +58,7 @@ def test_ranges_give_the_columns_of_whole_files(
         p.write_text("\n".join(lines) + ("\n" if i else ""))  # one without a last newline
         paths.append(p)
     whole, cut = _both(monkeypatch, _columns, paths)
-    assert len(whole["doc"]) == 3 * 12 * 30  # type: ignore[arg-type]
+    assert len(whole["doc"]) == 3 * 12 * 30
     assert cut == whole
 
 
