@@ -157,7 +157,7 @@ def workload(name: str) -> tuple[Path, Path, list[str]]:
         k = int(name.removeprefix("synthetic")) // 100
         if not (SYNTHETIC / "runs").exists():
             subprocess.run([sys.executable, str(HERE / "generate.py")], check=True)
-        runs, _ = make_archive(k)
+        runs, _ = make_archive(k, parquet=False)
         return SYNTHETIC / "qrels.txt", runs, MEASURES["trec"]
     msg = f"unknown workload {name!r}"
     raise SystemExit(msg)

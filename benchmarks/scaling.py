@@ -45,29 +45,30 @@ SYNTHETIC = HERE / "data" / "synthetic"
 SCALED = HERE / "data" / "scaling"
 
 
-def make_archive(k: int) -> tuple[Path, Path]:
-    """``k`` copies of the synthetic runs (text folder, Parquet archive); built once."""
+def make_archive(k: int, *, parquet: bool = True) -> tuple[Path, Path]:
+    """``k`` copies of the synthetic runs (text folder; with ``parquet``, also a
+    ``fasteval ingest`` archive of them); each built once."""
     root = SCALED / f"x{k}"
-    runs, parquet = root / "runs", root / "runs.parquet"
+    runs, archive = root / "runs", root / "runs.parquet"
     src = run_files(str(SYNTHETIC / "runs"))
     done = root / "done"
-    if done.exists() and done.read_text() == str(len(src) * k):
-        return runs, parquet
-    shutil.rmtree(root, ignore_errors=True)
-    runs.mkdir(parents=True)
-    for c in range(1, k + 1):
-        for f in src:
-            if c == 1:
-                os.link(f, runs / f.name)  # the originals, unchanged
-                continue
-            with open(f) as fh, open(runs / f"{f.stem}_{c}{f.suffix}", "w") as out:
-                for line in fh:
-                    head, tag = line.rstrip("\n").rsplit(None, 1)
-                    out.write(f"{head} {tag}_{c}\n")
-    cmd = [sys.executable, "-m", "fasteval.cli", "ingest", str(runs), "-o", str(parquet)]
-    subprocess.run(cmd, check=True, env=_env(), stdout=subprocess.DEVNULL)
-    done.write_text(str(len(src) * k))
-    return runs, parquet
+    if not (done.exists() and done.read_text() == str(len(src) * k)):
+        shutil.rmtree(root, ignore_errors=True)
+        runs.mkdir(parents=True)
+        for c in range(1, k + 1):
+            for f in src:
+                if c == 1:
+                    os.link(f, runs / f.name)  # the originals, unchanged
+                    continue
+                with open(f) as fh, open(runs / f"{f.stem}_{c}{f.suffix}", "w") as out:
+                    for line in fh:
+                        head, tag = line.rstrip("\n").rsplit(None, 1)
+                        out.write(f"{head} {tag}_{c}\n")
+        done.write_text(str(len(src) * k))
+    if parquet and not archive.exists():
+        cmd = [sys.executable, "-m", "fasteval.cli", "ingest", str(runs), "-o", str(archive)]
+        subprocess.run(cmd, check=True, env=_env(), stdout=subprocess.DEVNULL)
+    return runs, archive
 
 
 def _env() -> dict[str, str]:

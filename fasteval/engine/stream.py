@@ -49,6 +49,7 @@ import gzip
 import os
 import struct
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -65,7 +66,14 @@ from fasteval.engine.ranking import aggregate, compute, evaluate_ranking
 from fasteval.engine.table import Evaluation, to_frame
 from fasteval.errors import DataMismatchError, FastevalError, ParameterError
 from fasteval.io.tables import PARQUET_SUFFIXES, expand_paths, qrels_columns, run_columns
-from fasteval.io.trec import Workspace, parse_run_files, parse_run_piece, run_id_from_filename
+from fasteval.io.trec import (
+    RawFiles,
+    Workspace,
+    parse_run_files,
+    parse_run_piece,
+    read_files,
+    run_id_from_filename,
+)
 from fasteval.measures.parser import MeasureSet
 from fasteval.parallel import gc_paused
 
@@ -436,6 +444,70 @@ def _on_qrels_queries(enc: Encoded, qids: list[str]) -> Encoded:
     )
 
 
+@dataclass
+class _Stream:
+    """What every batch of one evaluation shares."""
+
+    q: _Qrels
+    measures: MeasureSet
+    options: dict[str, Any]
+    budget: int
+    ws: Workspace = field(default_factory=Workspace)  # token arrays, reused by every batch
+    batch_of: dict[str, int] = field(default_factory=dict)  # run id -> the batch that read it
+
+    def one_batch_per_run(self, names: Sequence[str], i: int) -> None:
+        """A run read by two batches comes from two inputs (a run never spans batches
+        but as pieces of one file): the unbatched readers report it (two inputs giving
+        one run id are an error), so fall back to them."""
+        if any(self.batch_of.setdefault(n, i) != i for n in names):
+            raise _SplitGroupError
+
+    def scored(self, cols: RunColumns, i: int) -> _Scored:
+        self.one_batch_per_run(cols.run_names, i)
+        return _score(self.q, cols, self.measures, self.options)
+
+    def batch(self, b: Batch, i: int, raw: RawFiles | None) -> Iterator[_Scored]:
+        """One batch scored: a large file piece by piece, text files (read ahead), tables."""
+        opts = self.options
+        if b.pieces:
+            unit = b.units[0]
+            run: str | None = None
+            reader = PieceReader(Path(unit.item), self.budget * BYTES_PER_LINE)
+            for size, lines in reader.pieces():
+                try:
+                    cols = parse_run_piece(
+                        reader.buf,
+                        size,
+                        unit.item,
+                        lines_before=lines,
+                        run_id_from=opts["run_id_from"],
+                        workspace=self.ws,
+                    )
+                except FastevalError:  # the unbatched path names the first error of the file
+                    raise _SplitGroupError from None
+                if run is not None and cols.run_names != [run]:  # a tag change: as above
+                    raise _SplitGroupError
+                run = cols.run_names[0]
+                yield self.scored(cols, i)
+                del cols  # before the reader moves the next piece into its buffer
+        elif raw is not None:
+            cols = parse_run_files(
+                raw.paths,
+                lenient=opts["lenient"],
+                run_id_from=opts["run_id_from"],
+                workspace=self.ws,
+                raw=raw,
+            )
+            yield self.scored(cols, i)
+            del cols  # before the next batch is tokenised into the workspace
+        else:
+            cols = run_columns(
+                [u.item for u in b.units], lenient=opts["lenient"], run_id_from=opts["run_id_from"]
+            )
+            yield self.scored(cols, i)
+            del cols  # the batch's rows: nothing of them outlives the batch
+
+
 def _batches_scored(
     q: _Qrels,
     batches: Sequence[Batch],
@@ -444,64 +516,30 @@ def _batches_scored(
     progress: Progress | None,
     budget: int,
 ) -> Iterator[_Scored]:
-    """Read, encode and score each batch (a large file piece by piece)."""
-    ws = Workspace()  # text batches and pieces are read into the same arrays
+    """Read, encode and score each batch; text batches are read one ahead."""
+    stream = _Stream(q, measures, options, budget)
+    raw_ws = (Workspace(), Workspace())  # bytes: one batch read ahead while the other is parsed
+    whole_text = [not b.pieces and all(u.is_text for u in b.units) for b in batches]
     done = 0
     total = sum(len(b.units) for b in batches)
-    batch_of: dict[str, int] = {}  # run id -> the batch that read it
+    with ThreadPoolExecutor(1, thread_name_prefix="fasteval-read") as pool:
+        ahead: dict[int, Future[RawFiles]] = {}
 
-    def one_batch_per_run(names: Sequence[str], i: int) -> None:
-        # a run read by two batches comes from two inputs (a run never spans batches
-        # but as pieces of one file): the unbatched readers report it (two inputs
-        # giving one run id are an error), so fall back to them
-        if any(batch_of.setdefault(n, i) != i for n in names):
-            raise _SplitGroupError
+        def read_ahead(j: int) -> None:
+            # file reads and gzip release the GIL: the next batch's bytes arrive while
+            # this one is scored, into the buffer of the batch before (gone by now)
+            if j < len(batches) and whole_text[j] and j not in ahead:
+                paths = [u.item for u in batches[j].units]
+                ahead[j] = pool.submit(read_files, paths, None, raw_ws[j % 2])
 
-    for i, b in enumerate(batches):
-        if b.pieces:
-            unit = b.units[0]
-            run: str | None = None
-            reader = PieceReader(Path(unit.item), budget * BYTES_PER_LINE)
-            for size, lines in reader.pieces():
-                try:
-                    cols = parse_run_piece(
-                        reader.buf,
-                        size,
-                        unit.item,
-                        lines_before=lines,
-                        run_id_from=options["run_id_from"],
-                        workspace=ws,
-                    )
-                except FastevalError:  # the unbatched path names the first error of the file
-                    raise _SplitGroupError from None
-                if run is not None and cols.run_names != [run]:  # a tag change: as above
-                    raise _SplitGroupError
-                run = cols.run_names[0]
-                one_batch_per_run(cols.run_names, i)
-                yield _score(q, cols, measures, options)
-                del cols  # before the reader moves the next piece into its buffer
-        elif all(u.is_text for u in b.units):
-            cols = parse_run_files(
-                [u.item for u in b.units],
-                lenient=options["lenient"],
-                run_id_from=options["run_id_from"],
-                workspace=ws,
-            )
-            one_batch_per_run(cols.run_names, i)
-            yield _score(q, cols, measures, options)
-            del cols  # before the next batch reads into the workspace
-        else:
-            cols = run_columns(
-                [u.item for u in b.units],
-                lenient=options["lenient"],
-                run_id_from=options["run_id_from"],
-            )
-            one_batch_per_run(cols.run_names, i)
-            yield _score(q, cols, measures, options)
-            del cols  # the batch's rows: nothing of them outlives the batch
-        done += len(b.units)
-        if progress is not None:
-            progress(done, total)
+        read_ahead(0)
+        for i, b in enumerate(batches):
+            raw = ahead.pop(i).result() if i in ahead else None
+            read_ahead(i + 1)
+            yield from stream.batch(b, i, raw)
+            done += len(b.units)
+            if progress is not None:
+                progress(done, total)
 
 
 def _merge(

@@ -223,6 +223,29 @@ def _new(
     return np.empty(shape, dtype) if fill is None else np.full(shape, fill, dtype)
 
 
+class RawFiles(NamedTuple):
+    """Files read into one byte buffer: file ``i`` is ``buf[starts[i]:ends[i]]``."""
+
+    paths: list[PathLike]
+    buf: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+
+
+def read_files(
+    paths: Sequence[PathLike], threads: int | None = None, workspace: Workspace | None = None
+) -> RawFiles:
+    """Read files (plain or gzip) into one buffer, each ending in a newline.
+
+    A UTF-8 byte-order mark at the start of a file is blanked. Reading
+    releases the GIL (file reads, zlib), so a stream reads its next batch
+    with this in a thread while the current one is scored; the result is
+    given to :func:`parse_run_files` as ``raw``.
+    """
+    buf, starts, ends = _read_all(list(paths), threads, workspace)
+    return RawFiles(list(paths), buf, starts, ends)
+
+
 def _read_all(
     paths: list[PathLike], threads: int | None, ws: Workspace | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -451,8 +474,15 @@ def _tokenize_files(
     fields: Fields,
     threads: int | None = None,
     ws: Workspace | None = None,
+    raw: RawFiles | None = None,
 ) -> _Tokens:
-    buf, starts, ends = _read_all(paths, threads, ws)
+    if raw is not None and [os.fspath(p) for p in raw.paths] != [os.fspath(p) for p in paths]:
+        msg = "internal error: the files read ahead are not the files to parse"
+        raise RuntimeError(msg)
+    if raw is not None:
+        buf, starts, ends = raw.buf, raw.starts, raw.ends
+    else:
+        buf, starts, ends = _read_all(paths, threads, ws)
     names = [str(p) for p in paths]
     return _tokenize_buffer(buf, starts, ends, names, fields, ws)
 
@@ -640,6 +670,7 @@ def parse_run_files(
     run_id_from: str = "tag",
     threads: int | None = None,
     workspace: Workspace | None = None,
+    raw: RawFiles | None = None,
 ) -> RunColumns:
     """Parse run files (``qid Q0 docno rank score tag``, one run per file) into columns.
 
@@ -656,6 +687,8 @@ def parse_run_files(
     workspace
         Arrays to reuse (see :class:`Workspace`); the columns then point into
         it and are valid only until its next use.
+    raw
+        The files' bytes, read ahead by :func:`read_files` (the same paths).
     """
     if run_id_from not in ("tag", "filename"):
         msg = f"run_id_from must be 'tag' or 'filename', got {run_id_from!r}"
@@ -663,7 +696,7 @@ def parse_run_files(
     if not paths:
         msg = "no run files given"
         raise InputFormatError(msg)
-    tok = _tokenize_files(list(paths), RUN_LINE, threads, workspace)
+    tok = _tokenize_files(list(paths), RUN_LINE, threads, workspace, raw)
     return _run_columns(tok, list(paths), lenient, run_id_from)
 
 
