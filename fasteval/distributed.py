@@ -384,10 +384,11 @@ class StudySpec:
 def _study_context(token: str, spec: StudySpec) -> tuple[Any, list[Any], dict[str, Any], str]:
     def build() -> tuple[Any, list[Any], dict[str, Any], str]:
         from fasteval.analysis import studies as st
-        from fasteval.engine import prepare
+        from fasteval.engine.compact import prepare_compact
 
         qrels, runs = fetch_inputs(spec.source)
-        prep = prepare(
+        # the compact form, read batch by batch: what a worker holds for the whole study
+        prep = prepare_compact(
             qrels,
             runs,
             compat=spec.compat,
