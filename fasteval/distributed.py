@@ -20,10 +20,12 @@ local or shared-filesystem path (made absolute on the client), or any URL
 :func:`pyarrow.fs.FileSystem.from_uri` understands (``s3://``, ``gs://``,
 ``hdfs://``, ``file://``...). Parquet archives are read through the pyarrow
 filesystem; text files are copied to a worker-local temporary folder under
-their own name. Each worker prepares an input once and keeps it (a small
-per-process cache), so a unit ships only its parameters and returns only its
-rows. The client never reads the archive: a first task plans the work on a
-worker.
+their own name. For studies and information difference each worker prepares
+an input once and keeps it (a small per-process cache; a study worker holds the
+compact form of :mod:`fasteval.engine.compact`, about 33 MB for TREC-8), so a
+unit ships only its parameters and returns only its rows. An evaluation task
+reads only the files of its own block of runs (the qrels once per worker). The
+client never reads the archive: a first task plans the work on a worker.
 
 Failure behaviour: the scheduler re-runs the tasks of a worker that is lost
 (up to Dask's ``distributed.scheduler.allowed-failures``); a task that raises
