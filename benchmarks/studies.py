@@ -12,13 +12,19 @@
 4. With ``--scorers``: 30-variant studies with the other scorers (RIC, HSA +
    DO on TREC-8; alpha-nDCG@20 + ERR-IA@20 on the TREC Web 2012 baseline runs).
 
+The inputs are read into the compact form studies hold
+(``fasteval.engine.compact.prepare_compact``, batch by batch) or, with
+``--prepare full``, into the whole ``Prepared`` (RunColumns + full-width
+``Encoded``) as before issue 20. ``--study-only`` stops after the study, so
+the peak RSS printed (and ``/usr/bin/time -v``'s) is the study's own.
+
 Wall times on a shared machine depend on the other jobs, so every timing is
 printed with the process CPU time (user + system, all threads) beside it and
 the 1-minute load average before and after.
 
 Run from the repository root:
 ``python benchmarks/studies.py [--data ../shared/data/trec8_adhoc] [--pytrec-variants 3]
-[--scorers]``
+[--scorers] [--prepare compact|full] [--study-only]``
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from fasteval import studies  # noqa: E402
 from fasteval.analysis import meta  # noqa: E402
 from fasteval.analysis import variants as var  # noqa: E402
 from fasteval.engine import compute, prepare  # noqa: E402
+from fasteval.engine.compact import Compact, prepare_compact  # noqa: E402
 from fasteval.measures.parser import parse_measures  # noqa: E402
 
 RATES = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
@@ -68,14 +75,26 @@ def load() -> str:
     return f"{os.getloadavg()[0]:.1f}"
 
 
+def array_mb(prep) -> float:
+    """MB of the prepared arrays (per position, per group, qrels; RunColumns when full)."""
+    if isinstance(prep, Compact):
+        return prep.nbytes / 1e6
+    held = [v for v in vars(prep.enc).values() if isinstance(v, np.ndarray)]
+    r = prep.runs
+    held += [r.doc.buf, r.doc.starts, r.doc.ends, r.qid.buf, r.qid.starts, r.qid.ends]
+    held += [r.score, r.run, np.asarray(r.rank.buffers()[1] or b"")]
+    held += [a for a in (r.source.file_of_row, r.source.line_of_row) if a is not None]
+    return sum(a.nbytes for a in held) / 1e6
+
+
 def stages(prep, n: int = 20) -> str:
     """CPU ms per variant of each stage (mask, re-grade, score, compare), one thread's view."""
     from fasteval.analysis import studies as st
 
     sc = var.AdhocScorer(MEASURES)
-    full = sc(prep.enc)
     masker = getattr(var, "Masker", None)  # absent before the speed-up: apply_mask
     m = masker(prep.enc, with_jdx=False) if masker else (lambda k: var.apply_mask(prep.enc, k))
+    full = sc(m.full() if hasattr(m, "full") else prep.enc)
     tot = dict.fromkeys(("mask", "regrade", "score", "compare"), 0.0)
     fns = st._stat_functions()
     for i in range(n):
@@ -137,14 +156,17 @@ def main() -> None:
     ap.add_argument("--B", type=int, default=1000)
     ap.add_argument("--scorers", action="store_true", help="also time RIC, HSA, diversity")
     ap.add_argument("--web", default=str(shared / "trec_web_2009_2014"))
+    ap.add_argument("--prepare", choices=("compact", "full"), default="compact")
+    ap.add_argument("--study-only", action="store_true", help="stop after the study")
     args = ap.parse_args()
     print(f"# load average at start {load()}; {os.cpu_count()} CPUs")
     data = Path(args.data)
     qrels, run_dir = data / "qrels.trec8.adhoc.gz", data / "runs"
 
-    t0 = time.perf_counter()
-    prep = prepare(qrels, run_dir)
-    t_prep = time.perf_counter() - t0
+    t0, c0 = time.perf_counter(), time.process_time()
+    prep = prepare_compact(qrels, run_dir) if args.prepare == "compact" else prepare(qrels, run_dir)
+    t_prep, c_prep = time.perf_counter() - t0, time.process_time() - c0
+    rss_prep = peak_mb()
     n_runs = len(prep.enc.run_names)
     t0 = time.perf_counter()
     studies.subsample(prepared=prep, measures=MEASURES, rates=[0.5], reps=1)
@@ -157,7 +179,11 @@ def main() -> None:
         cpus.append(time.process_time() - c0)
         loads.append(load())
     n_var = len(RATES) * args.reps
-    print(f"# TREC-8: {n_runs} runs, prepare {t_prep:.1f} s, first variant {t_first:.1f} s")
+    print(
+        f"# TREC-8: {n_runs} runs, prepare ({args.prepare}) {t_prep:.1f} s (CPU {c_prep:.1f} s), "
+        f"arrays {array_mb(prep):.0f} MB, peak RSS after prepare {rss_prep:.0f} MB; "
+        f"first variant {t_first:.1f} s"
+    )
     print(
         f"fasteval study: {n_var} variants x {n_runs} runs x {len(MEASURES)} measures: "
         f"median {statistics.median(times):.2f} s (all: {', '.join(f'{t:.2f}' for t in times)}; "
@@ -167,6 +193,9 @@ def main() -> None:
     print(f"stages, CPU ms per variant: {stages(prep)}")
     tau = res.summary.filter(res.summary["statistic"] == "tau")
     print(tau.select("setting", "measure", "mean", "ci_low", "ci_high", "min", "max"))
+    if args.study_only:
+        return
+    wide = prep.encoded() if isinstance(prep, Compact) else prep.enc
 
     # the usual way: a qrels dict per variant, every run re-evaluated
     import pytrec_eval
@@ -200,8 +229,8 @@ def main() -> None:
     )
 
     # discriminative power over all pairs
-    ev = compute(prep.enc, parse_measures(["map"]))
-    X, _ = var.per_query_matrix(prep.enc, ev.values, ev.has_rows)
+    ev = compute(wide, parse_measures(["map"]))
+    X, _ = var.per_query_matrix(wide, ev.values, ev.has_rows)
     X = np.ascontiguousarray(X[:, :, 0])
     meta.pair_tests(X[:3], B=10, R=10)  # compile
     n_pairs = n_runs * (n_runs - 1) // 2

@@ -20,10 +20,12 @@ local or shared-filesystem path (made absolute on the client), or any URL
 :func:`pyarrow.fs.FileSystem.from_uri` understands (``s3://``, ``gs://``,
 ``hdfs://``, ``file://``...). Parquet archives are read through the pyarrow
 filesystem; text files are copied to a worker-local temporary folder under
-their own name. Each worker prepares an input once and keeps it (a small
-per-process cache), so a unit ships only its parameters and returns only its
-rows. The client never reads the archive: a first task plans the work on a
-worker.
+their own name. For studies and information difference each worker prepares
+an input once and keeps it (a small per-process cache; a study worker holds the
+compact form of :mod:`fasteval.engine.compact`, about 33 MB for TREC-8), so a
+unit ships only its parameters and returns only its rows. An evaluation task
+reads only the files of its own block of runs (the qrels once per worker). The
+client never reads the archive: a first task plans the work on a worker.
 
 Failure behaviour: the scheduler re-runs the tasks of a worker that is lost
 (up to Dask's ``distributed.scheduler.allowed-failures``); a task that raises
@@ -384,10 +386,11 @@ class StudySpec:
 def _study_context(token: str, spec: StudySpec) -> tuple[Any, list[Any], dict[str, Any], str]:
     def build() -> tuple[Any, list[Any], dict[str, Any], str]:
         from fasteval.analysis import studies as st
-        from fasteval.engine import prepare
+        from fasteval.engine.compact import prepare_compact
 
         qrels, runs = fetch_inputs(spec.source)
-        prep = prepare(
+        # the compact form, read batch by batch: what a worker holds for the whole study
+        prep = prepare_compact(
             qrels,
             runs,
             compat=spec.compat,
@@ -763,44 +766,67 @@ def information_difference(  # noqa: PLR0913 (keyword-only options)
 
 @dataclass(frozen=True)
 class EvalSpec:
-    """What a worker needs to read the runs once."""
+    """What a worker needs to read the qrels and its own runs."""
 
     source: Source
 
 
-def _eval_inputs(token: str, spec: EvalSpec) -> tuple[Any, Any, list[str]]:
-    def build() -> tuple[Any, Any, list[str]]:
-        from fasteval.io.tables import qrels_columns, qrels_to_table, run_columns, runs_to_table
+def _eval_qrels(token: str, spec: EvalSpec) -> Any:
+    """The qrels as a table, read once per worker (the runs are read per block)."""
 
-        qrels, runs = fetch_inputs(spec.source)
-        q = qrels_to_table(qrels_columns(qrels, lenient=spec.source.lenient))
-        r = run_columns(runs, lenient=spec.source.lenient, run_id_from=spec.source.run_id_from)
-        return q, runs_to_table(r), list(r.run_names)
+    def build() -> Any:
+        from fasteval.io.tables import qrels_columns, qrels_to_table
 
-    return _cached(token, build)  # type: ignore[no-any-return]
+        q = _fetch_one(spec.source.qrels)
+        if len(q) != 1:
+            msg = f"qrels must be one file, got a folder: {spec.source.qrels}"
+            raise InputFormatError(msg)
+        return qrels_to_table(qrels_columns(q[0], lenient=spec.source.lenient))
+
+    return _cached(token, build)
 
 
-def _eval_plan(token: str, spec: EvalSpec) -> list[str]:
-    return _eval_inputs(token, spec)[2]
+def _eval_plan(spec: EvalSpec) -> list[list[str]]:
+    """The run inputs, one list per run in the readers' order (text files, then tables).
+
+    Local paths are expanded to their files (a folder's files), and the text
+    files naming the same run (by their first line) are listed together, so a
+    block of these lists holds whole runs. A URL stays one input (a remote
+    folder or Parquet archive is read by the one task that holds it).
+    """
+    from fasteval.engine.stream import plan_batches
+    from fasteval.io.tables import expand_paths
+
+    items: list[str] = []
+    for r in spec.source.runs:
+        items.extend([r] if _is_url(r) else [os.fspath(p) for p in expand_paths([r])])
+    # a budget of one row: every run (or table) its own batch, in the readers' order
+    batches = plan_batches(items, 1, spec.source.run_id_from, split=False)
+    return [[os.fspath(u.item) for u in b.units] for b in batches]
 
 
 def _eval_block(
     token: str,
     spec: EvalSpec,
-    names: list[str],
+    items: list[str],
     measures: Any,
     kwargs: dict[str, Any],
     kernel_threads: int | None,
 ) -> pl.DataFrame:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
+    """Evaluate the runs of one block, reading only their files."""
     from fasteval.api import evaluate as local_evaluate
 
-    q, table, _ = _eval_inputs(token, spec)
-    sub = table.filter(pc.is_in(table["run_id"], value_set=pa.array(names, table["run_id"].type)))
+    q = _eval_qrels(token, spec)
+    runs = [x for item in items for x in _fetch_one(item)]
     with parallel.kernel_threads(kernel_threads):
-        return local_evaluate(q, sub, measures, **kwargs)
+        return local_evaluate(
+            q,
+            runs,
+            measures,
+            lenient=spec.source.lenient,
+            run_id_from=spec.source.run_id_from,
+            **kwargs,
+        )
 
 
 def refuse_diversity(measures: Sequence[str], fmt: str) -> None:
@@ -828,29 +854,38 @@ def evaluate(  # noqa: PLR0913 (keyword-only options)
 ) -> pl.DataFrame:
     """:func:`fasteval.evaluate` on a Dask cluster, in blocks of runs.
 
-    Each worker reads the runs once; a task evaluates a block of runs. The
-    table equals :func:`fasteval.evaluate`'s with the same arguments (same
-    rows, same order, same bits). ``**kwargs`` are ``evaluate``'s
+    A task evaluates a block of whole runs and reads only their files (each
+    worker reads the qrels once). The table equals :func:`fasteval.evaluate`'s
+    with the same arguments (same rows, same order, same bits). ``block`` is
+    the number of runs per task (a Parquet archive or a URL folder counts as
+    one: it is read whole by one task). ``**kwargs`` are ``evaluate``'s
     (``per_query``, ``compat``, ``relevance_level``, ``complete``...).
     """
     refuse_diversity([measures] if isinstance(measures, str) else list(measures or []), "")
     spec = EvalSpec(Source.of(qrels, runs, run_id_from, lenient))
     token = _token(spec)
     with connect(client) as c:
-        names = _plan_on_worker(c, _eval_plan, token, spec, retries=retries)
-        size = _block_size(len(names), c, block)
-        bounds = [(lo, min(lo + size, len(names))) for lo in range(0, len(names), size)]
+        groups = _plan_on_worker(c, _eval_plan, spec, retries=retries)
+        size = _block_size(len(groups), c, block)
+        bounds = [(lo, min(lo + size, len(groups))) for lo in range(0, len(groups), size)]
         parts: list[pl.DataFrame | None] = [None] * len(bounds)
 
         def on_done(i: int, df: pl.DataFrame) -> None:
             parts[i] = df
 
-        with _progress_bar(len(names), 0, "run", "evaluating (cluster)", progress) as bar:
+        with _progress_bar(len(groups), 0, "run", "evaluating (cluster)", progress) as bar:
             _run_blocks(
                 c,
                 _eval_block,
                 [
-                    (token, spec, names[lo:hi], measures, kwargs, kernel_threads)
+                    (
+                        token,
+                        spec,
+                        [item for g in groups[lo:hi] for item in g],
+                        measures,
+                        kwargs,
+                        kernel_threads,
+                    )
                     for lo, hi in bounds
                 ],
                 [hi - lo for lo, hi in bounds],

@@ -42,7 +42,8 @@ from fasteval.analysis import variants as var
 from fasteval.analysis.meta import student_t_ppf
 from fasteval.analysis.study_scorers import higher_is_better
 from fasteval.encode import Encoded
-from fasteval.engine import Prepared, QrelsLike, RunsLike, prepare
+from fasteval.engine import Prepared, QrelsLike, RunsLike
+from fasteval.engine.compact import Compact, prepare_compact
 from fasteval.errors import ParameterError
 from fasteval.io import writers
 from fasteval.measures.parser import parse_measures
@@ -110,7 +111,7 @@ class Context:
     pairs: tuple[np.ndarray, np.ndarray] | None = None
     statistics: tuple[str, ...] = STATISTICS
     higher_is_better: list[bool] | None = None  # per name (default: all)
-    masker: var.Masker | None = None  # built on first use
+    masker: var.Masker | None = None  # built by _context (or on first use)
     # the masker's buffers are reused: units of one context take turns (threads
     # of one Dask worker share its cached context)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -371,22 +372,29 @@ def _context(
     qrels: QrelsLike | None,
     runs: RunsLike | None,
     measures: Sequence[str] | str | None,
-    prepared: Prepared | None,
+    prepared: Prepared | Compact | None,
     scorer: var.Scorer | None,
     relevance_level: int,
     compat: int,
 ) -> Context:
+    """The data, scorer and full-qrels scores of a study.
+
+    Inputs given as ``qrels`` and ``runs`` are read into the compact form
+    (:func:`fasteval.engine.compact.prepare_compact`): batch by batch, keeping
+    only the grades and judgment indices of the evaluated positions. The
+    full-qrels scores are those of the variant that keeps every judgment.
+    """
     if scorer is not None and measures is not None:
         msg = "give measures or a scorer, not both"
         raise ParameterError(msg)
 
-    def _prepared() -> Prepared:
+    def _prepared() -> Prepared | Compact:
         if prepared is not None:
             return prepared
         if qrels is None or runs is None:
             msg = "give qrels and runs, or prepared=fasteval.engine.prepare(qrels, runs)"
             raise ParameterError(msg)
-        return prepare(qrels, runs, compat=compat)
+        return prepare_compact(qrels, runs, compat=compat)
 
     if scorer is None:
         ms = [measures] if isinstance(measures, str) else list(measures or DEFAULT_MEASURES)
@@ -408,7 +416,9 @@ def _context(
     if enc is None:
         enc = _prepared().enc
     names = list(scorer.names)
-    full = var.check_scores(scorer(enc), enc, names)
+    masker = var.Masker(enc, with_jdx=bool(getattr(scorer, "uses_jdx", True)))
+    enc_full = masker.full()  # enc itself unless compact (then widened into the masker's buffers)
+    full = var.check_scores(scorer(enc_full), enc_full, names)
     if len(enc.run_names) < 2:
         msg = f"a study compares system rankings; need >= 2 runs, got {len(enc.run_names)}"
         raise ParameterError(msg)
@@ -422,6 +432,7 @@ def _context(
         kind,
         relevance_level=level,
         higher_is_better=higher_is_better(scorer),
+        masker=masker,
     )
 
 
@@ -451,7 +462,7 @@ def subsample(  # noqa: PLR0913 (keyword-only options)
     reps: int = 30,
     seed: int = 0,
     out_dir: str | os.PathLike[str] | None = None,
-    prepared: Prepared | None = None,
+    prepared: Prepared | Compact | None = None,
     scorer: var.Scorer | None = None,
     relevance_level: int = 1,
     compat: int = 9,
@@ -515,7 +526,7 @@ def plan_subsample(  # noqa: PLR0913 (keyword-only options)
     *,
     rates: Sequence[float] = DEFAULT_RATES,
     reps: int = 30,
-    prepared: Prepared | None = None,
+    prepared: Prepared | Compact | None = None,
     scorer: var.Scorer | None = None,
     relevance_level: int = 1,
     compat: int = 9,
@@ -535,7 +546,7 @@ def pool_depth(  # noqa: PLR0913 (keyword-only options)
     pool_runs: Sequence[str] | None = None,
     seed: int = 0,
     out_dir: str | os.PathLike[str] | None = None,
-    prepared: Prepared | None = None,
+    prepared: Prepared | Compact | None = None,
     scorer: var.Scorer | None = None,
     relevance_level: int = 1,
     compat: int = 9,
@@ -572,7 +583,7 @@ def plan_pool_depth(  # noqa: PLR0913 (keyword-only options)
     *,
     depths: Sequence[int] = DEFAULT_DEPTHS,
     pool_runs: Sequence[str] | None = None,
-    prepared: Prepared | None = None,
+    prepared: Prepared | Compact | None = None,
     scorer: var.Scorer | None = None,
     relevance_level: int = 1,
     compat: int = 9,
@@ -616,7 +627,7 @@ def leave_out(  # noqa: PLR0913 (keyword-only options)
     reps: int = 30,
     seed: int = 0,
     out_dir: str | os.PathLike[str] | None = None,
-    prepared: Prepared | None = None,
+    prepared: Prepared | Compact | None = None,
     scorer: var.Scorer | None = None,
     relevance_level: int = 1,
     compat: int = 9,
@@ -667,7 +678,7 @@ def plan_leave_out(  # noqa: PLR0913 (keyword-only options)
     groups: dict[str, str] | None = None,
     depth: int = 100,
     reps: int = 30,
-    prepared: Prepared | None = None,
+    prepared: Prepared | Compact | None = None,
     scorer: var.Scorer | None = None,
     relevance_level: int = 1,
     compat: int = 9,

@@ -45,7 +45,8 @@ from fasteval.analysis import variants as var
 from fasteval.analysis.hsa import histogram_analysis_prepared
 from fasteval.analysis.information import pair_data
 from fasteval.encode import Encoded
-from fasteval.engine import Prepared, QrelsLike, RunsLike, prepare
+from fasteval.engine import Prepared, QrelsLike, RunsLike
+from fasteval.engine.compact import Compact, prepare_compact
 from fasteval.engine.diversity import (
     DiversityPrepared,
     check_params,
@@ -241,9 +242,13 @@ class DiversityScorer:
 
 @dataclasses.dataclass
 class RICScorer:
-    """Mean RIC per run (SPEC 5) over the queries with a differing-grade pair."""
+    """Mean RIC per run (SPEC 5) over the queries with a differing-grade pair.
 
-    prepared: Prepared
+    ``prepared`` is a :class:`~fasteval.engine.inputs.Prepared` or a
+    :class:`~fasteval.engine.compact.Compact` (a study's compact form).
+    """
+
+    prepared: Prepared | Compact
     relevance_level: int = 1
 
     def __post_init__(self) -> None:
@@ -256,9 +261,7 @@ class RICScorer:
 
     def __call__(self, enc: Encoded) -> np.ndarray:
 
-        data = pair_data(
-            dataclasses.replace(self.prepared, enc=enc), relevance_level=self.relevance_level
-        )
+        data = pair_data(with_enc(self.prepared, enc), relevance_level=self.relevance_level)
         return data.ric_per_run()[:, None]
 
 
@@ -270,9 +273,12 @@ class HSAScorer:
     ``higher_is_better`` tells the study (it flips the sign for the rank
     correlations, not in the reported scores). Pooled (default): one
     histogram per run; ``pooled=False``: the mean over queries where defined.
+    ``prepared`` may be a :class:`~fasteval.engine.compact.Compact`; with
+    ``values="score"`` it must keep the scores (``prepare_compact(...,
+    scores=True)``).
     """
 
-    prepared: Prepared
+    prepared: Prepared | Compact
     names: Sequence[str] = (HSA,)
     values: str = "rank"
     bins: int = 20
@@ -292,6 +298,16 @@ class HSAScorer:
         self.names = list(self.names)
         self.higher_is_better = [n == HSA for n in self.names]
         hsa._check(self.values, self.bins, self.normalize, self.nonrel_sample, self.unjudged)
+        if (
+            self.values == "score"
+            and isinstance(self.prepared, Compact)
+            and self.prepared.scores is None
+        ):
+            msg = (
+                "HSA/DO over scores need the scores at the ranked positions\n"
+                "  hint: prepare_compact(..., scores=True), or values='rank'"
+            )
+            raise ParameterError(msg)
 
     @property
     def enc(self) -> Encoded:
@@ -301,7 +317,7 @@ class HSAScorer:
     def __call__(self, enc: Encoded) -> np.ndarray:
 
         df = histogram_analysis_prepared(
-            dataclasses.replace(self.prepared, enc=enc),
+            with_enc(self.prepared, enc),
             values=self.values,
             bins=self.bins,
             normalize=self.normalize,
@@ -316,6 +332,13 @@ class HSAScorer:
             df = df.filter(pl.col("query_id") == "all")
         cols = {HSA: "hsa", DO: "do"}
         return np.column_stack([df[cols[n]].to_numpy().astype(np.float64) for n in self.names])
+
+
+def with_enc(prepared: Prepared | Compact, enc: Encoded) -> Prepared:
+    """``prepared`` over the (full-width) variant ``enc``: what RIC and HSA read."""
+    if isinstance(prepared, Compact):
+        return prepared.prepared(enc)
+    return dataclasses.replace(prepared, enc=enc)
 
 
 class CombinedScorer:
@@ -369,7 +392,7 @@ def scorer_for(
     *,
     qrels: QrelsLike | None = None,
     runs: RunsLike | None = None,
-    prepared: Prepared | None = None,
+    prepared: Prepared | Compact | None = None,
     relevance_level: int = 1,
     compat: int = 9,
 ) -> var.Scorer:
@@ -379,7 +402,8 @@ def scorer_for(
     ``DO`` combine freely over ad-hoc qrels. Diversity names
     (``alpha_nDCG@20``, ``ERR_IA@20``, ``NRBP``, ...) read the qrels as
     diversity qrels (``query subtopic doc grade``) and cannot be mixed with
-    the others. ``prepared`` (from :func:`fasteval.engine.prepare`, or a
+    the others. ``prepared`` (from :func:`fasteval.engine.prepare` or
+    :func:`fasteval.engine.compact.prepare_compact`, or a
     ``DiversityPrepared`` for diversity names) saves re-reading the inputs.
     """
     adhoc, div, ric, hist = split_names(measures)
@@ -410,7 +434,7 @@ def scorer_for(
         if qrels is None or runs is None:
             msg = "give qrels and runs, or prepared=fasteval.engine.prepare(qrels, runs)"
             raise ParameterError(msg)
-        prepared = prepare(qrels, runs, compat=compat)
+        prepared = prepare_compact(qrels, runs, compat=compat)
     parts: list[var.Scorer] = []
     if adhoc:
         parts.append(var.AdhocScorer(adhoc, relevance_level=relevance_level, compat=compat))

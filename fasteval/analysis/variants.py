@@ -99,9 +99,12 @@ def apply_mask(enc: Encoded, keep: np.ndarray) -> Encoded:
 class Masker:
     """:func:`apply_mask` for many masks over one ``Encoded``, without per-variant allocation.
 
-    A variant writes ``enc.rel`` into a reused buffer, ``NONPOOL`` at the
-    positions of dropped judgments (and remaps ``jdx`` into a second buffer
-    when ``with_jdx``), in one parallel pass over the positions.
+    A variant writes ``enc.rel`` into a reused ``int32`` buffer, ``NONPOOL``
+    at the positions of dropped judgments (and remaps ``jdx`` into a reused
+    ``int64`` buffer when ``with_jdx``), in one parallel pass over the
+    positions. ``enc`` may be full width or the narrow ``enc`` of a
+    :class:`~fasteval.engine.compact.Compact` (``int8`` grades, ``int32``
+    judgment indices): the variants are full width either way.
     The result equals ``apply_mask(enc, keep)`` but **shares its position
     buffers with the next call**: use it before asking for another variant.
 
@@ -115,9 +118,19 @@ class Masker:
         self.enc = enc
         self.with_jdx = with_jdx
         self.query = judgment_query(enc)
-        self._jdx1 = (enc.jdx + 1).astype(np.int32) if not with_jdx else enc.jdx
-        self._rel = np.empty_like(enc.rel)
-        self._jdx = np.empty_like(enc.jdx) if with_jdx else enc.jdx
+        self._rel = np.empty(enc.rel.shape[0], np.int32)
+        self._jdx = np.empty(enc.jdx.shape[0], np.int64) if with_jdx else enc.jdx
+
+    @property
+    def wide(self) -> bool:
+        """Whether ``enc`` already has the kernels' dtypes (``int32`` grades, ``int64`` jdx)."""
+        return self.enc.rel.dtype == np.int32 and self.enc.jdx.dtype == np.int64
+
+    def full(self) -> Encoded:
+        """The variant keeping every judgment: ``enc`` itself when it is full width."""
+        if self.wide:
+            return self.enc
+        return self(np.ones(self.enc.qr_rel.shape[0], bool))
 
     def __call__(self, keep: np.ndarray) -> Encoded:
         """The variant keeping the judgments where ``keep`` is true (buffers reused)."""
@@ -143,7 +156,7 @@ class Masker:
             kept1[1:] = keep
             # one light pass: a thread pool costs more than it saves here
             nonpool = np.int32(NONPOOL)
-            kv.remask(0, blocks.shape[0], _BLOCK, enc.rel, self._jdx1, kept1, nonpool, rel)
+            kv.remask(0, blocks.shape[0], _BLOCK, enc.rel, enc.jdx, kept1, nonpool, rel)
         n_q = enc.qr_off.shape[0] - 1
         per_q = np.bincount(self.query[keep], minlength=n_q)
         return _with_judgments(enc, keep, per_q, rel, jdx)

@@ -26,15 +26,16 @@ def regrade(lo, hi, block, rel, jdx, new_index, nonpool, rel_out, jdx_out):  # p
 
 
 @njit(cache=True, nogil=True)
-def remask(lo, hi, block, rel, jdx1, kept1, nonpool, rel_out):  # pragma: no cover
-    """``rel_out = rel``, but ``nonpool`` where the position's judgment is dropped.
+def remask(lo, hi, block, rel, jdx, kept1, nonpool, rel_out):  # pragma: no cover
+    """``rel_out = rel`` (widened), but ``nonpool`` where the position's judgment is dropped.
 
-    ``jdx1 = jdx + 1`` (0: no judgment) and ``kept1 = [1, keep...]`` as int32,
-    so the loop has no branch.
+    ``jdx`` is -1 where a position has no judgment and ``kept1 = [1, keep...]``
+    as int32, so the loop has no branch. ``rel`` and ``jdx`` may be narrow
+    (a compact prepared form) or full width.
     """
     end = min(hi * block, rel.shape[0])
     for i in range(lo * block, end):
-        k = kept1[jdx1[i]]
+        k = kept1[jdx[i] + 1]
         rel_out[i] = k * rel[i] + (1 - k) * nonpool
 
 

@@ -120,7 +120,7 @@ def test_study_unknown_measure_fails_before_reading(tmp_path, monkeypatch):
     def no_reading(*_a, **_k):
         raise AssertionError("inputs were read before the measures were checked")
 
-    monkeypatch.setattr(studies, "prepare", no_reading)
+    monkeypatch.setattr(studies, "prepare_compact", no_reading)  # what a study reads with
     res = _run(["study", "subsample", QRELS, RUNS, "-m", "mapp", "-o", str(tmp_path / "st")])
     _one_line_error(res, "mapp")
 

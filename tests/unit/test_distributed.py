@@ -128,6 +128,33 @@ def test_frames_are_refused_on_a_cluster() -> None:
         fd.Source.of(QRELS, [pl.read_parquet(RUNS)])
 
 
+def test_eval_blocks_read_only_their_own_runs(textdata, monkeypatch) -> None:
+    """The plan lists whole runs by file; a block task opens only its own files."""
+    qrels, runs = textdata
+    files = sorted(runs.iterdir())
+    # a second file of run gen2 (an error for the readers): listed with the first
+    extra = runs.parent / "zz_more_of_gen2.txt"
+    extra.write_text("1 Q0 D1-0 1 0.5 gen2\n")
+    try:
+        spec = fd.EvalSpec(fd.Source.of(qrels, [runs, extra, RUNS], "tag"))
+        groups = fd._eval_plan(spec)
+    finally:
+        extra.unlink()
+    assert groups[:7] == [[str(f)] for f in files[:2]] + [[str(files[2]), str(extra)]] + [
+        [str(f)] for f in files[3:]
+    ]
+    assert groups[7:] == [[str(RUNS)]]  # tables after the text files, as the readers read
+    spec = fd.EvalSpec(fd.Source.of(qrels, runs, "tag"))
+    opened: list[str] = []
+    real = fd._fetch_one
+    monkeypatch.setattr(fd, "_fetch_one", lambda x: opened.append(x) or real(x))
+    block = fd._eval_block("t-eval-test", spec, [str(files[4]), str(files[5])], ["map"], {}, 1)
+    assert opened == [str(qrels), str(files[4]), str(files[5])]
+    assert block["run_id"].unique(maintain_order=True).to_list() == ["gen4", "gen5"]
+    whole = evaluate(qrels, runs, ["map"])
+    same_bits(block, whole.filter(pl.col("run_id").is_in(["gen4", "gen5"])))
+
+
 # --------------------------------------------------------------------------- studies
 
 
