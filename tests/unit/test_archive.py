@@ -264,3 +264,44 @@ def test_trec8_ingest_then_eval_equals_text_eval(tmp_path: Path) -> None:
     kw: dict[str, Any] = {"complete": True, "compat": 10, "per_query": False}
     ref = evaluate(qrels, runs, MEASURES, batch_rows=UNBATCHED, **kw)
     assert evaluate(qrels, out, MEASURES, batch_rows=70_000, **kw).equals(ref)
+
+
+@pytest.mark.parametrize("dup", [False, True])
+def test_dictionary_ids_read_as_their_decoded_strings(dup: bool) -> None:
+    """Run and query ids kept dictionary-encoded (chunks with their own dictionaries, a
+    dictionary repeating a value) give the columns of the decoded strings."""
+    import pyarrow as pa
+
+    from fasteval.io.tables import runs_from_table
+
+    def chunk(runs: list[str], qids: list[str], words: list[str]) -> pa.Table:
+        def enc(values: list[str]) -> pa.DictionaryArray:
+            # odd rows take the last entry of a repeated value
+            last = [len(words) - 1 - words[::-1].index(v) for v in values]
+            first = [words.index(v) for v in values]
+            idx = pa.array([last[i] if i % 2 else first[i] for i in range(len(values))], pa.int32())
+            return pa.DictionaryArray.from_arrays(idx, pa.array(words))
+
+        n = len(runs)
+        return pa.table(
+            {
+                "run_id": enc(runs),
+                "query_id": enc(qids),
+                "doc_id": pa.array([f"d{i}" for i in range(n)]),
+                "score": pa.array(np.arange(n, dtype=np.float64)),
+            }
+        )
+
+    words = ["b", "a", "q1", "q2", "c"] + (["a"] if dup else [])
+    t1 = chunk(["b", "b", "a", "a", "b"], ["q2", "q2", "q1", "q2", "q1"], words)
+    t2 = chunk(["c", "a", "a"], ["q1", "q1", "q2"], list(reversed(words)))
+    table = pa.concat_tables([t1, t2])
+    plain = pa.table(
+        {c: table.column(c).cast(pa.large_string()) for c in ("run_id", "query_id", "doc_id")}
+        | {"score": table.column("score")}
+    )
+    got, ref = runs_from_table(table, "t"), runs_from_table(plain, "t")
+    assert got.run_names == ref.run_names == ["b", "a", "c"]
+    assert np.array_equal(got.run, ref.run)
+    assert got.qid.to_arrow().equals(ref.qid.to_arrow())
+    assert got.doc.to_arrow().equals(ref.doc.to_arrow())
