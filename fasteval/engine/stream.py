@@ -20,8 +20,9 @@ file and gets the whole file's name and line numbers back. A fasteval archive
 (:mod:`fasteval.io.archive`: rows sorted by run and query, every row group
 ending at a (run, query) boundary) larger than the budget is a batch of its
 own, read in pieces of consecutive row groups (only the columns the ranking
-measures use); any other Parquet file or a frame is one unit. Under ``lenient`` files are
-not split (the reader's warning would name the pieces).
+measures use); any other Parquet file or a frame is one unit. Under
+``lenient`` text files are not split (the reader's warning would name the
+pieces).
 
 The size of a text file is estimated from its uncompressed size (the gzip
 trailer for ``.gz``) at :data:`BYTES_PER_LINE`; a Parquet archive's from its
@@ -39,8 +40,8 @@ each run's aggregate is summed over them in that order
 holding a run adds empty groups for the qrels queries it lacks: one is kept.
 A group with rows in two batches (a query whose lines are not consecutive in
 a split file, or shared by two files of one run in different batches), or an
-error inside a piece of a split file or archive, cannot be reproduced batch by batch:
-the whole evaluation is then redone unbatched, so the answer (or the error
+error inside a piece of a split file or archive, cannot be reproduced batch
+by batch: the whole evaluation is then redone unbatched, so the answer (or the error
 message, naming the file and line) is today's by construction, at today's
 memory. Errors met in whole batches are raised as they are; a count in such
 a message (repeated rows, runs without a qrels query) covers the batch only.

@@ -305,3 +305,23 @@ def test_dictionary_ids_read_as_their_decoded_strings(dup: bool) -> None:
     assert np.array_equal(got.run, ref.run)
     assert got.qid.to_arrow().equals(ref.qid.to_arrow())
     assert got.doc.to_arrow().equals(ref.doc.to_arrow())
+
+
+def test_ingest_holds_one_batch_of_runs_at_a_time(tmp_path: Path, monkeypatch: Any) -> None:
+    """Each write gets the runs of one planned batch, never everything."""
+    _, paths = _make(tmp_path)
+    sizes = [len(run_columns([p])) for p in paths]
+    seen: list[int] = []
+    real = archive.ArchiveWriter.write
+
+    def spy(self: archive.ArchiveWriter, cols: Any) -> None:
+        seen.append(len(cols))
+        real(self, cols)
+
+    monkeypatch.setattr(archive.ArchiveWriter, "write", spy)
+    assert _ingest(paths, tmp_path / "a.parquet", 60).exit_code == 0
+    # one write per planned batch (rows estimated from file sizes, see engine.stream)
+    plan = stream.plan_batches(paths, 60, split=False)
+    size = dict(zip(paths, sizes, strict=True))
+    assert seen == [sum(size[u.item] for u in b.units) for b in plan]
+    assert len(seen) > 3 and max(seen) < sum(sizes) / 2
