@@ -296,30 +296,33 @@ class _BatchBar:
 @lenient_option
 @_friendly
 def ingest_cmd(inputs: tuple[str, ...], output: str, run_id_from: str, lenient: bool) -> None:
-    """Pack many run files (a whole track) into one Parquet archive."""
+    """Pack many run files (a whole track) into one Parquet archive.
+
+    The runs are read and written batch by batch (about $FASTEVAL_BATCH_ROWS
+    rows, default 1M), so memory stays bounded whatever the number of runs;
+    the archive is sorted by run then query, and appears only when complete.
+    """
     from tqdm import tqdm
 
-    from fasteval.io.tables import (
-        concat_runs,
-        expand_paths,
-        run_columns,
-        runs_to_table,
-    )
-    from fasteval.io.writers import write_arrow
+    from fasteval.engine.stream import batch_rows_of, plan_batches
+    from fasteval.io.archive import ArchiveWriter
+    from fasteval.io.tables import expand_paths, run_columns
 
     files = expand_paths(list(inputs))
     t0 = time.perf_counter()
-    parts = []
-    chunk = 16
-    with tqdm(total=len(files), unit="file", desc="reading runs", disable=None) as bar:
-        for i in range(0, len(files), chunk):
-            batch = files[i : i + chunk]
-            parts.append(run_columns(list(batch), lenient=lenient, run_id_from=run_id_from))
-            bar.update(len(batch))
-    cols = concat_runs(parts)
-    write_arrow(runs_to_table(cols), output)
+    # whole files per batch (a file larger than the budget is read alone, whole)
+    batches = plan_batches(files, batch_rows_of(None), run_id_from, split=False)
+    with (
+        ArchiveWriter(output, run_id_from=run_id_from) as archive,
+        tqdm(total=len(files), unit="file", desc="reading runs", disable=None) as bar,
+    ):
+        for b in batches:
+            cols = run_columns([u.item for u in b.units], lenient=lenient, run_id_from=run_id_from)
+            archive.write(cols)
+            del cols  # nothing of a batch outlives it
+            bar.update(len(b.units))
     click.echo(
-        f"wrote {output}: {len(cols.run_names)} runs, {len(cols):,} rows "
+        f"wrote {output}: {archive.runs} runs, {archive.rows:,} rows "
         f"in {time.perf_counter() - t0:.1f} s",
         err=True,
     )

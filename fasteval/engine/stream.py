@@ -15,10 +15,14 @@ text file names its run (its tag, or its file name under
 Batches are consecutive runs in first-appearance order, closed when their
 estimated size reaches ``batch_rows``. A text file larger than the budget is
 a batch of its own, read in pieces that end where the query id changes
-(:func:`file_pieces`); each piece goes through the text reader as a temporary
-file and gets the whole file's name and line numbers back. A Parquet archive
-or a frame is one unit (not split by row groups). Under ``lenient`` files are
-not split (the reader's warning would name the pieces).
+(:class:`PieceReader`, one reused buffer); each piece is parsed in memory with
+the whole file's name and line numbers (:func:`fasteval.io.trec.parse_run_piece`).
+A fasteval archive (:mod:`fasteval.io.archive`: rows sorted by run and query, every row group
+ending at a (run, query) boundary) larger than the budget is a batch of its
+own, read in pieces of consecutive row groups (only the columns the ranking
+measures use); any other Parquet file or a frame is one unit. Under
+``lenient`` text files are not split (the reader's warning would name the
+pieces).
 
 The size of a text file is estimated from its uncompressed size (the gzip
 trailer for ``.gz``) at :data:`BYTES_PER_LINE`; a Parquet archive's from its
@@ -36,8 +40,8 @@ each run's aggregate is summed over them in that order
 holding a run adds empty groups for the qrels queries it lacks: one is kept.
 A group with rows in two batches (a query whose lines are not consecutive in
 a split file, or shared by two files of one run in different batches), or an
-error inside a piece of a split file, cannot be reproduced batch by batch:
-the whole evaluation is then redone unbatched, so the answer (or the error
+error inside a piece of a split file or archive, cannot be reproduced batch
+by batch: the whole evaluation is then redone unbatched, so the answer (or the error
 message, naming the file and line) is today's by construction, at today's
 memory. Errors met in whole batches are raised as they are; a count in such
 a message (repeated rows, runs without a qrels query) covers the batch only.
@@ -65,7 +69,14 @@ from fasteval.engine.inputs import QrelsLike, RunsLike, as_list
 from fasteval.engine.ranking import aggregate, compute, evaluate_ranking
 from fasteval.engine.table import Evaluation, to_frame
 from fasteval.errors import DataMismatchError, FastevalError, ParameterError
-from fasteval.io.tables import PARQUET_SUFFIXES, expand_paths, qrels_columns, run_columns
+from fasteval.io.archive import EVAL_COLUMNS, archive_info, read_row_groups, row_group_pieces
+from fasteval.io.tables import (
+    PARQUET_SUFFIXES,
+    expand_paths,
+    qrels_columns,
+    run_columns,
+    runs_from_table,
+)
 from fasteval.io.trec import (
     RawFiles,
     Workspace,
@@ -115,6 +126,7 @@ class Unit:
     rows: int  # estimated
     run: str | None  # a text file's run id (None: unknown, a table)
     is_text: bool
+    archive: bool = False  # a fasteval archive: may be read in pieces of row groups
 
 
 @dataclass
@@ -167,7 +179,8 @@ def _units(items: list[Any], run_id_from: str) -> list[Unit]:
                     rows = pq.ParquetFile(p).metadata.num_rows
                 except (OSError, pa.ArrowException):
                     rows = 0  # the reader raises its own message
-                tables.append(Unit(x, rows, None, is_text=False))
+                ours = rows > 0 and archive_info(p) is not None
+                tables.append(Unit(x, rows, None, is_text=False, archive=ours))
                 continue
             if not p.is_file():  # the reader raises its own message
                 text.append(Unit(x, 0, None, is_text=True))
@@ -189,7 +202,8 @@ def plan_batches(
     Text files naming the same run (by their first line) go into the batch
     of that run's first file; runs follow their first appearance. With
     ``split``, a text file estimated larger than the budget is a batch of its
-    own, read in pieces (``Batch.pieces``).
+    own, read in pieces (``Batch.pieces``); so is a fasteval archive larger
+    than the budget (pieces of row groups), whatever ``split``.
     """
     units = _units(items, run_id_from)
     # runs in first-appearance order, each with its units (text files of one run together)
@@ -200,7 +214,7 @@ def plan_batches(
     batches: list[Batch] = []
     cur = Batch()
     for group in runs.values():
-        big = [u for u in group if split and u.is_text and u.rows > batch_rows]
+        big = [u for u in group if u.rows > batch_rows and (u.archive or (split and u.is_text))]
         whole = [u for u in group if u not in big]
         rows = sum(u.rows for u in whole)
         if cur.units and cur.rows + rows > batch_rows:
@@ -469,7 +483,11 @@ class _Stream:
     def batch(self, b: Batch, i: int, raw: RawFiles | None) -> Iterator[_Scored]:
         """One batch scored: a large file piece by piece, text files (read ahead), tables."""
         opts = self.options
-        if b.pieces:
+        if b.pieces and b.units[0].archive:
+            for scored in _archive_scored(self.q, b.units[0], self.measures, opts, self.budget):
+                self.one_batch_per_run(scored.run_names, i)
+                yield scored
+        elif b.pieces:
             unit = b.units[0]
             run: str | None = None
             reader = PieceReader(Path(unit.item), self.budget * BYTES_PER_LINE)
@@ -540,6 +558,26 @@ def _batches_scored(
             done += len(b.units)
             if progress is not None:
                 progress(done, total)
+
+
+def _archive_scored(
+    q: _Qrels, unit: Unit, measures: MeasureSet, options: dict[str, Any], budget: int
+) -> Iterator[_Scored]:
+    """Score a fasteval archive in pieces of consecutive row groups (whole groups each).
+
+    An error in a piece (its row numbers would count from the piece) sends the
+    evaluation to the unbatched path, which names the archive's own row.
+    """
+    path = unit.item
+    for groups in row_group_pieces(path, budget):
+        table = read_row_groups(path, groups, EVAL_COLUMNS)
+        try:
+            cols = runs_from_table(table, str(path))
+            scored = _score(q, cols, measures, options)
+        except FastevalError:
+            raise _SplitGroupError from None
+        del table, cols
+        yield scored
 
 
 def _merge(
@@ -671,9 +709,11 @@ judged_only, num_docs, zscores, on_duplicate, lenient, run_id_from
         "run_id_from": run_id_from,
     }
     batches = plan_batches(items, budget, run_id_from, split=not lenient) if items else []
-    # one batch is the unbatched path itself; two files giving one run id are an
-    # error, raised by the readers as they raise it unbatched (same message)
-    if len(batches) <= 1 or _run_in_two_files(batches):
+    # one batch is the unbatched path itself (but for an archive read in pieces);
+    # two files giving one run id are an error, raised by the readers as they
+    # raise it unbatched (same message)
+    alone = len(batches) == 1 and not (batches[0].pieces and batches[0].units[0].archive)
+    if not batches or alone or _run_in_two_files(batches):
         df, _ = evaluate_ranking(qrels, items, measures, **options)
         return df
     with gc_paused():

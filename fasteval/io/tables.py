@@ -31,7 +31,7 @@ from fasteval.columns import (
     numeric_numpy,
 )
 from fasteval.errors import FastevalWarning, InputFormatError, SchemaError
-from fasteval.io import adapters, trec
+from fasteval.io import adapters, archive, trec
 
 QRELS_SCHEMA = pa.schema(
     [("query_id", pa.large_string()), ("doc_id", pa.large_string()), ("relevance", pa.int32())]
@@ -67,6 +67,14 @@ def _to_arrow(x: Any, what: str, default_run: str = "run") -> tuple[pa.Table, st
         if not p.exists():
             msg = f"no such file: {p}"
             raise InputFormatError(msg)
+        if archive.archive_info(p) is not None:
+            # fasteval's own archive: pyarrow reads it straight into the types the
+            # readers use (ids dictionary-encoded, doc ids large_string): no cast
+            try:
+                return archive.read_archive(p), str(p)
+            except (OSError, pa.ArrowException) as e:
+                msg = f"{p}: not a readable Parquet file ({str(e).splitlines()[0]})"
+                raise InputFormatError(msg) from None
         try:
             # polars reads Parquet faster than pyarrow.parquet here (0.4 vs 1.0 s for a
             # 5M-row archive in a fresh process) and hands over large_string columns
@@ -142,8 +150,61 @@ def _str_col(table: pa.Table, name: str, c: str) -> StrColumn:
             msg = f"{name}: column {c!r} must hold strings, found {col.type}"
             raise SchemaError(msg)
     if pa.types.is_dictionary(col.type):
-        col = pc.cast(col, pa.large_string())
+        return _dictionary_str_col(col)
     return StrColumn.from_arrow(col)
+
+
+def _one_dictionary(col: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray | None:
+    """A dictionary-encoded string column as one array over one dictionary of distinct
+    strings (``None`` if its values are not strings or repeat: the caller decodes)."""
+    if isinstance(col, pa.ChunkedArray):
+        if col.num_chunks == 0:
+            return None
+        col = col.unify_dictionaries().combine_chunks() if col.num_chunks > 1 else col.chunk(0)
+    d = col.dictionary
+    if not (pa.types.is_string(d.type) or pa.types.is_large_string(d.type)):
+        return None
+    if d.null_count or pc.count_distinct(d).as_py() != len(d):
+        return None
+    return col
+
+
+def _dictionary_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
+    """A dictionary-encoded string column as slices of its dictionary (nothing decoded).
+
+    Each row's ``[start, end)`` points into the dictionary's bytes: a query id
+    column of an archive costs two integer gathers, not a copy of every string.
+    """
+    arr = _one_dictionary(col)
+    if arr is None:
+        return StrColumn.from_arrow(pc.cast(col, pa.large_string()))
+    words = StrColumn.from_arrow(arr.dictionary)
+    idx = numeric_numpy(arr.indices, null=0)
+    return StrColumn(words.buf, words.starts[idx], words.ends[idx])
+
+
+def _run_codes(table: pa.Table, name: str) -> tuple[np.ndarray, list[str]]:
+    """Run codes in order of first appearance and the run names (:func:`dict_encode`'s).
+
+    A dictionary-encoded column (an archive's) is numbered from its indices:
+    no string is compared or copied.
+    """
+    col = table.column("run_id")
+    arr = _one_dictionary(col) if pa.types.is_dictionary(col.type) else None
+    if arr is None:
+        rid = _str_col(table, name, "run_id")
+        codes, first = dict_encode(rid)
+        return codes, rid.take(first).to_pylist()
+    idx = numeric_numpy(arr.indices, null=0)
+    if len(idx) == 0:
+        return np.zeros(0, np.int32), []
+    heads = np.flatnonzero(np.concatenate([[True], idx[1:] != idx[:-1]]))
+    head_idx = idx[heads]
+    _, first = np.unique(head_idx, return_index=True)
+    seen = head_idx[np.sort(first)]  # dictionary entries in order of first appearance
+    lut = np.full(len(arr.dictionary), -1, np.int32)
+    lut[seen] = np.arange(len(seen), dtype=np.int32)
+    return lut[idx], arr.dictionary.take(pa.array(seen)).to_pylist()
 
 
 def _table_source(name: str) -> Source:
@@ -186,9 +247,7 @@ def runs_from_table(table: pa.Table, name: str) -> RunColumns:
     if bad.size:
         msg = f"{name}, row {int(bad[0]) + 1}: score is not a finite number: {score[bad[0]]}"
         raise InputFormatError(msg)
-    rid = _str_col(table, name, "run_id")
-    codes, first = dict_encode(rid)
-    names = rid.take(first).to_pylist()
+    codes, names = _run_codes(table, name)
     if "rank" in table.column_names and pa.types.is_integer(table.column("rank").type):
         rank = pc.cast(table.column("rank"), pa.int64()).combine_chunks()
     else:

@@ -34,8 +34,12 @@ PathLike = str | os.PathLike[str]
 
 
 @contextmanager
-def _replacing(path: PathLike) -> Iterator[str]:
-    """A temporary path beside ``path``, renamed to ``path`` when the block succeeds."""
+def replacing(path: PathLike) -> Iterator[str]:
+    """A temporary path beside ``path``, renamed to ``path`` when the block succeeds.
+
+    On any exception (Ctrl-C included) the temporary file is removed and
+    ``path`` is left as it was.
+    """
     target = Path(path)
     # a unique name (not mkstemp, whose 0600 mode the renamed file would keep)
     tmp = str(target.parent / f".{target.name}.{uuid.uuid4().hex[:12]}.tmp")
@@ -49,20 +53,20 @@ def _replacing(path: PathLike) -> Iterator[str]:
 
 def write_text(text: str, path: PathLike) -> None:
     """Write ``text`` to ``path`` (atomically)."""
-    with _replacing(path) as tmp, open(tmp, "w") as f:
+    with replacing(path) as tmp, open(tmp, "w") as f:
         f.write(text)
 
 
 def write_parquet(df: pl.DataFrame, path: PathLike) -> None:
     """Write a polars frame to ``path`` as Parquet (atomically)."""
-    with _replacing(path) as tmp:
+    with replacing(path) as tmp:
         df.write_parquet(tmp)
 
 
 def write_arrow(table: pa.Table, path: PathLike) -> None:
     """Write a qrels or run Arrow table to Parquet (zstd, dictionary-encoded ids), atomically."""
     dictionary = ["run_id", "query_id", "doc_id"] if "run_id" in table.column_names else True
-    with _replacing(path) as tmp:
+    with replacing(path) as tmp:
         pq.write_table(table, tmp, compression="zstd", use_dictionary=dictionary)
 
 
