@@ -144,7 +144,7 @@ def run_unit(ctx: ContentContext, setting: st.Setting, rep: int, seed: int) -> l
     if ctx.masker is None:
         ctx.masker = var.Masker(enc, with_jdx=False)
     a = ctx.scorer(ctx.masker(keep))[:, 0]
-    sc = ac.score_groups(ctx.data, ctx.content, keep)
+    sc = ac.score_groups(ctx.data, ctx.content, keep, reuse_results=True)
     b = ac.run_means(enc, sc.values)
     enc_c, n_pred = completed_variant(ctx, keep, sc.truth)
     c = ctx.scorer(enc_c)[:, 0]
