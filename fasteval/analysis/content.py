@@ -252,7 +252,7 @@ class Models:
     n: np.ndarray
     term: np.ndarray
     p: np.ndarray
-    plogp: np.ndarray  # p log2 p per entry (0 where unused)
+    plogp: np.ndarray  # p log2 p per entry
 
 
 def build_models(data: ContentData, m_off: np.ndarray, m_docs: np.ndarray) -> Models:
@@ -267,8 +267,10 @@ def build_models(data: ContentData, m_off: np.ndarray, m_docs: np.ndarray) -> Mo
     cum = np.concatenate([[0], np.cumsum(nnz)])
     room = cum[m_off[1:]] - cum[m_off[:-1]]
     off = np.concatenate([[0], np.cumsum(room)]).astype(np.int64)
-    term = np.zeros(max(int(off[-1]), 1), np.int32)
-    p = np.zeros(max(int(off[-1]), 1), np.float64)
+    # only the first n[u] entries of a model's room are written (and ever read)
+    term = np.empty(max(int(off[-1]), 1), np.int32)
+    p = np.empty(max(int(off[-1]), 1), np.float64)
+    plogp = np.empty(max(int(off[-1]), 1), np.float64)
     n = np.zeros(n_models + 1, np.int64)
     parallel.run(
         kc.build_models,
@@ -283,11 +285,9 @@ def build_models(data: ContentData, m_off: np.ndarray, m_docs: np.ndarray) -> Mo
         off,
         term,
         p,
+        plogp,
         n,
     )
-    plogp = np.zeros_like(p)
-    pos = p > 0
-    plogp[pos] = p[pos] * np.log2(p[pos])
     return Models(off[:-1].copy(), n, term, p, plogp)
 
 

@@ -27,7 +27,9 @@ import dataclasses
 import hashlib
 import math
 import os
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,7 @@ import numpy as np
 import polars as pl
 from tqdm import tqdm
 
+from fasteval import parallel
 from fasteval.analysis import content as ac
 from fasteval.analysis import correlation as corr
 from fasteval.analysis import studies as st
@@ -66,7 +69,22 @@ class ContentContext:
     aug_base: np.ndarray  # its judgment index in data.enc (-1 for placeholders)
     aug_key: np.ndarray  # query * (n_docs + 1) + collection row (-1 row: never predicted)
     depth: int = 20
-    masker: var.Masker | None = None
+    # one Masker per thread (a Masker reuses its buffers from one variant to the next)
+    maskers: threading.local = dataclasses.field(default_factory=threading.local, repr=False)
+
+    # units with an identical keep-mask (every repetition at rate 1) give identical curves
+    memo: dict[bytes, tuple[list[float], int]] = dataclasses.field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        # what completed_variant needs of the augmented qrels, computed once
+        valid = np.flatnonzero(self.aug_key >= 0)
+        o = np.argsort(self.aug_key[valid], kind="stable")
+        self._key_sorted = self.aug_key[valid][o]
+        self._key_idx = valid[o]
+        self._has = np.flatnonzero(self.aug.jdx >= 0)
+        self._has_j = self.aug.jdx[self._has]
+        self._base0 = np.maximum(self.aug_base, 0)
+        self._real = self.aug_real & (self.aug_base >= 0)
 
     @property
     def names(self) -> list[str]:
@@ -116,22 +134,34 @@ def _augmented(
 def completed_variant(
     ctx: ContentContext, keep: np.ndarray, truth: ac.GroundTruth | None = None
 ) -> tuple[Encoded, int]:
-    """The augmented ``Encoded`` of the reduced qrels completed by content; and the predictions."""
+    """The augmented ``Encoded`` of the reduced qrels completed by content; and the predictions.
+
+    The ``Encoded`` shares its buffers with the next call in the same thread
+    (as :class:`fasteval.analysis.variants.Masker`'s): score it first.
+    """
     data = ctx.data
     comp = ac.complete(data, keep, depth=ctx.depth, intent_aware=False, truth=truth)
     pred_key = comp.pred_query.astype(np.int64) * (len(data.coll) + 1) + comp.pred_doc
-    predicted = np.isin(ctx.aug_key, pred_key) & (ctx.aug_key >= 0)
-    base = ctx.aug_base
-    kept_real = ctx.aug_real & keep[np.maximum(base, 0)] & (base >= 0)
-    grades = np.where(kept_real, data.enc.qr_rel[np.maximum(base, 0)], max(1, data.relevance_level))
-    grades = grades.astype(np.int32)
-    aug = ctx.aug
-    rel = aug.rel.copy()
-    has = aug.jdx >= 0
-    g = grades[aug.jdx[has]]
-    rel[has] = np.where(g < 0, np.int32(UNJUDGED), g)
-    enc_c = dataclasses.replace(aug, qr_rel=grades, rel=rel)
-    return var.apply_mask(enc_c, kept_real | predicted), int(comp.pred_doc.shape[0])
+    n_aug = ctx.aug_key.shape[0]
+    predicted = np.zeros(n_aug, bool)
+    if pred_key.shape[0] and ctx._key_sorted.shape[0]:
+        at = np.minimum(np.searchsorted(ctx._key_sorted, pred_key), ctx._key_sorted.shape[0] - 1)
+        hit = ctx._key_sorted[at] == pred_key
+        predicted[ctx._key_idx[at[hit]]] = True
+    kept_real = ctx._real & keep[ctx._base0]
+    t = ctx.maskers
+    if getattr(t, "completed", None) is None:
+        grades0 = np.zeros(n_aug, np.int32)
+        rel0 = ctx.aug.rel.copy()
+        enc_c = dataclasses.replace(ctx.aug, qr_rel=grades0, rel=rel0)
+        t.completed = (grades0, rel0, var.Masker(enc_c, with_jdx=False))
+    grades, rel, masker = t.completed
+    # in place: the Masker reads its Encoded's rel and qr_rel when called
+    level = max(1, data.relevance_level)
+    np.copyto(grades, np.where(kept_real, data.enc.qr_rel[ctx._base0], level))
+    g = grades[ctx._has_j]
+    rel[ctx._has] = np.where(g < 0, np.int32(UNJUDGED), g)
+    return masker(kept_real | predicted), int(comp.pred_doc.shape[0])
 
 
 def run_unit(ctx: ContentContext, setting: st.Setting, rep: int, seed: int) -> list[dict[str, Any]]:
@@ -141,33 +171,49 @@ def run_unit(ctx: ContentContext, setting: st.Setting, rep: int, seed: int) -> l
     keep = var.subsample_mask(
         enc, float(setting.value), rng, relevance_level=ctx.data.relevance_level
     )
-    if ctx.masker is None:
-        ctx.masker = var.Masker(enc, with_jdx=False)
-    a = ctx.scorer(ctx.masker(keep))[:, 0]
+    digest = hashlib.sha256(keep.tobytes()).digest()
+    hit = ctx.memo.get(digest)
+    if hit is None:
+        hit = ctx.memo[digest] = _statistics(ctx, keep)
+    values, n_pred = hit
+    rows = []
+    n_kept = int(keep.sum())
+    for (name, stat), value in zip(
+        ((n, s) for n in ctx.names for s in STATISTICS), values, strict=True
+    ):
+        rows.append(
+            {
+                "setting": setting.label,
+                "x": setting.x,
+                "rep": rep,
+                "measure": name,
+                "statistic": stat,
+                "value": value,
+                "judgments": n_kept + (n_pred if name.startswith("c:") else 0),
+            }
+        )
+    return rows
+
+
+def _statistics(ctx: ContentContext, keep: np.ndarray) -> tuple[list[float], int]:
+    """Tau and tau_AP of curves a, b, c for one keep-mask (``ctx.names`` x ``STATISTICS``)."""
+    enc = ctx.data.enc
+    masker = getattr(ctx.maskers, "masker", None)
+    if masker is None:
+        masker = ctx.maskers.masker = var.Masker(enc, with_jdx=False)
+    a = ctx.scorer(masker(keep))[:, 0]
     sc = ac.score_groups(ctx.data, ctx.content, keep, reuse_results=True)
     b = ac.run_means(enc, sc.values)
     enc_c, n_pred = completed_variant(ctx, keep, sc.truth)
     c = ctx.scorer(enc_c)[:, 0]
     cols = [a, *(b[:, i] for i in range(b.shape[1])), c]
     fns = {"tau": lambda x, y: corr.kendall_tau(x, y, "b"), "tau_ap": st._tau_ap}
-    rows = []
-    n_kept = int(keep.sum())
-    for name, v in zip(ctx.names, cols, strict=True):
+    values = []
+    for v in cols:
         ok = np.isfinite(ctx.full) & np.isfinite(v)
         for stat in STATISTICS:
-            value = float(fns[stat](ctx.full[ok], v[ok])) if ok.sum() >= 2 else math.nan
-            rows.append(
-                {
-                    "setting": setting.label,
-                    "x": setting.x,
-                    "rep": rep,
-                    "measure": name,
-                    "statistic": stat,
-                    "value": value,
-                    "judgments": n_kept + (n_pred if name.startswith("c:") else 0),
-                }
-            )
-    return rows
+            values.append(float(fns[stat](ctx.full[ok], v[ok])) if ok.sum() >= 2 else math.nan)
+    return values, n_pred
 
 
 def split_measures(measures: Sequence[str]) -> tuple[str, list[ContentMeasure]]:
@@ -300,11 +346,7 @@ def content_study(  # noqa: PLR0913 (keyword-only options)
             desc="content study",
             disable=not progress,
         ) as bar:
-            for s in todo:
-                rows: list[dict[str, Any]] = []
-                for rep in range(s.reps):
-                    rows.extend(run_unit(ctx, s, rep, seed))
-                    bar.update(1)
+            for s, rows in _run_units(ctx, todo, seed, bar.update):
                 df = pl.DataFrame(rows, schema=st.UNIT_SCHEMA)
                 if out is not None:
                     writers.write_parquet(df, st.setting_file(out, s))
@@ -318,6 +360,55 @@ def content_study(  # noqa: PLR0913 (keyword-only options)
             schema={"run_id": pl.String, "measure": pl.String, "value": pl.Float64},
         )
         return st.finish_study(settings, parts, full, out)
+
+
+def _warm(ctx: ContentContext) -> None:
+    """Fill the caches every unit reads (looked-up depth, result models, pool), once."""
+    data = ctx.data
+    ac.ensure_depth(data, max([ctx.depth, *(m.k for m in ctx.content)]))
+    for m in ctx.content:
+        ac._group_blocks(data, data.enc, m.k)
+    ac._pool_models(data, ctx.depth)
+
+
+def _unit_rows(ctx: ContentContext, s: st.Setting, rep: int, seed: int) -> list[dict[str, Any]]:
+    with parallel.kernel_threads(1):
+        return run_unit(ctx, s, rep, seed)
+
+
+def _run_units(
+    ctx: ContentContext,
+    todo: Sequence[st.Setting],
+    seed: int,
+    tick: Any,
+) -> Any:
+    """Yield ``(setting, rows)`` for every setting of ``todo``, in order.
+
+    The units are independent (a keep-mask each; the shared caches are filled
+    first), so with several threads they run concurrently, one unit per
+    thread with single-threaded kernels: a unit's kernels are milliseconds
+    each, too short to split, and one unit's Python glue overlaps another's
+    kernels (which release the GIL). Rows come back in (setting, rep) order
+    whatever the thread count.
+    """
+    n_t = parallel.threads()
+    if n_t <= 1 or not todo:
+        for s in todo:
+            rows: list[dict[str, Any]] = []
+            for rep in range(s.reps):
+                rows.extend(run_unit(ctx, s, rep, seed))
+                tick(1)
+            yield s, rows
+        return
+    _warm(ctx)
+    with ThreadPoolExecutor(n_t) as ex:
+        futs = [[ex.submit(_unit_rows, ctx, s, rep, seed) for rep in range(s.reps)] for s in todo]
+        for s, fs in zip(todo, futs, strict=True):
+            rows = []
+            for f in fs:
+                rows.extend(f.result())
+                tick(1)
+            yield s, rows
 
 
 def _data_hash(ctx: ContentContext) -> str:

@@ -33,13 +33,26 @@ KL = 1
 
 @njit(cache=True, nogil=True)
 def build_models(
-    lo, hi, m_off, m_docs, m_wts, doc_off, terms, counts, n_terms, out_off, out_term, out_p, out_n
+    lo,
+    hi,
+    m_off,
+    m_docs,
+    m_wts,
+    doc_off,
+    terms,
+    counts,
+    n_terms,
+    out_off,
+    out_term,
+    out_p,
+    out_plogp,
+    out_n,
 ):  # pragma: no cover - numba
     """Models ``lo..hi``: model ``u`` mixes documents ``m_docs[m_off[u]:m_off[u+1]]``.
 
-    Writes the model's terms and probabilities at ``out_off[u]`` (room for the
-    sum of its documents' distinct terms) and their number to ``out_n[u]``
-    (0 when the documents hold no token).
+    Writes the model's terms, probabilities ``p`` and ``p log2 p`` at
+    ``out_off[u]`` (room for the sum of its documents' distinct terms) and
+    their number to ``out_n[u]`` (0 when the documents hold no token).
     """
     acc = np.zeros(n_terms, np.float64)
     for u in range(lo, hi):
@@ -58,7 +71,9 @@ def build_models(
                 total += a * counts[e]
         for e in range(base, base + n):
             t = out_term[e]
-            out_p[e] = acc[t] / total
+            p = acc[t] / total
+            out_p[e] = p
+            out_plogp[e] = p * math.log2(p)
             acc[t] = 0.0
         out_n[u] = n
 

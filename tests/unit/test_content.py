@@ -399,16 +399,61 @@ def test_completed_variant_scores_like_reparsed_qrels() -> None:
     rng = np.random.default_rng(0)
     from fasteval.analysis import variants as var
 
-    keep = var.subsample_mask(ctx.data.enc, 0.5, rng)
-    enc_c, _ = cs.completed_variant(ctx, keep)
-    got = ctx.scorer(enc_c)[:, 0]
-    cq = ac.completed_qrels(ctx.data, ac.complete(ctx.data, keep, depth=10), keep)
-    df = fasteval.evaluate(cq, rdf, ["map"], per_query=False)
-    want = dict(df.select("run_id", "value").iter_rows())
-    np.testing.assert_allclose(got, [want[r] for r in ctx.data.enc.run_names], atol=1e-12)
+    # several variants in a row: the buffers the variants share are rewritten each time
+    for rate in (0.5, 0.2, 0.8):
+        keep = var.subsample_mask(ctx.data.enc, rate, rng)
+        enc_c, _ = cs.completed_variant(ctx, keep)
+        got = ctx.scorer(enc_c)[:, 0]
+        cq = ac.completed_qrels(ctx.data, ac.complete(ctx.data, keep, depth=10), keep)
+        df = fasteval.evaluate(cq, rdf, ["map"], per_query=False)
+        want = dict(df.select("run_id", "value").iter_rows())
+        np.testing.assert_allclose(got, [want[r] for r in ctx.data.enc.run_names], atol=1e-12)
+
+
+def test_content_study_units_independent_of_thread_count() -> None:
+    """Units run concurrently (one per thread) give the rows of the sequential loop, in order."""
+    from fasteval.parallel import kernel_threads
+
+    coll, _, qdf, rdf = _world(5, n_docs=60, n_q=6, n_runs=5)
+    args = (qdf, rdf, coll, ["map", "LMJS@5", "LMKL@5"])
+    with kernel_threads(1):
+        one = cs.content_study(*args, rates=[0.2, 0.5, 1.0], reps=4, depth=10)
+    with kernel_threads(2):
+        two = cs.content_study(*args, rates=[0.2, 0.5, 1.0], reps=4, depth=10)
+    assert one.units.height == 3 * 4 * 4 * 2
+    assert two.units.equals(one.units)
+    # rate 1: every repetition keeps every judgment, so its curves are the same in each rep
+    full = (
+        one.units.filter(pl.col("x") == 1.0)
+        .group_by("measure", "statistic")
+        .agg(pl.col("value").n_unique().alias("n"))
+    )
+    assert full["n"].to_list() == [1] * full.height
 
 
 # --------------------------------------------------------------------------- threads, API, CLI
+
+
+@pytest.mark.parametrize("subtopics", [False, True])
+def test_one_pass_scoring_equals_stored_result_models(subtopics: bool) -> None:
+    """score_lists (result model built and scored at once) equals the stored-model path."""
+    coll, _, qdf, rdf = _world(11, n_docs=80, n_q=6, n_runs=4, subtopics=subtopics)
+    ms = ac.parse_content_measures(["LMJS@4", "LMKL@4", "LMKL(lambda=0)@30", "LMJS@1"])
+    if subtopics:
+        ms += ac.parse_content_measures(["LMJS_IA@4", "LMJS_IA@30"])
+    data = ac.prepare_content(qdf, rdf, coll, diversity=subtopics)
+    rng = np.random.default_rng(1)
+    for keep in (None, rng.random(data.enc.qr_rel.shape[0]) < 0.5):
+        data.cache.clear()
+        fused = ac.score_groups(data, ms, keep)
+        assert not data.cache  # nothing stored
+        stored = ac.score_groups(data, ms, keep, reuse_results=True)
+        assert data.cache
+        a, b = fused.values, stored.values
+        assert np.array_equal(np.isnan(a), np.isnan(b))
+        assert np.abs(a[~np.isnan(a)] - b[~np.isnan(b)]).max() <= 1e-14
+        assert np.array_equal(fused.skipped, stored.skipped)
+        assert np.array_equal(fused.empty_result, stored.empty_result)
 
 
 def test_independent_of_thread_count_on_many_chunks() -> None:
