@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import math
 import random
@@ -550,6 +551,41 @@ def test_cli_content_commands(tmp_path: Path) -> None:
     res = cli.invoke(main, args)
     assert res.exit_code == 0, res.output
     assert (study / "summary.csv").exists() and (study / "tau.png").exists()
+
+
+def test_cli_collection_passes_label_options(tmp_path: Path) -> None:
+    """eval --collection: -M, -J and -l reach the label measures as in evaluate()."""
+    from click.testing import CliRunner
+
+    from fasteval.cli import main
+
+    q, r, c = _write_world(tmp_path)
+    cli = CliRunner()
+    label = ["P_5", "map", "num_rel_ret"]
+    for flags, kw in [
+        (["-M", "3"], {"max_depth": 3}),
+        (["-J"], {"judged_only": True}),
+        (["-l", "2"], {"relevance_level": 2}),
+    ]:
+        args = ["eval", q, r, "--collection", c, "-q", "-m", "LMJS@5", "--format", "csv", *flags]
+        for m in label:
+            args += ["-m", m]
+        res = cli.invoke(main, args)
+        assert res.exit_code == 0, res.output
+        got = pl.read_csv(io.StringIO(res.stdout), schema_overrides={"query_id": pl.String})
+        got = got.filter(pl.col("measure") != "LMJS@5").sort(["run_id", "query_id", "measure"])
+        want = fasteval.evaluate(q, r, label, **kw).sort(["run_id", "query_id", "measure"])
+        plain = fasteval.evaluate(q, r, label).sort(["run_id", "query_id", "measure"])
+        assert got.select("run_id", "query_id", "measure").equals(
+            want.select("run_id", "query_id", "measure")
+        )
+        np.testing.assert_allclose(got["value"], want["value"], atol=1e-12)
+        assert not np.allclose(want["value"], plain["value"]), flags  # the option matters
+    res = cli.invoke(main, ["eval", q, r, "--collection", c, "--run-id", "filename"])
+    assert res.exit_code == 1
+    assert res.output.strip().splitlines() == [
+        "fasteval: error: --run-id filename is not supported with --collection (content measures)"
+    ]
 
 
 def test_cli_content_errors_are_one_line(tmp_path: Path) -> None:
