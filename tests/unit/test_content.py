@@ -607,3 +607,24 @@ def test_cli_content_errors_are_one_line(tmp_path: Path) -> None:
     assert res.exit_code == 1 and "lambda must be in [0, 1)" in res.output
     res = cli.invoke(main, ["index", str(tmp_path / "nothing.csv"), "-o", str(tmp_path / "x")])
     assert res.exit_code == 1 and "no such collection" in res.output
+
+
+def test_warmup_compiles_every_content_kernel_for_real_inputs(tmp_path: Path) -> None:
+    """After `fasteval warmup`'s content step, a content evaluation compiles nothing new."""
+    from fasteval import warmup
+    from fasteval.kernels import content as kc
+
+    (tmp_path / "warm").mkdir()
+    step = dict(warmup.steps(tmp_path / "warm"))[
+        "content measures, completion and the content study"
+    ]
+    step()
+    kernels = [kc.build_models, kc.result_models, kc.similarity, kc.score_lists]
+    before = [len(k.signatures) for k in kernels]
+    assert all(before)
+    q, r, c = _write_world(tmp_path)
+    ac.evaluate_content(q, r, c, ["LMJS@5", "LMKL@5"])
+    data = ac.prepare_content(q, r, c)
+    ac.complete(data, depth=10)
+    cs.content_study(None, None, None, ["map", "LMJS@5"], rates=[0.5], reps=2, data=data)
+    assert [len(k.signatures) for k in kernels] == before
