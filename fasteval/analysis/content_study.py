@@ -42,6 +42,7 @@ from fasteval import parallel
 from fasteval.analysis import content as ac
 from fasteval.analysis import correlation as corr
 from fasteval.analysis import studies as st
+from fasteval.analysis import study_scorers as ss
 from fasteval.analysis import variants as var
 from fasteval.encode import Encoded
 from fasteval.engine import QrelsLike, RunsLike, prepare
@@ -62,13 +63,16 @@ class ContentContext:
     data: ac.ContentData
     label: str
     content: list[ContentMeasure]
-    scorer: var.AdhocScorer
+    scorer: var.Scorer
     full: np.ndarray  # full-qrels label scores per run
     aug: Encoded  # runs joined to the real + placeholder judgments
     aug_real: np.ndarray  # bool per augmented judgment: a real one
     aug_base: np.ndarray  # its judgment index in data.enc (-1 for placeholders)
     aug_key: np.ndarray  # query * (n_docs + 1) + collection row (-1 row: never predicted)
     depth: int = 20
+    # diversity label measure (alpha_nDCG@20, ...): its scorer, its judged documents'
+    # index in data.enc, its run order in data.enc's, the runs (for completed qrels)
+    div: DiversityLabel | None = None
     # one Masker per thread (a Masker reuses its buffers from one variant to the next)
     maskers: threading.local = dataclasses.field(default_factory=threading.local, repr=False)
 
@@ -167,10 +171,14 @@ def completed_variant(
 def run_unit(ctx: ContentContext, setting: st.Setting, rep: int, seed: int) -> list[dict[str, Any]]:
     """Curves a, b and c of one (rate, repetition)."""
     rng = st.unit_rng(seed, "subsample", setting.key, rep)
-    enc = ctx.data.enc
-    keep = var.subsample_mask(
-        enc, float(setting.value), rng, relevance_level=ctx.data.relevance_level
-    )
+    if ctx.div is not None:  # the diversity study's masks: over its judged documents
+        keep_d = var.subsample_mask(ctx.div.scorer.enc, float(setting.value), rng)
+        keep = np.zeros(ctx.data.enc.qr_rel.shape[0], bool)
+        keep[ctx.div.to_content[keep_d]] = True
+    else:
+        keep = var.subsample_mask(
+            ctx.data.enc, float(setting.value), rng, relevance_level=ctx.data.relevance_level
+        )
     digest = hashlib.sha256(keep.tobytes()).digest()
     hit = ctx.memo.get(digest)
     if hit is None:
@@ -198,14 +206,17 @@ def run_unit(ctx: ContentContext, setting: st.Setting, rep: int, seed: int) -> l
 def _statistics(ctx: ContentContext, keep: np.ndarray) -> tuple[list[float], int]:
     """Tau and tau_AP of curves a, b, c for one keep-mask (``ctx.names`` x ``STATISTICS``)."""
     enc = ctx.data.enc
-    masker = getattr(ctx.maskers, "masker", None)
-    if masker is None:
-        masker = ctx.maskers.masker = var.Masker(enc, with_jdx=False)
-    a = ctx.scorer(masker(keep))[:, 0]
     sc = ac.score_groups(ctx.data, ctx.content, keep, reuse_results=True)
     b = ac.run_means(enc, sc.values)
-    enc_c, n_pred = completed_variant(ctx, keep, sc.truth)
-    c = ctx.scorer(enc_c)[:, 0]
+    if ctx.div is not None:
+        a, c, n_pred = _diversity_curves(ctx, ctx.div, keep, sc)
+    else:
+        masker = getattr(ctx.maskers, "masker", None)
+        if masker is None:
+            masker = ctx.maskers.masker = var.Masker(enc, with_jdx=False)
+        a = ctx.scorer(masker(keep))[:, 0]
+        enc_c, n_pred = completed_variant(ctx, keep, sc.truth)
+        c = ctx.scorer(enc_c)[:, 0]
     cols = [a, *(b[:, i] for i in range(b.shape[1])), c]
     fns = {"tau": lambda x, y: corr.kendall_tau(x, y, "b"), "tau_ap": st._tau_ap}
     values = []
@@ -214,6 +225,30 @@ def _statistics(ctx: ContentContext, keep: np.ndarray) -> tuple[list[float], int
         for stat in STATISTICS:
             values.append(float(fns[stat](ctx.full[ok], v[ok])) if ok.sum() >= 2 else math.nan)
     return values, n_pred
+
+
+def _diversity_curves(
+    ctx: ContentContext, div: DiversityLabel, keep: np.ndarray, sc: ac.ContentScores
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Curves a and c of a diversity label measure (run scores in ``data.enc`` order).
+
+    (a) masks the diversity scorer's judged documents; (c) completes the
+    reduced qrels per subtopic and scores the completed diversity qrels as
+    if read from a file (they add judgments no mask can express).
+    """
+    data = ctx.data
+    keep_d = keep[div.to_content]
+    a = div.scorer(var.apply_mask(div.scorer.enc, keep_d))[div.run_order, 0]
+    truth = sc.truth_ia if sc.truth_ia is not None else None
+    comp = ac.complete(data, keep, depth=ctx.depth, intent_aware=True, truth=truth)
+    qrels_c = ac.completed_qrels(data, comp, keep)
+    scorer_c = ss.DiversityScorer.from_inputs(
+        qrels_c, div.runs, [ctx.label], relevance_level=data.relevance_level, order=div.order
+    )
+    pos = {r: i for i, r in enumerate(scorer_c.enc.run_names)}
+    c_all = scorer_c(scorer_c.enc)[:, 0]
+    c = np.array([c_all[pos[r]] if r in pos else math.nan for r in data.enc.run_names])
+    return a, c, int(comp.pred_doc.shape[0])
 
 
 def split_measures(measures: Sequence[str]) -> tuple[str, list[ContentMeasure]]:
@@ -230,6 +265,57 @@ def split_measures(measures: Sequence[str]) -> tuple[str, list[ContentMeasure]]:
     return label[0], content
 
 
+@dataclass
+class DiversityLabel:
+    """What curves a and c need when the label measure is a diversity one (ndeval's)."""
+
+    scorer: ss.DiversityScorer
+    to_content: np.ndarray  # per judged document of scorer.enc: its judgment index in data.enc
+    run_order: np.ndarray  # scorer run index of every data.enc run
+    runs: pl.DataFrame  # the runs, to score completed qrels
+    order: str  # ndeval's "rank" order when every row has a rank, else "traditional"
+
+
+def _diversity_label(data: ac.ContentData, label: str, relevance_level: int) -> DiversityLabel:
+    enc = data.enc
+    qrels = ac.completed_qrels(data, _no_prediction())
+    runs = pl.from_arrow(runs_to_table(data.prep.runs))
+    assert isinstance(runs, pl.DataFrame)
+    # ndeval orders by the rank column (as the diversity studies do); runs without
+    # ranks (a frame of scores) by score, then docno
+    order = "rank" if runs["rank"].null_count() == 0 else "traditional"
+    scorer = ss.DiversityScorer.from_inputs(
+        qrels, runs, [label], relevance_level=relevance_level, order=order
+    )
+    d = scorer.prep.qrels
+    rows = scorer.prep.doc_rows[scorer.enc.qr_rows]
+    div_keys = pl.DataFrame(
+        {
+            "query_id": pl.Series(d.qid.take(rows)).cast(pl.String),
+            "doc_id": pl.Series(d.doc.take(rows)).cast(pl.String),
+        }
+    )
+    own = pl.DataFrame(
+        {
+            "query_id": pl.Series(data.prep.qrels.qid.take(enc.qr_rows)).cast(pl.String),
+            "doc_id": pl.Series(data.prep.qrels.doc.take(enc.qr_rows)).cast(pl.String),
+            "j": np.arange(enc.qr_rows.shape[0], dtype=np.int64),
+        }
+    )
+    j = div_keys.join(own, on=["query_id", "doc_id"], how="left", maintain_order="left")["j"]
+    if j.null_count():  # pragma: no cover - both read the same qrels rows
+        msg = "internal: a judged document of the diversity qrels has no ad-hoc judgment"
+        raise ParameterError(msg)
+    pos = {r: i for i, r in enumerate(scorer.enc.run_names)}
+    run_order = np.array([pos[r] for r in enc.run_names], np.int64)
+    return DiversityLabel(scorer, j.to_numpy().astype(np.int64), run_order, runs, order)
+
+
+def _no_prediction() -> ac.Completion:
+    e64, e32 = np.zeros(0, np.int64), np.zeros(0, np.int32)
+    return ac.Completion(e64, e32, np.zeros(0), e64, e32, e32, np.zeros(0), 0)
+
+
 def plan(
     qrels: QrelsLike,
     runs: RunsLike,
@@ -241,21 +327,46 @@ def plan(
     compat: int = 9,
     data: ac.ContentData | None = None,
 ) -> ContentContext:
-    """Read and join everything a content study needs (no unit run yet)."""
+    """Read and join everything a content study needs (no unit run yet).
+
+    A diversity label measure (``alpha_nDCG@20``, ``ERR_IA@20``, ...) reads
+    the qrels as diversity qrels; its content measure is then usually
+    ``LMJS_IA@k``, and the completion predicts labels per subtopic.
+    """
     label, content = split_measures(measures)
-    if any(m.intent_aware for m in content):
-        msg = "the content study supports ad-hoc qrels and LMJS/LMKL (not LMJS_IA) for now"
+    diversity = bool(ss.split_names([label])[1])
+    if any(m.intent_aware for m in content) and not diversity:
+        msg = (
+            "LMJS_IA needs diversity qrels: pair it with a diversity label measure\n"
+            "  hint: -m alpha_nDCG@20 -m LMJS_IA@20"
+        )
         raise MeasureError(msg)
     if depth < 1:
         msg = f"completion pool depth must be >= 1, got {depth}"
         raise ParameterError(msg)
     if data is None:
         data = ac.prepare_content(
-            qrels, runs, collection, relevance_level=relevance_level, compat=compat
+            qrels,
+            runs,
+            collection,
+            diversity=diversity,
+            relevance_level=relevance_level,
+            compat=compat,
         )
+    if diversity and not data.has_subtopics:
+        msg = f"{label} needs diversity qrels (query_id, subtopic, doc_id, relevance)"
+        raise ParameterError(msg)
     if len(data.enc.run_names) < 2:
         msg = f"a study compares system rankings; need >= 2 runs, got {len(data.enc.run_names)}"
         raise ParameterError(msg)
+    if diversity:
+        div = _diversity_label(data, label, relevance_level)
+        full = div.scorer(div.scorer.enc)[div.run_order, 0]
+        none64 = np.zeros(0, np.int64)
+        return ContentContext(
+            data, label, content, div.scorer, full, data.enc, np.zeros(0, bool), none64, none64,
+            depth, div,
+        )  # fmt: skip
     scorer = var.AdhocScorer([label], relevance_level=relevance_level, compat=compat)
     full = scorer(data.enc)[:, 0]
     aug, is_real, base, key = _augmented(data, depth)

@@ -432,6 +432,53 @@ def test_content_study_units_independent_of_thread_count() -> None:
     assert full["n"].to_list() == [1] * full.height
 
 
+def test_content_study_with_diversity_qrels() -> None:
+    """alpha_nDCG@20 with LMJS_IA: curve a is the subsampling study's, b and c as evaluated."""
+    from fasteval.analysis import studies as st
+    from fasteval.analysis import variants as var
+
+    coll, _, qdf, rdf = _world(6, n_docs=60, n_q=6, n_runs=5, subtopics=True)
+    # ndeval orders by rank (ties in score broken by row order here)
+    rank = pl.col("score").rank("ordinal", descending=True).over("run_id", "query_id")
+    rdf = rdf.with_columns(rank.cast(pl.Int64).alias("rank"))
+    names = ["alpha_nDCG@20", "LMJS_IA@5"]
+    res = cs.content_study(qdf, rdf, coll, names, rates=[0.3, 1.0], reps=3, depth=10)
+    assert set(res.units["measure"].to_list()) == {
+        "a:alpha_nDCG@20",
+        "b:LMJS_IA@5",
+        "c:alpha_nDCG@20",
+    }
+    tau = res.units.filter(pl.col("statistic") == "tau")
+    a = tau.filter(pl.col("measure") == "a:alpha_nDCG@20").sort("x", "rep")
+    assert a.filter(pl.col("x") == 1.0)["value"].to_list() == [1.0] * 3
+    # the masks are the diversity subsampling study's (same seed): same tau for curve a
+    sub = st.subsample(qdf, rdf, ["alpha_nDCG@20"], rates=[0.3, 1.0], reps=3).units
+    sub = sub.filter((pl.col("statistic") == "tau") & (pl.col("measure") == "alpha_nDCG@20"))
+    np.testing.assert_allclose(a["value"], sub.sort("x", "rep")["value"], atol=1e-12)
+    # one unit by hand: b from the reduced qrels file, c from the completed one
+    ctx = cs.plan(qdf, rdf, coll, names, depth=10)
+    div = ctx.div
+    assert div is not None
+    keep_d = var.subsample_mask(div.scorer.enc, 0.3, np.random.default_rng(3))
+    keep = np.zeros(ctx.data.enc.qr_rel.shape[0], bool)
+    keep[div.to_content[keep_d]] = True
+    sc = ac.score_groups(ctx.data, ctx.content, keep)
+    b = dict(zip(ctx.data.enc.run_names, ac.run_means(ctx.data.enc, sc.values)[:, 0], strict=True))
+    reduced = div.scorer.variant_qrels(keep_d)
+    want_b = ac.content_evaluate(reduced, rdf, coll, "LMJS_IA@5", per_query=False)
+    for run, value in want_b.select("run_id", "value").iter_rows():
+        assert b[run] == pytest.approx(value, abs=1e-12)
+    _, c, n_pred = cs._diversity_curves(ctx, div, keep, sc)
+    completed = ac.completed_qrels(ctx.data, ac.complete(ctx.data, keep, depth=10), keep)
+    assert completed.height >= reduced.height + n_pred
+    want_c = fasteval.diversity_evaluate(completed, rdf, ["alpha_nDCG@20"], per_query=False)
+    got_c = dict(zip(ctx.data.enc.run_names, c, strict=True))
+    for run, value in want_c.select("run_id", "value").iter_rows():
+        assert got_c[run] == pytest.approx(value, abs=1e-12)
+    with pytest.raises(MeasureError, match="LMJS_IA needs diversity qrels"):
+        cs.plan(qdf, rdf, coll, ["map", "LMJS_IA@5"])
+
+
 # --------------------------------------------------------------------------- threads, API, CLI
 
 
