@@ -388,6 +388,7 @@ def content_study(  # noqa: PLR0913 (keyword-only options)
     compat: int = 9,
     progress: bool = False,
     data: ac.ContentData | None = None,
+    concurrent: bool = False,
 ) -> st.StudyResult:
     """Hui's Figure 3 with the content layer: curves a, b, c of tau against the sampling rate.
 
@@ -406,6 +407,10 @@ def content_study(  # noqa: PLR0913 (keyword-only options)
     out_dir
         Save one Parquet file per finished rate, ``summary.parquet/csv`` and
         ``full.parquet``; an interrupted study resumes from them.
+    concurrent
+        Run the variants concurrently, one per thread (see ``_run_units``);
+        the default runs them in turn with each kernel split over the threads.
+        The rows are the same.
 
     Returns
     -------
@@ -457,7 +462,7 @@ def content_study(  # noqa: PLR0913 (keyword-only options)
             desc="content study",
             disable=not progress,
         ) as bar:
-            for s, rows in _run_units(ctx, todo, seed, bar.update):
+            for s, rows in _run_units(ctx, todo, seed, bar.update, concurrent):
                 df = pl.DataFrame(rows, schema=st.UNIT_SCHEMA)
                 if out is not None:
                     writers.write_parquet(df, st.setting_file(out, s))
@@ -492,17 +497,20 @@ def _run_units(
     todo: Sequence[st.Setting],
     seed: int,
     tick: Any,
+    concurrent: bool = False,
 ) -> Any:
     """Yield ``(setting, rows)`` for every setting of ``todo``, in order.
 
-    The units are independent (a keep-mask each; the shared caches are filled
-    first), so with several threads they run concurrently, one unit per
-    thread with single-threaded kernels: a unit's kernels are milliseconds
-    each, too short to split, and one unit's Python glue overlaps another's
-    kernels (which release the GIL). Rows come back in (setting, rep) order
-    whatever the thread count.
+    By default one unit after the other, each kernel split over the threads.
+    With ``concurrent`` (the units are independent: a keep-mask each; the
+    shared caches are filled first) one unit per thread with single-threaded
+    kernels, so that one unit's Python glue overlaps another's kernels. On
+    the shared benchmark VM (load 4-8) that used 30% less CPU in total but
+    got less of the machine (CPU/wall 0.3-0.55 against 0.45-1.1): a thread
+    waiting for the GIL held by a descheduled one idles, while kernel
+    threads never need it. Rows come back in (setting, rep) order either way.
     """
-    n_t = parallel.threads()
+    n_t = parallel.threads() if concurrent else 1
     if n_t <= 1 or not todo:
         for s in todo:
             rows: list[dict[str, Any]] = []
