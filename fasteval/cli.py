@@ -214,6 +214,16 @@ def eval_cmd(
             level=level,
             compat=int(compat),
             keep_first=keep_first,
+            label_options={
+                "complete": complete,
+                "max_depth": max_depth,
+                "judged_only": judged_only,
+                "num_docs": num_docs,
+                "zscores": zscore_file,
+                "lenient": lenient,
+                "run_id_from": run_id_from,
+                "rel_format": rel_format,
+            },
         )
         return
     from fasteval.api import evaluate

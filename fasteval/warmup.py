@@ -44,6 +44,34 @@ def _text_copies(tmp: Path) -> tuple[Path, Path]:
     return run_dir, div
 
 
+def _content(qrels: Path, runs: Path, div: Path) -> object:
+    """Every content kernel (SPEC 9) on a made-up collection of the sample's documents.
+
+    Each document's text is a few words drawn from a 60-word vocabulary by a
+    hash of its id (deterministic); the kernels see the arrays a real
+    collection gives.
+    """
+    import zlib
+
+    from fasteval.analysis import content as ac
+    from fasteval.analysis.content_study import content_study
+    from fasteval.io.tables import load_runs
+
+    ids = load_runs(runs)["doc_id"].unique().sort().to_list()
+    texts = []
+    for d in ids:
+        h = zlib.crc32(d.encode())
+        texts.append(" ".join(f"w{(h >> (3 * i)) % 60}" for i in range(h % 7 + 3)))
+    from fasteval.io.collection import from_texts
+
+    coll = from_texts(ids, texts)
+    data = ac.prepare_content(qrels, runs, coll)
+    ac.evaluate_content(qrels, runs, coll, ["LMJS@20", "LMKL@20"], data=data)
+    ac.evaluate_content(div, runs, coll, ["LMJS_IA@20"])
+    ac.select(data, depth=3, max_depth=5)
+    return content_study(None, None, None, ["map", "LMJS@20"], rates=[0.5], reps=2, data=data)
+
+
 def steps(tmp: Path) -> list[tuple[str, Callable[[], object]]]:
     """The warm-up steps: (what, call) pairs, each exercising one kernel family."""
     import fasteval
@@ -66,6 +94,7 @@ def steps(tmp: Path) -> list[tuple[str, Callable[[], object]]]:
         return discriminative_power(table, "map", B=20, seed=0)
 
     return [
+        ("content measures, completion and the content study", lambda: _content(q, r, div)),
         ("the text reader (runs as TREC files)", lambda: fasteval.evaluate(q, run_dir, ["map"])),
         ("all trec_eval measure families", eval_all),
         ("diversity (ndeval) measures", lambda: fasteval.diversity_evaluate(div, run_dir)),

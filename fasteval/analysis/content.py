@@ -252,7 +252,7 @@ class Models:
     n: np.ndarray
     term: np.ndarray
     p: np.ndarray
-    plogp: np.ndarray  # p log2 p per entry (0 where unused)
+    plogp: np.ndarray  # p log2 p per entry
 
 
 def build_models(data: ContentData, m_off: np.ndarray, m_docs: np.ndarray) -> Models:
@@ -267,8 +267,10 @@ def build_models(data: ContentData, m_off: np.ndarray, m_docs: np.ndarray) -> Mo
     cum = np.concatenate([[0], np.cumsum(nnz)])
     room = cum[m_off[1:]] - cum[m_off[:-1]]
     off = np.concatenate([[0], np.cumsum(room)]).astype(np.int64)
-    term = np.zeros(max(int(off[-1]), 1), np.int32)
-    p = np.zeros(max(int(off[-1]), 1), np.float64)
+    # only the first n[u] entries of a model's room are written (and ever read)
+    term = np.empty(max(int(off[-1]), 1), np.int32)
+    p = np.empty(max(int(off[-1]), 1), np.float64)
+    plogp = np.empty(max(int(off[-1]), 1), np.float64)
     n = np.zeros(n_models + 1, np.int64)
     parallel.run(
         kc.build_models,
@@ -283,11 +285,9 @@ def build_models(data: ContentData, m_off: np.ndarray, m_docs: np.ndarray) -> Mo
         off,
         term,
         p,
+        plogp,
         n,
     )
-    plogp = np.zeros_like(p)
-    pos = p > 0
-    plogp[pos] = p[pos] * np.log2(p[pos])
     return Models(off[:-1].copy(), n, term, p, plogp)
 
 
@@ -500,16 +500,48 @@ class ContentScores:
     truth_ia: GroundTruth | None
 
 
+def _score_fused(
+    data: ContentData, enc: Encoded, tr: GroundTruth, m: ContentMeasure
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Values, kept and skipped counts of ``m`` per group, result models built and used at once."""
+    ensure_depth(data, m.k)
+    coll = data.coll
+    gq = enc.group_q.astype(np.int64)
+    n_g = gq.shape[0]
+    unit0 = np.ascontiguousarray(tr.q_off[gq], np.int64)
+    units = np.ascontiguousarray(tr.q_off[gq + 1] - tr.q_off[gq], np.int64)
+    order = np.argsort(unit0, kind="stable").astype(np.int64)
+    starts = np.ascontiguousarray(enc.starts, np.int64)
+    ends = np.ascontiguousarray(enc.ends, np.int64)
+    work = (np.minimum(ends - starts, m.k) + 1).astype(np.float64)[order]
+    values = np.empty(n_g, np.float64)
+    kept = np.zeros(n_g, np.int64)
+    skipped = np.zeros(n_g, np.int64)
+    kind = kc.KL if m.family == "LMKL" else kc.JS
+    mo = tr.models
+    parallel.run(
+        kc.score_lists, work, order, starts, ends, data.pos_doc, int(m.k), unit0, units,
+        int(kind), float(m.lam), len(coll.vocabulary), coll.doc_off, coll.terms, coll.counts,
+        data.doc_len, mo.off, mo.n, mo.term, mo.p, mo.plogp, data.coll_p, values, kept, skipped,
+    )  # fmt: skip
+    return values, kept, skipped
+
+
 def score_groups(
     data: ContentData,
     measures: Sequence[ContentMeasure],
     keep: np.ndarray | None = None,
     enc: Encoded | None = None,
+    *,
+    reuse_results: bool = False,
 ) -> ContentScores:
     """Values of ``measures`` for every (run, query) group of ``enc`` (default ``data.enc``).
 
     ``keep`` (a mask over the judgments) selects the judgments that build the
-    ground truth (default all).
+    ground truth (default all). ``reuse_results`` keeps the result models in
+    ``data.cache`` for later calls (a study scores the same rankings under many
+    qrels variants); otherwise, unless they are cached already, each result
+    model is built and scored in one pass and never stored.
     """
     enc = enc if enc is not None else data.enc
     ms = list(measures)
@@ -526,6 +558,14 @@ def score_groups(
         kind = kc.KL if m.family == "LMKL" else kc.JS
         tr = truth_ia if m.intent_aware else truth
         assert tr is not None
+        if not reuse_results and (id(enc), m.k) not in data.cache:
+            values[:, c], kept_f, skipped[:, c] = _score_fused(data, enc, tr, m)
+            empty[:, c] = kept_f == 0
+            if m.intent_aware:
+                none = tr.q_off[gq + 1] == tr.q_off[gq]
+                skipped[none, c] = 0
+                empty[none, c] = False
+            continue
         nu = tr.q_off[gq + 1] - tr.q_off[gq]
         if not m.intent_aware:  # one pair per group (the empty model when no ground truth)
             nu = np.ones_like(nu)

@@ -179,12 +179,30 @@ def content_eval(
     level: int,
     compat: int,
     keep_first: bool,
+    label_options: dict[str, Any] | None = None,
 ) -> None:
-    """``fasteval eval ... --collection``: label measures by the engine, content ones by content."""
+    """``fasteval eval ... --collection``: label measures by the engine, content ones by content.
+
+    ``label_options`` are ``eval``'s other options (``-c``, ``-M``, ``-J``,
+    ``-N``, ``-Z``, ...) as :func:`fasteval.evaluate` keywords; they apply
+    to the label measures.
+    """
     from fasteval.api import evaluate_with_collection
     from fasteval.io.writers import emit, require_path, write_parquet
     from fasteval.measures.catalog import split
 
+    opts = dict(label_options or {})
+    # the content measures read runs and qrels the plain way: refuse what would make
+    # the label rows name other runs (or read other judgments) than the content rows
+    differ = {
+        "run_id_from": ("tag", "--run-id filename"),
+        "lenient": (False, "--lenient"),
+        "rel_format": ("qrels", "-R qrels_jg"),
+    }
+    for key, (plain, flag) in differ.items():
+        if opts.get(key, plain) != plain:
+            msg = f"{flag} is not supported with --collection (content measures)"
+            raise ParameterError(msg)
     groups = split(measures or ["LMJS@20"])
     content = groups.pop("content", [])
     df, report = evaluate_with_collection(
@@ -197,7 +215,7 @@ def content_eval(
         relevance_level=level,
         compat=compat,
         on_duplicate="first" if keep_first else "error",
-        label_options={},
+        label_options=opts,
     )
     for line in report.lines():
         click.echo(f"fasteval: note: {line}", err=True)

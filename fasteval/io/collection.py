@@ -149,6 +149,14 @@ class Collection:
         self.doc_off = np.ascontiguousarray(self.doc_off, np.int64)
         self.terms = np.ascontiguousarray(self.terms, np.int32)
         self.counts = np.ascontiguousarray(self.counts, np.int32)
+        # read-only whatever the source (Parquet's columns arrive read-only, zero-copy):
+        # numba compiles a kernel once per array type, and read-only is part of the type
+        # (views: the caller's own arrays stay writable)
+        self.doc_off, self.terms, self.counts = (
+            a.view() for a in (self.doc_off, self.terms, self.counts)
+        )
+        for a in (self.doc_off, self.terms, self.counts):
+            a.setflags(write=False)
 
     def __len__(self) -> int:
         return len(self.doc_ids)

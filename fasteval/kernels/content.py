@@ -33,13 +33,26 @@ KL = 1
 
 @njit(cache=True, nogil=True)
 def build_models(
-    lo, hi, m_off, m_docs, m_wts, doc_off, terms, counts, n_terms, out_off, out_term, out_p, out_n
+    lo,
+    hi,
+    m_off,
+    m_docs,
+    m_wts,
+    doc_off,
+    terms,
+    counts,
+    n_terms,
+    out_off,
+    out_term,
+    out_p,
+    out_plogp,
+    out_n,
 ):  # pragma: no cover - numba
     """Models ``lo..hi``: model ``u`` mixes documents ``m_docs[m_off[u]:m_off[u+1]]``.
 
-    Writes the model's terms and probabilities at ``out_off[u]`` (room for the
-    sum of its documents' distinct terms) and their number to ``out_n[u]``
-    (0 when the documents hold no token).
+    Writes the model's terms, probabilities ``p`` and ``p log2 p`` at
+    ``out_off[u]`` (room for the sum of its documents' distinct terms) and
+    their number to ``out_n[u]`` (0 when the documents hold no token).
     """
     acc = np.zeros(n_terms, np.float64)
     for u in range(lo, hi):
@@ -58,7 +71,9 @@ def build_models(
                 total += a * counts[e]
         for e in range(base, base + n):
             t = out_term[e]
-            out_p[e] = acc[t] / total
+            p = acc[t] / total
+            out_p[e] = p
+            out_plogp[e] = p * math.log2(p)
             acc[t] = 0.0
         out_n[u] = n
 
@@ -220,3 +235,146 @@ def similarity(
             out_value[i] = math.exp(-kl)
             for e in range(a, b):
                 q_dense[r_term[e]] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def score_lists(
+    lo,
+    hi,
+    order,
+    starts,
+    ends,
+    lst,
+    k,
+    group_unit0,
+    group_units,
+    kind,
+    lam,
+    n_terms,
+    doc_off,
+    terms,
+    counts,
+    doc_len,
+    u_off,
+    u_n,
+    u_term,
+    u_p,
+    u_plogp,
+    coll_p,
+    out_value,
+    out_kept,
+    out_skipped,
+):  # pragma: no cover - numba
+    """Result model and score of lists ``order[lo:hi]`` in one pass, nothing stored.
+
+    For one evaluation the result models are used once: building theta_k in a
+    dense buffer and scoring it against the ground truth right away saves
+    writing (and first-touching) every model's terms. List ``g`` is scored
+    against units ``group_unit0[g] .. + group_units[g]`` (its query's
+    subtopics; none: NaN) and gets their mean. ``order`` sorts the lists by
+    first unit, so a single-unit JS score scatters each ground truth once per
+    run of equal units and walks the result's terms as :func:`similarity`
+    does (same values); with several units, or for KL, it walks each unit's
+    terms against the dense result model instead.
+    """
+    acc = np.zeros(n_terms, np.float64)
+    touched = np.zeros(n_terms, np.int32)
+    p_dense = np.zeros(n_terms, np.float64)
+    pl_dense = np.zeros(n_terms, np.float64)
+    cur = -1
+    for i in range(lo, hi):
+        g = order[i]
+        # theta_k, unnormalised, in acc
+        kept = 0
+        skipped = 0
+        wsum = 0.0
+        nt = 0
+        for j in range(starts[g], ends[g]):
+            if kept == k:
+                break
+            d = lst[j]
+            if d < 0 or doc_len[d] == 0:
+                skipped += 1
+                continue
+            kept += 1
+            w = 1.0 / math.log2(kept + 1.0)
+            a = w / doc_len[d]
+            for e in range(doc_off[d], doc_off[d + 1]):
+                t = terms[e]
+                if acc[t] == 0.0:
+                    touched[nt] = t
+                    nt += 1
+                acc[t] += a * counts[e]
+            wsum += w
+        out_kept[g] = kept
+        out_skipped[g] = skipped
+        nu = group_units[g]
+        u0 = group_unit0[g]
+        if nu == 0:
+            out_value[g] = np.nan
+        elif kind == JS and nu == 1:
+            if u0 != cur:
+                if cur >= 0:
+                    for e in range(u_off[cur], u_off[cur] + u_n[cur]):
+                        p_dense[u_term[e]] = 0.0
+                        pl_dense[u_term[e]] = 0.0
+                for e in range(u_off[u0], u_off[u0] + u_n[u0]):
+                    p_dense[u_term[e]] = u_p[e]
+                    pl_dense[u_term[e]] = u_plogp[e]
+                cur = u0
+            if u_n[u0] == 0:
+                out_value[g] = np.nan
+            elif nt == 0:
+                out_value[g] = 0.0
+            else:
+                s = 0.0
+                p_in = 0.0
+                for e in range(nt):
+                    t = touched[e]
+                    p = p_dense[t]
+                    q = acc[t] / wsum
+                    if p > 0.0:
+                        m = 0.5 * (p + q)
+                        s += pl_dense[t] + q * math.log2(q) - 2.0 * m * math.log2(m)
+                        p_in += p
+                    else:
+                        s += q
+                out_value[g] = 1.0 - 0.5 * (s + (1.0 - p_in))
+        else:
+            total = 0.0
+            for u in range(u0, u0 + nu):
+                a_ = u_off[u]
+                b_ = a_ + u_n[u]
+                if b_ == a_:
+                    total += np.nan
+                elif kind == JS:
+                    if nt == 0:
+                        continue  # 0
+                    # walk the ground truth's terms against the dense result model
+                    s = 0.0
+                    q_in = 0.0
+                    for e in range(a_, b_):
+                        t = u_term[e]
+                        p = u_p[e]
+                        if acc[t] > 0.0:
+                            q = acc[t] / wsum
+                            m = 0.5 * (p + q)
+                            s += u_plogp[e] + q * math.log2(q) - 2.0 * m * math.log2(m)
+                            q_in += q
+                        else:
+                            s += p
+                    total += 1.0 - 0.5 * (s + (1.0 - q_in))
+                else:
+                    kl = 0.0
+                    for e in range(a_, b_):
+                        t = u_term[e]
+                        qq = acc[t] / wsum if nt > 0 else 0.0
+                        mix = (1.0 - lam) * qq + lam * coll_p[t]
+                        if mix <= 0.0:
+                            kl = np.inf
+                            break
+                        kl += u_p[e] * math.log(u_p[e] / mix)
+                    total += math.exp(-kl)
+            out_value[g] = total / nu
+        for e in range(nt):
+            acc[touched[e]] = 0.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import math
 import random
@@ -399,16 +400,110 @@ def test_completed_variant_scores_like_reparsed_qrels() -> None:
     rng = np.random.default_rng(0)
     from fasteval.analysis import variants as var
 
-    keep = var.subsample_mask(ctx.data.enc, 0.5, rng)
-    enc_c, _ = cs.completed_variant(ctx, keep)
-    got = ctx.scorer(enc_c)[:, 0]
-    cq = ac.completed_qrels(ctx.data, ac.complete(ctx.data, keep, depth=10), keep)
-    df = fasteval.evaluate(cq, rdf, ["map"], per_query=False)
-    want = dict(df.select("run_id", "value").iter_rows())
-    np.testing.assert_allclose(got, [want[r] for r in ctx.data.enc.run_names], atol=1e-12)
+    # several variants in a row: the buffers the variants share are rewritten each time
+    for rate in (0.5, 0.2, 0.8):
+        keep = var.subsample_mask(ctx.data.enc, rate, rng)
+        enc_c, _ = cs.completed_variant(ctx, keep)
+        got = ctx.scorer(enc_c)[:, 0]
+        cq = ac.completed_qrels(ctx.data, ac.complete(ctx.data, keep, depth=10), keep)
+        df = fasteval.evaluate(cq, rdf, ["map"], per_query=False)
+        want = dict(df.select("run_id", "value").iter_rows())
+        np.testing.assert_allclose(got, [want[r] for r in ctx.data.enc.run_names], atol=1e-12)
+
+
+def test_content_study_units_independent_of_thread_count() -> None:
+    """Units run concurrently (one per thread) give the rows of the sequential loop, in order."""
+    from fasteval.parallel import kernel_threads
+
+    coll, _, qdf, rdf = _world(5, n_docs=60, n_q=6, n_runs=5)
+    args = (qdf, rdf, coll, ["map", "LMJS@5", "LMKL@5"])
+    with kernel_threads(1):
+        one = cs.content_study(*args, rates=[0.2, 0.5, 1.0], reps=4, depth=10)
+    with kernel_threads(2):
+        two = cs.content_study(*args, rates=[0.2, 0.5, 1.0], reps=4, depth=10)
+        split = cs.content_study(*args, rates=[0.2, 0.5, 1.0], reps=4, depth=10, concurrent=False)
+    assert one.units.height == 3 * 4 * 4 * 2
+    assert two.units.equals(one.units)
+    assert split.units.equals(one.units)
+    # rate 1: every repetition keeps every judgment, so its curves are the same in each rep
+    full = (
+        one.units.filter(pl.col("x") == 1.0)
+        .group_by("measure", "statistic")
+        .agg(pl.col("value").n_unique().alias("n"))
+    )
+    assert full["n"].to_list() == [1] * full.height
+
+
+def test_content_study_with_diversity_qrels() -> None:
+    """alpha_nDCG@20 with LMJS_IA: curve a is the subsampling study's, b and c as evaluated."""
+    from fasteval.analysis import studies as st
+    from fasteval.analysis import variants as var
+
+    coll, _, qdf, rdf = _world(6, n_docs=60, n_q=6, n_runs=5, subtopics=True)
+    # ndeval orders by rank (ties in score broken by row order here)
+    rank = pl.col("score").rank("ordinal", descending=True).over("run_id", "query_id")
+    rdf = rdf.with_columns(rank.cast(pl.Int64).alias("rank"))
+    names = ["alpha_nDCG@20", "LMJS_IA@5"]
+    res = cs.content_study(qdf, rdf, coll, names, rates=[0.3, 1.0], reps=3, depth=10)
+    assert set(res.units["measure"].to_list()) == {
+        "a:alpha_nDCG@20",
+        "b:LMJS_IA@5",
+        "c:alpha_nDCG@20",
+    }
+    tau = res.units.filter(pl.col("statistic") == "tau")
+    a = tau.filter(pl.col("measure") == "a:alpha_nDCG@20").sort("x", "rep")
+    assert a.filter(pl.col("x") == 1.0)["value"].to_list() == [1.0] * 3
+    # the masks are the diversity subsampling study's (same seed): same tau for curve a
+    sub = st.subsample(qdf, rdf, ["alpha_nDCG@20"], rates=[0.3, 1.0], reps=3).units
+    sub = sub.filter((pl.col("statistic") == "tau") & (pl.col("measure") == "alpha_nDCG@20"))
+    np.testing.assert_allclose(a["value"], sub.sort("x", "rep")["value"], atol=1e-12)
+    # one unit by hand: b from the reduced qrels file, c from the completed one
+    ctx = cs.plan(qdf, rdf, coll, names, depth=10)
+    div = ctx.div
+    assert div is not None
+    keep_d = var.subsample_mask(div.scorer.enc, 0.3, np.random.default_rng(3))
+    keep = np.zeros(ctx.data.enc.qr_rel.shape[0], bool)
+    keep[div.to_content[keep_d]] = True
+    sc = ac.score_groups(ctx.data, ctx.content, keep)
+    b = dict(zip(ctx.data.enc.run_names, ac.run_means(ctx.data.enc, sc.values)[:, 0], strict=True))
+    reduced = div.scorer.variant_qrels(keep_d)
+    want_b = ac.content_evaluate(reduced, rdf, coll, "LMJS_IA@5", per_query=False)
+    for run, value in want_b.select("run_id", "value").iter_rows():
+        assert b[run] == pytest.approx(value, abs=1e-12)
+    _, c, n_pred = cs._diversity_curves(ctx, div, keep, sc)
+    completed = ac.completed_qrels(ctx.data, ac.complete(ctx.data, keep, depth=10), keep)
+    assert completed.height >= reduced.height + n_pred
+    want_c = fasteval.diversity_evaluate(completed, rdf, ["alpha_nDCG@20"], per_query=False)
+    got_c = dict(zip(ctx.data.enc.run_names, c, strict=True))
+    for run, value in want_c.select("run_id", "value").iter_rows():
+        assert got_c[run] == pytest.approx(value, abs=1e-12)
+    with pytest.raises(MeasureError, match="LMJS_IA needs diversity qrels"):
+        cs.plan(qdf, rdf, coll, ["map", "LMJS_IA@5"])
 
 
 # --------------------------------------------------------------------------- threads, API, CLI
+
+
+@pytest.mark.parametrize("subtopics", [False, True])
+def test_one_pass_scoring_equals_stored_result_models(subtopics: bool) -> None:
+    """score_lists (result model built and scored at once) equals the stored-model path."""
+    coll, _, qdf, rdf = _world(11, n_docs=80, n_q=6, n_runs=4, subtopics=subtopics)
+    ms = ac.parse_content_measures(["LMJS@4", "LMKL@4", "LMKL(lambda=0)@30", "LMJS@1"])
+    if subtopics:
+        ms += ac.parse_content_measures(["LMJS_IA@4", "LMJS_IA@30"])
+    data = ac.prepare_content(qdf, rdf, coll, diversity=subtopics)
+    rng = np.random.default_rng(1)
+    for keep in (None, rng.random(data.enc.qr_rel.shape[0]) < 0.5):
+        data.cache.clear()
+        fused = ac.score_groups(data, ms, keep)
+        assert not data.cache  # nothing stored
+        stored = ac.score_groups(data, ms, keep, reuse_results=True)
+        assert data.cache
+        a, b = fused.values, stored.values
+        assert np.array_equal(np.isnan(a), np.isnan(b))
+        assert np.abs(a[~np.isnan(a)] - b[~np.isnan(b)]).max() <= 1e-14
+        assert np.array_equal(fused.skipped, stored.skipped)
+        assert np.array_equal(fused.empty_result, stored.empty_result)
 
 
 def test_independent_of_thread_count_on_many_chunks() -> None:
@@ -507,6 +602,41 @@ def test_cli_content_commands(tmp_path: Path) -> None:
     assert (study / "summary.csv").exists() and (study / "tau.png").exists()
 
 
+def test_cli_collection_passes_label_options(tmp_path: Path) -> None:
+    """eval --collection: -M, -J and -l reach the label measures as in evaluate()."""
+    from click.testing import CliRunner
+
+    from fasteval.cli import main
+
+    q, r, c = _write_world(tmp_path)
+    cli = CliRunner()
+    label = ["P_5", "map", "num_rel_ret"]
+    for flags, kw in [
+        (["-M", "3"], {"max_depth": 3}),
+        (["-J"], {"judged_only": True}),
+        (["-l", "2"], {"relevance_level": 2}),
+    ]:
+        args = ["eval", q, r, "--collection", c, "-q", "-m", "LMJS@5", "--format", "csv", *flags]
+        for m in label:
+            args += ["-m", m]
+        res = cli.invoke(main, args)
+        assert res.exit_code == 0, res.output
+        got = pl.read_csv(io.StringIO(res.stdout), schema_overrides={"query_id": pl.String})
+        got = got.filter(pl.col("measure") != "LMJS@5").sort(["run_id", "query_id", "measure"])
+        want = fasteval.evaluate(q, r, label, **kw).sort(["run_id", "query_id", "measure"])
+        plain = fasteval.evaluate(q, r, label).sort(["run_id", "query_id", "measure"])
+        assert got.select("run_id", "query_id", "measure").equals(
+            want.select("run_id", "query_id", "measure")
+        )
+        np.testing.assert_allclose(got["value"], want["value"], atol=1e-12)
+        assert not np.allclose(want["value"], plain["value"]), flags  # the option matters
+    res = cli.invoke(main, ["eval", q, r, "--collection", c, "--run-id", "filename"])
+    assert res.exit_code == 1
+    assert res.output.strip().splitlines() == [
+        "fasteval: error: --run-id filename is not supported with --collection (content measures)"
+    ]
+
+
 def test_cli_content_errors_are_one_line(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
@@ -526,3 +656,24 @@ def test_cli_content_errors_are_one_line(tmp_path: Path) -> None:
     assert res.exit_code == 1 and "lambda must be in [0, 1)" in res.output
     res = cli.invoke(main, ["index", str(tmp_path / "nothing.csv"), "-o", str(tmp_path / "x")])
     assert res.exit_code == 1 and "no such collection" in res.output
+
+
+def test_warmup_compiles_every_content_kernel_for_real_inputs(tmp_path: Path) -> None:
+    """After `fasteval warmup`'s content step, a content evaluation compiles nothing new."""
+    from fasteval import warmup
+    from fasteval.kernels import content as kc
+
+    (tmp_path / "warm").mkdir()
+    step = dict(warmup.steps(tmp_path / "warm"))[
+        "content measures, completion and the content study"
+    ]
+    step()
+    kernels = [kc.build_models, kc.result_models, kc.similarity, kc.score_lists]
+    before = [len(k.signatures) for k in kernels]
+    assert all(before)
+    q, r, c = _write_world(tmp_path)
+    ac.evaluate_content(q, r, c, ["LMJS@5", "LMKL@5"])
+    data = ac.prepare_content(q, r, c)
+    ac.complete(data, depth=10)
+    cs.content_study(None, None, None, ["map", "LMJS@5"], rates=[0.5], reps=2, data=data)
+    assert [len(k.signatures) for k in kernels] == before
