@@ -107,11 +107,29 @@ def gain_tables(
             key = (m.family.startswith("jk_"), tuple(m.params[1:]))
             col_spec[i] = specs.setdefault(key, len(specs))
     n_q = qr_off.shape[0] - 1
-    qidx = np.repeat(np.arange(n_q), np.diff(qr_off))
-    judged = qr_rel >= 0
     top_grade = int(qr_rel.max()) if qr_rel.size else 0
     max_param = max((abs(int(x)) for _, sp in specs for x in sp[0::2]), default=0)
     width = max(top_grade, max_param, 0) + 3  # grades -2..width-3
+    # the kernel reads no table when no column is gain-based, or only ndcg with
+    # the default gains (it then uses query_stats' ideal DCG)
+    reads = [
+        c
+        for c in range(len(measures))
+        if col_spec[c] > 0 or (col_spec[c] == 0 and measures[c].family != "ndcg")
+    ]
+    if not reads:
+        lut0 = np.zeros((1, width), np.float64)
+        lut0[0, 2:] = np.arange(width - 2)
+        return GainTables(
+            col_spec,
+            lut0,
+            np.zeros((1, n_q + 1), np.int64),
+            np.zeros(1, np.float64),
+            np.zeros((1, n_q), np.bool_),
+            np.zeros((n_q, width), np.float64),
+        )
+    qidx = np.repeat(np.arange(n_q), np.diff(qr_off))
+    judged = qr_rel >= 0
     counts = np.zeros((n_q, width), np.int64)
     np.add.at(counts, (qidx[judged], qr_rel[judged]), 1)
     n_levels = np.zeros(n_q, np.int64)  # trec_eval's num_rel_levels: max judged grade + 1
