@@ -142,3 +142,67 @@ def test_unknown_measure_suggests_close_names_in_one_short_line(name, want):
     assert "did you mean" in err and want in err, err
     assert "diversity" in err and "LMJS" in err  # the families, short
     assert len(err) < 400, len(err)
+
+
+# --- class 5: hints name options of the command that was run, API messages API keywords
+
+
+def _diversity_files(tmp_path: Path) -> tuple[str, str]:
+    qrels = tmp_path / "div.qrels"
+    qrels.write_text("1 1 d1 1\n1 2 d2 1\n2 1 d3 1\n")
+    run = tmp_path / "run.txt"  # rank 1 twice: ndeval's rank order rejects it
+    run.write_text("1 Q0 d1 1 2.0 r\n1 Q0 d2 1 1.0 r\n2 Q0 d3 1 1.0 r\n")
+    return str(qrels), str(run)
+
+
+def test_hint_names_only_options_of_the_command_run(tmp_path):
+    qrels, run = _diversity_files(tmp_path)
+    err = _one_line_error(_run(["eval", "-m", "alpha-nDCG@20", qrels, run]), "rank 1")
+    # eval has no --order: the hint names the command that has it, never the API keyword
+    assert "'fasteval ndeval --order traditional'" in err, err
+    assert "order='traditional'" not in err and "CLI:" not in err, err
+    err = _one_line_error(_run(["ndeval", qrels, run]), "rank 1")
+    assert "hint: --order traditional orders" in err, err
+
+
+def test_api_message_keeps_the_api_keyword(tmp_path):
+    import fasteval
+    from fasteval.errors import InputFormatError
+
+    qrels, run = _diversity_files(tmp_path)
+    with pytest.raises(InputFormatError, match=r"order='traditional'"):
+        fasteval.evaluate(qrels, run, ["alpha-nDCG@20"])
+
+
+@pytest.mark.parametrize(
+    ("command", "msg", "expected"),
+    [
+        (["eval"], "pass lenient=True (CLI: --lenient) to skip", "pass --lenient to skip"),
+        (["eval"], "use --run-id filename (API: run_id_from='filename')", "use --run-id filename"),
+        (
+            ["eval"],
+            "give it (CLI: --collection FILE; API: collection=...)",
+            "give it (--collection FILE)",
+        ),
+        (
+            ["study", "subsample"],
+            "bin_by (CLI: --bin-by) needs",
+            "'fasteval infodiff --bin-by' needs",
+        ),
+        (["ndeval"], "on_duplicate='first' (CLI: --keep-first) keeps", "--keep-first keeps"),
+        (["demo"], "pass lenient=True (CLI: --lenient) to skip", " --lenient' to skip"),
+    ],
+)
+def test_cli_terms_translates_each_spelling(command, msg, expected):
+    import click
+
+    from fasteval.commands._common import cli_terms
+
+    cmd: click.Command = main
+    ctx = click.Context(main, info_name="fasteval")
+    for name in command:
+        cmd = cmd.commands[name]  # type: ignore[attr-defined]
+        ctx = click.Context(cmd, info_name=name, parent=ctx)
+    out = cli_terms(msg, ctx)
+    assert expected in out, out
+    assert "CLI:" not in out and "API:" not in out and "lenient=" not in out, out
