@@ -217,7 +217,7 @@ def eval_cmd(
         )
         return
     from fasteval.api import evaluate
-    from fasteval.io.writers import DIVERSITY_FORMATS, FORMATS, write_table
+    from fasteval.io.writers import DIVERSITY_FORMATS, FORMATS, emit, write_table
     from fasteval.measures.catalog import parse_request
 
     if fmt == "ndeval" and not measures:
@@ -252,16 +252,55 @@ def eval_cmd(
             df = evaluate(
                 qrels, list(runs), req, rel_format=rel_format, progress=bar.update, **options
             )
-    text = write_table(
-        df,
-        fmt,
-        output,
-        measures=None if req.diversity else req.ranking,
-        zscore=zscore_file is not None,
-        formats=DIVERSITY_FORMATS if req.diversity else FORMATS,
-    )
+    if not req.diversity:
+        _per_query_only_note(req.ranking, measures, per_query)
+    if fmt == "trec" and not req.diversity:
+        text = emit(trec_text(df, req.ranking, zscore=zscore_file is not None), output)
+    else:
+        text = write_table(
+            df,
+            fmt,
+            output,
+            measures=None if req.diversity else req.ranking,
+            zscore=zscore_file is not None,
+            formats=DIVERSITY_FORMATS if req.diversity else FORMATS,
+        )
     if text is not None:
         click.echo(text, nl=False)
+
+
+def trec_text(df: Any, measures: Any, *, zscore: bool = False) -> str:
+    """trec_eval's text for ``df``; with several runs, each block led by a ``runid`` line.
+
+    trec_eval prints one run, so one run's text is trec_eval's byte for byte. With
+    several runs each block starts with trec_eval's own label line (``runid  all  X``,
+    what ``-m runid`` prints), unless ``runid`` is among the measures and trec_eval's
+    line already names the run.
+    """
+    from fasteval.io.writers import format_trec
+
+    if measures.runid or df["run_id"].n_unique() <= 1:
+        return format_trec(df, measures, zscore=zscore)
+    return "".join(
+        f"{'runid':<22}\tall\t{run_id}\n" + format_trec(block, measures, zscore=zscore)
+        for (run_id,), block in df.group_by("run_id", maintain_order=True)
+    )
+
+
+def _per_query_only_note(measures: Any, asked: tuple[str, ...], per_query: bool) -> None:
+    """Say why a per-query-only measure (``relstring``) named in ``-m`` printed nothing.
+
+    Named only: ``all_trec`` includes ``relstring`` and, as in trec_eval, prints it with
+    ``-q`` only, without a note on every run.
+    """
+    named = {n.split(".")[0].split("_")[0].lower() for a in asked for n in a.split(",")}
+    only = [m.name for m in measures if m.info.text and m.name.split("_")[0].lower() in named]
+    if only and not per_query:
+        click.echo(
+            f"fasteval: note: {', '.join(only)} has per-query values only (no 'all' line): "
+            "add -q to print it",
+            err=True,
+        )
 
 
 class _BatchBar:
@@ -331,7 +370,6 @@ def ingest_cmd(inputs: tuple[str, ...], output: str, run_id_from: str, lenient: 
 def demo_cmd(measures: tuple[str, ...]) -> None:
     """Evaluate the small sample archive shipped with fasteval."""
     from fasteval.api import evaluate
-    from fasteval.io.writers import format_trec
     from fasteval.measures.parser import parse_measures
 
     qrels = SAMPLE_DIR / "sample.qrels"
@@ -340,7 +378,7 @@ def demo_cmd(measures: tuple[str, ...]) -> None:
     t0 = time.perf_counter()
     df = evaluate(qrels, archive, list(measures) or None, per_query=False)
     dt = time.perf_counter() - t0
-    click.echo(format_trec(df, parse_measures(list(measures) or None)), nl=False)
+    click.echo(trec_text(df, parse_measures(list(measures) or None)), nl=False)
     n_runs = df["run_id"].n_unique()
     click.echo(f"# evaluated {n_runs} runs in {dt:.2f} s (first run includes compiling)", err=True)
 

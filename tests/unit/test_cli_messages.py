@@ -206,3 +206,58 @@ def test_cli_terms_translates_each_spelling(command, msg, expected):
     out = cli_terms(msg, ctx)
     assert expected in out, out
     assert "CLI:" not in out and "API:" not in out and "lenient=" not in out, out
+
+
+# --- class 6: several runs in --format trec are labelled; relstring without -q says why
+
+
+def _blocks(text: str) -> dict[str, list[str]]:
+    """trec_eval lines grouped under the runid line that leads each block."""
+    blocks: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        name, _qid, value = line.split("\t")
+        if name.strip() == "runid":
+            assert value not in blocks, f"run {value} labelled twice"
+            current = blocks.setdefault(value, [])
+        else:
+            assert current is not None, f"unlabelled line before the first runid: {line!r}"
+            current.append(line)
+    return blocks
+
+
+def test_trec_format_labels_each_run_and_keeps_one_run_as_trec_eval(tmp_path):
+    import polars as pl
+
+    import fasteval
+    from fasteval.io.writers import format_trec
+    from fasteval.measures.parser import parse_measures
+
+    res = _run(["eval", "-m", "map", "-m", "P.5", "-q", QRELS, RUNS])
+    assert res.exit_code == 0, res.output
+    blocks = _blocks(res.stdout)
+    df = fasteval.evaluate(QRELS, RUNS, ["map", "P.5"], per_query=True)
+    runs = df["run_id"].unique(maintain_order=True).to_list()
+    assert list(blocks) == runs and len(runs) > 1
+    for run in runs:  # each block is exactly what trec_eval prints for that run alone
+        one = format_trec(df.filter(pl.col("run_id") == run), parse_measures(["map", "P.5"]))
+        assert "\n".join(blocks[run]) + "\n" == one
+    # one run: trec_eval's text byte for byte, no label added
+    run_file = tmp_path / "one.txt"
+    pl.read_parquet(RUNS).filter(pl.col("run_id") == runs[0]).select(
+        "query_id", pl.lit("Q0"), "doc_id", "rank", "score", "run_id"
+    ).write_csv(run_file, separator=" ", include_header=False)
+    res = _run(["eval", "-m", "map", "-m", "P.5", "-q", QRELS, str(run_file)])
+    assert res.exit_code == 0, res.output
+    assert "runid" not in res.stdout
+    assert res.stdout == "\n".join(blocks[runs[0]]) + "\n"
+
+
+def test_relstring_without_q_says_why_nothing_is_printed():
+    res = _run(["eval", "-m", "relstring", QRELS, RUNS])
+    assert res.exit_code == 0, res.output
+    assert "relstring" in res.stderr and "add -q" in res.stderr, res.stderr
+    res = _run(["eval", "-m", "relstring", "-q", QRELS, RUNS])
+    assert "relstring" in res.stdout and "add -q" not in res.stderr
+    res = _run(["eval", "-m", "all_trec", QRELS, RUNS])  # as trec_eval: silently per-query
+    assert res.exit_code == 0 and "add -q" not in res.stderr
