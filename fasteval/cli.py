@@ -29,9 +29,12 @@ from fasteval.commands._common import (
     lenient_option,
     level_option,
     output_option,
+    progress_bar,
+    progress_option,
     qrels_and_runs,
     reading_options,
     run_id_option,
+    show_progress,
 )
 from fasteval.commands._startup import skip_blas_probe
 from fasteval.errors import ParameterError
@@ -174,8 +177,9 @@ def _finished(*_: Any, **__: Any) -> None:
     "--quiet",
     "quiet",
     is_flag=True,
-    help="No progress bar (shown on a terminal when the runs take more than one batch).",
+    help="No progress bar (the same as --no-progress).",
 )
+@progress_option
 @_friendly
 def eval_cmd(
     qrels: str,
@@ -198,6 +202,7 @@ def eval_cmd(
     rel_format: str,
     collection: str | None,
     quiet: bool,
+    progress: bool | None,
 ) -> None:
     """Evaluate RUNS (files, directories, Parquet archives) against QRELS."""
     if collection is not None:  # content measures (SPEC 9): fasteval.commands.content
@@ -248,7 +253,7 @@ def eval_cmd(
             raise ParameterError(msg)
         df = with_cluster(evaluate, cluster)(qrels, list(runs), list(measures) or None, **options)
     else:
-        with _BatchBar(disable=True if quiet else None) as bar:
+        with _BatchBar(show=show_progress(False if quiet else progress)) as bar:
             df = evaluate(
                 qrels, list(runs), req, rel_format=rel_format, progress=bar.update, **options
             )
@@ -304,20 +309,15 @@ def _per_query_only_note(measures: Any, asked: tuple[str, ...], per_query: bool)
 
 
 class _BatchBar:
-    """A tqdm bar over the input files of a batched evaluation, opened at the first batch.
+    """The progress bar over the input files of a batched evaluation, opened at the first batch."""
 
-    ``disable=None``: only when stderr is a terminal (tqdm's rule).
-    """
-
-    def __init__(self, *, disable: bool | None) -> None:
-        self.disable = disable
+    def __init__(self, *, show: bool) -> None:
+        self.show = show
         self.bar: Any = None
 
     def update(self, done: int, total: int) -> None:
         if self.bar is None:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=total, unit="file", desc="evaluating", disable=self.disable)
+            self.bar = progress_bar(total, "file", "evaluating", self.show)
         self.bar.update(done - self.bar.n)
 
     def __enter__(self) -> _BatchBar:

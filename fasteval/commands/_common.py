@@ -211,6 +211,28 @@ level_option = click.option(
 )
 
 
+progress_option = click.option(
+    "--progress/--no-progress",
+    "progress",
+    default=None,
+    help="Progress bar on stderr (default: only when stderr is a terminal).",
+)
+
+
+def show_progress(progress: bool | None) -> bool:
+    """Whether a command shows its progress bar: as asked, else when stderr is a terminal."""
+    if progress is not None:
+        return progress
+    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
+def progress_bar(total: int, unit: str, desc: str, show: bool) -> Any:
+    """THE progress bar of every command: tqdm on stderr, shown if ``show``."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit=unit, desc=desc, disable=not show, file=sys.stderr)
+
+
 def output_option(
     help: str = "Write here instead of standard output.", *, required: bool = False
 ) -> Callable[[F], F]:

@@ -11,7 +11,14 @@ from typing import Any
 
 import click
 
-from fasteval.commands._common import friendly, level_option, options, qrels_and_runs
+from fasteval.commands._common import (
+    friendly,
+    level_option,
+    options,
+    progress_option,
+    qrels_and_runs,
+    show_progress,
+)
 from fasteval.errors import ParameterError
 
 collection_option = click.option(
@@ -253,6 +260,7 @@ def content_eval(
 )
 @level_option
 @click.option("--no-plot", is_flag=True, help="Skip the PNG figure.")
+@progress_option
 @friendly
 def study_content_cmd(
     qrels: str,
@@ -266,6 +274,7 @@ def study_content_cmd(
     out: str,
     level: int,
     no_plot: bool,
+    progress: bool | None,
 ) -> None:
     """Hui's Figure 3 with content: tau of (a) labels, (b) content, (c) completed labels."""
 
@@ -284,7 +293,7 @@ def study_content_cmd(
         depth=depth,
         out_dir=out,
         relevance_level=level,
-        progress=True,
+        progress=show_progress(progress),
     )
     if not no_plot:
         try:

@@ -12,9 +12,12 @@ from fasteval.commands._common import (
     lenient_option,
     level_option,
     output_option,
+    progress_bar,
+    progress_option,
     qrels_and_runs,
     require_extra,
     run_id_option,
+    show_progress,
 )
 
 if TYPE_CHECKING:
@@ -152,6 +155,7 @@ def fuse_cmd(
 )
 @run_id_option
 @lenient_option
+@progress_option
 @friendly
 def fuse_study_cmd(
     qrels: str,
@@ -170,6 +174,7 @@ def fuse_study_cmd(
     batch: int,
     run_id_from: str,
     lenient: bool,
+    progress: bool | None,
 ) -> None:
     """Upper-bound study: joint RIC of random groups of RUNS vs each fusion method.
 
@@ -179,8 +184,6 @@ def fuse_study_cmd(
     """
     if plot is not None:
         require_extra("matplotlib")
-    from tqdm import tqdm
-
     from fasteval.analysis.fusion import (
         STUDY_METHODS,
         method_name,
@@ -195,9 +198,8 @@ def fuse_study_cmd(
     norm_name(norm)
     t0 = time.perf_counter()
     fin = prepare_fusion(list(runs), qrels, lenient=lenient, run_id_from=run_id_from)
-    with tqdm(
-        total=n_groups * len(ms), unit="fusion", desc="upper-bound study", disable=None
-    ) as bar:
+    show = show_progress(progress)
+    with progress_bar(n_groups * len(ms), "fusion", "upper-bound study", show) as bar:
         df = upper_bound_study(
             fin,
             n_groups=n_groups,

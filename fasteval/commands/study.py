@@ -8,7 +8,14 @@ from typing import Any
 
 import click
 
-from fasteval.commands._common import friendly, level_option, options, qrels_and_runs
+from fasteval.commands._common import (
+    friendly,
+    level_option,
+    options,
+    progress_option,
+    qrels_and_runs,
+    show_progress,
+)
 from fasteval.errors import InputFormatError, ParameterError
 
 
@@ -109,6 +116,7 @@ _with_common = options(
         help="Run the units on this Dask scheduler (tcp://host:8786, or local:N); "
         "env FASTEVAL_CLUSTER. Paths must be readable by every worker.",
     ),
+    progress_option,
 )
 
 
@@ -136,6 +144,7 @@ def subsample_cmd(
     level: int,
     no_plot: bool,
     cluster: str | None,
+    progress: bool | None,
     rates: str,
     reps: int,
 ) -> None:
@@ -153,7 +162,7 @@ def subsample_cmd(
         seed=seed,
         out_dir=out,
         relevance_level=level,
-        progress=True,
+        progress=show_progress(progress),
     )
     _finish(res, out, not no_plot, "sampling rate", t0)
 
@@ -176,6 +185,7 @@ def pool_depth_cmd(
     level: int,
     no_plot: bool,
     cluster: str | None,
+    progress: bool | None,
     depths: str,
 ) -> None:
     """Keep only judgments of documents some run ranks in its top k, for each depth k."""
@@ -191,7 +201,7 @@ def pool_depth_cmd(
         seed=seed,
         out_dir=out,
         relevance_level=level,
-        progress=True,
+        progress=show_progress(progress),
     )
     _finish(res, out, not no_plot, "pool depth", t0)
 
@@ -217,6 +227,7 @@ def leave_out_cmd(
     level: int,
     no_plot: bool,
     cluster: str | None,
+    progress: bool | None,
     rates: str | None,
     groups: str | None,
     depth: int,
@@ -238,6 +249,6 @@ def leave_out_cmd(
         seed=seed,
         out_dir=out,
         relevance_level=level,
-        progress=True,
+        progress=show_progress(progress),
     )
     _finish(res, out, not no_plot, "share left out" if rates else "group left out", t0)

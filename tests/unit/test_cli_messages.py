@@ -261,3 +261,57 @@ def test_relstring_without_q_says_why_nothing_is_printed():
     assert "relstring" in res.stdout and "add -q" not in res.stderr
     res = _run(["eval", "-m", "all_trec", QRELS, RUNS])  # as trec_eval: silently per-query
     assert res.exit_code == 0 and "add -q" not in res.stderr
+
+
+# --- class 8: one progress bar rule for every command
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["infodiff", QRELS, RUNS],
+        [
+            "study",
+            "subsample",
+            QRELS,
+            RUNS,
+            "-m",
+            "map",
+            "--rates",
+            "0.5",
+            "--reps",
+            "2",
+            "--no-plot",
+            "-o",
+            "{tmp}/st",
+        ],
+        ["report", QRELS, RUNS, "--no-figures", "-o", "{tmp}/rep"],
+    ],
+)
+def test_progress_bar_only_when_asked_or_on_a_terminal(args, tmp_path):
+    def bar_shown(extra: list[str], sub: str) -> bool:
+        (tmp_path / sub).mkdir()
+        a = [x.replace("{tmp}", str(tmp_path / sub)) for x in args]
+        res = _run([*a[:2], *extra, *a[2:]] if a[0] == "study" else [a[0], *extra, *a[1:]])
+        assert res.exit_code == 0, res.output
+        return "it/s]" in res.stderr or "s/it]" in res.stderr or "100%|" in res.stderr
+
+    # CliRunner's stderr is not a terminal: no bar unless --progress
+    assert not bar_shown([], "a")
+    assert bar_shown(["--progress"], "b")
+    assert not bar_shown(["--no-progress"], "c")
+
+
+def test_commands_draw_progress_bars_through_one_helper():
+    import ast
+
+    root = Path(__file__).resolve().parents[2] / "fasteval"
+    for path in [*sorted((root / "commands").glob("*.py")), root / "cli.py"]:
+        if path.name == "_common.py":
+            continue
+        tree = ast.parse(path.read_text())
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef) or fn.name == "ingest_cmd":
+                continue
+            names = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+            assert "tqdm" not in names, f"{path.name}:{fn.name} draws its own tqdm bar"
