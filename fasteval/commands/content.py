@@ -302,7 +302,7 @@ def study_content_cmd(
             plot_content_study(res.summary, Path(out) / "tau.png")
         except ImportError:
             click.echo("fasteval: warning: matplotlib is not installed; no plot", err=True)
-    echo_summary(res.summary, out, t0)
+    echo_summary(res, out, t0)
 
 
 def register(main: click.Group, study: click.Group) -> None:
