@@ -19,6 +19,7 @@ from fasteval.commands._common import (
     run_id_option,
     show_progress,
 )
+from fasteval.errors import ParameterError
 
 if TYPE_CHECKING:
     pass
@@ -79,10 +80,19 @@ def fuse_cmd(
     lenient: bool,
 ) -> None:
     """Fuse RUNS (files, directories, Parquet archives) per query into one run."""
-    from fasteval.analysis.fusion import fuse, method_name, norm_name, prepare_fusion
+    from fasteval.analysis.fusion import (
+        UPPER_BOUNDS,
+        fuse,
+        method_name,
+        norm_name,
+        prepare_fusion,
+    )
 
     m = method_name(method)
     norm_name(norm)
+    if m in UPPER_BOUNDS and qrels is None:  # checked before the runs are read
+        msg = f"--method {m} is an upper bound: it picks documents by judgments; give --qrels"
+        raise ParameterError(msg)
     t0 = time.perf_counter()
     fin = prepare_fusion(list(runs), qrels, lenient=lenient, run_id_from=run_id_from)
     df = fuse(
@@ -196,6 +206,9 @@ def fuse_study_cmd(
     ms = [method_name(m) for spec in methods for m in spec.split(",") if m.strip()]
     ms = ms or list(STUDY_METHODS)
     norm_name(norm)
+    from fasteval.measures.parser import parse_measures
+
+    parse_measures([measure], compat=10)  # unknown names fail before the runs are read
     t0 = time.perf_counter()
     fin = prepare_fusion(list(runs), qrels, lenient=lenient, run_id_from=run_id_from)
     show = show_progress(progress)

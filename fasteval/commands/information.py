@@ -103,6 +103,13 @@ def infodiff_cmd(
     """
     from fasteval.analysis.information import all_pairs, binned_pairs, pair_data
 
+    if bin_by is not None:  # checked before the inputs are read
+        from fasteval.measures.parser import parse_measures
+
+        n = len(parse_measures([bin_by]))
+        if n != 1:
+            msg = f"--bin-by needs one measure, got {bin_by!r} ({n} measures)"
+            raise ParameterError(msg)
     if cluster:
         from fasteval.distributed import information_difference
 

@@ -315,3 +315,26 @@ def test_commands_draw_progress_bars_through_one_helper():
                 continue
             names = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
             assert "tqdm" not in names, f"{path.name}:{fn.name} draws its own tqdm bar"
+
+
+# --- arguments are checked before the inputs are read
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["infodiff", QRELS, "{missing}", "--bin-by", "mapp"], "mapp"),
+        (["infodiff", QRELS, "{missing}", "--bin-by", "P.5,10"], "--bin-by needs one measure"),
+        (["fuse", "{missing}", "--method", "pareto", "-o", "{tmp}/f.run"], "--qrels"),
+        (
+            ["fuse-study", QRELS, "{missing}", "--measure", "nosuch", "-o", "{tmp}/f.parquet"],
+            "nosuch",
+        ),
+        (["study", "subsample", QRELS, "{missing}", "-m", "mapp", "-o", "{tmp}/st"], "mapp"),
+    ],
+)
+def test_arguments_fail_before_the_inputs_are_read(args, needle, tmp_path):
+    missing = str(tmp_path / "no-such-run.txt")  # reading it would fail with 'no such file'
+    args = [a.replace("{missing}", missing).replace("{tmp}", str(tmp_path)) for a in args]
+    err = _one_line_error(_run(args), needle)
+    assert "no such file" not in err and "no-such-run" not in err, err
