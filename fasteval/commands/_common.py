@@ -60,6 +60,7 @@ def cli_terms(msg: str, ctx: click.Context | None = None) -> str:
         if any(opt in getattr(p, "opts", ()) for p in here.params):
             return f"({opt}{rest})" if wrap else f"{opt}{rest}"
         others = _commands_with(root.command, opt, root.info_name or "fasteval")
+        others.sort(key=lambda path: not path.endswith(" eval"))  # eval first, if it has it
         if others:
             text = f"'{others[0]} {opt}{rest}'"
             return f"(in {text})" if wrap else text

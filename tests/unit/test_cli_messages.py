@@ -190,7 +190,11 @@ def test_api_message_keeps_the_api_keyword(tmp_path):
             "'fasteval infodiff --bin-by' needs",
         ),
         (["ndeval"], "on_duplicate='first' (CLI: --keep-first) keeps", "--keep-first keeps"),
-        (["demo"], "pass lenient=True (CLI: --lenient) to skip", " --lenient' to skip"),
+        (
+            ["demo"],
+            "pass lenient=True (CLI: --lenient) to skip",
+            "'fasteval eval --lenient' to skip",
+        ),
     ],
 )
 def test_cli_terms_translates_each_spelling(command, msg, expected):
