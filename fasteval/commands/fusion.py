@@ -91,7 +91,7 @@ def fuse_cmd(
     m = method_name(method)
     norm_name(norm)
     if m in UPPER_BOUNDS and qrels is None:  # checked before the runs are read
-        msg = f"--method {m} is an upper bound: it picks documents by judgments; give --qrels"
+        msg = f"--method {m} is an upper bound: it needs qrels (give --qrels QRELS)"
         raise ParameterError(msg)
     t0 = time.perf_counter()
     fin = prepare_fusion(list(runs), qrels, lenient=lenient, run_id_from=run_id_from)
