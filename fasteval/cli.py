@@ -29,9 +29,12 @@ from fasteval.commands._common import (
     lenient_option,
     level_option,
     output_option,
+    progress_bar,
+    progress_option,
     qrels_and_runs,
     reading_options,
     run_id_option,
+    show_progress,
 )
 from fasteval.commands._startup import skip_blas_probe
 from fasteval.errors import ParameterError
@@ -174,8 +177,9 @@ def _finished(*_: Any, **__: Any) -> None:
     "--quiet",
     "quiet",
     is_flag=True,
-    help="No progress bar (shown on a terminal when the runs take more than one batch).",
+    help="No progress bar (the same as --no-progress).",
 )
+@progress_option
 @_friendly
 def eval_cmd(
     qrels: str,
@@ -198,6 +202,7 @@ def eval_cmd(
     rel_format: str,
     collection: str | None,
     quiet: bool,
+    progress: bool | None,
 ) -> None:
     """Evaluate RUNS (files, directories, Parquet archives) against QRELS."""
     if collection is not None:  # content measures (SPEC 9): fasteval.commands.content
@@ -227,7 +232,7 @@ def eval_cmd(
         )
         return
     from fasteval.api import evaluate
-    from fasteval.io.writers import DIVERSITY_FORMATS, FORMATS, write_table
+    from fasteval.io.writers import DIVERSITY_FORMATS, FORMATS, emit, write_table
     from fasteval.measures.catalog import parse_request
 
     if fmt == "ndeval" and not measures:
@@ -258,37 +263,71 @@ def eval_cmd(
             raise ParameterError(msg)
         df = with_cluster(evaluate, cluster)(qrels, list(runs), list(measures) or None, **options)
     else:
-        with _BatchBar(disable=True if quiet else None) as bar:
+        with _BatchBar(show=show_progress(False if quiet else progress)) as bar:
             df = evaluate(
                 qrels, list(runs), req, rel_format=rel_format, progress=bar.update, **options
             )
-    text = write_table(
-        df,
-        fmt,
-        output,
-        measures=None if req.diversity else req.ranking,
-        zscore=zscore_file is not None,
-        formats=DIVERSITY_FORMATS if req.diversity else FORMATS,
-    )
+    if not req.diversity:
+        _per_query_only_note(req.ranking, measures, per_query)
+    if fmt == "trec" and not req.diversity:
+        text = emit(trec_text(df, req.ranking, zscore=zscore_file is not None), output)
+    else:
+        text = write_table(
+            df,
+            fmt,
+            output,
+            measures=None if req.diversity else req.ranking,
+            zscore=zscore_file is not None,
+            formats=DIVERSITY_FORMATS if req.diversity else FORMATS,
+        )
     if text is not None:
         click.echo(text, nl=False)
 
 
-class _BatchBar:
-    """A tqdm bar over the input files of a batched evaluation, opened at the first batch.
+def trec_text(df: Any, measures: Any, *, zscore: bool = False) -> str:
+    """trec_eval's text for ``df``; with several runs, each block led by a ``runid`` line.
 
-    ``disable=None``: only when stderr is a terminal (tqdm's rule).
+    trec_eval prints one run, so one run's text is trec_eval's byte for byte. With
+    several runs each block starts with trec_eval's own label line (``runid  all  X``,
+    what ``-m runid`` prints), unless ``runid`` is among the measures and trec_eval's
+    line already names the run.
     """
+    from fasteval.io.writers import format_trec
 
-    def __init__(self, *, disable: bool | None) -> None:
-        self.disable = disable
+    if measures.runid or df["run_id"].n_unique() <= 1:
+        return format_trec(df, measures, zscore=zscore)
+    return "".join(
+        f"{'runid':<22}\tall\t{run_id}\n" + format_trec(block, measures, zscore=zscore)
+        for (run_id,), block in df.group_by("run_id", maintain_order=True)
+    )
+
+
+def _per_query_only_note(measures: Any, asked: tuple[str, ...], per_query: bool) -> None:
+    """Say why a per-query-only measure (``relstring``) named in ``-m`` printed nothing.
+
+    Named only: ``all_trec`` includes ``relstring`` and, as in trec_eval, prints it with
+    ``-q`` only, without a note on every run.
+    """
+    named = {n.split(".")[0].split("_")[0].lower() for a in asked for n in a.split(",")}
+    only = [m.name for m in measures if m.info.text and m.name.split("_")[0].lower() in named]
+    if only and not per_query:
+        click.echo(
+            f"fasteval: note: {', '.join(only)} has per-query values only (no 'all' line): "
+            "add -q to print it",
+            err=True,
+        )
+
+
+class _BatchBar:
+    """The progress bar over the input files of a batched evaluation, opened at the first batch."""
+
+    def __init__(self, *, show: bool) -> None:
+        self.show = show
         self.bar: Any = None
 
     def update(self, done: int, total: int) -> None:
         if self.bar is None:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=total, unit="file", desc="evaluating", disable=self.disable)
+            self.bar = progress_bar(total, "file", "evaluating", self.show)
         self.bar.update(done - self.bar.n)
 
     def __enter__(self) -> _BatchBar:
@@ -344,7 +383,6 @@ def ingest_cmd(inputs: tuple[str, ...], output: str, run_id_from: str, lenient: 
 def demo_cmd(measures: tuple[str, ...]) -> None:
     """Evaluate the small sample archive shipped with fasteval."""
     from fasteval.api import evaluate
-    from fasteval.io.writers import format_trec
     from fasteval.measures.parser import parse_measures
 
     qrels = SAMPLE_DIR / "sample.qrels"
@@ -353,7 +391,7 @@ def demo_cmd(measures: tuple[str, ...]) -> None:
     t0 = time.perf_counter()
     df = evaluate(qrels, archive, list(measures) or None, per_query=False)
     dt = time.perf_counter() - t0
-    click.echo(format_trec(df, parse_measures(list(measures) or None)), nl=False)
+    click.echo(trec_text(df, parse_measures(list(measures) or None)), nl=False)
     n_runs = df["run_id"].n_unique()
     click.echo(f"# evaluated {n_runs} runs in {dt:.2f} s (first run includes compiling)", err=True)
 

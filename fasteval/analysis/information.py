@@ -556,7 +556,7 @@ def binned_pairs(
     """
     mset = parse_measures([bin_by])
     if len(mset) != 1:
-        msg = f"--bin-by needs a single measure, got {bin_by!r} ({len(mset)} measures)"
+        msg = f"bin_by (CLI: --bin-by) needs one measure, got {bin_by!r} ({len(mset)} measures)"
         raise ParameterError(msg)
     ev = compute(data.prep.enc, mset, relevance_level=relevance_level)
     score = ev.summary[:, 0]

@@ -26,6 +26,7 @@ import json
 import math
 import os
 import threading
+import warnings
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -44,7 +45,7 @@ from fasteval.analysis.study_scorers import higher_is_better
 from fasteval.encode import Encoded
 from fasteval.engine import Prepared, QrelsLike, RunsLike
 from fasteval.engine.compact import Compact, prepare_compact
-from fasteval.errors import ParameterError
+from fasteval.errors import FastevalWarning, ParameterError
 from fasteval.io import writers
 from fasteval.measures.parser import parse_measures
 
@@ -248,49 +249,144 @@ def summarize(units: pl.DataFrame, confidence: float = 0.95) -> pl.DataFrame:
     )
 
 
-class StudyResult(NamedTuple):
-    """A study's tables: every unit's statistics, the per-setting summary, full-qrels scores."""
-
+class _StudyTables(NamedTuple):
     units: pl.DataFrame
     summary: pl.DataFrame
     full: pl.DataFrame
 
 
+class StudyResult(_StudyTables):
+    """A study's tables: every unit's statistics, the per-setting summary, full-qrels scores.
+
+    Unpacks as the three tables; ``resumed`` counts the units (setting,
+    repetition) read back from the output folder instead of computed.
+    """
+
+    resumed: int = 0
+
+
+#: Fingerprint keys that only say how far a study goes: a folder with other values is
+#: extended (its finished units reused), not refused.
+PLAN_KEYS = ("rates", "reps", "depths")
+
+
 def _fingerprint(ctx: Context, seed: int, extra: dict[str, Any]) -> dict[str, Any]:
+    """What makes two studies the same: data, measures and their scores, seed, kind, plan.
+
+    ``data`` hashes the runs and qrels only, ``scores`` the full-qrels scores, so a
+    study with other measures differs in ``measures`` (and scores), not in its data.
+    """
     h = hashlib.sha256()
     h.update("\n".join(ctx.enc.run_names).encode())
     h.update(ctx.enc.qr_rel.tobytes())
     h.update(ctx.enc.qr_off.tobytes())
-    h.update(np.ascontiguousarray(ctx.full).tobytes())
+    scores = hashlib.sha256(np.ascontiguousarray(ctx.full).tobytes())
     return {
         "kind": ctx.kind,
         "seed": seed,
         "measures": list(ctx.names),
         "statistics": list(ctx.statistics),
         "data": h.hexdigest()[:16],
+        "scores": scores.hexdigest()[:16],
         **extra,
     }
 
 
 def setting_file(out: Path, s: Setting) -> Path:
+    """The part file holding the units of setting ``s`` in the study folder ``out``."""
     return out / f"setting={s.label}.parquet"
 
 
-def check_out_dir(out: Path, fp: dict[str, Any]) -> None:
-    """Create ``out`` with the study's fingerprint, or check it holds the same study."""
+def _short(v: Any) -> str:
+    text = ",".join(map(str, v)) if isinstance(v, list) else str(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def check_out_dir(out: Path, fp: dict[str, Any], *, extend: bool = False) -> bool:
+    """Create ``out`` with the study's fingerprint, or check it holds the same study.
+
+    With ``extend`` (callers that reuse saved units repetition by repetition, as
+    :func:`run_study` does), a folder whose study differs only in :data:`PLAN_KEYS`
+    (more or fewer rates, repetitions, depths) is the same study extended: its
+    ``study.json`` is updated; without it, any difference is refused.
+    An empty or corrupt ``study.json`` (a machine that died while writing it) is
+    rewritten with a :class:`~fasteval.errors.FastevalWarning`.
+
+    Returns
+    -------
+    bool
+        Whether the part files in ``out`` belong to this study (False when
+        ``study.json`` was damaged: they are recomputed).
+
+    Raises
+    ------
+    ParameterError
+        When ``out`` holds another study, naming what differs (``measures: map ->
+        P_10``); a change of measures is not reported as a change of data.
+    """
     out.mkdir(parents=True, exist_ok=True)
     meta_path = out / "study.json"
-    if meta_path.exists():
-        old = json.loads(meta_path.read_text())
-        if old != fp:
-            diff = sorted(k for k in set(old) | set(fp) if old.get(k) != fp.get(k))
-            msg = (
-                f"{out} holds a different study (differs in: {', '.join(diff)})\n"
-                "  hint: choose another output folder or delete it to start over"
-            )
-            raise ParameterError(msg)
-    else:
-        writers.write_text(json.dumps(fp, indent=1) + "\n", meta_path)
+    text = json.dumps(fp, indent=1) + "\n"
+    if not meta_path.exists():
+        writers.write_text(text, meta_path)
+        return True
+    try:
+        old = json.loads(meta_path.read_text(encoding="utf-8"))
+        if not isinstance(old, dict):
+            msg = f"expected a JSON object, got {type(old).__name__}"
+            raise ValueError(msg)
+    except (ValueError, UnicodeDecodeError) as e:
+        reason = "empty" if meta_path.stat().st_size == 0 else f"corrupt: {e}"
+        warnings.warn(
+            f"{meta_path} is damaged ({reason}); rewritten, and the study's units are "
+            "recomputed (its part files cannot be matched to a study)",
+            FastevalWarning,
+            stacklevel=2,
+        )
+        writers.write_text(text, meta_path)
+        return False
+    plan = PLAN_KEYS if extend else ()
+    diff = [k for k in fp if k not in plan and old.get(k) != fp.get(k)]
+    diff += [k for k in old if k not in fp and k not in plan]
+    if "measures" in diff and "scores" in diff:
+        diff.remove("scores")  # other measures, other scores: not a difference of its own
+    if diff:
+        what = "; ".join(f"{k}: {_short(old.get(k))} -> {_short(fp.get(k))}" for k in diff)
+        msg = (
+            f"{out} holds a different study (differs in {what})\n"
+            "  hint: choose another output folder, or delete it to start over"
+        )
+        raise ParameterError(msg)
+    if old != fp:  # the same study, extended or shortened: reuse its units
+        writers.write_text(text, meta_path)
+    return True
+
+
+def read_part(path: Path, s: Setting) -> pl.DataFrame | None:
+    """The finished units of setting ``s`` saved at ``path``, or None.
+
+    A part file that cannot be read, or does not hold units of ``s``, is
+    reported with a :class:`~fasteval.errors.FastevalWarning` naming it and
+    recomputed.
+    """
+    if not path.exists():
+        return None
+    try:
+        df = pl.read_parquet(path)
+        if dict(df.schema) != UNIT_SCHEMA:
+            msg = f"columns {list(df.columns)}, not a study's units"
+            raise ValueError(msg)
+        if df.height and (df["setting"] != s.label).any():
+            msg = f"holds units of another setting than {s.label!r}"
+            raise ValueError(msg)
+    except Exception as e:
+        warnings.warn(
+            f"{path}: damaged part file ({_short(' '.join(str(e).split()))}); recomputed",
+            FastevalWarning,
+            stacklevel=2,
+        )
+        return None
+    return df
 
 
 def run_study(
@@ -302,35 +398,49 @@ def run_study(
     progress: bool = False,
     extra: dict[str, Any] | None = None,
 ) -> StudyResult:
-    """Run every unit of ``settings`` (skipping settings already saved in ``out_dir``)."""
+    """Run every unit of ``settings``, reusing the units already saved in ``out_dir``.
+
+    Units are pure functions of (setting, repetition) and the seed, so a folder
+    of the same study with fewer settings or repetitions is extended: its units
+    are read back, the missing ones computed, and the result is the one a fresh
+    run of the larger plan gives. Damaged part files are recomputed (with a
+    warning naming them).
+    """
     out = Path(out_dir) if out_dir is not None else None
-    if out is not None:
-        check_out_dir(out, _fingerprint(ctx, seed, extra or {}))
+    fp = _fingerprint(ctx, seed, extra or {})
+    trusted = out is not None and check_out_dir(out, fp, extend=True)
     parts: list[pl.DataFrame] = []
-    todo = []
+    plan: list[tuple[Setting, pl.DataFrame | None, list[int]]] = []
+    resumed = 0
     for s in settings:
-        f = setting_file(out, s) if out is not None else None
-        if f is not None and f.exists():
-            parts.append(pl.read_parquet(f))
-        else:
-            todo.append(s)
+        saved = read_part(setting_file(out, s), s) if out is not None and trusted else None
+        done = set() if saved is None else set(saved["rep"].to_list())
+        missing = [rep for rep in range(s.reps) if rep not in done]
+        resumed += s.reps - len(missing)
+        plan.append((s, saved, missing))
 
     with tqdm(
-        total=sum(s.reps for s in todo),
+        total=sum(len(m) for _, _, m in plan),
         unit="variant",
         desc=f"{ctx.kind} study",
         disable=not progress,
     ) as bar:
-        for s in todo:
-            rows: list[dict[str, Any]] = []
-            for rep in range(s.reps):
-                rows.extend(run_unit(ctx, s, rep, seed))
-                bar.update(1)
-            df = pl.DataFrame(rows, schema=UNIT_SCHEMA)
-            if out is not None:
-                writers.write_parquet(df, setting_file(out, s))
-            parts.append(df)
-    return finish_study(settings, parts, full_frame(ctx), out)
+        for s, saved, missing in plan:
+            if missing:
+                rows: list[dict[str, Any]] = []
+                for rep in missing:
+                    rows.extend(run_unit(ctx, s, rep, seed))
+                    bar.update(1)
+                df = pl.DataFrame(rows, schema=UNIT_SCHEMA)
+                if saved is not None:  # every saved rep is kept in the file
+                    df = pl.concat([saved, df]).sort("rep", maintain_order=True)
+                if out is not None:
+                    writers.write_parquet(df, setting_file(out, s))
+            else:
+                assert saved is not None  # nothing missing: all reps were saved
+                df = saved
+            parts.append(df.filter(pl.col("rep") < s.reps))
+    return finish_study(settings, parts, full_frame(ctx), out, resumed=resumed)
 
 
 def full_frame(ctx: Context) -> pl.DataFrame:
@@ -346,9 +456,17 @@ def full_frame(ctx: Context) -> pl.DataFrame:
 
 
 def finish_study(
-    settings: Sequence[Setting], parts: list[pl.DataFrame], full: pl.DataFrame, out: Path | None
+    settings: Sequence[Setting],
+    parts: list[pl.DataFrame],
+    full: pl.DataFrame,
+    out: Path | None,
+    *,
+    resumed: int = 0,
 ) -> StudyResult:
-    """Merge per-setting unit tables in study order, summarize, and save to ``out``."""
+    """Merge per-setting unit tables in study order, summarize, and save to ``out``.
+
+    ``resumed``: how many of the units were read back from ``out`` (reported).
+    """
     order = {s.label: i for i, s in enumerate(settings)}
     units = (
         pl.concat(parts)
@@ -361,7 +479,9 @@ def finish_study(
         writers.write_parquet(summary, out / "summary.parquet")
         writers.write_frame(summary, out / "summary.csv")
         writers.write_parquet(full, out / "full.parquet")
-    return StudyResult(units, summary, full)
+    result = StudyResult(units, summary, full)
+    result.resumed = resumed
+    return result
 
 
 # --------------------------------------------------------------------------- the three studies

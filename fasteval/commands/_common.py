@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import warnings
 from collections.abc import Callable
@@ -17,7 +18,57 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _one_line(msg: str) -> str:
-    return " | ".join(part.strip() for part in str(msg).splitlines() if part.strip())
+    return " | ".join(part.strip() for part in cli_terms(str(msg)).splitlines() if part.strip())
+
+
+# Library messages name an API keyword and the command-line option together, in one of
+# three spellings: "lenient=True (CLI: --lenient)", "--run-id filename (API:
+# run_id_from='filename')" and "(CLI: --collection FILE; API: collection=...)". On the
+# command line, cli_terms keeps only the option, and only if the command has it.
+_API_THEN_CLI = re.compile(r"(?P<api>[\w.]+(?:=\S+)?) \(CLI: (?P<opt>--[\w-]+)(?P<rest>[^);]*)\)")
+_CLI_THEN_API = re.compile(r"(?P<opt>--[\w-]+)(?P<rest>[^()]*?) \(API: (?P<api>[^)]*)\)")
+_BOTH = re.compile(r"\(CLI: (?P<opt>--[\w-]+)(?P<rest>[^);]*); API: (?P<api>[^)]*)\)")
+
+
+def _commands_with(root: click.Command, opt: str, path: str) -> list[str]:
+    """The command paths under ``root`` that have the option ``opt``."""
+    found = []
+    if any(opt in getattr(p, "opts", ()) for p in root.params):
+        found.append(path)
+    if isinstance(root, click.Group):
+        for name, sub in sorted(root.commands.items()):
+            found.extend(_commands_with(sub, opt, f"{path} {name}"))
+    return found
+
+
+def cli_terms(msg: str, ctx: click.Context | None = None) -> str:
+    """``msg`` with its API keywords replaced by the options of the running command.
+
+    A hint naming ``api (CLI: --opt value)`` becomes ``--opt value`` when the command
+    has ``--opt``; otherwise it names the commands that do (``fasteval ndeval --order
+    traditional``), or, if none does, the API keyword (a Python-only setting). Outside
+    a click command the message is returned unchanged.
+    """
+    ctx = ctx or click.get_current_context(silent=True)
+    if ctx is None:
+        return msg
+    here = ctx.command
+    root = ctx.find_root()
+
+    def option(m: re.Match[str], *, wrap: bool) -> str:
+        opt, rest, api = m["opt"], m["rest"].rstrip(), m["api"]
+        if any(opt in getattr(p, "opts", ()) for p in here.params):
+            return f"({opt}{rest})" if wrap else f"{opt}{rest}"
+        others = _commands_with(root.command, opt, root.info_name or "fasteval")
+        others.sort(key=lambda path: not path.endswith(" eval"))  # eval first, if it has it
+        if others:
+            text = f"'{others[0]} {opt}{rest}'"
+            return f"(in {text})" if wrap else text
+        return f"({api} in Python)" if wrap else f"{api} (Python API only)"
+
+    msg = _BOTH.sub(lambda m: option(m, wrap=True), msg)
+    msg = _API_THEN_CLI.sub(lambda m: option(m, wrap=False), msg)
+    return _CLI_THEN_API.sub(lambda m: option(m, wrap=False), msg)
 
 
 # Optional imports a command may need, and the extra of pyproject.toml that installs them.
@@ -159,6 +210,28 @@ level_option = click.option(
     show_default=True,
     help="Relevance level: grade >= level is relevant.",
 )
+
+
+progress_option = click.option(
+    "--progress/--no-progress",
+    "progress",
+    default=None,
+    help="Progress bar on stderr (default: only when stderr is a terminal).",
+)
+
+
+def show_progress(progress: bool | None) -> bool:
+    """Whether a command shows its progress bar: as asked, else when stderr is a terminal."""
+    if progress is not None:
+        return progress
+    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
+def progress_bar(total: int, unit: str, desc: str, show: bool) -> Any:
+    """THE progress bar of every command: tqdm on stderr, shown if ``show``."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit=unit, desc=desc, disable=not show, file=sys.stderr)
 
 
 def output_option(

@@ -11,7 +11,14 @@ from typing import Any
 
 import click
 
-from fasteval.commands._common import friendly, level_option, options, qrels_and_runs
+from fasteval.commands._common import (
+    friendly,
+    level_option,
+    options,
+    progress_option,
+    qrels_and_runs,
+    show_progress,
+)
 from fasteval.errors import ParameterError
 
 collection_option = click.option(
@@ -271,6 +278,7 @@ def content_eval(
 )
 @level_option
 @click.option("--no-plot", is_flag=True, help="Skip the PNG figure.")
+@progress_option
 @friendly
 def study_content_cmd(
     qrels: str,
@@ -284,6 +292,7 @@ def study_content_cmd(
     out: str,
     level: int,
     no_plot: bool,
+    progress: bool | None,
 ) -> None:
     """Hui's Figure 3 with content: tau of (a) labels, (b) content, (c) completed labels."""
 
@@ -302,7 +311,7 @@ def study_content_cmd(
         depth=depth,
         out_dir=out,
         relevance_level=level,
-        progress=True,
+        progress=show_progress(progress),
     )
     if not no_plot:
         try:
@@ -311,7 +320,7 @@ def study_content_cmd(
             plot_content_study(res.summary, Path(out) / "tau.png")
         except ImportError:
             click.echo("fasteval: warning: matplotlib is not installed; no plot", err=True)
-    echo_summary(res.summary, out, t0)
+    echo_summary(res, out, t0)
 
 
 def register(main: click.Group, study: click.Group) -> None:

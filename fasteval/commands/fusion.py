@@ -12,10 +12,14 @@ from fasteval.commands._common import (
     lenient_option,
     level_option,
     output_option,
+    progress_bar,
+    progress_option,
     qrels_and_runs,
     require_extra,
     run_id_option,
+    show_progress,
 )
+from fasteval.errors import ParameterError
 
 if TYPE_CHECKING:
     pass
@@ -76,10 +80,19 @@ def fuse_cmd(
     lenient: bool,
 ) -> None:
     """Fuse RUNS (files, directories, Parquet archives) per query into one run."""
-    from fasteval.analysis.fusion import fuse, method_name, norm_name, prepare_fusion
+    from fasteval.analysis.fusion import (
+        UPPER_BOUNDS,
+        fuse,
+        method_name,
+        norm_name,
+        prepare_fusion,
+    )
 
     m = method_name(method)
     norm_name(norm)
+    if m in UPPER_BOUNDS and qrels is None:  # checked before the runs are read
+        msg = f"--method {m} is an upper bound: it needs qrels (give --qrels QRELS)"
+        raise ParameterError(msg)
     t0 = time.perf_counter()
     fin = prepare_fusion(list(runs), qrels, lenient=lenient, run_id_from=run_id_from)
     df = fuse(
@@ -152,6 +165,7 @@ def fuse_cmd(
 )
 @run_id_option
 @lenient_option
+@progress_option
 @friendly
 def fuse_study_cmd(
     qrels: str,
@@ -170,6 +184,7 @@ def fuse_study_cmd(
     batch: int,
     run_id_from: str,
     lenient: bool,
+    progress: bool | None,
 ) -> None:
     """Upper-bound study: joint RIC of random groups of RUNS vs each fusion method.
 
@@ -179,8 +194,6 @@ def fuse_study_cmd(
     """
     if plot is not None:
         require_extra("matplotlib")
-    from tqdm import tqdm
-
     from fasteval.analysis.fusion import (
         STUDY_METHODS,
         method_name,
@@ -193,11 +206,13 @@ def fuse_study_cmd(
     ms = [method_name(m) for spec in methods for m in spec.split(",") if m.strip()]
     ms = ms or list(STUDY_METHODS)
     norm_name(norm)
+    from fasteval.measures.parser import parse_measures
+
+    parse_measures([measure], compat=10)  # unknown names fail before the runs are read
     t0 = time.perf_counter()
     fin = prepare_fusion(list(runs), qrels, lenient=lenient, run_id_from=run_id_from)
-    with tqdm(
-        total=n_groups * len(ms), unit="fusion", desc="upper-bound study", disable=None
-    ) as bar:
+    show = show_progress(progress)
+    with progress_bar(n_groups * len(ms), "fusion", "upper-bound study", show) as bar:
         df = upper_bound_study(
             fin,
             n_groups=n_groups,

@@ -13,9 +13,12 @@ from fasteval.commands._common import (
     friendly,
     level_option,
     output_option,
+    progress_bar,
+    progress_option,
     qrels_and_runs,
     reading_options,
     require_extra,
+    show_progress,
 )
 
 if TYPE_CHECKING:
@@ -73,6 +76,7 @@ if TYPE_CHECKING:
     help="Write a PNG per run and one with the best and worst run side by side here.",
 )
 @reading_options
+@progress_option
 @friendly
 def hsa_cmd(
     qrels: str,
@@ -92,6 +96,7 @@ def hsa_cmd(
     run_id_from: str,
     keep_first: bool,
     lenient: bool,
+    progress: bool | None,
 ) -> None:
     """Distributional overlap (DO, lower is better) and histogram slope (HSA, higher is better).
 
@@ -133,20 +138,20 @@ def hsa_cmd(
         click.echo(text, nl=False)
     click.echo(f"# {df['run_id'].n_unique()} runs in {time.perf_counter() - t0:.2f} s", err=True)
     if plot_dir is not None:
-        _plots(hist, prep.enc.run_names, per_query, Path(plot_dir))
+        _plots(hist, prep.enc.run_names, per_query, Path(plot_dir), show_progress(progress))
 
 
-def _plots(hist: Histograms, run_names: list[str], per_query: bool, out: Path) -> None:
-    from tqdm import tqdm
-
+def _plots(hist: Histograms, run_names: list[str], per_query: bool, out: Path, show: bool) -> None:
     from fasteval.plots.hsa import plot_runs
 
     if per_query:
         click.echo("fasteval: warning: --plot draws pooled histograms; rerun without -q", err=True)
         return
     out.mkdir(parents=True, exist_ok=True)
-    for i, name in enumerate(tqdm(run_names, unit="run", desc="plots", disable=None)):
-        plot_runs(hist, [i], [name], out / f"hsa_{_safe(name)}.png")
+    with progress_bar(len(run_names), "run", "plots", show) as bar:
+        for i, name in enumerate(run_names):
+            plot_runs(hist, [i], [name], out / f"hsa_{_safe(name)}.png")
+            bar.update(1)
     hs = [(h, i) for i, h in enumerate(hist.hsa.tolist()) if not math.isnan(h)]
     if len(hs) >= 2:
         best = max(hs)[1]

@@ -11,8 +11,11 @@ from fasteval.commands._common import (
     friendly,
     options,
     output_option,
+    progress_bar,
+    progress_option,
     qrels_and_runs,
     run_id_option,
+    show_progress,
 )
 from fasteval.errors import ParameterError
 
@@ -78,6 +81,7 @@ def ric_cmd(
     default=None,
     help="Compute blocks of pairs on this Dask scheduler (tcp://host:8786, or local:N).",
 )
+@progress_option
 @friendly
 def infodiff_cmd(
     qrels: str,
@@ -90,16 +94,22 @@ def infodiff_cmd(
     bins: int,
     top: int | None,
     cluster: str | None,
+    progress: bool | None,
 ) -> None:
     """Information difference of pairs of runs, smallest first (near-duplicate systems).
 
     With --bin-by map --bins 20, runs are put in 20 equal-width bins of MAP and
     only pairs within a bin are compared, as Golbus & Aslam do.
     """
-    from tqdm import tqdm
-
     from fasteval.analysis.information import all_pairs, binned_pairs, pair_data
 
+    if bin_by is not None:  # checked before the inputs are read
+        from fasteval.measures.parser import parse_measures
+
+        n = len(parse_measures([bin_by]))
+        if n != 1:
+            msg = f"--bin-by needs one measure, got {bin_by!r} ({n} measures)"
+            raise ParameterError(msg)
     if cluster:
         from fasteval.distributed import information_difference
 
@@ -111,7 +121,7 @@ def infodiff_cmd(
             run_id_from=run_id_from,
             bin_by=bin_by,
             bins=bins,
-            progress=None,
+            progress=show_progress(progress),
         ).sort("id", nulls_last=True)
         _emit(df.head(top) if top is not None else df, fmt, output)
         return
@@ -122,7 +132,8 @@ def infodiff_cmd(
         a, b = all_pairs(n)
     else:
         a, b, cols = binned_pairs(data, bin_by, bins, relevance_level=level)
-    with tqdm(total=a.shape[0], unit="pair", desc="information difference", disable=None) as bar:
+    show = show_progress(progress)
+    with progress_bar(a.shape[0], "pair", "information difference", show) as bar:
         mean, _ = data.information_difference(a, b, progress=bar.update)
     names = pl.Series(data.run_names, dtype=pl.String)
     df = pl.DataFrame(

@@ -9,13 +9,14 @@ import click
 from fasteval.commands._common import (
     friendly,
     level_option,
+    progress_bar,
+    progress_option,
     qrels_and_runs,
     reading_options,
     require_extra,
+    show_progress,
 )
 from fasteval.errors import InputFormatError, ParameterError
-
-PROGRESS_FROM = 5  # runs: show a progress bar from this many on
 
 
 def read_groups(path: str) -> dict[str, str]:
@@ -68,6 +69,7 @@ def read_groups(path: str) -> dict[str, str]:
 @level_option
 @click.option("--no-figures", is_flag=True, help="HTML without the embedded plots.")
 @reading_options
+@progress_option
 @friendly
 def report_cmd(
     qrels: str,
@@ -81,6 +83,7 @@ def report_cmd(
     run_id_from: str,
     keep_first: bool,
     lenient: bool,
+    progress: bool | None,
 ) -> None:
     """Per-run evaluation report of RUNS against QRELS, as the TREC summary pages.
 
@@ -90,8 +93,6 @@ def report_cmd(
     """
     if outdir is not None and not no_figures:
         require_extra("matplotlib")
-    from tqdm import tqdm
-
     from fasteval.analysis.report import format_text, report
     from fasteval.plots.report_html import write_report
 
@@ -114,8 +115,7 @@ def report_cmd(
         for r in rep.runs:
             click.echo(format_text(rep, r), nl=False)
         return
-    show = None if len(rep.runs) >= PROGRESS_FROM else True
-    with tqdm(total=len(rep.runs), unit="run", desc="writing report", disable=show) as bar:
+    with progress_bar(len(rep.runs), "run", "writing report", show_progress(progress)) as bar:
         files = write_report(
             rep, outdir, fmt, figures=not no_figures, progress=lambda _r: bar.update(1)
         )

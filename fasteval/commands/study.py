@@ -8,7 +8,14 @@ from typing import Any
 
 import click
 
-from fasteval.commands._common import friendly, level_option, options, qrels_and_runs
+from fasteval.commands._common import (
+    friendly,
+    level_option,
+    options,
+    progress_option,
+    qrels_and_runs,
+    show_progress,
+)
 from fasteval.errors import InputFormatError, ParameterError
 
 
@@ -63,18 +70,64 @@ def _finish(res: Any, out: str, plot: bool, xlabel: str, t0: float) -> None:
                 plot_study(res.summary, Path(out) / f"{st}.png", statistic=st, xlabel=xlabel)
         except ImportError:
             click.echo("fasteval: warning: matplotlib is not installed; no plots", err=True)
-    echo_summary(res.summary, out, t0)
+    echo_summary(res, out, t0)
 
 
-def echo_summary(summary: Any, out: str, t0: float) -> None:
-    """Print a study's Kendall tau per setting and measure, and where it was written."""
+#: Fewer repetitions than this give confidence intervals too rough to rely on.
+FEW_REPS = 10
+
+
+def echo_summary(res: Any, out: str, t0: float) -> None:
+    """Print a study's Kendall tau per setting and measure, and where it was written.
+
+    The table is titled with its statistic; information tau, when computed, is a
+    column of its own in bits (a mutual information, not a correlation: it may
+    exceed 1). Intervals from fewer than :data:`FEW_REPS` repetitions come with a
+    warning, and a resumed study says how many of its units were already done.
+    """
     import polars as pl
 
+    summary = res.summary
+    keys = ["setting", "measure"]
     tau = summary.filter(pl.col("statistic") == "tau").select(
-        "setting", "measure", "n", "mean", "ci_low", "ci_high", "min", "max"
+        *keys, "n", "mean", "ci_low", "ci_high", "min", "max"
     )
-    with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+    info = summary.filter(pl.col("statistic") == "information_tau")
+    if info.height:
+        bits = info.select(*keys, pl.col("mean").alias("info_tau_bits"))
+        tau = tau.join(bits, on=keys, how="left", maintain_order="left")
+    n = tau["n"].to_list()
+    if n and max(n) == 1:  # one repetition per setting: no interval to show
+        tau = tau.drop("ci_low", "ci_high")
+    click.echo(
+        "Kendall's tau (b) between each variant's system ranking and the full qrels' ranking: "
+        + ("value per setting" if n and max(n) == 1 else "mean over n repetitions, 95% CI")
+        + ", min, max"
+        + (
+            "; info_tau_bits: information tau in bits (mutual information, not a "
+            "correlation: may exceed 1)"
+            if info.height
+            else ""
+        )
+    )
+    with pl.Config(
+        tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True
+    ):
         click.echo(str(tau))
+    few = sorted({k for k in n if 1 < k < FEW_REPS})
+    if few:
+        click.echo(
+            f"fasteval: warning: confidence intervals from {', '.join(map(str, few))} "
+            f"repetition(s) are rough; use --reps {FEW_REPS} or more",
+            err=True,
+        )
+    total = int(res.units.select(pl.struct("setting", "rep").n_unique()).item())
+    if getattr(res, "resumed", 0):
+        click.echo(
+            f"fasteval: note: resumed the study in {out}: {res.resumed} of {total} units "
+            "were already done",
+            err=True,
+        )
     click.echo(f"wrote {out} in {time.perf_counter() - t0:.1f} s", err=True)
 
 
@@ -109,6 +162,7 @@ _with_common = options(
         help="Run the units on this Dask scheduler (tcp://host:8786, or local:N); "
         "env FASTEVAL_CLUSTER. Paths must be readable by every worker.",
     ),
+    progress_option,
 )
 
 
@@ -136,6 +190,7 @@ def subsample_cmd(
     level: int,
     no_plot: bool,
     cluster: str | None,
+    progress: bool | None,
     rates: str,
     reps: int,
 ) -> None:
@@ -153,7 +208,7 @@ def subsample_cmd(
         seed=seed,
         out_dir=out,
         relevance_level=level,
-        progress=True,
+        progress=show_progress(progress),
     )
     _finish(res, out, not no_plot, "sampling rate", t0)
 
@@ -176,6 +231,7 @@ def pool_depth_cmd(
     level: int,
     no_plot: bool,
     cluster: str | None,
+    progress: bool | None,
     depths: str,
 ) -> None:
     """Keep only judgments of documents some run ranks in its top k, for each depth k."""
@@ -191,7 +247,7 @@ def pool_depth_cmd(
         seed=seed,
         out_dir=out,
         relevance_level=level,
-        progress=True,
+        progress=show_progress(progress),
     )
     _finish(res, out, not no_plot, "pool depth", t0)
 
@@ -217,6 +273,7 @@ def leave_out_cmd(
     level: int,
     no_plot: bool,
     cluster: str | None,
+    progress: bool | None,
     rates: str | None,
     groups: str | None,
     depth: int,
@@ -238,6 +295,6 @@ def leave_out_cmd(
         seed=seed,
         out_dir=out,
         relevance_level=level,
-        progress=True,
+        progress=show_progress(progress),
     )
     _finish(res, out, not no_plot, "share left out" if rates else "group left out", t0)
