@@ -28,6 +28,7 @@ from fasteval.commands._common import (
     interrupted,
     lenient_option,
     level_option,
+    output_format,
     output_option,
     progress_bar,
     progress_option,
@@ -139,8 +140,8 @@ def _finished(*_: Any, **__: Any) -> None:
     "--format",
     "fmt",
     type=click.Choice(["trec", "csv", "json", "jsonl", "parquet", "ndeval"]),
-    default="trec",
-    show_default=True,
+    default=None,
+    help="Output format. Default: from -o's suffix (.parquet, .csv, .json, .jsonl), else trec.",
 )
 @output_option()
 @reading_options
@@ -192,7 +193,7 @@ def eval_cmd(
     judged_only: bool,
     num_docs: int,
     compat: str,
-    fmt: str,
+    fmt: str | None,
     output: str | None,
     run_id_from: str,
     keep_first: bool,
@@ -205,6 +206,7 @@ def eval_cmd(
     progress: bool | None,
 ) -> None:
     """Evaluate RUNS (files, directories, Parquet archives) against QRELS."""
+    fmt = output_format(fmt, output)
     if collection is not None:  # content measures (SPEC 9): fasteval.commands.content
         from fasteval.commands.content import content_eval
 
@@ -343,16 +345,17 @@ class _BatchBar:
 @output_option("The archive to write (.parquet).", required=True)
 @run_id_option
 @lenient_option
+@progress_option
 @_friendly
-def ingest_cmd(inputs: tuple[str, ...], output: str, run_id_from: str, lenient: bool) -> None:
+def ingest_cmd(
+    inputs: tuple[str, ...], output: str, run_id_from: str, lenient: bool, progress: bool | None
+) -> None:
     """Pack many run files (a whole track) into one Parquet archive.
 
     The runs are read and written batch by batch (about $FASTEVAL_BATCH_ROWS
     rows, default 1M), so memory stays bounded whatever the number of runs;
     the archive is sorted by run then query, and appears only when complete.
     """
-    from tqdm import tqdm
-
     from fasteval.engine.stream import batch_rows_of, plan_batches
     from fasteval.io.archive import ArchiveWriter
     from fasteval.io.tables import expand_paths, run_columns
@@ -363,7 +366,7 @@ def ingest_cmd(inputs: tuple[str, ...], output: str, run_id_from: str, lenient: 
     batches = plan_batches(files, batch_rows_of(None), run_id_from, split=False)
     with (
         ArchiveWriter(output, run_id_from=run_id_from) as archive,
-        tqdm(total=len(files), unit="file", desc="reading runs", disable=None) as bar,
+        progress_bar(len(files), "file", "reading runs", show_progress(progress)) as bar,
     ):
         for b in batches:
             cols = run_columns([u.item for u in b.units], lenient=lenient, run_id_from=run_id_from)

@@ -234,6 +234,28 @@ def progress_bar(total: int, unit: str, desc: str, show: bool) -> Any:
     return tqdm(total=total, unit=unit, desc=desc, disable=not show, file=sys.stderr)
 
 
+SUFFIX_FORMATS = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".json": "json",
+    ".jsonl": "jsonl",
+}
+
+
+def output_format(fmt: str | None, output: str | None) -> str:
+    """The format asked for, else the one ``output``'s suffix names, else ``trec``.
+
+    Writing trec_eval's text into ``out.parquet`` because ``--format`` was left
+    out would give a file no Parquet reader opens.
+    """
+    if fmt is not None:
+        return fmt
+    if output is not None:
+        return SUFFIX_FORMATS.get(Path(output).suffix.lower(), "trec")
+    return "trec"
+
+
 def output_option(
     help: str = "Write here instead of standard output.", *, required: bool = False
 ) -> Callable[[F], F]:

@@ -128,3 +128,42 @@ def test_warmup_runs_every_kernel_family_on_the_sample(runner):
         assert what in res.stderr
     assert "kernels ready in" in res.stderr
     assert "warning" not in res.stderr.lower()
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt"), [("out.parquet", "parquet"), ("out.csv", "csv"), ("out.JSON", "json")]
+)
+def test_the_output_suffix_names_the_format_when_format_is_not_given(
+    runner, write, tmp_path, name, fmt
+):
+    q, r = write("q", QRELS), write("r", RUN)
+    out = tmp_path / name
+    res = runner.invoke(main, ["eval", str(q), str(r), "-m", "map", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    ref = tmp_path / f"ref.{fmt}"
+    res = runner.invoke(
+        main, ["eval", str(q), str(r), "-m", "map", "--format", fmt, "-o", str(ref)]
+    )
+    assert res.exit_code == 0, res.output
+    assert out.read_bytes() == ref.read_bytes()
+    if fmt == "parquet":
+        assert pl.read_parquet(out).height == 1  # a real Parquet file, not trec text
+
+
+def test_an_explicit_format_wins_over_the_suffix(runner, write, tmp_path):
+    q, r = write("q", QRELS), write("r", RUN)
+    out = tmp_path / "out.parquet"
+    res = runner.invoke(
+        main, ["eval", str(q), str(r), "-m", "map", "--format", "trec", "-o", str(out)]
+    )
+    assert res.exit_code == 0, res.output
+    assert out.read_text().startswith("map")
+
+
+def test_ingest_progress_bar_follows_the_rule(runner, write, tmp_path):
+    r = write("r", RUN)
+    for flag, shown in (([], False), (["--progress"], True), (["--no-progress"], False)):
+        out = tmp_path / f"a{len(flag)}{shown}.parquet"
+        res = runner.invoke(main, ["ingest", str(r), "-o", str(out), *flag])
+        assert res.exit_code == 0, res.output
+        assert ("reading runs" in res.stderr) is shown, flag
