@@ -92,14 +92,7 @@ class Compact:
         enc = prep.enc
         pos, starts, ends = _evaluated_positions(enc, 0)
         rel_t, jdx_t = _narrow_types(prep.qrels)
-        small = dataclasses.replace(
-            enc,
-            starts=starts,
-            ends=ends,
-            rel=np.ascontiguousarray(enc.rel[pos], dtype=rel_t),
-            jdx=np.ascontiguousarray(enc.jdx[pos], dtype=jdx_t),
-            row=_rows(pos.shape[0], scores),
-        )
+        small = _narrowed(enc, pos, starts, ends, (rel_t, jdx_t), _rows(pos.shape[0], scores))
         sc = np.ascontiguousarray(prep.runs.score[enc.row[pos]]) if scores else None
         return cls(prep.qrels, small, sc)
 
@@ -162,6 +155,26 @@ def _evaluated_positions(enc: Encoded, offset: int) -> tuple[np.ndarray, np.ndar
     total = int(lens.sum())
     pos = np.arange(total, dtype=np.int64) + np.repeat(enc.starts - new_starts, lens)
     return pos, new_starts + offset, new_starts + lens + offset
+
+
+def _narrowed(
+    enc: Encoded,
+    pos: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    types: tuple[type[Any], type[Any]],
+    row: np.ndarray,
+) -> Encoded:
+    """``enc`` with only the positions ``pos`` (grades and judgment indices narrowed)."""
+    rel_t, jdx_t = types
+    return dataclasses.replace(
+        enc,
+        starts=starts,
+        ends=ends,
+        rel=np.ascontiguousarray(enc.rel[pos], dtype=rel_t),
+        jdx=np.ascontiguousarray(enc.jdx[pos], dtype=jdx_t),
+        row=row,
+    )
 
 
 class _FallbackError(Exception):
@@ -240,14 +253,7 @@ def _batched(
         pos, starts, ends = _evaluated_positions(enc, n_pos)
         if scores:
             score_parts.append(np.ascontiguousarray(cols.score[enc.row[pos]]))
-        small = dataclasses.replace(
-            enc,
-            starts=starts,
-            ends=ends,
-            rel=np.ascontiguousarray(enc.rel[pos], dtype=rel_t),
-            jdx=np.ascontiguousarray(enc.jdx[pos], dtype=jdx_t),
-            row=np.zeros(0, np.int64),
-        )
+        small = _narrowed(enc, pos, starts, ends, (rel_t, jdx_t), np.zeros(0, np.int64))
         del cols, enc, pos
         parts.append(small)
         n_pos += small.rel.shape[0]

@@ -152,6 +152,19 @@ def result_models(
 
 
 @njit(cache=True, nogil=True)
+def _load_unit(cur, u, u_off, u_n, u_term, u_p, u_plogp, p_dense, pl_dense):  # pragma: no cover
+    """Spread ground-truth model ``u`` into the dense arrays (clearing ``cur``'s); returns ``u``."""
+    if cur >= 0:
+        for e in range(u_off[cur], u_off[cur] + u_n[cur]):
+            p_dense[u_term[e]] = 0.0
+            pl_dense[u_term[e]] = 0.0
+    for e in range(u_off[u], u_off[u] + u_n[u]):
+        p_dense[u_term[e]] = u_p[e]
+        pl_dense[u_term[e]] = u_plogp[e]
+    return u
+
+
+@njit(cache=True, nogil=True)
 def similarity(
     lo,
     hi,
@@ -192,14 +205,7 @@ def similarity(
         u = pair_unit[i]
         r = pair_model[i]
         if u != cur:
-            if cur >= 0:
-                for e in range(u_off[cur], u_off[cur] + u_n[cur]):
-                    p_dense[u_term[e]] = 0.0
-                    pl_dense[u_term[e]] = 0.0
-            for e in range(u_off[u], u_off[u] + u_n[u]):
-                p_dense[u_term[e]] = u_p[e]
-                pl_dense[u_term[e]] = u_plogp[e]
-            cur = u
+            cur = _load_unit(cur, u, u_off, u_n, u_term, u_p, u_plogp, p_dense, pl_dense)
         a = r_off[r]
         b = a + r_n[r]
         if u_n[u] == 0:
@@ -314,14 +320,7 @@ def score_lists(
             out_value[g] = np.nan
         elif kind == JS and nu == 1:
             if u0 != cur:
-                if cur >= 0:
-                    for e in range(u_off[cur], u_off[cur] + u_n[cur]):
-                        p_dense[u_term[e]] = 0.0
-                        pl_dense[u_term[e]] = 0.0
-                for e in range(u_off[u0], u_off[u0] + u_n[u0]):
-                    p_dense[u_term[e]] = u_p[e]
-                    pl_dense[u_term[e]] = u_plogp[e]
-                cur = u0
+                cur = _load_unit(cur, u0, u_off, u_n, u_term, u_p, u_plogp, p_dense, pl_dense)
             if u_n[u0] == 0:
                 out_value[g] = np.nan
             elif nt == 0:
