@@ -246,10 +246,108 @@ def read_files(
     return RawFiles(list(paths), buf, starts, ends)
 
 
+def _gzip_isize(path: PathLike) -> int:
+    """The uncompressed size a gzip file's trailer states (of its last member, mod 2**32)."""
+    with open(path, "rb") as fh:
+        fh.seek(-4, os.SEEK_END)
+        return int.from_bytes(fh.read(4), "little")
+
+
+def _gunzip_into(path: PathLike, out: memoryview) -> int:
+    """Decompress a gzip file into ``out``; its size, or -1 when it does not fit exactly.
+
+    Chunks go straight into the caller's (reused) buffer: no fresh memory the
+    size of the file. -1 (a file with several members, or over 4 GiB, whose
+    trailer does not give the size) sends the caller to :func:`read_bytes`.
+    """
+    d = zlib.decompressobj(wbits=31)
+    n = 0
+    cap = len(out)
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            data = d.decompress(chunk, cap - n + 1)
+            while True:
+                if n + len(data) > cap:
+                    return -1
+                out[n : n + len(data)] = data
+                n += len(data)
+                if d.eof or not d.unconsumed_tail:
+                    break
+                data = d.decompress(d.unconsumed_tail, cap - n + 1)
+            if d.eof:
+                break
+        if not d.eof or (d.unused_data + fh.read()).strip(b"\x00"):
+            return -1  # truncated, or another member follows
+    return n
+
+
 def _read_all(
     paths: list[PathLike], threads: int | None, ws: Workspace | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """All files in one buffer, each ending in a newline; plain files are read in place."""
+    """All files in one buffer, each ending in a newline; plain files are read in place.
+
+    A gzip file is decompressed straight into its place when its trailer gives
+    its size (one member); otherwise (or when anything fails) it goes through
+    :func:`read_bytes`, which raises the proper message for a bad file.
+    """
+    sizes = np.zeros(len(paths), np.int64)
+    gz: dict[int, np.ndarray] = {}
+    direct: list[int] = []
+    for i, p in enumerate(paths):
+        try:
+            with open(p, "rb") as fh:
+                magic = fh.read(2)
+            if magic == b"\x1f\x8b":
+                sizes[i] = _gzip_isize(p) + 1
+                direct.append(i)
+            else:
+                sizes[i] = os.path.getsize(p) + 1
+        except OSError:
+            gz[i] = read_bytes(p)  # raises the proper InputFormatError
+            sizes[i] = gz[i].size + 1
+    ends = np.cumsum(sizes)
+    starts = ends - sizes
+    buf = _new(ws, "buf", (int(ends[-1]) if len(paths) else 0,), np.uint8)
+    view = buf.data
+
+    def unzip(i: int) -> int:
+        a = int(starts[i])
+        try:
+            return _gunzip_into(paths[i], view[a : a + int(sizes[i]) - 1])
+        except (OSError, EOFError, zlib.error):
+            return -1
+
+    workers = threads or min(len(direct), os.cpu_count() or 1)
+    if workers > 1 and len(direct) > 1:
+        with ThreadPoolExecutor(workers) as ex:
+            got = dict(zip(direct, ex.map(unzip, direct), strict=True))
+    else:
+        got = {i: unzip(i) for i in direct}
+    if any(n != int(sizes[i]) - 1 for i, n in got.items()):
+        # a trailer that does not give the size (several members), or a bad file: the
+        # plain way for every gzip file (read_bytes names what is wrong)
+        return _read_all_decompressed(paths, threads, ws)
+    for i, p in enumerate(paths):
+        a = int(starts[i])
+        if i in got:
+            n = got[i]
+        elif i in gz:
+            n = gz[i].size
+            buf[a : a + n] = gz[i]
+        else:
+            with open(p, "rb") as fh:
+                n = fh.readinto(view[a : a + int(sizes[i]) - 1])
+        buf[a + n] = 10  # every file ends with a newline (an extra blank line is skipped)
+        ends[i] = a + n + 1
+        if n >= 3 and bytes(buf[a : a + 3]) == BOM:
+            buf[a : a + 3] = 32  # a UTF-8 byte-order mark: blanks keep every offset
+    return buf, starts, ends
+
+
+def _read_all_decompressed(
+    paths: list[PathLike], threads: int | None, ws: Workspace | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """As :func:`_read_all`, each gzip file decompressed whole first (:func:`read_bytes`)."""
     sizes = np.zeros(len(paths), np.int64)
     gz: dict[int, np.ndarray] = {}
     for i, p in enumerate(paths):

@@ -106,3 +106,23 @@ def test_a_bad_score_in_a_later_range_names_its_line(
     whole, cut = _both(monkeypatch, _error, [p])
     assert f"{p}:251:" in whole
     assert cut == whole
+
+
+def test_gzip_files_are_read_alike_whatever_their_members(tmp_path: Path) -> None:
+    import gzip
+
+    rng = np.random.default_rng(17)
+    text = ("\n".join(_run_lines(rng, "g")) + "\n").encode()
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(text)
+    one = tmp_path / "one.gz"  # decompressed straight into the buffer
+    one.write_bytes(gzip.compress(text))
+    two = tmp_path / "two.gz"  # two members: the trailer gives only the last one's size
+    two.write_bytes(gzip.compress(text[:1000]) + gzip.compress(text[1000:]))
+    buf, starts, ends = trec._read_all([one, plain, two], 2)
+    for i in range(3):
+        assert bytes(buf[starts[i] : ends[i] - 1]) == text
+    bad = tmp_path / "bad.gz"
+    bad.write_bytes(gzip.compress(text)[:-50])
+    with pytest.raises(InputFormatError, match=r"bad\.gz: not a valid gzip file"):
+        trec._read_all([one, bad], 2)
