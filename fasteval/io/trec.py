@@ -506,24 +506,33 @@ def _split(
     fields: Fields,
     ws: Workspace | None = None,
 ) -> tuple[np.ndarray, ...]:
-    """Tokenise every file of ``buf`` in parallel (two passes: count, then split).
+    """Tokenise every file of ``buf`` in parallel (two passes: count newlines, then split).
 
     Large files are cut into ranges of whole lines (:func:`_subranges`), so a
     single big file is tokenised by every thread too; the ranges' rows are
-    then given back their file and line numbers.
+    then given back their file and line numbers. Rows are laid out by the
+    ranges' newline counts; blank and comment lines leave gaps, closed
+    afterwards (:func:`_close_gaps`).
     """
     n_files = starts.shape[0]
     buf.flags.writeable = False  # one kernel signature for every byte buffer
+    filled = ends > starts
+    if (buf[ends[filled] - 1] != 10).any():  # the kernels stop at newlines only
+        msg = "internal error: a file in the buffer does not end in a newline"
+        raise RuntimeError(msg)
     r_start, r_end, r_file = _subranges(buf, starts, ends, SUBRANGE_BYTES)
     n_r = r_start.shape[0]
     sizes = (r_end - r_start).astype(np.float64)
-    counts = np.zeros(n_r, np.int64)
     lines = np.zeros(n_r, np.int64)
-    parallel.run(ktext.count_lines, sizes, buf, r_start, r_end, counts, lines)
-    row_base = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    cap = np.zeros(n_r, np.int64)
+    parallel.run(ktext.count_newlines, sizes, buf, _words(buf), r_start, r_end, lines, cap)
+    row_base = np.concatenate([[0], np.cumsum(cap)]).astype(np.int64)
     n = int(row_base[-1])
     k = len(fields.strings)
-    out = (
+    slot_of = np.full(max(fields.strings, default=-1) + 1, -1, np.int64)
+    slot_of[fields.strings] = np.arange(k)
+    counts = np.zeros(n_r, np.int64)
+    out: tuple[np.ndarray, ...] = (
         _new(ws, "file_of", (n,), np.int32),
         _new(ws, "line_no", (n,), np.int64),
         _new(ws, "line_start", (n,), np.int64),
@@ -543,12 +552,15 @@ def _split(
         r_start,
         r_end,
         row_base,
-        np.asarray(fields.strings, np.int64),
+        slot_of,
         fields.integer,
         fields.number,
         fields.same,
         *out,
+        counts,
     )
+    if (counts != cap).any():  # blank or comment lines: close the gaps they left
+        out, row_base = _close_gaps(out, row_base, counts)
     if n_r == n_files:  # no file was cut
         return out
     # ranges -> files: the file of each row, its line number within the file
@@ -565,6 +577,29 @@ def _split(
     else:
         same_bad = np.full(n_files, -1, np.int64)
     return (*out[:-1], same_bad)
+
+
+def _words(buf: np.ndarray) -> np.ndarray:
+    """``buf`` seen as 64-bit words for the newline count (empty when it is not aligned)."""
+    if buf.ctypes.data % 8:
+        return np.zeros(0, np.uint64)
+    return buf[: buf.shape[0] // 8 * 8].view(np.uint64)
+
+
+def _close_gaps(
+    out: tuple[np.ndarray, ...], row_base: np.ndarray, counts: np.ndarray
+) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """The tokenizer's rows without the gaps of skipped lines: range ``r`` wrote
+    ``counts[r]`` rows from ``row_base[r]``. Returns the rows and the new bases."""
+    new_base = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    shift = np.repeat(row_base[:-1] - new_base[:-1], counts)
+    keep = np.arange(int(new_base[-1]), dtype=np.int64) + shift
+    *rows, same_bad = out
+    rows = [a[:, keep] if a.ndim == 2 else a[keep] for a in rows]
+    hit = same_bad >= 0  # a row number within the gapped layout
+    same_bad = same_bad.copy()
+    same_bad[hit] -= (row_base[:-1] - new_base[:-1])[hit]
+    return (*rows, same_bad), new_base
 
 
 def _tokenize_files(

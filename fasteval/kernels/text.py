@@ -19,46 +19,76 @@ _HASH = 35
 
 @njit(cache=True, nogil=True)
 def _is_space(c: np.uint8) -> bool:
-    return c == 32 or (c >= 9 and c <= 13)
+    # one comparison for the usual byte (a letter or digit is > 32)
+    return c <= 32 and (c == 32 or (c >= 9 and c <= 13))
 
 
 _POW10 = np.array([10.0**i for i in range(23)])
 
+# SWAR constants: eight bytes tested at once in a 64-bit word
+_NL8 = np.uint64(0x0A0A0A0A0A0A0A0A)
+_LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+_ONE8 = np.uint64(0x0101010101010101)
+_LO16 = np.uint64(0x00FF00FF00FF00FF)
+_ONE16 = np.uint64(0x0001000100010001)
+_U7 = np.uint64(7)
+_U8 = np.uint64(8)
+_U48 = np.uint64(48)
+
 
 @njit(cache=True, nogil=True)
-def _line_start(buf, pos, stop):
-    """Skip blanks; return (position of first non-blank or the newline/stop, kind).
+def _newlines(buf, words, s, e):
+    """Newlines in ``buf[s:e]``; ``words`` is ``buf`` viewed as ``uint64`` (or empty).
 
-    kind: 0 = content, 1 = blank line, 2 = comment line.
+    Eight bytes per step: a byte of ``y = word ^ 0x0a..0a`` is zero exactly
+    where the byte is a newline, and ``((y & 0x7f..) + 0x7f..) | y`` has its
+    high bit clear exactly there (no carry crosses bytes). Up to 255 words
+    are summed per byte lane before the lanes are added up.
     """
-    while pos < stop and buf[pos] != _NL and _is_space(buf[pos]):
-        pos += 1
-    if pos >= stop or buf[pos] == _NL:
-        return pos, 1
-    if buf[pos] == _HASH:
-        return pos, 2
-    return pos, 0
+    c = 0
+    a = (s + 7) // 8
+    b = e // 8
+    if words.shape[0] < b or a >= b:
+        for k in range(s, e):
+            c += buf[k] == _NL
+        return c
+    for k in range(s, a * 8):
+        c += buf[k] == _NL
+    j = a
+    while j < b:
+        stop = min(j + 255, b)
+        acc = np.uint64(0)
+        for i in range(j, stop):
+            y = words[i] ^ _NL8
+            t = ((y & _LOW7) + _LOW7) | y
+            acc += ((~t) >> _U7) & _ONE8
+        x = (acc & _LO16) + ((acc >> _U8) & _LO16)
+        c += np.int64((x * _ONE16) >> _U48)
+        j = stop
+    for k in range(b * 8, e):
+        c += buf[k] == _NL
+    return c
 
 
 @njit(cache=True, nogil=True)
-def count_lines(lo, hi, buf, file_starts, file_ends, counts, lines):  # pragma: no cover - numba
-    """Of files ``lo..hi``: ``counts[f]`` content lines (not blank, not ``#`` comments),
-    ``lines[f]`` lines in all."""
+def count_newlines(lo, hi, buf, words, starts, ends, lines, cap):  # pragma: no cover - numba
+    """For ``f`` in ``lo..hi``: ``lines[f]`` = the lines of ``buf[starts[f]:ends[f]]``
+    (each ends in a newline) and ``cap[f]`` = those lines less the blank ones at
+    its end (the reader's added newline makes one): an upper bound of its rows."""
     for f in range(lo, hi):
-        c = 0
-        n = 0
-        pos = file_starts[f]
-        stop = file_ends[f]
-        while pos < stop:
-            n += 1
-            pos, kind = _line_start(buf, pos, stop)
-            if kind == 0:
-                c += 1
-            while pos < stop and buf[pos] != _NL:
-                pos += 1
-            pos += 1
-        counts[f] = c
+        s = starts[f]
+        n = _newlines(buf, words, s, ends[f])
         lines[f] = n
+        k = ends[f] - 1  # the last newline
+        while n > 0:  # drop trailing lines of blanks only
+            j = k - 1
+            while j >= s and buf[j] != _NL and _is_space(buf[j]):
+                j -= 1
+            if j >= s and buf[j] != _NL:
+                break
+            n -= 1
+            k = j
+        cap[f] = n
 
 
 @njit(cache=True, nogil=True)
@@ -69,7 +99,7 @@ def split_lines(
     file_starts,
     file_ends,
     row_base,
-    str_fields,
+    slot_of,
     int_field,
     float_field,
     same_field,
@@ -84,20 +114,25 @@ def split_lines(
     fval,
     fbad,
     same_bad,
+    counts,
 ):  # pragma: no cover - numba
-    """Split the content lines of files ``lo..hi`` into fields (rows from ``row_base[f]``).
+    """Split the content lines of ranges ``lo..hi`` into fields (rows from ``row_base[f]``).
 
+    Each range ``buf[file_starts[f]:file_ends[f]]`` ends in a newline.
     Blank lines and lines whose first non-blank character is ``#`` are
-    skipped (trec_eval 10; a ``#`` inside a field is data). Per row: the
-    file, the 1-based line number, the line's byte offset, the number of
-    fields, ``starts[j]``/``ends[j]`` of field ``str_fields[j]`` (-1 if
-    absent; one contiguous row per field), field ``int_field`` parsed as a
-    decimal integer (``ibad`` where it is not one) and field ``float_field``
-    parsed as a decimal, correctly rounded (``fbad`` where it is not one). Per file,
-    ``same_bad`` gets the first row whose field ``same_field`` differs from
-    the file's first row (rows where both parsed fields are bad are left out).
+    skipped (trec_eval 10; a ``#`` inside a field is data); ``counts[f]``
+    receives the rows written. Per row: the range, the 1-based line number,
+    the line's byte offset, the number of fields, ``starts[j]``/``ends[j]``
+    of the field ``i`` with ``slot_of[i] == j`` (-1 if absent; one
+    contiguous row per slot), field ``int_field`` parsed as a decimal
+    integer (``ibad`` where it is not one) and field ``float_field`` parsed
+    as a decimal, correctly rounded (``fbad`` where it is not one). Per
+    range, ``same_bad`` gets the first row whose field ``same_field``
+    differs from the range's first row (rows where both parsed fields are
+    bad are left out).
     """
-    n_sf = str_fields.shape[0]
+    n_sf = starts.shape[0]
+    n_slot = slot_of.shape[0]
     for f in range(lo, hi):
         row = row_base[f]
         pos = file_starts[f]
@@ -107,9 +142,12 @@ def split_lines(
         ref_e = -1
         while pos < stop:
             line += 1
-            pos, kind = _line_start(buf, pos, stop)
-            if kind != 0:
-                while pos < stop and buf[pos] != _NL:
+            c = buf[pos]
+            while c != _NL and _is_space(c):
+                pos += 1
+                c = buf[pos]
+            if c == _NL or c == _HASH:  # blank line or comment
+                while buf[pos] != _NL:
                     pos += 1
                 pos += 1
                 continue
@@ -120,15 +158,20 @@ def split_lines(
             nf = 0
             ibad[row] = True
             fbad[row] = True
-            while pos < stop and buf[pos] != _NL:
-                if _is_space(buf[pos]):
+            while True:
+                c = buf[pos]
+                if c == _NL:
+                    break
+                if _is_space(c):
                     pos += 1
                     continue
                 s = pos
-                while pos < stop and not _is_space(buf[pos]):
+                pos += 1
+                while not _is_space(buf[pos]):  # the line's newline stops it
                     pos += 1
-                for j in range(n_sf):
-                    if str_fields[j] == nf:
+                if nf < n_slot:
+                    j = slot_of[nf]
+                    if j >= 0:
                         starts[j, row] = s
                         ends[j, row] = pos
                 if nf == int_field:
@@ -153,6 +196,7 @@ def split_lines(
             n_fields[row] = nf
             row += 1
             pos += 1
+        counts[f] = row - row_base[f]
 
 
 @njit(cache=True, nogil=True)

@@ -126,3 +126,33 @@ def test_gzip_files_are_read_alike_whatever_their_members(tmp_path: Path) -> Non
     bad.write_bytes(gzip.compress(text)[:-50])
     with pytest.raises(InputFormatError, match=r"bad\.gz: not a valid gzip file"):
         trec._read_all([one, bad], 2)
+
+
+@pytest.mark.parametrize("where", [3, 150, 359])
+def test_skipped_lines_before_a_tag_change_keep_its_line_number(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: int
+) -> None:
+    # rows are laid out by newline counts and the gaps of skipped lines closed
+    # afterwards: the row found by the tag check must be moved with them
+    rng = np.random.default_rng(where + 1)
+    lines = _run_lines(rng, "t")
+    lines[where] = lines[where].rsplit(" ", 1)[0] + " other"
+    lines[2:2] = ["# header", "", "  \t"]
+    lines.append("# trailing comment")
+    p = tmp_path / "r.txt"
+    p.write_text("\n".join(lines) + "\n")
+    whole, cut = _both(monkeypatch, _error, [p])
+    assert f"{p}:{where + 1 + 3}: run tag 'other'" in whole
+    assert cut == whole
+
+
+def test_only_skipped_lines_in_a_range(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(11)
+    lines = _run_lines(rng, "t")
+    lines[100:100] = ["# a long comment block " + "x" * 30] * 20  # ranges of comments only
+    p = tmp_path / "r.txt"
+    p.write_text("\n".join(lines) + "\n  \n\t\n\n" + " " * 100 + "\n")  # blank lines at the end
+    whole, cut = _both(monkeypatch, _columns, [p])
+    assert len(whole["doc"]) == 12 * 30
+    assert whole["where"][100] == f"{p}:121"
+    assert cut == whole
