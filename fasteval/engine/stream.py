@@ -49,7 +49,6 @@ a message (repeated rows, runs without a qrels query) covers the batch only.
 
 from __future__ import annotations
 
-import gzip
 import os
 import struct
 from collections.abc import Callable, Iterator, Sequence
@@ -69,6 +68,7 @@ from fasteval.engine.inputs import QrelsLike, RunsLike, as_list
 from fasteval.engine.ranking import aggregate, compute, evaluate_ranking
 from fasteval.engine.table import Evaluation, to_frame
 from fasteval.errors import DataMismatchError, FastevalError, ParameterError
+from fasteval.io import gz
 from fasteval.io.archive import EVAL_COLUMNS, archive_info, read_row_groups, row_group_pieces
 from fasteval.io.tables import (
     PARQUET_SUFFIXES,
@@ -155,9 +155,8 @@ def _gzip_size(p: Path) -> int:
 
 def _first_tag(p: Path) -> str | None:
     """The 6th field of the first non-blank line (None if it cannot be read)."""
-    opener: Any = gzip.open if p.suffix == ".gz" else open
     try:
-        with opener(p, "rb") as f:
+        with gz.open_gzip(p) if p.suffix == ".gz" else open(p, "rb") as f:
             for line in f:
                 fields = line.split()
                 if fields:
@@ -330,10 +329,9 @@ class PieceReader:
         return filled, False
 
     def pieces(self) -> Iterator[tuple[int, int]]:
-        opener: Any = gzip.open if _is_gzip(self.path) else open
         filled = 0
         lines = 0
-        with opener(self.path, "rb") as f:
+        with gz.open_gzip(self.path) if _is_gzip(self.path) else open(self.path, "rb") as f:
             while True:
                 filled, eof = self._fill(f, filled)
                 if eof:
@@ -526,6 +524,41 @@ class _Stream:
             del cols  # the batch's rows: nothing of them outlives the batch
 
 
+class _ReadAhead:
+    """Text batches read in a thread, one ahead, into two alternating byte workspaces.
+
+    File reads and gzip release the GIL: batch ``i + 1``'s bytes arrive while
+    batch ``i`` is scored, into the buffer of batch ``i - 1`` (gone by then).
+    The first two are asked for before the qrels are read, so that their
+    reading overlaps the qrels and numba's start.
+    """
+
+    def __init__(self, batches: Sequence[Batch]) -> None:
+        self.batches = batches
+        self.whole_text = [not b.pieces and all(u.is_text for u in b.units) for b in batches]
+        self.ws = (Workspace(), Workspace())
+        self.ahead: dict[int, Future[RawFiles]] = {}
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="fasteval-read")
+
+    def __enter__(self) -> _ReadAhead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def start(self, j: int) -> None:
+        """Ask for batch ``j``'s bytes (if it is whole text files, not yet asked for)."""
+        if j < len(self.batches) and self.whole_text[j] and j not in self.ahead:
+            paths = [u.item for u in self.batches[j].units]
+            self.ahead[j] = self.pool.submit(read_files, paths, None, self.ws[j % 2])
+
+    def take(self, i: int) -> RawFiles | None:
+        """Batch ``i``'s bytes (``None`` if it is not read ahead); asks for ``i + 1``."""
+        raw = self.ahead.pop(i).result() if i in self.ahead else None
+        self.start(i + 1)
+        return raw
+
+
 def _batches_scored(
     q: _Qrels,
     batches: Sequence[Batch],
@@ -533,31 +566,18 @@ def _batches_scored(
     options: dict[str, Any],
     progress: Progress | None,
     budget: int,
+    reads: _ReadAhead,
 ) -> Iterator[_Scored]:
     """Read, encode and score each batch; text batches are read one ahead."""
     stream = _Stream(q, measures, options, budget)
-    raw_ws = (Workspace(), Workspace())  # bytes: one batch read ahead while the other is parsed
-    whole_text = [not b.pieces and all(u.is_text for u in b.units) for b in batches]
     done = 0
     total = sum(len(b.units) for b in batches)
-    with ThreadPoolExecutor(1, thread_name_prefix="fasteval-read") as pool:
-        ahead: dict[int, Future[RawFiles]] = {}
-
-        def read_ahead(j: int) -> None:
-            # file reads and gzip release the GIL: the next batch's bytes arrive while
-            # this one is scored, into the buffer of the batch before (gone by now)
-            if j < len(batches) and whole_text[j] and j not in ahead:
-                paths = [u.item for u in batches[j].units]
-                ahead[j] = pool.submit(read_files, paths, None, raw_ws[j % 2])
-
-        read_ahead(0)
-        for i, b in enumerate(batches):
-            raw = ahead.pop(i).result() if i in ahead else None
-            read_ahead(i + 1)
-            yield from stream.batch(b, i, raw)
-            done += len(b.units)
-            if progress is not None:
-                progress(done, total)
+    for i, b in enumerate(batches):
+        raw = reads.take(i)
+        yield from stream.batch(b, i, raw)
+        done += len(b.units)
+        if progress is not None:
+            progress(done, total)
 
 
 def _archive_scored(
@@ -717,15 +737,22 @@ judged_only, num_docs, zscores, on_duplicate, lenient, run_id_from
         df, _ = evaluate_ranking(qrels, items, measures, **options)
         return df
     with gc_paused():
-        q = _Qrels(qrels_columns(qrels, lenient=lenient))
-        parts: list[_Scored] = []
-        try:
-            for scored in _batches_scored(q, batches, measures, options, progress, budget):
-                parts.append(scored)
-            ev = _merge(parts, q, measures, options)
-        except _SplitGroupError:  # only the unbatched path can join (or report) it
-            del parts
+        ev: Evaluation | None = None
+        with _ReadAhead(batches) as reads:
+            reads.start(0)
+            reads.start(1)
+            q = _Qrels(qrels_columns(qrels, lenient=lenient))
+            parts: list[_Scored] = []
+            try:
+                for scored in _batches_scored(
+                    q, batches, measures, options, progress, budget, reads
+                ):
+                    parts.append(scored)
+                ev = _merge(parts, q, measures, options)
+            except _SplitGroupError:  # only the unbatched path can join (or report) it
+                pass
+            del q, parts
+        if ev is None:
             df, _ = evaluate_ranking(qrels, items, measures, **options)
             return df
-        del q, parts
         return to_frame(ev, per_query=per_query, compat=compat)

@@ -8,10 +8,8 @@ Fixed schemas (see SPEC section 1):
 
 from __future__ import annotations
 
-import gzip
 import os
 import warnings
-import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -31,7 +29,7 @@ from fasteval.columns import (
     numeric_numpy,
 )
 from fasteval.errors import FastevalWarning, InputFormatError, SchemaError
-from fasteval.io import adapters, archive, trec
+from fasteval.io import adapters, archive, gz, trec
 
 QRELS_SCHEMA = pa.schema(
     [("query_id", pa.large_string()), ("doc_id", pa.large_string()), ("relevance", pa.int32())]
@@ -322,9 +320,9 @@ def _head(p: Path, size: int = 16384) -> bytes | None:
         with open(p, "rb") as fh:
             raw = fh.read(size)
         if raw[:2] == b"\x1f\x8b":
-            with gzip.open(p, "rb") as fh:
+            with gz.open_gzip(p) as fh:
                 raw = fh.read(size)
-    except (OSError, EOFError, zlib.error):
+    except gz.ERRORS:
         return None
     return raw
 

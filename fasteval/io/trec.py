@@ -11,10 +11,8 @@ case the line is skipped and counted in a :class:`FastevalWarning`.
 from __future__ import annotations
 
 import codecs
-import gzip
 import os
 import warnings
-import zlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,6 +24,7 @@ import numpy as np
 from fasteval import parallel
 from fasteval.columns import QrelsColumns, RunColumns, Source, StrColumn, int64_array
 from fasteval.errors import FastevalWarning, InputFormatError, ParameterError
+from fasteval.io import gz
 from fasteval.kernels import text as ktext
 
 PathLike = str | os.PathLike[str]
@@ -50,8 +49,8 @@ def read_bytes(path: PathLike) -> np.ndarray:
         raise InputFormatError(msg) from None
     if raw[:2] == b"\x1f\x8b":
         try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as e:
+            raw = gz.decompress(raw)
+        except gz.ERRORS as e:
             msg = f"{p}: not a valid gzip file ({e})"
             raise InputFormatError(msg) from None
     return np.frombuffer(raw, dtype=np.uint8)
@@ -238,7 +237,7 @@ def read_files(
     """Read files (plain or gzip) into one buffer, each ending in a newline.
 
     A UTF-8 byte-order mark at the start of a file is blanked. Reading
-    releases the GIL (file reads, zlib), so a stream reads its next batch
+    releases the GIL (file reads, inflate), so a stream reads its next batch
     with this in a thread while the current one is scored; the result is
     given to :func:`parse_run_files` as ``raw``.
     """
@@ -260,7 +259,7 @@ def _gunzip_into(path: PathLike, out: memoryview) -> int:
     size of the file. -1 (a file with several members, or over 4 GiB, whose
     trailer does not give the size) sends the caller to :func:`read_bytes`.
     """
-    d = zlib.decompressobj(wbits=31)
+    d = gz.decompressobj()
     n = 0
     cap = len(out)
     with open(path, "rb") as fh:
@@ -291,7 +290,7 @@ def _read_all(
     :func:`read_bytes`, which raises the proper message for a bad file.
     """
     sizes = np.zeros(len(paths), np.int64)
-    gz: dict[int, np.ndarray] = {}
+    unread: dict[int, np.ndarray] = {}
     direct: list[int] = []
     for i, p in enumerate(paths):
         try:
@@ -303,8 +302,8 @@ def _read_all(
             else:
                 sizes[i] = os.path.getsize(p) + 1
         except OSError:
-            gz[i] = read_bytes(p)  # raises the proper InputFormatError
-            sizes[i] = gz[i].size + 1
+            unread[i] = read_bytes(p)  # raises the proper InputFormatError
+            sizes[i] = unread[i].size + 1
     ends = np.cumsum(sizes)
     starts = ends - sizes
     buf = _new(ws, "buf", (int(ends[-1]) if len(paths) else 0,), np.uint8)
@@ -314,7 +313,7 @@ def _read_all(
         a = int(starts[i])
         try:
             return _gunzip_into(paths[i], view[a : a + int(sizes[i]) - 1])
-        except (OSError, EOFError, zlib.error):
+        except gz.ERRORS:
             return -1
 
     workers = threads or min(len(direct), os.cpu_count() or 1)
@@ -331,9 +330,9 @@ def _read_all(
         a = int(starts[i])
         if i in got:
             n = got[i]
-        elif i in gz:
-            n = gz[i].size
-            buf[a : a + n] = gz[i]
+        elif i in unread:
+            n = unread[i].size
+            buf[a : a + n] = unread[i]
         else:
             with open(p, "rb") as fh:
                 n = fh.readinto(view[a : a + int(sizes[i]) - 1])

@@ -108,9 +108,21 @@ def test_a_bad_score_in_a_later_range_names_its_line(
     assert cut == whole
 
 
-def test_gzip_files_are_read_alike_whatever_their_members(tmp_path: Path) -> None:
+@pytest.mark.parametrize("inflate", ["default", "stdlib"])
+def test_gzip_files_are_read_alike_whatever_their_members(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inflate: str
+) -> None:
     import gzip
+    import zlib
 
+    from fasteval.io import gz
+
+    if inflate == "stdlib":  # a platform without isal: the standard library reads them
+        monkeypatch.setattr(gz, "_gzip", gzip)
+        monkeypatch.setattr(gz, "_zlib", zlib)
+    else:
+        pytest.importorskip("isal")
+        assert gz._zlib.__name__ == "isal.isal_zlib"
     rng = np.random.default_rng(17)
     text = ("\n".join(_run_lines(rng, "g")) + "\n").encode()
     plain = tmp_path / "plain.txt"
@@ -126,6 +138,8 @@ def test_gzip_files_are_read_alike_whatever_their_members(tmp_path: Path) -> Non
     bad.write_bytes(gzip.compress(text)[:-50])
     with pytest.raises(InputFormatError, match=r"bad\.gz: not a valid gzip file"):
         trec._read_all([one, bad], 2)
+    with pytest.raises(InputFormatError, match=r"bad\.gz: not a valid gzip file"):
+        trec.read_bytes(bad)
 
 
 @pytest.mark.parametrize("where", [3, 150, 359])
