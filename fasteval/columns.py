@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fasteval import parallel
 from fasteval.kernels import text as ktext
 
 
@@ -119,7 +120,7 @@ def dict_encode(col: StrColumn) -> tuple[np.ndarray, np.ndarray]:
     if n == 0:
         return np.zeros(0, np.int32), np.zeros(0, np.int64)
     change = np.empty(n, np.bool_)
-    ktext.change_points(col.buf, col.starts, col.ends, change)
+    parallel.run_rows(ktext.change_points, n, col.buf, col.starts, col.ends, change)
     heads = np.flatnonzero(change)
     d = pc.dictionary_encode(col.take(heads))
     head_codes = numeric_numpy(d.indices).astype(np.int32)

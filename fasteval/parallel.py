@@ -58,6 +58,22 @@ def run(kernel: Callable[..., Any], work: np.ndarray, *args: Any) -> None:
             f.result()
 
 
+def run_rows(kernel: Callable[..., Any], n: int, *args: Any) -> None:
+    """Call ``kernel(lo, hi, *args)`` over rows ``0..n`` of equal cost, ranges in parallel."""
+    t = threads()
+    if t == 1 or n <= _MIN_CHUNK_WORK:
+        kernel(0, n, *args)
+        return
+    bounds = np.linspace(0, n, 4 * t + 1).astype(np.int64)
+    with ThreadPoolExecutor(t) as ex:
+        for f in [
+            ex.submit(kernel, int(lo), int(hi), *args)
+            for lo, hi in itertools.pairwise(bounds)
+            if hi > lo
+        ]:
+            f.result()
+
+
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector for the block.

@@ -80,6 +80,7 @@ from fasteval.io.tables import (
 from fasteval.io.trec import (
     RawFiles,
     Workspace,
+    count_newlines,
     parse_run_files,
     parse_run_piece,
     read_files,
@@ -345,7 +346,7 @@ class PieceReader:
                 if cut == 0:
                     continue  # one query so far: read on
                 yield cut, lines
-                lines += int(np.count_nonzero(self.buf[:cut] == 10))
+                lines += count_newlines(self.buf, cut)
                 rest = filled - cut
                 self.buf[:rest] = self.buf[cut:filled]  # numpy copies overlapping ranges safely
                 filled = rest

@@ -37,7 +37,7 @@ _U48 = np.uint64(48)
 
 
 @njit(cache=True, nogil=True)
-def _newlines(buf, words, s, e):
+def newlines(buf, words, s, e):
     """Newlines in ``buf[s:e]``; ``words`` is ``buf`` viewed as ``uint64`` (or empty).
 
     Eight bytes per step: a byte of ``y = word ^ 0x0a..0a`` is zero exactly
@@ -77,7 +77,7 @@ def count_newlines(lo, hi, buf, words, starts, ends, lines, cap):  # pragma: no 
     its end (the reader's added newline makes one): an upper bound of its rows."""
     for f in range(lo, hi):
         s = starts[f]
-        n = _newlines(buf, words, s, ends[f])
+        n = newlines(buf, words, s, ends[f])
         lines[f] = n
         k = ends[f] - 1  # the last newline
         while n > 0:  # drop trailing lines of blanks only
@@ -631,14 +631,14 @@ def _hash(buf, s, e):
 
 
 @njit(cache=True, nogil=True)
-def change_points(buf, starts, ends, out):  # pragma: no cover - numba
-    """``out[i]`` = string ``i`` differs from string ``i - 1`` (``out[0]`` is True).
+def change_points(lo, hi, buf, starts, ends, out):  # pragma: no cover - numba
+    """``out[i]`` = string ``i`` differs from string ``i - 1`` (``out[0]`` is True),
+    for ``i`` in ``lo..hi``.
 
     Ids such as query and run ids come in long runs of equal values, so
     encoding only the first row of each run is cheap.
     """
-    n = starts.shape[0]
-    for i in range(n):
+    for i in range(lo, hi):
         out[i] = i == 0 or not _equal2(buf, starts[i - 1], ends[i - 1], buf, starts[i], ends[i])
 
 

@@ -15,3 +15,23 @@ def test_chunks_cover_every_item_once_and_balance_work():
     assert all(hi > lo for lo, hi in parts)
     # the two heavy items are not in the same chunk
     assert not any(lo <= 4 < hi and lo <= 7 < hi for lo, hi in parts)
+
+
+def test_run_rows_calls_every_row_once_in_ranges() -> None:
+    from threading import Lock
+
+    lock = Lock()
+    for n in (0, 1, 19_999, 20_001, 100_003):
+        seen = np.zeros(n, np.int64)
+        ranges: list[tuple[int, int]] = []
+
+        def kernel(lo: int, hi: int, out: np.ndarray, got: list = ranges) -> None:  # type: ignore[type-arg]
+            with lock:
+                got.append((lo, hi))
+            out[lo:hi] += 1
+
+        parallel.run_rows(kernel, n, seen)
+        assert (seen == 1).all()
+        assert all(0 <= lo < hi <= n for lo, hi in ranges) or n == 0
+        if n > 20_000 and parallel.threads() > 1:
+            assert len(ranges) > 1  # split, not one call

@@ -170,3 +170,14 @@ def test_only_skipped_lines_in_a_range(tmp_path: Path, monkeypatch: pytest.Monke
     assert len(whole["doc"]) == 12 * 30
     assert whole["where"][100] == f"{p}:121"
     assert cut == whole
+
+
+def test_count_newlines_equals_a_byte_count_at_any_offset_and_length() -> None:
+    rng = np.random.default_rng(2)
+    data = rng.choice(np.frombuffer(b"ab \n\t", np.uint8), 5000)
+    for offset in range(9):  # the word view starts unaligned and aligned
+        view = data[offset:]
+        for stop in (0, 1, 7, 8, 9, 2040, 2047, 2048, 4096, len(view)):
+            assert trec.count_newlines(view, stop) == int(np.count_nonzero(view[:stop] == 10))
+    full = np.full(20_001, 10, np.uint8)  # every byte: 255 words fill each lane to the brim
+    assert trec.count_newlines(full, 20_001) == 20_001
