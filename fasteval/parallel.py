@@ -48,29 +48,30 @@ def run(kernel: Callable[..., Any], work: np.ndarray, *args: Any) -> None:
     ``work`` gives each item's cost (e.g. rows per group) for balancing.
     """
     t = threads()
-    parts = chunks(work, 4 * t if t > 1 else 1)
-    if len(parts) <= 1 or t == 1:
-        for lo, hi in parts:
-            kernel(lo, hi, *args)
-        return
-    with ThreadPoolExecutor(t) as ex:
-        for f in [ex.submit(kernel, lo, hi, *args) for lo, hi in parts]:
-            f.result()
+    _call(kernel, chunks(work, 4 * t if t > 1 else 1), t, args)
 
 
 def run_rows(kernel: Callable[..., Any], n: int, *args: Any) -> None:
     """Call ``kernel(lo, hi, *args)`` over rows ``0..n`` of equal cost, ranges in parallel."""
     t = threads()
     if t == 1 or n <= _MIN_CHUNK_WORK:
-        kernel(0, n, *args)
+        _call(kernel, [(0, n)], t, args)
         return
     bounds = np.linspace(0, n, 4 * t + 1).astype(np.int64)
+    parts = [(int(lo), int(hi)) for lo, hi in itertools.pairwise(bounds) if hi > lo]
+    _call(kernel, parts, t, args)
+
+
+def _call(
+    kernel: Callable[..., Any], parts: list[tuple[int, int]], t: int, args: tuple[Any, ...]
+) -> None:
+    """``kernel(lo, hi, *args)`` for each range: on ``t`` threads, or in this one."""
+    if len(parts) <= 1 or t == 1:
+        for lo, hi in parts:
+            kernel(lo, hi, *args)
+        return
     with ThreadPoolExecutor(t) as ex:
-        for f in [
-            ex.submit(kernel, int(lo), int(hi), *args)
-            for lo, hi in itertools.pairwise(bounds)
-            if hi > lo
-        ]:
+        for f in [ex.submit(kernel, lo, hi, *args) for lo, hi in parts]:
             f.result()
 
 

@@ -529,12 +529,14 @@ class _Stream:
 
 
 class _ReadAhead:
-    """Text batches read in a thread, one ahead, into two alternating byte workspaces.
+    """Text batches read in a thread, one ahead, into two alternating byte workspaces;
+    archives in pieces of row groups.
 
     File reads and gzip release the GIL: batch ``i + 1``'s bytes arrive while
     batch ``i`` is scored, into the buffer of batch ``i - 1`` (gone by then).
-    The first two are asked for before the qrels are read, so that their
-    reading overlaps the qrels and numba's start.
+    The first two batches (or an archive's first piece) are asked for before
+    the qrels are read, so that their reading overlaps the qrels and numba's
+    start.
     """
 
     def __init__(self, batches: Sequence[Batch], budget: int) -> None:
@@ -545,6 +547,7 @@ class _ReadAhead:
         self.ahead: dict[int, Future[RawFiles]] = {}
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="fasteval-read")
         self.first_piece: Future[pa.Table] | None = None
+        self.groups: dict[int, list[list[int]]] = {}  # an archive batch's pieces
 
     def __enter__(self) -> _ReadAhead:
         return self
@@ -560,8 +563,14 @@ class _ReadAhead:
             self.ahead[j] = self.pool.submit(read_files, paths, None, self.ws[j % 2])
         elif j == 0 and self.batches and _is_archive(self.batches[0]):
             path = self.batches[0].units[0].item
-            groups = row_group_pieces(path, self.budget)
-            self.first_piece = self.pool.submit(read_row_groups, path, groups[0], EVAL_COLUMNS)
+            first = self.pieces(0)[0]
+            self.first_piece = self.pool.submit(read_row_groups, path, first, EVAL_COLUMNS)
+
+    def pieces(self, i: int) -> list[list[int]]:
+        """Archive batch ``i``'s pieces of row groups (its footer read once)."""
+        if i not in self.groups:
+            self.groups[i] = row_group_pieces(self.batches[i].units[0].item, self.budget)
+        return self.groups[i]
 
     def archive_tables(self, i: int) -> Iterator[pa.Table]:
         """Batch ``i``'s archive in pieces of consecutive row groups (whole groups each).
@@ -571,7 +580,7 @@ class _ReadAhead:
         busy) and held one more piece (+80 MB on TREC-8).
         """
         path = self.batches[i].units[0].item
-        for k, groups in enumerate(row_group_pieces(path, self.budget)):
+        for k, groups in enumerate(self.pieces(i)):
             first = self.first_piece if i == 0 and k == 0 else None
             table = (
                 first.result() if first is not None else read_row_groups(path, groups, EVAL_COLUMNS)
