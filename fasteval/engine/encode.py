@@ -62,9 +62,7 @@ class PreparedQrels:
     qr_rel: np.ndarray  # int32 grades, grouped by query
     qr_rows: np.ndarray  # qrels input row of each judgment
     docs: StrColumn  # judged document ids, grouped by query
-    t_off: np.ndarray  # hash table of query q: slots t_off[q]:t_off[q+1]
-    t_slots: np.ndarray
-    t_hash: np.ndarray
+    table: kr.QrelsTable  # the judged ids, grades and each query's hash table (for kernels)
     memo: dict[Any, Any] = field(default_factory=dict)  # per-query tables, see :meth:`cached`
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -133,9 +131,7 @@ def prepare_qrels(qrels: QrelsColumns) -> PreparedQrels:
         qr_rel=qr_rel,
         qr_rows=qr_rows,
         docs=qd,
-        t_off=t_off,
-        t_slots=t_slots,
-        t_hash=t_hash,
+        table=kr.QrelsTable(kr.Str(qd.buf, qd.starts, qd.ends), qr_rel, t_off, t_slots, t_hash),
     )
 
 
@@ -279,28 +275,12 @@ def encode(
     parallel.run(
         kr.rank_groups,
         (gends - gstarts)[g_order].astype(np.float64),
-        runs.doc.buf,
-        runs.doc.starts,
-        runs.doc.ends,
+        kr.Str(runs.doc.buf, runs.doc.starts, runs.doc.ends),
         runs.score,
         compat == 9,
-        perm,
-        g_order,
-        gstarts,
-        gends,
-        np.ascontiguousarray(qp[grid_q]),
-        pq.docs.buf,
-        pq.docs.starts,
-        pq.docs.ends,
-        pq.qr_rel,
-        pq.t_off,
-        pq.t_slots,
-        pq.t_hash,
-        rel,
-        row,
-        jdx,
-        is_dup,
-        was_sorted,
+        kr.Rankings(perm, g_order, gstarts, gends, np.ascontiguousarray(qp[grid_q])),
+        pq.table,
+        kr.Ranked(rel, row, jdx, is_dup, was_sorted),
     )
     if is_dup.any():
         if on_duplicate == "error":

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cmp_to_key, partial
 from typing import Any
 
@@ -24,7 +23,8 @@ from fasteval.parallel import gc_paused
 MIN_GEO_MEAN = 1e-5
 
 
-def plan(measures: Sequence[Measure]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def plan(measures: Sequence[Measure]) -> kr.Plan:
+    """The measure columns for the kernel: each one's family code and parameters."""
     fam = np.empty(len(measures), np.int32)
     p0 = np.empty(len(measures), np.int64)
     p1 = np.empty(len(measures), np.int64)
@@ -34,12 +34,10 @@ def plan(measures: Sequence[Measure]) -> tuple[np.ndarray, np.ndarray, np.ndarra
         p0[i] = len(params)
         params.extend(m.params)
         p1[i] = len(params)
-    return fam, p0, p1, np.asarray(params if params else [0.0], dtype=np.float64)
+    return kr.Plan(fam, p0, p1, np.asarray(params if params else [0.0], dtype=np.float64))
 
 
-def query_stats(
-    qr_off: np.ndarray, qr_rel: np.ndarray, level: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def query_stats(qr_off: np.ndarray, qr_rel: np.ndarray, level: int) -> kr.QueryStats:
     """Per query: relevant count, judged non-relevant count, cumulative ideal DCG, ideal grades.
 
     ``num_rel[q]`` counts grades ``>= level``; ``num_nonrel[q]`` grades in
@@ -66,7 +64,7 @@ def query_stats(
     for q in np.flatnonzero(np.diff(ideal_off)):
         a, b = ideal_off[q], ideal_off[q + 1]
         np.cumsum(gains[a:b] / log2[: b - a], out=idcg[a:b])
-    return num_rel, num_nonrel, ideal_off, idcg, gains
+    return kr.QueryStats(num_rel, num_nonrel, ideal_off, idcg, gains)
 
 
 def _trunc_cmp(a: tuple[int, float, int], b: tuple[int, float, int]) -> int:
@@ -74,16 +72,7 @@ def _trunc_cmp(a: tuple[int, float, int], b: tuple[int, float, int]) -> int:
     return int(a[1] - b[1])
 
 
-@dataclass
-class GainTables:
-    """Gain tables for the gain-based families (see ``kernels.ranking.evaluate_groups``)."""
-
-    col_spec: np.ndarray
-    lut: np.ndarray
-    spec_off: np.ndarray
-    ideal: np.ndarray
-    top_pos: np.ndarray
-    rbp_lut: np.ndarray
+GainTables = kr.Gains  # the gain-based families' tables (see kernels.ranking.evaluate_groups)
 
 
 def gain_tables(
@@ -226,43 +215,34 @@ def compute(  # noqa: PLR0913 (keyword-only options)
                 memo[key] = make()
             return memo[key]
 
+    groups = kr.Groups(
+        np.ascontiguousarray(enc.starts, dtype=np.int64),
+        np.ascontiguousarray(enc.ends, dtype=np.int64),
+        np.ascontiguousarray(group_q, dtype=np.int32),
+        np.ascontiguousarray(enc.rel, dtype=np.int32),
+    )
     for level, cols in by_level.items():
-        num_rel, num_nonrel, ideal_off, idcg, ideal_g = cached(
-            ("stats", level), partial(query_stats, qr_off, qr_rel, level)
-        )
+        stats = cached(("stats", level), partial(query_stats, qr_off, qr_rel, level))
         chosen = [measures[i] for i in cols]
-        fam, p0, p1, params = plan(chosen)
         gt = cached(
             ("gains", compat, tuple(chosen)), partial(gain_tables, chosen, qr_off, qr_rel, compat)
         )
         out = np.zeros((n_groups, len(cols)), dtype=np.float64)
+        opts = kr.Opts(
+            int(level),
+            -1 if max_depth is None else int(max_depth),
+            bool(judged_only),
+            10 if compat == 10 else 9,
+            float(num_docs),
+        )
         parallel.run(
             kr.evaluate_groups,
             (enc.ends - enc.starts).astype(np.float64) + 1.0,
-            enc.starts,
-            enc.ends,
-            np.ascontiguousarray(group_q, dtype=np.int32),
-            enc.rel,
-            num_rel,
-            num_nonrel,
-            ideal_off,
-            idcg,
-            ideal_g,
-            level,
-            -1 if max_depth is None else int(max_depth),
-            judged_only,
-            10 if compat == 10 else 9,
-            float(num_docs),
-            fam,
-            p0,
-            p1,
-            params,
-            gt.col_spec,
-            gt.lut,
-            gt.spec_off,
-            gt.ideal,
-            gt.top_pos,
-            gt.rbp_lut,
+            groups,
+            stats,
+            plan(chosen),
+            gt,
+            opts,
             out,
         )
         values[:, cols] = out

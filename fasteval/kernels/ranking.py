@@ -13,6 +13,7 @@ qrels; ``UNJUDGED`` (-2) for a qrels entry with a negative grade.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -69,6 +70,101 @@ JK_DCG = 41
 JK_NDCG = 42
 
 ERR_GMAX = 4.0  # gdeval's maximum grade for ERR's stopping probabilities
+
+
+# Kernel arguments that travel together, each built once per batch with fixed dtypes
+# (numba compiles one signature for each).
+
+
+class Str(NamedTuple):
+    """Strings as slices ``buf[starts[i]:ends[i]]`` (uint8 buffer, int64 offsets)."""
+
+    buf: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+
+
+class Rankings(NamedTuple):
+    """Run rows grouped by (run, query): group ``g`` is rows ``perm[start[g]:end[g]]``.
+
+    ``order`` is the order groups are visited in; ``table_q`` each group's query
+    in the qrels tables (:class:`QrelsTable`).
+    """
+
+    perm: np.ndarray  # int64
+    order: np.ndarray  # int64
+    start: np.ndarray  # int64
+    end: np.ndarray  # int64
+    table_q: np.ndarray  # int32
+
+
+class QrelsTable(NamedTuple):
+    """Each query's judged documents (grouped by query) and their hash table."""
+
+    docs: Str
+    rel: np.ndarray  # int32 grade of each judgment
+    t_off: np.ndarray  # query q's slots: t_off[q]:t_off[q + 1]
+    t_slots: np.ndarray  # int64 judgment index, -1 for an empty slot
+    t_hash: np.ndarray  # uint64
+
+
+class Ranked(NamedTuple):
+    """Outputs of :func:`rank_groups`, one slot per ranked position (and group)."""
+
+    rel: np.ndarray  # int32
+    row: np.ndarray  # int64
+    jdx: np.ndarray  # int64
+    dup: np.ndarray  # bool
+    sorted: np.ndarray  # bool per group
+
+
+class Groups(NamedTuple):
+    """Ranked (run, query) groups: positions ``start[g]:end[g]`` of ``rel``, query ``q[g]``."""
+
+    start: np.ndarray  # int64
+    end: np.ndarray  # int64
+    q: np.ndarray  # int32
+    rel: np.ndarray  # int32
+
+
+class QueryStats(NamedTuple):
+    """Per query: relevant and judged non-relevant counts, the ideal ranking's gains."""
+
+    num_rel: np.ndarray  # int64
+    num_nonrel: np.ndarray  # int64
+    ideal_off: np.ndarray  # int64
+    idcg: np.ndarray  # float64, cumulative
+    ideal_g: np.ndarray  # float64
+
+
+class Plan(NamedTuple):
+    """Measure columns: column ``c`` is family ``fam[c]``, parameters ``params[p0[c]:p1[c]]``."""
+
+    fam: np.ndarray  # int32
+    p0: np.ndarray  # int64
+    p1: np.ndarray  # int64
+    params: np.ndarray  # float64
+
+
+class Gains(NamedTuple):
+    """Gain tables of the gain-based families (see :func:`evaluate_groups`)."""
+
+    col_spec: np.ndarray
+    lut: np.ndarray
+    spec_off: np.ndarray
+    ideal: np.ndarray
+    top_pos: np.ndarray
+    rbp_lut: np.ndarray
+
+
+class Opts(NamedTuple):
+    """Scalar options of :func:`evaluate_groups` (always these Python types)."""
+
+    level: int
+    max_depth: int  # -1: none
+    judged_only: bool
+    round_mode: int  # 9 or 10
+    num_docs: float
 
 
 @njit(cache=True, nogil=True)
@@ -288,33 +384,13 @@ def _merge_sort(key, rows, buf, d_s, d_e, by_doc):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def rank_groups(
-    lo,
-    hi,
-    buf,
-    d_s,
-    d_e,
-    score,
-    f32,
-    perm,
-    g_order,
-    g_start,
-    g_end,
-    group_q,
-    qbuf,
-    qs,
-    qe,
-    qr_rel,
-    t_off,
-    t_slots,
-    t_hash,
-    out_rel,
-    out_row,
-    out_jdx,
-    out_dup,
-    out_sorted,
-):  # pragma: no cover - numba
+def rank_groups(lo, hi, docs, score, f32, rk, table, out):  # pragma: no cover - numba
     """Judge and order every (run, query) ranking, in parallel over groups.
+
+    ``docs`` (:class:`Str`) holds the runs' document ids, ``score`` their
+    scores (compared as float32 when ``f32``), ``rk`` (:class:`Rankings`)
+    the groups, ``table`` (:class:`QrelsTable`) the judgments, ``out``
+    (:class:`Ranked`) receives the result.
 
     Groups are visited in the order ``g_order[lo:hi]`` (all runs of a query
     together, so the query's judgments stay in cache). For group ``g`` (rows
@@ -329,6 +405,11 @@ def rank_groups(
     ``qbuf[qs[j]:qe[j]]``, the judgments grouped by query; -1 if none).
     ``out_sorted[g]`` is set for groups that needed sorting.
     """
+    buf, d_s, d_e = docs
+    perm, g_order, g_start, g_end, group_q = rk
+    qdocs, qr_rel, t_off, t_slots, t_hash = table
+    qbuf, qs, qe = qdocs
+    out_rel, out_row, out_jdx, out_dup, out_sorted = out
     for gi in range(lo, hi):
         g = g_order[gi]
         s = g_start[g]
@@ -560,36 +641,12 @@ def _jk_dcg(rels, n, lut, ig, use_ideal):
 
 
 @njit(cache=True, nogil=True)
-def evaluate_groups(
-    lo,
-    hi,
-    starts,
-    ends,
-    group_q,
-    rel,
-    num_rel_q,
-    num_nonrel_q,
-    ideal_off,
-    idcg,
-    ideal_g,
-    level,
-    max_depth,
-    judged_only,
-    round_mode,
-    num_docs,
-    col_fam,
-    col_p0,
-    col_p1,
-    params,
-    col_spec,
-    gain_lut,
-    spec_off,
-    ideal_gains,
-    top_pos,
-    rbp_lut,
-    out,
-):  # pragma: no cover - numba
+def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: no cover - numba
     """Compute every planned measure column for every (run, query) group in one pass.
+
+    ``groups`` (:class:`Groups`), ``stats`` (:class:`QueryStats`), ``plan``
+    (:class:`Plan`), ``gains`` (:class:`Gains`), ``opts`` (:class:`Opts`);
+    ``out[g, c]`` receives column ``c`` of group ``g``.
 
     ``rel`` holds, per ranked position of each group, the judged grade or
     ``NONPOOL`` / ``UNJUDGED`` (see ``rank_groups``). Column ``c`` is family ``col_fam[c]``
@@ -599,6 +656,11 @@ def evaluate_groups(
     ``top_pos[s, q]``; rbp's gains (normalised per query as trec_eval does)
     are ``rbp_lut[s * n_q + q]``.
     """
+    starts, ends, group_q, rel = groups
+    num_rel_q, num_nonrel_q, ideal_off, idcg, ideal_g = stats
+    col_fam, col_p0, col_p1, params = plan
+    col_spec, gain_lut, spec_off, ideal_gains, top_pos, rbp_lut = gains
+    level, max_depth, judged_only, round_mode, num_docs = opts
     n_q = spec_off.shape[1] - 1
     n_cols = col_fam.shape[0]
     n_spec = spec_off.shape[0]
