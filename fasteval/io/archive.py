@@ -242,14 +242,18 @@ class ArchiveWriter:
         meta = {"format": FORMAT, "version": VERSION, "sorted_by": SORTED_BY}
         meta["row_groups"] = "whole (run_id, query_id) groups"
         schema = ARCHIVE_SCHEMA.with_metadata({META_KEY: json.dumps(meta).encode()})
-        self._writer = ParquetOut(
-            sink,
-            schema,
-            compression="zstd",
-            compression_level=ZSTD_LEVEL,
-            use_dictionary=["run_id", "query_id"],
-            column_encoding={"rank": "DELTA_BINARY_PACKED"},
-        )
+        try:
+            self._writer = ParquetOut(
+                sink,
+                schema,
+                compression="zstd",
+                compression_level=ZSTD_LEVEL,
+                use_dictionary=["run_id", "query_id"],
+                column_encoding={"rank": "DELTA_BINARY_PACKED"},
+            )
+        except BaseException:  # its first bytes could not be written: clean up, say why
+            if not self._stack.__exit__(*sys.exc_info()):
+                raise
         return self
 
     def __exit__(

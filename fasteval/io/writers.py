@@ -141,7 +141,7 @@ def output(path: PathLike, *, digest: bool = False) -> Iterator[Sink]:
         with suppress(OSError):
             Path(tmp).unlink(missing_ok=True)
         err = sink.error or (e if isinstance(e, OSError) and e.filename == tmp else None)
-        if err is not None:
+        if err is not None and not isinstance(e, GeneratorExit):
             raise cannot_write(target, err) from None
         raise
 
