@@ -146,28 +146,6 @@ def output(path: PathLike, *, digest: bool = False) -> Iterator[Sink]:
         raise
 
 
-@contextmanager
-def replacing(path: PathLike) -> Iterator[str]:
-    """A temporary path beside ``path``, renamed to ``path`` when the block succeeds.
-
-    For writers that insist on a path; prefer :func:`output`, whose file object
-    keeps the system's error (here only an error naming the temporary file, or
-    the rename's, is reported as a :class:`WriteError`). On any exception the
-    temporary file is removed and ``path`` is left as it was.
-    """
-    target = Path(path)
-    tmp = str(target.parent / f".{target.name}.{uuid.uuid4().hex[:12]}.tmp")
-    try:
-        yield tmp
-        os.replace(tmp, target)
-    except BaseException as e:
-        with suppress(OSError):
-            Path(tmp).unlink(missing_ok=True)
-        if isinstance(e, OSError) and e.filename in (tmp, str(target)):
-            raise cannot_write(target, e) from None
-        raise
-
-
 def make_folder(path: PathLike) -> Path:
     """Create the output folder ``path`` (and its parents) if needed; a
     :class:`WriteError` when the system refuses."""
