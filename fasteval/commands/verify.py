@@ -36,6 +36,12 @@ class Finding:
     path: Path
     sound: bool
     detail: str
+    missing: bool = False
+
+    @property
+    def status(self) -> str:
+        """``ok``, ``MISSING`` or ``DAMAGED``."""
+        return "ok" if self.sound else "MISSING" if self.missing else "DAMAGED"
 
 
 def _kind(path: Path) -> str:
@@ -90,7 +96,7 @@ def check_study(folder: Path) -> list[Finding]:
     sid = st.study_id(meta)
     for name in sorted(listed):
         if not (folder / name).exists():
-            found.append(Finding(folder / name, False, "missing (listed in study.json)"))
+            found.append(Finding(folder / name, False, "listed in study.json", missing=True))
     for p in sorted(q for q in folder.rglob("*") if q.suffix.lower() in PARQUET):
         rel = p.relative_to(folder).as_posix()
         want = listed.get(rel)
@@ -124,7 +130,7 @@ def _study_mark(path: Path) -> str | None:
 def check_path(path: Path) -> list[Finding]:
     """The findings for one argument of ``verify``."""
     if not path.exists():
-        return [Finding(path, False, "no such file or folder")]
+        return [Finding(path, False, "no such file or folder", missing=True)]
     if path.is_dir():
         if (path / "study.json").exists():
             return check_study(path)
@@ -154,8 +160,7 @@ def verify_cmd(paths: tuple[str, ...]) -> None:
         raise ParameterError(msg)
     found = [f for p in paths for f in check_path(Path(p))]
     for f in found:
-        status = "ok" if f.sound else "DAMAGED"
-        click.echo(f"{f.path}: {status} ({f.detail})")
+        click.echo(f"{f.path}: {f.status} ({f.detail})")
     bad = sum(not f.sound for f in found)
     n = len(found)
     if bad:

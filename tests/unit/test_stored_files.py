@@ -253,7 +253,7 @@ def test_verify_reports_each_kind_of_damage(tmp_path: Path) -> None:
     assert "5 of 6 file(s) damaged" in res.stderr
     assert _run(["verify", archive]).exit_code == 0
     missing = _run(["verify", tmp_path / "nothing.parquet"])
-    assert missing.exit_code == 1 and "no such file" in missing.stdout
+    assert missing.exit_code == 1 and "nothing.parquet: MISSING (no such file" in missing.stdout
 
 
 # --------------------------------------------------------------------------- full disk
