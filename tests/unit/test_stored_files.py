@@ -109,8 +109,9 @@ def test_a_damaged_archive_page_is_an_error_and_no_output(tmp_path: Path, column
     sound = evaluate(qrels, archive, ["map", "P_10"])
     _flip(archive, column)  # "rank": a column eval does not even read
 
-    with pytest.raises(DamagedFileError, match=r"a\.parquet: damaged file"):
-        evaluate(qrels, archive, ["map", "P_10"])
+    for batch_rows in (None, 500):  # read whole, and in pieces of row groups
+        with pytest.raises(DamagedFileError, match=r"a\.parquet: damaged file"):
+            evaluate(qrels, archive, ["map", "P_10"], batch_rows=batch_rows)
     out = tmp_path / "out.parquet"
     res = _run(["eval", qrels, archive, "-m", "map", "-o", out])
     _one_line_error(res, str(archive), "damaged file", "ingest the runs again")
