@@ -261,25 +261,32 @@ def test_verify_reports_each_kind_of_damage(tmp_path: Path) -> None:
 
 
 class _FullFile(io.BufferedWriter):
-    """A real temporary file on a disk that fills: ``write`` (or ``close``) fails."""
+    """A real temporary file on a disk that fills: ``write`` fails at once (``when``
+    "write"), after ``room`` bytes ("midway"), or only ``close`` does ("close")."""
 
-    def __init__(self, path: str, code: int, at_close: bool) -> None:
+    def __init__(self, path: str, code: int, when: str, room: int = 64) -> None:
         super().__init__(io.FileIO(path, "wb"))
-        self.code, self.at_close = code, at_close
+        self.code, self.when, self.room = code, when, room
 
     def write(self, b: Any) -> int:
-        if not self.at_close:
+        n = len(memoryview(b).cast("B"))
+        if self.when == "write" or (self.when == "midway" and n > self.room):
             raise OSError(self.code, os.strerror(self.code))
-        return len(memoryview(b))  # "buffered": lost at close
+        if self.when == "midway":
+            self.room -= n
+            return super().write(b)
+        return n  # "buffered": lost at close
 
     def close(self) -> None:
         super().close()
-        if self.at_close:
+        if self.when == "close":
             raise OSError(self.code, os.strerror(self.code))
 
 
-def _full_disk(monkeypatch: pytest.MonkeyPatch, code: int = errno.ENOSPC, at_close=False) -> None:
-    monkeypatch.setattr(writers, "_open", lambda path, mode: _FullFile(path, code, at_close))
+def _full_disk(
+    monkeypatch: pytest.MonkeyPatch, code: int = errno.ENOSPC, when: str = "write"
+) -> None:
+    monkeypatch.setattr(writers, "_open", lambda path, mode: _FullFile(path, code, when))
 
 
 def _write_sites(tmp_path: Path) -> list[tuple[list[Any], Path]]:
@@ -306,9 +313,9 @@ def _write_sites(tmp_path: Path) -> list[tuple[list[Any], Path]]:
     ]
 
 
-@pytest.mark.parametrize("at_close", [False, True], ids=["write", "close"])
+@pytest.mark.parametrize("when", ["write", "midway", "close"])
 def test_a_full_disk_at_every_write_site_is_one_line_and_keeps_the_old_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, at_close: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str
 ) -> None:
     out = tmp_path / "out"
     out.mkdir()
@@ -316,7 +323,7 @@ def test_a_full_disk_at_every_write_site_is_one_line_and_keeps_the_old_file(
     for _, target in sites:
         if target.suffix:
             target.write_bytes(b"the previous file\n")
-    _full_disk(monkeypatch, at_close=at_close)
+    _full_disk(monkeypatch, when=when)
     for args, target in sites:
         res = _run(args)
         err = _one_line_error(res, "cannot write", ": no space left on device")
@@ -459,3 +466,23 @@ def test_report_and_leave_out_refuse_a_group_map_without_some_runs(tmp_path: Pat
     study = _run([*args, "-o", tmp_path / "st"])
     _one_line_error(study, "have no group in the run -> group map", runs[-1])
     assert err.split("error: ")[1].split(": run(s)")[1] in study.stderr  # the same words
+
+
+def test_a_damaged_collection_index_says_to_build_it_again(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    words = [f"w{i}" for i in range(300)]
+    docs = tmp_path / "docs.csv"
+    docs.write_text(
+        "doc_id,text\n" + "".join(f"d{i},{' '.join(rng.choice(words, 30))}\n" for i in range(2000))
+    )
+    index = tmp_path / "i.parquet"
+    assert _run(["index", docs, "-o", index]).exit_code == 0
+    assert _run(["verify", index]).exit_code == 0
+    _flip(index, "doc_id")
+    qrels = tmp_path / "qrels"
+    qrels.write_text("1 0 d1 1\n1 0 d2 0\n")
+    run = tmp_path / "run"
+    run.write_text("1 Q0 d1 1 2.0 r\n1 Q0 d3 2 1.0 r\n")
+    res = _run(["eval", qrels, run, "--collection", index, "-m", "LMJS@20"])
+    _one_line_error(res, "damaged file", "build the index again (fasteval index)")
+    assert res.stdout == ""
