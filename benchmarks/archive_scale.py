@@ -123,6 +123,7 @@ def trec8_plain() -> Path:
 
 def ingest(runs: Path, target: Path) -> Path:
     if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)  # fasteval creates no parent folders
         cmd = [sys.executable, "-m", "fasteval.cli", "ingest", str(runs), "-o", str(target)]
         subprocess.run(cmd, check=True, env=_env(), stdout=subprocess.DEVNULL)
     return target

@@ -440,6 +440,9 @@ main.add_command(fuse_study_cmd)
 from fasteval.commands.compare import compare_cmd  # noqa: E402  (issue 19)
 
 main.add_command(compare_cmd)
+from fasteval.commands.verify import verify_cmd  # noqa: E402  (issue 27)
+
+main.add_command(verify_cmd)
 from fasteval.commands.content import register as _register_content  # noqa: E402
 
 _register_content(main, _study)  # index, complete-qrels, select-judgments, study content

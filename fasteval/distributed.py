@@ -86,9 +86,11 @@ def _require_dask() -> Any:
     try:
         import distributed
     except ImportError:
+        from fasteval.errors import install_hint
+
         msg = (
-            "running on a cluster needs Dask distributed, which is not installed\n"
-            "  hint: pip install 'fasteval[cluster]'  (or 'dask[distributed]')"
+            "running on a cluster needs Dask distributed, which is not installed: "
+            + install_hint("cluster")
         )
         raise ParameterError(msg) from None
     return distributed
@@ -455,7 +457,9 @@ def _load_parts(out: Path, label: str) -> tuple[list[pl.DataFrame], set[int]]:
     if not d.is_dir():
         return parts, covered
     for f in sorted(d.glob("reps=*.parquet")):
-        df = pl.read_parquet(f)
+        from fasteval.analysis import studies as st
+
+        df = st.read_units(f)  # checksums verified
         reps = set(df["rep"].unique().to_list()) - covered
         if reps:
             parts.append(df.filter(pl.col("rep").is_in(sorted(reps))))
@@ -570,7 +574,7 @@ def study(  # noqa: PLR0913 (keyword-only options)
         for si, s in enumerate(settings):
             f = st.setting_file(out, s) if out is not None else None
             if f is not None and f.exists():
-                finished.append(pl.read_parquet(f))
+                finished.append(st.read_units(f, fp))
                 shutil.rmtree(_part_dir(f.parent, s.label), ignore_errors=True)
                 continue
             parts, cov = _load_parts(out, s.label) if out is not None else ([], set())

@@ -34,3 +34,26 @@ class FastevalWarning(UserWarning):
 
 class ParameterError(FastevalError, ValueError):
     """An argument out of its domain (e.g. ``compat=8``, ``max_depth=0``)."""
+
+
+class DamagedFileError(InputFormatError):
+    """A file fasteval stored does not hold what was written (a page checksum or digest).
+
+    ``what``: the damage found, without the file's name and the advice.
+    """
+
+    def __init__(self, msg: str, what: str = "") -> None:
+        super().__init__(msg)
+        self.what = what or msg
+
+
+class WriteError(FastevalError):
+    """An output could not be written (disk full, read-only, no permission, I/O error).
+
+    The target keeps its previous content and no temporary file is left behind.
+    """
+
+
+def install_hint(extra: str) -> str:
+    """How to install an optional extra, from an index and from a checkout (one line)."""
+    return f"pip install 'fasteval[{extra}]' (from a checkout: pip install -e '.[{extra}]')"

@@ -47,7 +47,6 @@ from fasteval.analysis import variants as var
 from fasteval.engine import QrelsLike, RunsLike, prepare
 from fasteval.engine.encode import Encoded
 from fasteval.errors import MeasureError, ParameterError
-from fasteval.io import writers
 from fasteval.io.tables import qrels_to_table, runs_to_table
 from fasteval.kernels.ranking import UNJUDGED
 from fasteval.measures.content import ContentMeasure, is_content_measure, parse_content_measures
@@ -453,7 +452,7 @@ def content_study(  # noqa: PLR0913 (keyword-only options)
         for s in settings:
             f = st.setting_file(out, s) if out is not None else None
             if f is not None and f.exists():
-                parts.append(pl.read_parquet(f))
+                parts.append(st.read_units(f, fp))
             else:
                 todo.append(s)
         with tqdm(
@@ -465,7 +464,7 @@ def content_study(  # noqa: PLR0913 (keyword-only options)
             for s, rows in _run_units(ctx, todo, seed, bar.update, concurrent):
                 df = pl.DataFrame(rows, schema=st.UNIT_SCHEMA)
                 if out is not None:
-                    writers.write_parquet(df, st.setting_file(out, s))
+                    st.write_part(df, st.setting_file(out, s), fp)
                 parts.append(df)
         full = pl.DataFrame(
             {

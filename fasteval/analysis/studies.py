@@ -45,8 +45,8 @@ from fasteval.analysis.study_scorers import higher_is_better
 from fasteval.engine import Prepared, QrelsLike, RunsLike
 from fasteval.engine.compact import Compact, prepare_compact
 from fasteval.engine.encode import Encoded
-from fasteval.errors import FastevalWarning, ParameterError
-from fasteval.io import writers
+from fasteval.errors import DamagedFileError, FastevalWarning, ParameterError
+from fasteval.io import stored, writers
 from fasteval.measures.parser import parse_measures
 
 KINDS = {"subsample": 1, "pool-depth": 2, "leave-out": 3}
@@ -269,6 +269,91 @@ class StudyResult(_StudyTables):
 #: extended (its finished units reused), not refused.
 PLAN_KEYS = ("rates", "reps", "depths")
 
+#: ``study.json``'s manifest: each Parquet file of the folder -> ``{"bytes", "sha256"}``.
+FILES_KEY = "files"
+
+#: Footer key of a part file: the study it belongs to (:func:`study_id`).
+STUDY_KEY = b"fasteval.study"
+
+#: What to do about a damaged part file (the study recomputes it on its own).
+STUDY_AGAIN = "delete it and run the study again: it resumes and recomputes that part"
+
+
+def study_id(fp: dict[str, Any]) -> str:
+    """The identity of a study, whatever its plan: a hash of its fingerprint but
+    :data:`PLAN_KEYS` (written into each part file's footer)."""
+    core = {k: v for k, v in fp.items() if k not in PLAN_KEYS and k != FILES_KEY}
+    return hashlib.sha256(json.dumps(core, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _load_manifest(out: Path) -> dict[str, Any]:
+    try:
+        old = json.loads((out / "study.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+    return old if isinstance(old, dict) else {}
+
+
+def manifest_entry(out: Path, name: str) -> dict[str, Any] | None:
+    """The size and digest ``study.json`` lists for the file ``name`` of ``out``, if any."""
+    files = _load_manifest(out).get(FILES_KEY)
+    entry = files.get(name) if isinstance(files, dict) else None
+    return entry if isinstance(entry, dict) else None
+
+
+def record_files(out: Path, *paths: Path) -> None:
+    """List ``paths`` (written into ``out``) with their size and digest in ``study.json``.
+
+    Read, updated and written back at once; a study folder shared by two
+    processes may lose an entry, and a part without one is checked by its own
+    digest and study identity alone.
+    """
+    meta = _load_manifest(out)
+    if not meta:
+        return
+    files = meta.get(FILES_KEY)
+    files = dict(files) if isinstance(files, dict) else {}
+    for p in paths:
+        files[p.name] = stored.file_entry(p)
+    meta[FILES_KEY] = dict(sorted(files.items()))
+    writers.write_text(json.dumps(meta, indent=1) + "\n", out / "study.json")
+
+
+def write_part(df: pl.DataFrame, path: Path, fp: dict[str, Any]) -> None:
+    """Save a part file (units of one setting) marked with its study, and list it."""
+    writers.write_parquet(df, path, metadata={STUDY_KEY: study_id(fp).encode()})
+    record_files(path.parent, path)
+
+
+def read_units(path: Path, fp: dict[str, Any] | None = None) -> pl.DataFrame:
+    """A study's part file read back, only if it is sound and of this study.
+
+    Checked: its size and digest against ``study.json`` (when listed there), its
+    whole-file digest and page checksums, and (with ``fp``) the study it was written by.
+
+    Raises
+    ------
+    DamagedFileError
+        For a file that does not hold what was written.
+    ValueError
+        For a part of another study.
+    """
+    want = manifest_entry(path.parent, path.name)
+    if want is not None:
+        have = stored.file_entry(path)
+        if have != want:
+            raise stored.damaged(path, "its size or digest differs from study.json's", STUDY_AGAIN)
+    f = stored.parquet_file(path, advice=STUDY_AGAIN)
+    mark = (f.metadata.metadata or {}).get(STUDY_KEY)
+    if fp is not None and mark is not None and mark.decode() != study_id(fp):
+        msg = "written by another study (its data, measures or seed differ)"
+        raise ValueError(msg)
+    with stored.reading(path, advice=STUDY_AGAIN, ours=stored.digest_entry(f.metadata) is not None):
+        table = f.read(use_threads=True)
+    df = pl.from_arrow(table)
+    assert isinstance(df, pl.DataFrame)
+    return df
+
 
 def _fingerprint(ctx: Context, seed: int, extra: dict[str, Any]) -> dict[str, Any]:
     """What makes two studies the same: data, measures and their scores, seed, kind, plan.
@@ -324,7 +409,7 @@ def check_out_dir(out: Path, fp: dict[str, Any], *, extend: bool = False) -> boo
         When ``out`` holds another study, naming what differs (``measures: map ->
         P_10``); a change of measures is not reported as a change of data.
     """
-    out.mkdir(parents=True, exist_ok=True)
+    writers.make_folder(out)
     meta_path = out / "study.json"
     text = json.dumps(fp, indent=1) + "\n"
     if not meta_path.exists():
@@ -345,6 +430,7 @@ def check_out_dir(out: Path, fp: dict[str, Any], *, extend: bool = False) -> boo
         )
         writers.write_text(text, meta_path)
         return False
+    files = old.pop(FILES_KEY, None)
     plan = PLAN_KEYS if extend else ()
     diff = [k for k in fp if k not in plan and old.get(k) != fp.get(k)]
     diff += [k for k in old if k not in fp and k not in plan]
@@ -358,21 +444,23 @@ def check_out_dir(out: Path, fp: dict[str, Any], *, extend: bool = False) -> boo
         )
         raise ParameterError(msg)
     if old != fp:  # the same study, extended or shortened: reuse its units
-        writers.write_text(text, meta_path)
+        kept = {**fp, FILES_KEY: files} if files is not None else fp
+        writers.write_text(json.dumps(kept, indent=1) + "\n", meta_path)
     return True
 
 
-def read_part(path: Path, s: Setting) -> pl.DataFrame | None:
+def read_part(path: Path, s: Setting, fp: dict[str, Any] | None = None) -> pl.DataFrame | None:
     """The finished units of setting ``s`` saved at ``path``, or None.
 
-    A part file that cannot be read, or does not hold units of ``s``, is
-    reported with a :class:`~fasteval.errors.FastevalWarning` naming it and
-    recomputed.
+    A part file that is damaged (:func:`read_units`: its size, digest or page
+    checksums), belongs to another study (``fp``), or does not hold units of
+    ``s``, is reported with a :class:`~fasteval.errors.FastevalWarning` naming
+    it and recomputed: never are its numbers used.
     """
     if not path.exists():
         return None
     try:
-        df = pl.read_parquet(path)
+        df = read_units(path, fp)
         if dict(df.schema) != UNIT_SCHEMA:
             msg = f"columns {list(df.columns)}, not a study's units"
             raise ValueError(msg)
@@ -380,8 +468,9 @@ def read_part(path: Path, s: Setting) -> pl.DataFrame | None:
             msg = f"holds units of another setting than {s.label!r}"
             raise ValueError(msg)
     except Exception as e:
+        reason = e.what if isinstance(e, DamagedFileError) else " ".join(str(e).split())
         warnings.warn(
-            f"{path}: damaged part file ({_short(' '.join(str(e).split()))}); recomputed",
+            f"{path}: damaged part file ({reason[:120]}); recomputed",
             FastevalWarning,
             stacklevel=2,
         )
@@ -413,7 +502,7 @@ def run_study(
     plan: list[tuple[Setting, pl.DataFrame | None, list[int]]] = []
     resumed = 0
     for s in settings:
-        saved = read_part(setting_file(out, s), s) if out is not None and trusted else None
+        saved = read_part(setting_file(out, s), s, fp) if out is not None and trusted else None
         done = set() if saved is None else set(saved["rep"].to_list())
         missing = [rep for rep in range(s.reps) if rep not in done]
         resumed += s.reps - len(missing)
@@ -435,7 +524,7 @@ def run_study(
                 if saved is not None:  # every saved rep is kept in the file
                     df = pl.concat([saved, df]).sort("rep", maintain_order=True)
                 if out is not None:
-                    writers.write_parquet(df, setting_file(out, s))
+                    write_part(df, setting_file(out, s), fp)
             else:
                 assert saved is not None  # nothing missing: all reps were saved
                 df = saved
@@ -479,6 +568,7 @@ def finish_study(
         writers.write_parquet(summary, out / "summary.parquet")
         writers.write_frame(summary, out / "summary.csv")
         writers.write_parquet(full, out / "full.parquet")
+        record_files(out, out / "summary.parquet", out / "full.parquet")
     result = StudyResult(units, summary, full)
     result.resumed = resumed
     return result
@@ -813,8 +903,12 @@ def plan_leave_out(  # noqa: PLR0913 (keyword-only options)
     extra: dict[str, Any] = {"depth": depth}
     if groups is not None:
         missing = [r for r in ctx.enc.run_names if r not in groups]
-        if missing:
-            msg = f"run(s) {missing[:5]} have no group in the run -> group map"
+        if missing:  # refused, as `fasteval report --groups` refuses them
+            more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+            msg = (
+                f"run(s) {', '.join(missing[:5])}{more} have no group in the run -> group map"
+                "\n  hint: add a 'run_id group' line for each"
+            )
             raise ParameterError(msg)
         names = sorted({groups[r] for r in ctx.enc.run_names})
         ctx.group_names = names

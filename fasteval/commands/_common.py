@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from fasteval.errors import FastevalError, ParameterError
+from fasteval.errors import FastevalError, ParameterError, install_hint
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -89,8 +89,31 @@ def missing_extra_message(e: ImportError) -> str | None:
     name = (e.name or "").split(".")[0]
     if name not in EXTRAS:
         return None
-    extra = EXTRAS[name]
-    return f"this needs {name}, which is not installed: pip install 'fasteval[{extra}]'"
+    return f"this needs {name}, which is not installed: {install_hint(EXTRAS[name])}"
+
+
+def no_extra_warning(module: str, what: str) -> bool:
+    """Warn in one line, naming the extra to install, if the optional ``module`` is missing.
+
+    Returns
+    -------
+    bool
+        Whether ``module`` is installed (False after the warning: ``what`` was skipped).
+    """
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except ImportError as e:
+        name = (e.name or module).split(".")[0]
+        extra = EXTRAS.get(name, EXTRAS.get(module, "plots"))
+        click.echo(
+            f"fasteval: warning: {module} is not installed, so {what}; for them: "
+            + install_hint(extra),
+            err=True,
+        )
+        return False
+    return True
 
 
 def require_extra(module: str) -> None:
@@ -109,10 +132,52 @@ def require_extra(module: str) -> None:
         raise ParameterError(missing_extra_message(e) or str(e)) from None
 
 
+_ON_INTERRUPT = "fasteval.on_interrupt"
+
+
+def on_interrupt(say: Callable[[], str]) -> None:
+    """What the running command says if Ctrl-C stops it (instead of "nothing was written").
+
+    ``say`` is called then, so it can count what was kept (a study's finished parts).
+    """
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.find_root().meta[_ON_INTERRUPT] = say
+
+
 def interrupted() -> None:
-    """Say the command was interrupted and exit with status 130 (temporary files are gone)."""
-    click.echo("fasteval: interrupted (Ctrl-C); nothing was written", err=True)
+    """Say the command was interrupted, and what it kept; exit with status 130.
+
+    Temporary files are gone; a command that keeps finished work (a study's parts)
+    says so and how to resume (:func:`on_interrupt`).
+    """
+    ctx = click.get_current_context(silent=True)
+    say = ctx.find_root().meta.get(_ON_INTERRUPT) if ctx is not None else None
+    what = "nothing was written"
+    if say is not None:
+        try:
+            what = say()
+        except Exception:  # the Ctrl-C message must not fail
+            what = "finished work may have been kept"
+    click.echo(f"fasteval: interrupted (Ctrl-C); {what}", err=True)
     sys.exit(INTERRUPTED)
+
+
+def study_kept(out: str | Path) -> Callable[[], str]:
+    """The Ctrl-C message of a study writing into ``out``: what was kept, how to resume."""
+
+    def say() -> str:
+        folder = Path(out)
+        parts = sorted(folder.glob("setting=*.parquet")) if folder.is_dir() else []
+        if not (folder / "study.json").exists():
+            return "nothing was written"
+        kept = f"{len(parts)} finished part file(s) and study.json" if parts else "study.json"
+        return (
+            f"kept {kept} in {folder}; run the same command again to resume "
+            "(finished parts are reused, the rest computed)"
+        )
+
+    return say
 
 
 def check_output_folder() -> None:
@@ -243,17 +308,35 @@ SUFFIX_FORMATS = {
 }
 
 
+#: Suffixes of ``-o`` that mean trec_eval's text (and no suffix at all).
+TEXT_SUFFIXES = ("", ".txt", ".trec", ".eval", ".out", ".res")
+
+
 def output_format(fmt: str | None, output: str | None) -> str:
     """The format asked for, else the one ``output``'s suffix names, else ``trec``.
 
     Writing trec_eval's text into ``out.parquet`` because ``--format`` was left
-    out would give a file no Parquet reader opens.
+    out would give a file no Parquet reader opens; so would ``out.xlsx`` or
+    ``all.tsv``: a suffix that names no format is an error listing them, unless
+    ``--format`` says which.
     """
     if fmt is not None:
         return fmt
-    if output is not None:
-        return SUFFIX_FORMATS.get(Path(output).suffix.lower(), "trec")
-    return "trec"
+    if output is None:
+        return "trec"
+    suffix = Path(output).suffix.lower()
+    if suffix in SUFFIX_FORMATS:
+        return SUFFIX_FORMATS[suffix]
+    if suffix in TEXT_SUFFIXES:
+        return "trec"
+    known = ", ".join(f"{s} ({f})" for s, f in SUFFIX_FORMATS.items())
+    text = ", ".join(s for s in TEXT_SUFFIXES if s)
+    msg = (
+        f"-o {output}: cannot tell the format from the suffix {suffix!r}; "
+        f"use {known}, or {text} or none for trec_eval's text\n"
+        f"  hint: or name it: --format trec|csv|json|jsonl|parquet|ndeval"
+    )
+    raise ParameterError(msg)
 
 
 def output_option(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from fasteval.commands._common import (
@@ -117,4 +115,6 @@ def compare_cmd(
     if output is None:
         click.echo(text, nl=False)
     else:
-        Path(output).write_text(text)
+        from fasteval.io.writers import write_text
+
+        write_text(text, output)

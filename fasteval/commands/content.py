@@ -14,10 +14,13 @@ import click
 from fasteval.commands._common import (
     friendly,
     level_option,
+    no_extra_warning,
+    on_interrupt,
     options,
     progress_option,
     qrels_and_runs,
     show_progress,
+    study_kept,
 )
 from fasteval.errors import ParameterError
 
@@ -306,6 +309,7 @@ def study_content_cmd(
     from fasteval.analysis.content_study import content_study
     from fasteval.commands.study import echo_summary, parse_floats
 
+    on_interrupt(study_kept(out))
     t0 = time.perf_counter()
     res = content_study(
         qrels,
@@ -320,13 +324,10 @@ def study_content_cmd(
         relevance_level=level,
         progress=show_progress(progress),
     )
-    if not no_plot:
-        try:
-            from fasteval.plots.content import plot_content_study
+    if not no_plot and no_extra_warning("matplotlib", "no plot was drawn"):
+        from fasteval.plots.content import plot_content_study
 
-            plot_content_study(res.summary, Path(out) / "tau.png")
-        except ImportError:
-            click.echo("fasteval: warning: matplotlib is not installed; no plot", err=True)
+        plot_content_study(res.summary, Path(out) / "tau.png")
     echo_summary(res, out, t0)
 
 

@@ -147,7 +147,9 @@ def _plots(hist: Histograms, run_names: list[str], per_query: bool, out: Path, s
     if per_query:
         click.echo("fasteval: warning: --plot draws pooled histograms; rerun without -q", err=True)
         return
-    out.mkdir(parents=True, exist_ok=True)
+    from fasteval.io.writers import make_folder
+
+    make_folder(out)
     with progress_bar(len(run_names), "run", "plots", show) as bar:
         for i, name in enumerate(run_names):
             plot_runs(hist, [i], [name], out / f"hsa_{_safe(name)}.png")

@@ -9,11 +9,11 @@ import click
 from fasteval.commands._common import (
     friendly,
     level_option,
+    no_extra_warning,
     progress_bar,
     progress_option,
     qrels_and_runs,
     reading_options,
-    require_extra,
     show_progress,
 )
 from fasteval.errors import InputFormatError, ParameterError
@@ -91,8 +91,10 @@ def report_cmd(
     precision, precision at 5..1000 documents, R-precision, and per topic the
     best / median / worst over the runs (or each run's --groups group).
     """
-    if outdir is not None and not no_figures:
-        require_extra("matplotlib")
+    if outdir is not None and not no_figures and fmt != "text":
+        # the text reports need no matplotlib: without it, they (and the HTML) are
+        # written all the same, without figures
+        no_figures = not no_extra_warning("matplotlib", "the HTML reports have no figures")
     from fasteval.analysis.report import format_text, report
     from fasteval.plots.report_html import write_report
 
@@ -111,6 +113,17 @@ def report_cmd(
         lenient=lenient,
         run_id_from=run_id_from,
     )
+    if groups is not None:
+        # as `study leave-out --groups` does: a map that leaves runs out is refused
+        # (the Python API's report() puts them in the group "runs", as documented)
+        missing = [r for r in rep.runs if r not in groups]
+        if missing:
+            more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+            msg = (
+                f"{groups_file}: run(s) {', '.join(missing[:5])}{more} have no group "
+                "in the run -> group map\n  hint: add a 'run_id group' line for each"
+            )
+            raise ParameterError(msg)
     if outdir is None:
         for r in rep.runs:
             click.echo(format_text(rep, r), nl=False)

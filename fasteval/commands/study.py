@@ -11,10 +11,13 @@ import click
 from fasteval.commands._common import (
     friendly,
     level_option,
+    no_extra_warning,
+    on_interrupt,
     options,
     progress_option,
     qrels_and_runs,
     show_progress,
+    study_kept,
 )
 from fasteval.errors import InputFormatError, ParameterError
 
@@ -62,14 +65,11 @@ def read_groups(path: str) -> dict[str, str]:
 
 
 def _finish(res: Any, out: str, plot: bool, xlabel: str, t0: float) -> None:
-    if plot:
+    if plot and no_extra_warning("matplotlib", "no plots were drawn"):
         from fasteval.plots.studies import plot_study
 
-        try:
-            for st in ("tau", "tau_ap"):
-                plot_study(res.summary, Path(out) / f"{st}.png", statistic=st, xlabel=xlabel)
-        except ImportError:
-            click.echo("fasteval: warning: matplotlib is not installed; no plots", err=True)
+        for st in ("tau", "tau_ap"):
+            plot_study(res.summary, Path(out) / f"{st}.png", statistic=st, xlabel=xlabel)
     echo_summary(res, out, t0)
 
 
@@ -198,6 +198,7 @@ def subsample_cmd(
     from fasteval.distributed import with_cluster
     from fasteval.studies import subsample
 
+    on_interrupt(study_kept(out))
     t0 = time.perf_counter()
     res = with_cluster(subsample, cluster)(
         qrels,
@@ -238,6 +239,7 @@ def pool_depth_cmd(
     from fasteval.distributed import with_cluster
     from fasteval.studies import pool_depth
 
+    on_interrupt(study_kept(out))
     t0 = time.perf_counter()
     res = with_cluster(pool_depth, cluster)(
         qrels,
@@ -283,6 +285,7 @@ def leave_out_cmd(
     from fasteval.distributed import with_cluster
     from fasteval.studies import leave_out
 
+    on_interrupt(study_kept(out))
     t0 = time.perf_counter()
     res = with_cluster(leave_out, cluster)(
         qrels,

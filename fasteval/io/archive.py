@@ -26,15 +26,22 @@ Layout (version 1)
 * The footer's key-value metadata holds :data:`META_KEY` -> JSON
   ``{"format": "fasteval-runs", "version": 1, "sorted_by": [...],
   "row_groups": "whole (run_id, query_id) groups"}``.
+* Every page carries a CRC32 and the footer a whole-file digest
+  (:mod:`fasteval.io.stored`): every read verifies the pages it decodes, and
+  the digest is checked before an archive is used. A damaged archive is a
+  :class:`~fasteval.errors.DamagedFileError` ("ingest the runs again"), never
+  numbers. (Archives written before the digest are read as before.)
 
 A Parquet file without this key (written by other tools, or by fasteval
-before version 1) is read whole, as any table.
+before version 1) is read whole, as any table. An archive of a later layout
+version (a newer fasteval's) is refused with one line.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
@@ -46,8 +53,8 @@ import pyarrow.parquet as pq
 
 from fasteval.columns import RunColumns, dict_encode
 from fasteval.errors import InputFormatError
-from fasteval.io import trec
-from fasteval.io.writers import replacing
+from fasteval.io import stored, trec
+from fasteval.io.writers import ParquetOut, output
 
 META_KEY = b"fasteval"
 """Footer key-value metadata key of a fasteval archive."""
@@ -72,6 +79,9 @@ ARCHIVE_SCHEMA = pa.schema(
     ]
 )
 
+INGEST_AGAIN = "ingest the runs again (fasteval ingest)"
+"""What to do about a damaged archive."""
+
 EVAL_COLUMNS = ["run_id", "query_id", "doc_id", "score"]
 """The columns ranking measures read (``rank`` is for diversity measures only)."""
 
@@ -91,8 +101,16 @@ def archive_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
         return None
     if not isinstance(info, dict) or info.get("format") != FORMAT:
         return None
-    if info.get("version") != VERSION:
-        return None  # a later layout: read whole, as a plain table
+    version = info.get("version")
+    if isinstance(version, int) and version > VERSION:
+        msg = (
+            f"{path}: an archive of layout version {version}, written by a newer fasteval; "
+            f"this one reads version {VERSION}\n"
+            "  hint: upgrade fasteval (pip install -U fasteval), or ingest the runs again"
+        )
+        raise InputFormatError(msg)
+    if version != VERSION:
+        return None  # not a layout of ours: read whole, as a plain table
     return info
 
 
@@ -100,9 +118,12 @@ def row_group_pieces(path: str | os.PathLike[str], budget: int) -> list[list[int
     """Consecutive row groups of an archive in pieces of about ``budget`` rows each.
 
     Every piece holds at least one row group; a piece closes before the row
-    group that would take it past ``budget``.
+    group that would take it past ``budget``. The archive's whole-file digest is
+    checked here, once, before any piece is read (a
+    :class:`~fasteval.errors.DamagedFileError` if it does not match).
     """
-    md = pq.read_metadata(path)
+    md = stored.read_metadata(path, advice=INGEST_AGAIN)
+    stored.check_digest(path, md, advice=INGEST_AGAIN)
     pieces: list[list[int]] = []
     cur: list[int] = []
     rows = 0
@@ -121,15 +142,22 @@ def row_group_pieces(path: str | os.PathLike[str], budget: int) -> list[list[int
 def read_row_groups(
     path: str | os.PathLike[str], groups: list[int], columns: list[str] | None = None
 ) -> pa.Table:
-    """Row groups of a Parquet file (``columns`` only), ids kept dictionary-encoded."""
-    f = pq.ParquetFile(path, read_dictionary=["run_id", "query_id"])
-    return f.read_row_groups(groups, columns=columns, use_threads=True)
+    """Row groups of a Parquet file (``columns`` only), ids kept dictionary-encoded.
+
+    Every page read is checked against its checksum (the whole-file digest is
+    checked once, by :func:`row_group_pieces`).
+    """
+    f = stored.parquet_file(
+        path, advice=INGEST_AGAIN, read_dictionary=["run_id", "query_id"], check=False
+    )
+    with stored.reading(path, advice=INGEST_AGAIN):
+        return f.read_row_groups(groups, columns=columns, use_threads=True)
 
 
 def read_archive(path: str | os.PathLike[str], columns: list[str] | None = None) -> pa.Table:
-    """A whole archive (``columns`` only), ids kept dictionary-encoded."""
-    return pq.read_table(
-        path, columns=columns, use_threads=True, read_dictionary=["run_id", "query_id"]
+    """A whole archive (``columns`` only), ids kept dictionary-encoded, verified first."""
+    return stored.read_table(
+        path, columns, advice=INGEST_AGAIN, read_dictionary=["run_id", "query_id"]
     )
 
 
@@ -207,21 +235,25 @@ class ArchiveWriter:
         self.rows = 0
         self._origin: dict[str, str] = {}
         self._stack = ExitStack()
-        self._writer: pq.ParquetWriter | None = None
+        self._writer: ParquetOut | None = None
 
     def __enter__(self) -> ArchiveWriter:
-        tmp = self._stack.enter_context(replacing(self.path))
+        sink = self._stack.enter_context(output(self.path, digest=True))
         meta = {"format": FORMAT, "version": VERSION, "sorted_by": SORTED_BY}
         meta["row_groups"] = "whole (run_id, query_id) groups"
         schema = ARCHIVE_SCHEMA.with_metadata({META_KEY: json.dumps(meta).encode()})
-        self._writer = pq.ParquetWriter(
-            tmp,
-            schema,
-            compression="zstd",
-            compression_level=ZSTD_LEVEL,
-            use_dictionary=["run_id", "query_id"],
-            column_encoding={"rank": "DELTA_BINARY_PACKED"},
-        )
+        try:
+            self._writer = ParquetOut(
+                sink,
+                schema,
+                compression="zstd",
+                compression_level=ZSTD_LEVEL,
+                use_dictionary=["run_id", "query_id"],
+                column_encoding={"rank": "DELTA_BINARY_PACKED"},
+            )
+        except BaseException:  # its first bytes could not be written: clean up, say why
+            if not self._stack.__exit__(*sys.exc_info()):
+                raise
         return self
 
     def __exit__(
@@ -232,9 +264,16 @@ class ArchiveWriter:
     ) -> None:
         writer, self._writer = self._writer, None
         try:
-            if writer is not None:
-                writer.close()  # before the rename (or the removal of the temporary file)
-        finally:
+            if writer is not None:  # the footer, before the rename
+                if exc_type is None:
+                    writer.finish()
+                else:
+                    writer.abort()
+        except BaseException:
+            # the footer could not be written (a full disk): remove the temporary file
+            if not self._stack.__exit__(*sys.exc_info()):
+                raise
+        else:
             self._stack.__exit__(exc_type, exc, tb)
 
     def _check_new_runs(self, cols: RunColumns) -> None:
@@ -278,6 +317,6 @@ class ArchiveWriter:
             schema=ARCHIVE_SCHEMA,
         )
         for start, stop in _row_group_cuts(_group_ends(run, qid), self.row_group_rows):
-            self._writer.write_table(table.slice(start, stop - start), row_group_size=stop - start)
+            self._writer.write(table.slice(start, stop - start), row_group_size=stop - start)
         self.runs += len(cols.run_names)
         self.rows += len(cols)

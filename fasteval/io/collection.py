@@ -42,12 +42,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from fasteval.errors import InputFormatError, ParameterError, SchemaError
+from fasteval.errors import InputFormatError, ParameterError, SchemaError, install_hint
+from fasteval.io import stored, writers
 from fasteval.io.classic import READERS, load
 
 TOKEN_PATTERN = r"[a-z0-9]+"
 FORMAT_VERSION = 1
 _META_KEY = b"fasteval.collection"
+INDEX_AGAIN = "build the index again (fasteval index)"
 
 
 def analyze(text: str) -> list[str]:
@@ -90,8 +92,8 @@ class Analyzer:
                 import snowballstemmer  # noqa: PLC0415 (optional extra: content)
             except ImportError as e:  # pragma: no cover - depends on the environment
                 msg = (
-                    "stemming needs the snowballstemmer package\n"
-                    "  hint: pip install 'fasteval[content]'"
+                    "stemming needs the snowballstemmer package, which is not installed: "
+                    + install_hint("content")
                 )
                 raise ParameterError(msg) from e
             try:
@@ -453,13 +455,11 @@ def write_collection(c: Collection, path: str | os.PathLike[str]) -> None:
     )
     meta = {"version": FORMAT_VERSION, "analyzer": c.analyzer, "vocabulary": c.vocabulary}
     table = table.replace_schema_metadata({_META_KEY: json.dumps(meta).encode()})
-    tmp = Path(str(path) + ".tmp")
-    pq.write_table(table, tmp, compression="zstd")
-    tmp.replace(path)
+    writers.write_parquet_table(table, path, compression="zstd")
 
 
 def _load_stored(p: Path) -> Collection:
-    table = pq.read_table(p)
+    table = stored.read_table(p, advice=INDEX_AGAIN)
     assert table.schema.metadata is not None
     meta = json.loads(table.schema.metadata[_META_KEY])
     if meta.get("version") != FORMAT_VERSION:

@@ -1,27 +1,40 @@
-"""The one module that writes result tables and runs: text layouts, CSV, TSV, JSON, Parquet.
+"""The one module that writes fasteval's files: tables, runs, archives, figures, reports.
 
-Every file fasteval writes is opened here, and written atomically: into a
-temporary file in the same folder, then renamed over the target
-(``os.replace``), so a crash never leaves a half-written table behind.
-"Parquet needs an output path" is checked here once.
+Every file fasteval writes is opened here (:func:`output`), and written
+atomically: into a temporary file in the same folder, then renamed over the
+target (``os.replace``), so a crash never leaves a half-written file behind
+and the previous file at the target is kept.
+
+A write that fails in the operating system (disk full, quota, read-only
+file system, no permission, I/O error) is one line, a
+:class:`~fasteval.errors.WriteError`: ``cannot write PATH: no space left on
+device``, whatever library was writing (polars, pyarrow and matplotlib all
+write through the file object opened here, which records the system's error).
+
+Every Parquet file carries page checksums and a whole-file digest
+(:mod:`fasteval.io.stored` reads them back). "Parquet needs an output path"
+is checked here once.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import math
 import os
 import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import IO, Any
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fasteval.errors import ParameterError
+from fasteval.errors import ParameterError, WriteError
+from fasteval.io.stored import DIGEST_KEY
 from fasteval.measures.diversity import parse_diversity_measures
 from fasteval.measures.parser import MeasureSet
 
@@ -33,41 +46,200 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 PathLike = str | os.PathLike[str]
 
 
+def _open(path: str, mode: str) -> IO[Any]:
+    """THE place fasteval opens a file to write (the full-disk tests make it fail)."""
+    return open(path, mode)  # closed by Sink.close
+
+
+def cannot_write(path: PathLike, e: OSError) -> WriteError:
+    """``cannot write PATH: <the system's reason>`` (no library text)."""
+    reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
+    return WriteError(f"cannot write {path}: {reason[:1].lower()}{reason[1:]}")
+
+
+class Sink(io.RawIOBase):
+    """A binary file being written: counts (and optionally hashes) the bytes, keeps
+    the operating system's error for :func:`output` to report.
+
+    Libraries that wrap a failed ``write`` in their own exception (polars'
+    ``ComputeError``, pyarrow's ``ArrowIOError``) lose ``errno``; the sink keeps it.
+    """
+
+    def __init__(self, f: IO[bytes], *, digest: bool = False) -> None:
+        super().__init__()
+        self._f = f
+        self._hash = hashlib.sha256() if digest else None
+        self.count = 0
+        self.error: OSError | None = None
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: Any) -> int:
+        if self.error is not None:
+            raise self.error
+        try:
+            self._f.write(b)
+        except OSError as e:
+            self.error = e
+            raise
+        n = memoryview(b).nbytes
+        if self._hash is not None:
+            self._hash.update(b)
+        self.count += n
+        return n
+
+    def tell(self) -> int:
+        return self.count
+
+    def hexdigest(self) -> str:
+        """The SHA-256 of the bytes written so far (hex)."""
+        return self._hash.hexdigest() if self._hash is not None else ""
+
+    def flush(self) -> None:
+        if not self._f.closed:
+            try:
+                self._f.flush()
+            except OSError as e:
+                self.error = self.error or e
+                raise
+
+    def close(self) -> None:
+        if self._f.closed:
+            return
+        try:
+            self._f.close()  # flushes: a full disk may show only here
+        except OSError as e:
+            self.error = self.error or e
+            raise
+        finally:
+            super().close()
+
+
 @contextmanager
-def replacing(path: PathLike) -> Iterator[str]:
-    """A temporary path beside ``path``, renamed to ``path`` when the block succeeds.
+def output(path: PathLike, *, digest: bool = False) -> Iterator[Sink]:
+    """A :class:`Sink` on a temporary file beside ``path``, renamed to ``path`` at the end.
 
     On any exception (Ctrl-C included) the temporary file is removed and
-    ``path`` is left as it was.
+    ``path`` is left as it was; an error of the operating system while
+    opening, writing, closing or renaming is a :class:`WriteError` naming ``path``.
     """
     target = Path(path)
     # a unique name (not mkstemp, whose 0600 mode the renamed file would keep)
     tmp = str(target.parent / f".{target.name}.{uuid.uuid4().hex[:12]}.tmp")
     try:
-        yield tmp
+        sink = Sink(_open(tmp, "wb"), digest=digest)
+    except OSError as e:
+        raise cannot_write(target, e) from None
+    try:
+        yield sink
+        sink.close()
         os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+    except BaseException as e:
+        with suppress(OSError):
+            sink.close()
+        with suppress(OSError):
+            Path(tmp).unlink(missing_ok=True)
+        err = sink.error or (e if isinstance(e, OSError) and e.filename == tmp else None)
+        if err is not None and not isinstance(e, GeneratorExit):
+            raise cannot_write(target, err) from None
         raise
 
 
+def make_folder(path: PathLike) -> Path:
+    """Create the output folder ``path`` (and its parents) if needed; a
+    :class:`WriteError` when the system refuses."""
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise cannot_write(folder, e) from None
+    return folder
+
+
+def write_bytes(data: bytes, path: PathLike) -> None:
+    """Write ``data`` to ``path`` (atomically)."""
+    with output(path) as f:
+        f.write(data)
+
+
 def write_text(text: str, path: PathLike) -> None:
-    """Write ``text`` to ``path`` (atomically)."""
-    with replacing(path) as tmp, open(tmp, "w") as f:
-        f.write(text)
+    """Write ``text`` to ``path`` (UTF-8, atomically)."""
+    write_bytes(text.encode(), path)
 
 
-def write_parquet(df: pl.DataFrame, path: PathLike) -> None:
-    """Write a polars frame to ``path`` as Parquet (atomically)."""
-    with replacing(path) as tmp:
-        df.write_parquet(tmp)
+class ParquetOut:
+    """A Parquet file written table by table into a :class:`Sink`, with page
+    checksums; :meth:`finish` adds the whole-file digest and the footer.
+
+    The digest (:data:`~fasteval.io.stored.DIGEST_KEY`) is the SHA-256 of every
+    byte before the footer, taken as they pass through the sink.
+    """
+
+    def __init__(self, sink: Sink, schema: pa.Schema, **options: Any) -> None:
+        self.sink = sink
+        self.writer = pq.ParquetWriter(sink, schema, write_page_checksum=True, **options)
+
+    def write(self, table: pa.Table, row_group_size: int | None = None) -> None:
+        """Append ``table`` (as row groups of ``row_group_size`` rows)."""
+        self.writer.write_table(table, row_group_size=row_group_size)
+
+    def finish(self, metadata: dict[bytes, bytes] | None = None) -> None:
+        """Record the digest of the bytes written so far (and ``metadata``), close the file."""
+        n = self.sink.count
+        entry = {"sha256": self.sink.hexdigest(), "bytes": n}
+        self.writer.add_key_value_metadata({**(metadata or {}), DIGEST_KEY: json.dumps(entry)})
+        self.writer.close()
+
+    def abort(self) -> None:
+        """Close the writer after a failure (its footer goes nowhere useful)."""
+        with suppress(Exception):
+            self.writer.close()
+
+
+def write_parquet_table(
+    table: pa.Table,
+    path: PathLike,
+    *,
+    row_group_size: int | None = None,
+    metadata: dict[bytes, bytes] | None = None,
+    **options: Any,
+) -> None:
+    """Write an Arrow table to ``path`` as Parquet with checksums (atomically).
+
+    ``metadata``: footer key-value pairs besides the digest; ``options`` go to
+    :class:`pyarrow.parquet.ParquetWriter` (zstd unless ``compression`` says otherwise).
+    """
+    options.setdefault("compression", "zstd")
+    with output(path, digest=True) as sink:
+        out = ParquetOut(sink, table.schema, **options)
+        try:
+            out.write(table, row_group_size)
+            out.finish(metadata)
+        except BaseException:
+            out.abort()
+            raise
+
+
+def write_parquet(
+    df: pl.DataFrame, path: PathLike, *, metadata: dict[bytes, bytes] | None = None
+) -> None:
+    """Write a polars frame to ``path`` as Parquet (zstd, checksums; atomically)."""
+    table = df.to_arrow(compat_level=pl.CompatLevel.oldest())
+    write_parquet_table(table, path, metadata=metadata)
 
 
 def write_arrow(table: pa.Table, path: PathLike) -> None:
     """Write a qrels or run Arrow table to Parquet (zstd, dictionary-encoded ids), atomically."""
     dictionary = ["run_id", "query_id", "doc_id"] if "run_id" in table.column_names else True
-    with replacing(path) as tmp:
-        pq.write_table(table, tmp, compression="zstd", use_dictionary=dictionary)
+    write_parquet_table(table, path, use_dictionary=dictionary)
+
+
+def write_figure(fig: Any, path: PathLike, **options: Any) -> None:
+    """Save a matplotlib figure to ``path`` in the format its suffix names (atomically)."""
+    fmt = Path(path).suffix.lstrip(".").lower() or "png"
+    with output(path) as sink:
+        fig.savefig(sink, format=fmt, **options)
 
 
 def emit(text: str, path: PathLike | None) -> str | None:

@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 
 from fasteval.errors import ParameterError
+from fasteval.io.writers import write_figure
 
 
 def _runs_of(table: pl.DataFrame, runs: Sequence[str] | None) -> list[str]:
@@ -91,7 +92,7 @@ def per_query_differences(
     axes[-1, 0].set_xlabel("queries, sorted by difference")
     fig.tight_layout()
     out = Path(path)
-    fig.savefig(out, dpi=120)
+    write_figure(fig, out, dpi=120)
     plt.close(fig)
     return out
 
@@ -140,6 +141,6 @@ def precision_recall(
     ax.legend(fontsize=8)
     fig.tight_layout()
     out = Path(path)
-    fig.savefig(out, dpi=120)
+    write_figure(fig, out, dpi=120)
     plt.close(fig)
     return out

@@ -8,6 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from fasteval.errors import ParameterError
+from fasteval.io.writers import write_figure
 
 _CURVES = {
     "a": ("labels, reduced qrels", "o", "-"),
@@ -63,6 +64,6 @@ def plot_content_study(
         ax.set_title(title, fontsize=9)
     fig.tight_layout()
     out = Path(path)
-    fig.savefig(out, dpi=120)
+    write_figure(fig, out, dpi=120)
     plt.close(fig)
     return out

@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from fasteval.io.writers import write_figure
+
 
 def upper_bound_scatter(
     study: pl.DataFrame,
@@ -83,6 +85,6 @@ def upper_bound_scatter(
     fig.suptitle(f"Joint RIC vs fusion, {n_groups} groups", fontsize=10)
     fig.tight_layout()
     out = Path(path)
-    fig.savefig(out, dpi=120)
+    write_figure(fig, out, dpi=120)
     plt.close(fig)
     return out

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from fasteval.analysis.hsa import Histograms
+from fasteval.io.writers import write_figure
 
 
 def _draw(axes: Any, h_r: np.ndarray, h_nr: np.ndarray, hsa: float, do: float, name: str) -> None:
@@ -79,5 +80,5 @@ def plot_runs(
     for i, (r, name) in enumerate(zip(rows, names, strict=True)):
         _draw(axes[i], hist.h_r[r], hist.h_nr[r], float(hist.hsa[r]), float(hist.do[r]), name)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    write_figure(fig, path, dpi=90)
     plt.close(fig)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from fasteval.analysis.information import PairData
+from fasteval.io.writers import write_figure
 
 
 def ric_vs_measures(
@@ -44,7 +45,7 @@ def ric_vs_measures(
         ax.set_title(f"RIC vs {m.name}: tau_b = {tau:.3f} ({ok.sum()} runs)")
     fig.tight_layout()
     out = Path(path)
-    fig.savefig(out, dpi=120)
+    write_figure(fig, out, dpi=120)
     plt.close(fig)
     return out
 
@@ -83,6 +84,6 @@ def id_vs_delta_ap(
     ax.set_title(f"{a.shape[0]} random pairs of runs (seed {seed})")
     fig.tight_layout()
     out = Path(path)
-    fig.savefig(out, dpi=120)
+    write_figure(fig, out, dpi=120)
     plt.close(fig)
     return out

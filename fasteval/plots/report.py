@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fasteval.io.writers import write_figure
+
 if TYPE_CHECKING:
     from fasteval.analysis.report import Report
 
@@ -74,7 +76,7 @@ def precision_recall(
         if names and (highlight is not None or len(names) <= 15):
             ax.legend(fontsize=7, loc="upper right")
         out = Path(path)
-        fig.savefig(out, bbox_inches="tight")
+        write_figure(fig, out, bbox_inches="tight")
     finally:
         plt.close(fig)
     return out
@@ -125,7 +127,7 @@ def median_difference(rep: Report, run_id: str, path: str | Path) -> Path:
         ax.set_title(f"{run_id}: difference from the median AP over {n} runs")
         ax.legend(fontsize=7)
         out = Path(path)
-        fig.savefig(out, bbox_inches="tight")
+        write_figure(fig, out, bbox_inches="tight")
     finally:
         plt.close(fig)
     return out

@@ -20,7 +20,7 @@ import polars as pl
 
 from fasteval.analysis.report import CUTOFFS, IPREC, PREC, RECALL_LEVELS, Report, format_text
 from fasteval.errors import ParameterError
-from fasteval.io.writers import write_text
+from fasteval.io.writers import make_folder, write_text
 
 FORMATS = ("text", "html", "both")
 MAX_INDEX_CURVES = 10
@@ -277,7 +277,7 @@ def write_report(
         msg = f"format must be one of {', '.join(FORMATS)}, got {fmt!r}"
         raise ParameterError(msg)
     out = Path(outdir)
-    out.mkdir(parents=True, exist_ok=True)
+    make_folder(out)
     stems = _stems(rep.runs)
     written: list[Path] = []
     for r in rep.runs:

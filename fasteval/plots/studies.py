@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 
 from fasteval.errors import ParameterError
+from fasteval.io.writers import write_figure
 
 
 def plot_study(
@@ -62,6 +63,6 @@ def plot_study(
         ax.set_title(title)
     fig.tight_layout()
     out = Path(path)
-    fig.savefig(out, dpi=120)
+    write_figure(fig, out, dpi=120)
     plt.close(fig)
     return out

@@ -246,15 +246,30 @@ def test_a_foreign_parquet_file_is_read_whole_and_evaluates_the_same(tmp_path: P
     assert len(batches) == 1 and not batches[0].pieces
     for budget in (UNBATCHED, 30):
         assert evaluate(qrels, foreign, MEASURES, batch_rows=budget).equals(ref)
-    # a fasteval archive of an older layout version is foreign too
+    # a fasteval archive of an earlier layout (version 0) is foreign too
+    out = tmp_path / "a.parquet"
+    assert _ingest(paths, out, 25).exit_code == 0
+    t = pq.read_table(out)
+    header = t.schema.metadata[archive.META_KEY]
+    meta = {archive.META_KEY: header.replace(b'"version": 1', b'"version": 0')}
+    pq.write_table(t.replace_schema_metadata(meta), tmp_path / "v0.parquet")
+    assert archive.archive_info(tmp_path / "v0.parquet") is None
+    assert evaluate(qrels, tmp_path / "v0.parquet", MEASURES, batch_rows=30).equals(ref)
+
+
+def test_an_archive_of_a_newer_layout_is_refused_in_one_line(tmp_path: Path) -> None:
+    qrels, paths = _make(tmp_path, seed=5)
     out = tmp_path / "a.parquet"
     assert _ingest(paths, out, 25).exit_code == 0
     t = pq.read_table(out)
     header = t.schema.metadata[archive.META_KEY]
     meta = {archive.META_KEY: header.replace(b'"version": 1', b'"version": 9')}
     pq.write_table(t.replace_schema_metadata(meta), tmp_path / "v9.parquet")
-    assert archive.archive_info(tmp_path / "v9.parquet") is None
-    assert evaluate(qrels, tmp_path / "v9.parquet", MEASURES, batch_rows=30).equals(ref)
+    with pytest.raises(InputFormatError, match=r"v9\.parquet: an archive of layout version 9"):
+        evaluate(qrels, tmp_path / "v9.parquet", MEASURES)
+    res = CliRunner().invoke(main, ["eval", str(qrels), str(tmp_path / "v9.parquet")])
+    assert res.exit_code == 1 and res.output.count("\n") == 1, res.output
+    assert "written by a newer fasteval" in res.output and "Traceback" not in res.output
 
 
 @pytest.mark.realdata

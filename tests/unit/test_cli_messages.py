@@ -57,7 +57,6 @@ def test_help_and_version_still_exit_0():
     "args",
     [
         ["hsa", QRELS, RUNS, "--plot", "{tmp}/figs"],
-        ["report", QRELS, RUNS, "-o", "{tmp}/rep"],
         ["fuse-study", QRELS, RUNS, "-o", "{tmp}/fs.parquet", "--plot", "{tmp}/fs.png"],
     ],
 )
@@ -65,7 +64,22 @@ def test_missing_plots_extra_names_the_extra(args, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     _one_line_error(_run(args), "matplotlib", "pip install 'fasteval[plots]'")
+    assert "pip install -e '.[plots]'" in _run(args).stderr  # from a checkout too
     assert list(tmp_path.iterdir()) == []  # refused before any work
+
+
+def test_report_without_matplotlib_still_writes_the_text_reports(tmp_path, monkeypatch):
+    # issue 27: the text reports need no matplotlib; one warning names the extra
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    res = _run(["report", QRELS, RUNS, "-o", str(tmp_path / "rep")])
+    assert res.exit_code == 0, res.output
+    warning = [line for line in res.stderr.splitlines() if "warning" in line]
+    assert len(warning) == 1, res.stderr
+    assert "matplotlib" in warning[0] and "pip install 'fasteval[plots]'" in warning[0]
+    assert "pip install -e '.[plots]'" in warning[0]
+    texts = sorted((tmp_path / "rep").glob("*.txt"))
+    assert texts and all(p.read_text().strip() for p in texts)
+    assert "<img" not in (tmp_path / "rep" / "index.html").read_text()
 
 
 def test_missing_cluster_extra_names_the_extra(tmp_path, monkeypatch):
@@ -76,13 +90,13 @@ def test_missing_cluster_extra_names_the_extra(tmp_path, monkeypatch):
 
 
 def test_ctrl_c_exits_130_with_one_line_and_no_temp_files(tmp_path, monkeypatch):
-    import polars as pl
-
     def interrupted(*_a, **_k):
         raise KeyboardInterrupt
 
     # interrupted while the output is being written: the temporary file must go too
-    monkeypatch.setattr(pl.DataFrame, "write_parquet", interrupted)
+    from fasteval.io import writers
+
+    monkeypatch.setattr(writers.ParquetOut, "write", interrupted)
     out = tmp_path / "out.parquet"
     res = _run(["eval", QRELS, RUNS, "-m", "map", "--format", "parquet", "-o", str(out)])
     assert res.exit_code == 130, res.output
