@@ -3,7 +3,9 @@
 * :func:`sample_workspace` lays out the sample data shipped in ``fasteval/data``
   under the file names the pages use (``qrels.txt``, ``runs.parquet``, ``runs/``).
 * :func:`code_blocks` finds the fenced code blocks of a page and what their
-  marker comment says about them (run it, do not run it and why, or render a figure).
+  marker comment says about them: ``<!-- not-runnable: reason -->``,
+  ``<!-- figure: img/name.png -->`` (run at build time, its image shown) or, before
+  a ``text`` block, ``<!-- output -->`` (the exact output of the shell block before it).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ CODE_LANGUAGES = {"python": "python", "py": "python", "bash": "shell", "sh": "sh
 SHELL_LANGUAGES = {"bash", "sh"}
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>```+|~~~+)(?P<info>[^\n`]*)$")
-_MARKER = re.compile(r"<!--\s*(?P<kind>not-runnable|figure)\s*:\s*(?P<arg>.*?)\s*-->")
+_MARKER = re.compile(r"<!--\s*(?P<kind>not-runnable|figure|output)\s*(?::\s*(?P<arg>.*?))?\s*-->")
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,7 @@ class CodeBlock:
     code: str
     not_runnable: str | None  # the reason, when marked not runnable
     figure: str | None  # the image path this block renders, when marked as a figure
+    output: bool = False  # a text block: the exact output of the shell block before it
 
     @property
     def kind(self) -> str | None:
@@ -71,8 +74,11 @@ def code_blocks(text: str, page: str = "") -> list[CodeBlock]:
                 line=i + 1,
                 language=language,
                 code="\n".join(body) + "\n",
-                not_runnable=marker["arg"] if marker and marker["kind"] == "not-runnable" else None,
+                not_runnable=(marker["arg"] or "")
+                if marker and marker["kind"] == "not-runnable"
+                else None,
                 figure=marker["arg"] if marker and marker["kind"] == "figure" else None,
+                output=bool(marker and marker["kind"] == "output"),
             )
         )
         i = j + 1

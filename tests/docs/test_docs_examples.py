@@ -12,6 +12,7 @@ cluster, a network, an installation) says so on the line before it:
 from __future__ import annotations
 
 import gc
+import itertools
 import os
 import shlex
 from pathlib import Path
@@ -28,6 +29,12 @@ BLOCKS = [
 ]
 KNOWN = {*docs_support.CODE_LANGUAGES, "text"}
 RUNNABLE = [b for b in BLOCKS if b.kind is not None and b.not_runnable is None]
+# a shell block -> the text block after it that shows its output exactly
+OUTPUT_OF = {
+    (a.page, a.line): b.code
+    for a, b in itertools.pairwise(BLOCKS)
+    if b.output and a.kind == "shell" and a.page == b.page
+}
 
 
 def test_every_block_is_classified() -> None:
@@ -59,7 +66,8 @@ def _workspace(page: str, workspaces: dict[str, Path], factory: pytest.TempPathF
     return workspaces[page]
 
 
-def _run_shell(code: str, where: str) -> None:
+def _run_shell(code: str, where: str) -> str:
+    """Run the ``fasteval`` lines of a shell block; the standard output of the last one."""
     from click.testing import CliRunner
 
     from fasteval.cli import main
@@ -69,6 +77,7 @@ def _run_shell(code: str, where: str) -> None:
     commands = [c for c in commands if c and not c.startswith("#")]
     assert commands, f"{where}: a shell block without a command"
     runner = CliRunner()
+    stdout = ""
     for cmd in commands:
         argv = shlex.split(cmd)
         assert argv[0] == "fasteval", (
@@ -81,6 +90,8 @@ def _run_shell(code: str, where: str) -> None:
             gc.unfreeze()  # the command freezes the heap before a process exits
         if res.exit_code != 0:
             pytest.fail(f"{where}: `{cmd}` exited {res.exit_code}:\n{res.output}{res.exception!r}")
+        stdout = res.stdout
+    return stdout
 
 
 @pytest.mark.parametrize("block", RUNNABLE, ids=[f"{b.page}:{b.line}" for b in RUNNABLE])
@@ -99,7 +110,10 @@ def test_block_runs(
     monkeypatch.setenv("FASTEVAL_CLUSTER", "")
     os.environ.pop("FASTEVAL_CLUSTER", None)
     if block.kind == "shell":
-        _run_shell(block.code, where)
+        stdout = _run_shell(block.code, where)
+        expected = OUTPUT_OF.get((block.page, block.line))
+        if expected is not None:
+            assert stdout == expected, f"{where}: the page shows another output than the command's"
     else:
         namespace = _STATE.setdefault(block.page, {"__name__": "__docs__"})
         exec(compile(block.code, where, "exec"), namespace)
