@@ -16,7 +16,9 @@ A page that mentions the internal spec document fails the build.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import logging
 import os
 import re
@@ -110,7 +112,8 @@ def _render(block: docs_support.CodeBlock) -> bytes:
         docs_support.sample_workspace(Path(tmp))
         os.chdir(tmp)
         try:
-            exec(compile(block.code, f"{block.page}:{block.line}", "exec"), {})
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(block.code, f"{block.page}:{block.line}", "exec"), {})
         finally:
             os.chdir(cwd)
         image = Path(tmp) / Path(block.figure or "").name
