@@ -143,6 +143,19 @@ def test_readme_is_a_front_page() -> None:
     assert len(lines) <= README_MAX_LINES
 
 
+def test_readme_headline_numbers_are_the_recorded_ones() -> None:
+    """The README's few numbers are those of the benchmark page (RESULTS.md), rounded."""
+    readme = (REPO / "README.md").read_text()
+    res = benchmark_plots.parse_results(REPO / "benchmarks" / "RESULTS.md")
+    for workload in ("trec8-text", "msmarco4", "synthetic2000"):
+        tools = res.rows[workload]
+        row = next(ln for ln in readme.splitlines() if f"| {tools['fasteval']['wall']:.1f} s" in ln)
+        for tool in ("pytrec_eval", "trec_eval"):
+            wall = tools[tool]["wall"]
+            shown = f"{wall:.0f} s" if wall >= 100 else f"{wall:.1f} s"
+            assert f"| {shown}" in row, (workload, tool, row)
+
+
 # words that belong to the project's own notes, not to a user's page
 _INTERNAL = re.compile(
     r"\bSPEC\b|\.ci/|this project's|\bissue \d+|\b[0-9a-f]{7,40}\b(?<![0-9]{7})|2-core machine",
@@ -151,7 +164,7 @@ _INTERNAL = re.compile(
 
 @pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(REPO)))
 def test_pages_hold_no_internal_notes(page: Path) -> None:
-    text = page.read_text()
+    text = re.sub(r"<!--.*?-->", "", page.read_text(), flags=re.S)  # not shown to readers
     if page.name == "README.md":
         # the README states the test command that CI runs
         text = text.replace(".ci/run", "")
