@@ -7,6 +7,7 @@ render or a page pointing to an internal document fails it.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -44,6 +45,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         capture_output=True,
         text=True,
         check=False,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out
