@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from fasteval.comparison import Comparison, compare
     from fasteval.engine.diversity import diversity_evaluate, subtopic_coverage
     from fasteval.engine.table import wide_table
+    from fasteval.evaluator import Evaluator
     from fasteval.io.diversity import load_diversity_qrels
     from fasteval.io.tables import load_qrels, load_runs
     from fasteval.measures.parser import Measure, parse_measure, parse_measures
@@ -52,6 +53,7 @@ _LAZY = {
     "Report": "fasteval.analysis.report",
     "report": "fasteval.analysis.report",
     "evaluate": "fasteval.api",
+    "Evaluator": "fasteval.evaluator",
     "wide_table": "fasteval.engine.table",
     "load_diversity_qrels": "fasteval.io.diversity",
     "load_qrels": "fasteval.io.tables",
@@ -79,6 +81,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "Comparison",
     "DataMismatchError",
+    "Evaluator",
     "FastevalError",
     "FastevalWarning",
     "InputFormatError",

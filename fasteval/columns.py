@@ -155,11 +155,12 @@ class Source:
     file_of_row: np.ndarray | None  # int32 index into names (None: all 0)
     line_of_row: np.ndarray | None  # int64, 1-based line or table row (None: row + 1)
     is_table: list[bool] = field(default_factory=list)
+    row_offset: int = 0  # rows before these (a piece of a table): row i is row_offset + i + 1
 
     def where(self, row: int) -> str:
         f = 0 if self.file_of_row is None else int(self.file_of_row[row])
         name = self.names[f]
-        line = row + 1 if self.line_of_row is None else int(self.line_of_row[row])
+        line = row + 1 + self.row_offset if self.line_of_row is None else int(self.line_of_row[row])
         if self.is_table and self.is_table[f]:
             return f"{name}, row {line}"
         return f"{name}:{line}"
@@ -171,7 +172,7 @@ class Source:
     def lines(self, n: int) -> np.ndarray:
         """The line (or table row) number of each of the ``n`` rows."""
         if self.line_of_row is None:
-            return np.arange(1, n + 1, dtype=np.int64)
+            return np.arange(1 + self.row_offset, n + 1 + self.row_offset, dtype=np.int64)
         return self.line_of_row
 
     def take(self, rows: np.ndarray) -> Source:
@@ -181,7 +182,9 @@ class Source:
             self.file_of_row[rows]
             if self.file_of_row is not None
             else np.zeros(len(rows), np.int32),
-            self.line_of_row[rows] if self.line_of_row is not None else rows.astype(np.int64) + 1,
+            self.line_of_row[rows]
+            if self.line_of_row is not None
+            else rows.astype(np.int64) + 1 + self.row_offset,
             self.is_table,
         )
 

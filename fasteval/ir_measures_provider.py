@@ -31,10 +31,19 @@ every qrels query.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import ir_measures
+try:
+    import ir_measures
+except ModuleNotFoundError as e:  # the optional extra is not installed: one clear line
+    msg = (
+        "fasteval.ir_measures_provider needs ir_measures (the 'irmeasures' extra): "
+        "pip install -e '.[irmeasures]' in a checkout, or pip install 'fasteval[irmeasures]'"
+    )
+    raise ModuleNotFoundError(msg, name=e.name) from None
 from ir_measures import Metric, providers
 from ir_measures import measures as irm
 from ir_measures.providers.base import NOT_PROVIDED, Choices
@@ -76,50 +85,106 @@ def _fasteval_name(measure: Any) -> tuple[str, bool]:
     return names[0], judged_only
 
 
+def _qrels_table(qrels: Any) -> Any:
+    """The qrels as an Arrow table ``query_id, doc_id, relevance`` (converted in bulk)."""
+    from fasteval.io import adapters
+    from fasteval.io.tables import load_qrels
+
+    got = adapters.to_arrow(qrels, "qrels")
+    return got[0] if got is not None else load_qrels(qrels).to_arrow()
+
+
 class FastevalEvaluator(providers.Evaluator):
-    """Evaluates runs against qrels read once; one fasteval call per ``judged_only`` setting."""
+    """Runs scored against qrels prepared once (a :class:`fasteval.Evaluator` per
+    ``judged_only`` setting)."""
 
     def __init__(self, measures: Iterable[Any], qrels: Any) -> None:
-        from fasteval.io.tables import as_qrels
+        import pyarrow.compute as pc
+
+        from fasteval.evaluator import Evaluator
         from fasteval.measures.parser import parse_measure
 
-        self.qrels = as_qrels(qrels)
-        super().__init__(list(measures), set(self.qrels["query_id"].unique().to_list()))
-        # judged_only -> (fasteval argument, output name, ir_measures measure)
-        self.groups: dict[bool, list[tuple[str, str, Any]]] = {}
+        table = qrels if _is_arrow_table(qrels) else _qrels_table(qrels)
+        self.table = table
+        super().__init__(list(measures), set(pc.unique(table.column("query_id")).to_pylist()))
+        # judged_only -> (fasteval arguments, output name -> ir_measures measure)
+        by_jo: dict[bool, list[tuple[str, str, Any]]] = {}
         for m in self.measures:
             arg, jo = _fasteval_name(m)
             out = parse_measure(arg)[0].name
-            self.groups.setdefault(jo, []).append((arg, out, m))
+            by_jo.setdefault(jo, []).append((arg, out, m))
+        self.groups: list[tuple[Evaluator, dict[str, Any]]] = [
+            (
+                Evaluator(table, [a for a, _, _ in items], judged_only=jo),
+                {out: m for _, out, m in items},
+            )
+            for jo, items in by_jo.items()
+        ]
 
     def _iter_calc(self, run: Any) -> Iterator[Metric]:
         import polars as pl
 
-        from fasteval.api import evaluate
         from fasteval.io.tables import as_run
 
         frame = as_run(run, name="run")
         if frame["run_id"].n_unique() > 1:
             frame = frame.with_columns(pl.lit("run").alias("run_id"))
-        for jo, items in self.groups.items():
-            by_out = {out: m for _, out, m in items}
+        for ev, by_out in self.groups:
             try:
-                df = evaluate(self.qrels, frame, [a for a, _, _ in items], judged_only=jo)
+                df = ev.evaluate(frame)
             except DataMismatchError:  # no query in common: every qrels query gets the default
                 continue
-            rows = df.filter(pl.col("query_id") != "all").select("query_id", "measure", "value")
-            for q, name, value in rows.iter_rows():
+            rows = df.filter(pl.col("query_id") != "all")
+            for q, name, value in zip(
+                rows["query_id"].to_list(),
+                rows["measure"].to_list(),
+                rows["value"].to_list(),
+                strict=True,
+            ):
                 yield Metric(query_id=q, measure=by_out[name], value=value)
 
 
+def _is_arrow_table(x: Any) -> bool:
+    import pyarrow as pa
+
+    return isinstance(x, pa.Table)
+
+
 class FastevalProvider(providers.Provider):
-    """fasteval: trec_eval 9.0.8's numbers from numba kernels (https://github.com/...)."""
+    """fasteval: trec_eval 9.0.8's numbers from numba kernels.
+
+    ir_measures asks for a new evaluator on every ``calc_aggregate`` /
+    ``iter_calc`` call; the provider keeps the last few, one per (qrels,
+    measures), and hands back the prepared one when the same qrels (equal
+    content, compared as Arrow tables) and measures come again.
+    """
 
     NAME = "fasteval"
     SUPPORTED_MEASURES = _claims()
+    CACHE_SIZE = 4
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._cache: OrderedDict[tuple[str, ...], list[FastevalEvaluator]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def _evaluator(self, measures: Iterable[Any], qrels: Any) -> FastevalEvaluator:
-        return FastevalEvaluator(measures, qrels)
+        measures = list(measures)
+        key = tuple(sorted(str(m) for m in measures))
+        table = _qrels_table(qrels)
+        with self._lock:
+            for ev in self._cache.get(key, []):
+                if ev.table.equals(table):
+                    self._cache.move_to_end(key)
+                    return ev
+        ev = FastevalEvaluator(measures, table)
+        with self._lock:
+            self._cache.setdefault(key, []).insert(0, ev)
+            del self._cache[key][2:]
+            self._cache.move_to_end(key)
+            while len(self._cache) > self.CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return ev
 
 
 def _register() -> FastevalProvider:

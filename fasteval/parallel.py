@@ -1,30 +1,79 @@
-"""Run ``nogil`` kernels over chunks of work on a thread pool.
+"""Run ``nogil`` kernels over chunks of work on one thread pool for the process.
 
 numba's ``parallel=True`` (parfor) roughly doubled compile time here (131 s
 vs 55 s for a cold cache on a loaded 2-core machine). The kernels are
 instead plain ``@njit(nogil=True)`` functions over an index range
 ``[lo, hi)`` that write only their own output slots, and this driver splits
-the range into chunks balanced by work and runs them concurrently. The
-thread count is numba's (``NUMBA_NUM_THREADS`` / ``numba.set_num_threads``).
+the range into chunks balanced by work and runs them concurrently.
+
+One pool serves the whole process: it is created the first time work is
+split, sized to the cores (``$FASTEVAL_THREADS`` overrides the size), and
+reused by every call afterwards, so a small evaluation pays no thread starts
+(starting a pool per call cost about 60 % of a warm one-run ``evaluate``).
+The calling thread takes chunks too, so nested or concurrent calls cannot
+wait on each other, and at most :func:`threads` chunks of one call run at
+once (numba's thread count: ``NUMBA_NUM_THREADS`` / ``numba.set_num_threads``,
+see :func:`kernel_threads`). Work below :data:`MIN_SPLIT_WORK` runs on the
+calling thread alone.
 """
 
 from __future__ import annotations
 
 import gc
 import itertools
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import numba
 import numpy as np
 
-_MIN_CHUNK_WORK = 20_000
+from fasteval.errors import ParameterError
+
+MIN_SPLIT_WORK = 20_000
+"""Total work (rows) below which a call runs on the calling thread: handing chunks to
+the pool costs more than it gains there (one TREC-8 run of 50,000 rows still gains)."""
+
+THREADS_ENV = "FASTEVAL_THREADS"
+"""Environment variable fixing the pool's size (default: the number of cores)."""
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def pool_size() -> int:
+    """The size of the process's pool: ``$FASTEVAL_THREADS``, else the number of cores."""
+    env = os.environ.get(THREADS_ENV)
+    if env is not None:
+        try:
+            n = int(env)
+        except ValueError:
+            n = 0
+        if n <= 0:
+            msg = f"{THREADS_ENV} must be a positive integer, got {env!r}"
+            raise ParameterError(msg)
+        return n
+    return max(1, os.cpu_count() or 1)
+
+
+def pool() -> ThreadPoolExecutor:
+    """The process's thread pool, created on first use and reused afterwards."""
+    global _pool  # noqa: PLW0603 (one pool for the process)
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(pool_size(), thread_name_prefix="fasteval")
+    return _pool
 
 
 def threads() -> int:
-    """Threads fasteval uses (numba's setting)."""
+    """Threads one call uses at most (numba's setting, at most the pool's size)."""
     return max(1, int(numba.get_num_threads()))
 
 
@@ -35,7 +84,7 @@ def chunks(work: np.ndarray, n_chunks: int) -> list[tuple[int, int]]:
         return []
     cum = np.cumsum(work, dtype=np.float64)
     total = float(cum[-1])
-    if n_chunks <= 1 or total <= _MIN_CHUNK_WORK:
+    if n_chunks <= 1 or total <= MIN_SPLIT_WORK:
         return [(0, n)]
     cuts = np.searchsorted(cum, np.linspace(0, total, n_chunks + 1)[1:-1], side="right")
     bounds = np.unique(np.concatenate([[0], cuts, [n]]))
@@ -54,7 +103,7 @@ def run(kernel: Callable[..., Any], work: np.ndarray, *args: Any) -> None:
 def run_rows(kernel: Callable[..., Any], n: int, *args: Any) -> None:
     """Call ``kernel(lo, hi, *args)`` over rows ``0..n`` of equal cost, ranges in parallel."""
     t = threads()
-    if t == 1 or n <= _MIN_CHUNK_WORK:
+    if t == 1 or n <= MIN_SPLIT_WORK:
         _call(kernel, [(0, n)], t, args)
         return
     bounds = np.linspace(0, n, 4 * t + 1).astype(np.int64)
@@ -65,14 +114,57 @@ def run_rows(kernel: Callable[..., Any], n: int, *args: Any) -> None:
 def _call(
     kernel: Callable[..., Any], parts: list[tuple[int, int]], t: int, args: tuple[Any, ...]
 ) -> None:
-    """``kernel(lo, hi, *args)`` for each range: on ``t`` threads, or in this one."""
+    """``kernel(lo, hi, *args)`` for each range: on up to ``t`` threads, or in this one."""
     if len(parts) <= 1 or t == 1:
         for lo, hi in parts:
             kernel(lo, hi, *args)
         return
-    with ThreadPoolExecutor(t) as ex:
-        for f in [ex.submit(kernel, lo, hi, *args) for lo, hi in parts]:
-            f.result()
+
+    def work(lo: int, hi: int) -> None:
+        kernel(lo, hi, *args)
+
+    map_threads(lambda p: work(*p), parts, t)
+
+
+def map_threads(fn: Callable[[T], R], items: Iterable[T], workers: int | None = None) -> list[R]:
+    """``[fn(x) for x in items]`` on the process's pool, in order, ``workers`` at a time.
+
+    The calling thread takes items too (so a call made from a pool thread
+    never waits for a free one). The first exception raised by ``fn`` is
+    raised here, after every item already started has finished.
+    """
+    todo = list(items)
+    n = len(todo)
+    workers = min(n, threads() if workers is None else max(1, workers))
+    if workers <= 1:
+        return [fn(x) for x in todo]
+    out: list[Any] = [None] * n
+    errors: list[BaseException] = []
+    counter = itertools.count()
+    lock = threading.Lock()
+
+    def drain() -> None:
+        while True:
+            with lock:
+                if errors:
+                    return
+                i = next(counter)
+            if i >= n:
+                return
+            try:
+                out[i] = fn(todo[i])
+            except BaseException as e:  # re-raised by the caller
+                with lock:
+                    errors.append(e)
+                return
+
+    helpers: list[Future[None]] = [pool().submit(drain) for _ in range(workers - 1)]
+    drain()
+    for f in helpers:
+        f.result()
+    if errors:
+        raise errors[0]
+    return out
 
 
 @contextmanager

@@ -31,8 +31,8 @@ import pyarrow as pa
 
 from fasteval import parallel
 from fasteval.analysis.variants import position_ranks
-from fasteval.encode import Encoded
 from fasteval.engine import Prepared, QrelsLike, RunsLike, prepare
+from fasteval.engine.encode import Encoded
 from fasteval.engine.table import long_table
 from fasteval.errors import DataMismatchError, ParameterError
 from fasteval.io import writers

@@ -44,8 +44,8 @@ from fasteval.analysis import correlation as corr
 from fasteval.analysis import studies as st
 from fasteval.analysis import study_scorers as ss
 from fasteval.analysis import variants as var
-from fasteval.encode import Encoded
 from fasteval.engine import QrelsLike, RunsLike, prepare
+from fasteval.engine.encode import Encoded
 from fasteval.errors import MeasureError, ParameterError
 from fasteval.io import writers
 from fasteval.io.tables import qrels_to_table, runs_to_table

@@ -64,8 +64,8 @@ from fasteval import parallel
 from fasteval.analysis.correlation import kendall_tau, spearman
 from fasteval.analysis.information import pair_data, row_means
 from fasteval.columns import QrelsColumns, RunColumns, dict_encode, numeric_numpy
-from fasteval.encode import Encoded
 from fasteval.engine import Prepared, compute, to_frame
+from fasteval.engine.encode import Encoded
 from fasteval.engine.inputs import as_list
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
 from fasteval.io.tables import qrels_columns, run_columns

@@ -42,9 +42,9 @@ from fasteval.analysis import study_scorers as ss
 from fasteval.analysis import variants as var
 from fasteval.analysis.meta import student_t_ppf
 from fasteval.analysis.study_scorers import higher_is_better
-from fasteval.encode import Encoded
 from fasteval.engine import Prepared, QrelsLike, RunsLike
 from fasteval.engine.compact import Compact, prepare_compact
+from fasteval.engine.encode import Encoded
 from fasteval.errors import FastevalWarning, ParameterError
 from fasteval.io import writers
 from fasteval.measures.parser import parse_measures

@@ -2,7 +2,7 @@
 
 A study (:mod:`fasteval.analysis.studies`) re-scores every run under many
 qrels variants, each a keep-mask over the judgments of an
-:class:`~fasteval.encode.Encoded` turned into a new ``Encoded`` by
+:class:`~fasteval.engine.encode.Encoded` turned into a new ``Encoded`` by
 :func:`~fasteval.analysis.variants.apply_mask`. The scorers here take such a
 variant and return one score per run and name, like
 :class:`~fasteval.analysis.variants.AdhocScorer`:
@@ -44,7 +44,6 @@ from fasteval.analysis import hsa
 from fasteval.analysis import variants as var
 from fasteval.analysis.hsa import histogram_analysis_prepared
 from fasteval.analysis.information import pair_data
-from fasteval.encode import Encoded
 from fasteval.engine import Prepared, QrelsLike, RunsLike
 from fasteval.engine.compact import Compact, prepare_compact
 from fasteval.engine.diversity import (
@@ -53,6 +52,7 @@ from fasteval.engine.diversity import (
     compute_diversity,
     prepare_diversity,
 )
+from fasteval.engine.encode import Encoded
 from fasteval.errors import MeasureError, ParameterError
 from fasteval.measures import catalog
 from fasteval.measures.diversity import parse_diversity_measures

@@ -3,7 +3,7 @@
 A robustness study re-scores every run under hundreds of altered qrels. Reading
 and joining the runs again for each variant would dominate the cost, so a
 variant is a boolean *keep-mask* over the judgments of a prepared
-:class:`~fasteval.encode.Encoded` (in ``enc.qr_rel`` order). :func:`apply_mask`
+:class:`~fasteval.engine.encode.Encoded` (in ``enc.qr_rel`` order). :func:`apply_mask`
 turns it into a new ``Encoded`` in which every dropped judgment is simply
 absent from the qrels: ranked positions that pointed at it become ``NONPOOL``,
 the per-query judgment arrays are compacted and ``jdx`` is remapped. The
@@ -38,8 +38,8 @@ import polars as pl
 
 from fasteval import parallel
 from fasteval.columns import QrelsColumns
-from fasteval.encode import Encoded
 from fasteval.engine import compute
+from fasteval.engine.encode import Encoded
 from fasteval.errors import ParameterError
 from fasteval.kernels import variants as kv
 from fasteval.kernels.ranking import NONPOOL
@@ -337,7 +337,7 @@ def leave_out_from_pairs(
 
 @runtime_checkable
 class Scorer(Protocol):
-    """Scores every run of an :class:`~fasteval.encode.Encoded`.
+    """Scores every run of an :class:`~fasteval.engine.encode.Encoded`.
 
     ``names`` labels the columns; ``scorer(enc)`` returns a float array of
     shape ``(len(enc.run_names), len(names))`` (higher = better, NaN where

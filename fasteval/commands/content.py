@@ -194,8 +194,10 @@ def content_eval(
     ``-N``, ``-Z``, ...) as :func:`fasteval.evaluate` keywords; they apply
     to the label measures.
     """
-    from fasteval.api import evaluate_with_collection
+    from fasteval.engine.options import EvalOptions
+    from fasteval.evaluator import evaluate_with_collection
     from fasteval.io.writers import emit, require_path, write_parquet
+    from fasteval.io.zscores import as_zscores
     from fasteval.measures.catalog import split
 
     opts = dict(label_options or {})
@@ -219,10 +221,15 @@ def content_eval(
         content,
         [n for ns in groups.values() for n in ns],
         per_query=per_query,
-        relevance_level=level,
-        compat=compat,
-        on_duplicate="first" if keep_first else "error",
-        label_options=opts,
+        options=EvalOptions(
+            **{
+                **opts,
+                "relevance_level": level,
+                "compat": compat,
+                "on_duplicate": "first" if keep_first else "error",
+                "zscores": as_zscores(opts["zscores"]) if opts.get("zscores") else None,
+            }
+        ),
     )
     for line in report.lines():
         click.echo(f"fasteval: note: {line}", err=True)

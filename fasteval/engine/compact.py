@@ -11,7 +11,7 @@ in narrow dtypes: grades as ``int8`` (``int16`` / ``int32`` when the qrels
 need them), judgment indices as ``int32`` (``int64`` past 2**31 judgments).
 For TREC-8 (129 runs, 6.3M ranked positions) that is about 32 MB against
 about 1.1 GB for :class:`~fasteval.engine.inputs.Prepared` (its RunColumns
-and the full-width :class:`~fasteval.encode.Encoded`).
+and the full-width :class:`~fasteval.engine.encode.Encoded`).
 
 :func:`prepare_compact` builds it batch by batch: the runs are cut into
 batches of whole runs (:func:`fasteval.engine.stream.plan_batches`), each
@@ -41,7 +41,7 @@ import numpy as np
 import pyarrow as pa
 
 from fasteval.columns import QrelsColumns, RunColumns, Source, StrColumn
-from fasteval.encode import Encoded, encode
+from fasteval.engine.encode import Encoded, PreparedQrels, encode, prepare_qrels
 from fasteval.engine.inputs import (
     Prepared,
     QrelsLike,
@@ -64,7 +64,7 @@ COMPACT_BATCH_ROWS = 500_000
 class Compact:
     """Qrels and runs joined, reduced to what re-scoring needs (see the module notes).
 
-    ``enc`` has the fields of :class:`~fasteval.encode.Encoded` and the same
+    ``enc`` has the fields of :class:`~fasteval.engine.encode.Encoded` and the same
     values as the unbatched encoding's evaluated groups, but ``rel`` is
     ``int8``/``int16``/``int32`` and ``jdx`` ``int32``/``int64``, and only
     the positions of evaluated groups are kept (``starts``/``ends`` point
@@ -222,7 +222,7 @@ def prepare_compact(  # noqa: PLR0913 (keyword-only options)
     opts: dict[str, Any] = {"compat": compat, "complete": complete, "on_duplicate": on_duplicate}
     batches = plan_batches(items, budget, run_id_from, split=False) if items else []
     if len(batches) > 1:
-        q = qrels_columns(qrels, lenient=lenient)
+        q = prepare_qrels(qrels_columns(qrels, lenient=lenient))  # once for every batch
         try:
             return _batched(q, batches, opts, lenient, run_id_from, scores)
         except (_FallbackError, FastevalError):
@@ -232,14 +232,14 @@ def prepare_compact(  # noqa: PLR0913 (keyword-only options)
 
 
 def _batched(
-    q: QrelsColumns,
+    q: PreparedQrels,
     batches: list[Any],
     opts: dict[str, Any],
     lenient: bool,
     run_id_from: str,
     scores: bool,
 ) -> Compact:
-    rel_t, jdx_t = _narrow_types(q)
+    rel_t, jdx_t = _narrow_types(q.cols)
     parts: list[Encoded] = []
     score_parts: list[np.ndarray] = []
     n_pos = 0
@@ -260,7 +260,7 @@ def _batched(
     enc = _concat(parts)
     enc.row = _rows(n_pos, scores)
     check_runs_have_queries(enc)
-    return Compact(q, enc, np.concatenate(score_parts) if scores else None)
+    return Compact(q.cols, enc, np.concatenate(score_parts) if scores else None)
 
 
 def _concat(parts: list[Encoded]) -> Encoded:

@@ -47,7 +47,7 @@ import polars as pl
 
 from fasteval import parallel
 from fasteval.columns import QrelsColumns, RunColumns, StrColumn, null_mask, numeric_numpy
-from fasteval.encode import Encoded, encode
+from fasteval.engine.encode import Encoded, encode
 from fasteval.engine.table import long_table
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
 from fasteval.io.diversity import DiversityQrels, diversity_qrels_columns

@@ -12,7 +12,7 @@ import polars as pl
 import pyarrow as pa
 
 from fasteval.columns import QrelsColumns, RunColumns
-from fasteval.encode import Encoded, encode
+from fasteval.engine.encode import Encoded, PreparedQrels, encode
 from fasteval.errors import DataMismatchError, ParameterError
 from fasteval.io.adapters import is_records, is_single_input
 from fasteval.io.tables import qrels_columns, run_columns
@@ -40,7 +40,7 @@ def load_inputs(
     run_id_from: str = "tag",
 ) -> tuple[QrelsColumns, RunColumns]:
     """Read qrels and runs from paths, frames or tables into columns."""
-    q = qrels_columns(qrels, lenient=lenient)
+    q = qrels.cols if isinstance(qrels, PreparedQrels) else qrels_columns(qrels, lenient=lenient)
     r = run_columns(as_list(runs), lenient=lenient, run_id_from=run_id_from)
     return q, r
 
@@ -70,12 +70,16 @@ def prepare(
     lenient: bool = False,
     run_id_from: str = "tag",
 ) -> Prepared:
-    """Read and encode qrels and runs once (see :func:`fasteval.evaluate` for the parameters)."""
+    """Read and encode qrels and runs once (see :func:`fasteval.evaluate` for the parameters).
+
+    ``qrels`` may be already prepared (:func:`fasteval.engine.encode.prepare_qrels`).
+    """
     if compat not in (9, 10):
         msg = f"compat must be 9 or 10, got {compat!r}"
         raise ParameterError(msg)
     q, r = load_inputs(qrels, runs, lenient=lenient, run_id_from=run_id_from)
-    enc = encode(q, r, compat=compat, complete=complete, on_duplicate=on_duplicate)
+    prepared = qrels if isinstance(qrels, PreparedQrels) else q
+    enc = encode(prepared, r, compat=compat, complete=complete, on_duplicate=on_duplicate)
     check_runs_have_queries(enc)
     return Prepared(q, r, enc)
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from fasteval.encode import encode
+from fasteval.engine.encode import encode
 from fasteval.engine.inputs import check_runs_have_queries
 from fasteval.engine.ranking import aggregate, compute
 from fasteval.engine.table import Evaluation, to_frame

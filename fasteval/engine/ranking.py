@@ -5,14 +5,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cmp_to_key
+from functools import cmp_to_key, partial
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from fasteval import parallel
-from fasteval.encode import Encoded
+from fasteval.engine.encode import Encoded
 from fasteval.engine.inputs import Prepared, QrelsLike, RunsLike, prepare
 from fasteval.engine.relstring import relstrings
 from fasteval.engine.table import Evaluation, to_frame
@@ -198,7 +198,6 @@ def compute(  # noqa: PLR0913 (keyword-only options)
     only on the qrels side of ``enc``: batches of runs encoded against the same
     qrels with the same query indices (the streaming path) share one.
     """
-    memo = {} if memo is None else memo
     n_groups = enc.starts.shape[0]
     values = np.zeros((n_groups, len(measures)), dtype=np.float64)
     by_level: dict[int, list[int]] = {}
@@ -211,22 +210,38 @@ def compute(  # noqa: PLR0913 (keyword-only options)
             )
             continue
         by_level.setdefault(relevance_level if m.rel is None else m.rel, []).append(i)
+    # the per-query tables depend on the qrels alone: those of prepared qrels are made
+    # once and indexed by the prepared query numbers (enc.qp); not for an encoding
+    # whose judgments were changed since (a study's variant has grades of its own)
+    pq = enc.prepared
+    if pq is not None and enc.qp is not None and enc.qr_rel is pq.qr_rel:
+        qr_off, qr_rel, group_q = pq.qr_off, pq.qr_rel, enc.qp[enc.group_q]
+        cached = pq.cached
+    else:
+        memo = {} if memo is None else memo
+        qr_off, qr_rel, group_q = enc.qr_off, enc.qr_rel, enc.group_q
+
+        def cached(key: Any, make: Any) -> Any:
+            if key not in memo:
+                memo[key] = make()
+            return memo[key]
+
     for level, cols in by_level.items():
-        if ("stats", level) not in memo:
-            memo["stats", level] = query_stats(enc.qr_off, enc.qr_rel, level)
-        num_rel, num_nonrel, ideal_off, idcg, ideal_g = memo["stats", level]
-        fam, p0, p1, params = plan([measures[i] for i in cols])
-        key = ("gains", compat, tuple(measures[i] for i in cols))
-        if key not in memo:
-            memo[key] = gain_tables([measures[i] for i in cols], enc.qr_off, enc.qr_rel, compat)
-        gt = memo[key]
+        num_rel, num_nonrel, ideal_off, idcg, ideal_g = cached(
+            ("stats", level), partial(query_stats, qr_off, qr_rel, level)
+        )
+        chosen = [measures[i] for i in cols]
+        fam, p0, p1, params = plan(chosen)
+        gt = cached(
+            ("gains", compat, tuple(chosen)), partial(gain_tables, chosen, qr_off, qr_rel, compat)
+        )
         out = np.zeros((n_groups, len(cols)), dtype=np.float64)
         parallel.run(
             kr.evaluate_groups,
             (enc.ends - enc.starts).astype(np.float64) + 1.0,
             enc.starts,
             enc.ends,
-            enc.group_q,
+            np.ascontiguousarray(group_q, dtype=np.int32),
             enc.rel,
             num_rel,
             num_nonrel,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fasteval.encode import Encoded
+from fasteval.engine.encode import Encoded
 from fasteval.kernels.ranking import NONPOOL, UNJUDGED
 
 
@@ -54,7 +54,7 @@ def relstrings(
     Parameters
     ----------
     enc
-        Encoded rankings (:func:`fasteval.encode.encode`).
+        Encoded rankings (:func:`fasteval.engine.encode.encode`).
     length
         ``N``: how many of the top documents to show.
     max_depth

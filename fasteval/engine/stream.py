@@ -63,17 +63,23 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fasteval.columns import RunColumns
-from fasteval.encode import Encoded, encode
-from fasteval.engine.inputs import QrelsLike, RunsLike, as_list
-from fasteval.engine.ranking import aggregate, compute, evaluate_ranking
+from fasteval.engine.encode import Encoded, PreparedQrels, encode
+from fasteval.engine.inputs import RunsLike, as_list
+from fasteval.engine.options import EvalOptions
+from fasteval.engine.ranking import aggregate, compute
 from fasteval.engine.table import Evaluation, to_frame
-from fasteval.errors import DataMismatchError, FastevalError, ParameterError
+from fasteval.errors import DataMismatchError, FastevalError, InputFormatError, ParameterError
 from fasteval.io import gz
-from fasteval.io.archive import EVAL_COLUMNS, archive_info, read_row_groups, row_group_pieces
+from fasteval.io.archive import (
+    EVAL_COLUMNS,
+    archive_info,
+    read_archive,
+    read_row_groups,
+    row_group_pieces,
+)
 from fasteval.io.tables import (
     PARQUET_SUFFIXES,
     expand_paths,
-    qrels_columns,
     run_columns,
     runs_from_table,
 )
@@ -81,6 +87,7 @@ from fasteval.io.trec import (
     RawFiles,
     Workspace,
     count_newlines,
+    duplicate_run_id,
     parse_run_files,
     parse_run_piece,
     read_files,
@@ -371,40 +378,22 @@ class _Scored:
     has_rows: np.ndarray
     values: np.ndarray
     text: dict[int, list[str]] | None
+    no_common: str | None = None  # the message when the batch shares no query with the qrels
 
 
-def _global(enc: Encoded, qids: list[str]) -> np.ndarray:
-    """Map a batch's query indices onto ``qids`` (the sorted qrels queries)."""
-    lut = np.full(len(enc.qids), -1, np.int64)
-    mine = np.flatnonzero(enc.in_qrels)
-    if len(mine) != len(qids):  # the same qrels in every batch: cannot happen
-        msg = "internal error: batches disagree on the qrels queries"
-        raise RuntimeError(msg)
-    lut[mine] = np.arange(len(qids))
-    return lut
-
-
-@dataclass
-class _Qrels:
-    """The qrels read once, and what the end needs from their encoding."""
-
-    cols: Any
-    qids: list[str] | None = None  # the qrels queries in byte order
-    qr_rel: np.ndarray | None = None  # grades grouped by query (for -c's num_rel)
-    memo: dict[Any, Any] = field(default_factory=dict)  # per-query tables, shared by batches
-
-
-def _score(q: _Qrels, runs: RunColumns, measures: MeasureSet, options: dict[str, Any]) -> _Scored:
-    """Encode and score one batch of run rows; its small results."""
+def _score(
+    q: PreparedQrels, runs: RunColumns, measures: MeasureSet, options: EvalOptions
+) -> _Scored:
+    """Encode one batch of run rows against the prepared qrels and score it."""
     try:
         enc = encode(
-            q.cols,
+            q,
             runs,
-            compat=options["compat"],
-            complete=options["complete"],
-            on_duplicate=options["on_duplicate"],
+            compat=options.compat,
+            complete=options.complete,
+            on_duplicate=options.on_duplicate,
         )
-    except DataMismatchError:  # no query shared: the runs may have others elsewhere
+    except DataMismatchError as e:  # no query shared: the runs may have others elsewhere
         return _Scored(
             list(runs.run_names),
             np.zeros(0, np.int32),
@@ -412,48 +401,27 @@ def _score(q: _Qrels, runs: RunColumns, measures: MeasureSet, options: dict[str,
             np.zeros(0, bool),
             np.zeros((0, len(measures))),
             None,
+            no_common=str(e),
         )
-    if q.qids is None:
-        q.qids = [enc.qids[i] for i in np.flatnonzero(enc.in_qrels)]
-        q.qr_rel = enc.qr_rel
-    # the qrels queries only, indexed as in every batch: the per-query tables
-    # (ideal gains, relevant counts) are then the same for all batches (q.memo)
-    enc = _on_qrels_queries(enc, q.qids)
     ev = compute(
         enc,
         measures,
-        relevance_level=options["relevance_level"],
-        compat=options["compat"],
-        max_depth=options["max_depth"],
-        judged_only=options["judged_only"],
-        complete=options["complete"],
-        num_docs=options["num_docs"],
-        zscores=options["zscores"],
-        memo=q.memo,
+        relevance_level=options.relevance_level,
+        compat=options.compat,
+        max_depth=options.max_depth,
+        judged_only=options.judged_only,
+        complete=options.complete,
+        num_docs=options.num_docs,
+        zscores=options.zscores,
     )
+    assert enc.qp is not None  # encoded against prepared qrels
     return _Scored(
         run_names=list(enc.run_names),
         group_run=enc.group_run.copy(),
-        group_q=enc.group_q,
+        group_q=enc.qp[enc.group_q],  # evaluated groups are qrels queries: 0..Q-1
         has_rows=ev.has_rows.copy(),
         values=ev.values,
         text=ev.text,
-    )
-
-
-def _on_qrels_queries(enc: Encoded, qids: list[str]) -> Encoded:
-    """``enc`` with only the qrels queries (``qids``, byte order), as every batch has them.
-
-    Evaluated groups are always qrels queries, and queries outside the qrels
-    hold no judgments, so dropping them changes no group's rows or judgments.
-    """
-    mine = np.flatnonzero(enc.in_qrels)
-    return replace(
-        enc,
-        qids=qids,
-        in_qrels=np.ones(len(qids), bool),
-        group_q=_global(enc, qids)[enc.group_q].astype(np.int32),
-        qr_off=np.append(enc.qr_off[mine], enc.qr_off[-1]),
     )
 
 
@@ -461,71 +429,124 @@ def _on_qrels_queries(enc: Encoded, qids: list[str]) -> Encoded:
 class _Stream:
     """What every batch of one evaluation shares."""
 
-    q: _Qrels
+    q: PreparedQrels
     measures: MeasureSet
-    options: dict[str, Any]
+    options: EvalOptions
     budget: int
     ws: Workspace = field(default_factory=Workspace)  # token arrays, reused by every batch
-    batch_of: dict[str, int] = field(default_factory=dict)  # run id -> the batch that read it
+    source_of: dict[str, tuple[int, str]] = field(default_factory=dict)  # run -> (unit, where)
 
-    def one_batch_per_run(self, names: Sequence[str], i: int) -> None:
-        """A run read by two batches comes from two inputs (a run never spans batches
-        but as pieces of one file): the unbatched readers report it (two inputs giving
-        one run id are an error), so fall back to them."""
-        if any(self.batch_of.setdefault(n, i) != i for n in names):
-            raise _SplitGroupError
+    def one_input_per_run(self, cols: RunColumns, unit: int) -> None:
+        """Raise when a run id was given by another input already (a run never spans
+        inputs; one read in pieces gives its runs piece after piece)."""
+        if not cols.run_names:
+            return
+        firsts = np.unique(cols.run, return_index=True)[1]
+        for r, row in zip(np.unique(cols.run), firsts, strict=True):
+            name = cols.run_names[int(r)]
+            where = cols.source.where(int(row))
+            seen = self.source_of.setdefault(name, (unit, where))
+            if seen[0] != unit:
+                msg = duplicate_run_id(
+                    name, _file_of(seen[1]), _file_of(where), self.options.run_id_from
+                )
+                raise InputFormatError(msg)
 
-    def scored(self, cols: RunColumns, i: int) -> _Scored:
-        self.one_batch_per_run(cols.run_names, i)
+    def scored(self, cols: RunColumns, unit: int) -> _Scored:
+        self.one_input_per_run(cols, unit)
         return _score(self.q, cols, self.measures, self.options)
 
-    def batch(self, b: Batch, i: int, raw: RawFiles | None, reads: _ReadAhead) -> Iterator[_Scored]:
-        """One batch scored: a large file piece by piece, text files (read ahead), tables."""
+    def batch(
+        self, b: Batch, first_unit: int, raw: RawFiles | None, reads: _ReadAhead, i: int
+    ) -> Iterator[_Scored]:
+        """One batch scored: a large input piece by piece, text files (read ahead), tables.
+
+        Units are numbered over the whole plan from ``first_unit`` (a batch of
+        several text files is read as one: its reader reports a run given by two
+        of them)."""
         opts = self.options
         if _is_archive(b):
             path = str(b.units[0].item)
-            for table in reads.archive_tables(i):
-                scored = _archive_scored(self.q, table, path, self.measures, opts)
-                del table
-                self.one_batch_per_run(scored.run_names, i)
-                yield scored
-        elif b.pieces:
-            unit = b.units[0]
-            run: str | None = None
-            reader = PieceReader(Path(unit.item), self.budget * BYTES_PER_LINE)
-            for size, lines in reader.pieces():
+            before = 0  # the archive's rows before this piece
+            for k, table in enumerate(reads.archive_tables(i)):
+                n = table.num_rows
                 try:
-                    cols = parse_run_piece(
-                        reader.buf,
-                        size,
-                        unit.item,
-                        lines_before=lines,
-                        run_id_from=opts["run_id_from"],
-                        workspace=self.ws,
-                    )
-                except FastevalError:  # the unbatched path names the first error of the file
-                    raise _SplitGroupError from None
-                if run is not None and cols.run_names != [run]:  # a tag change: as above
-                    raise _SplitGroupError
-                run = cols.run_names[0]
-                yield self.scored(cols, i)
-                del cols  # before the reader moves the next piece into its buffer
-        elif raw is not None:
-            cols = parse_run_files(
-                raw.paths,
-                lenient=opts["lenient"],
-                run_id_from=opts["run_id_from"],
-                workspace=self.ws,
-                raw=raw,
-            )
-            yield self.scored(cols, i)
-            del cols  # before the next batch is tokenised into the workspace
+                    cols = runs_from_table(table, path)
+                except FastevalError:
+                    if k == 0:
+                        raise
+                    # the reader's own checks count rows from the piece: name the
+                    # archive's row (an archive that ingest wrote holds no such row)
+                    del table
+                    runs_from_table(read_archive(path, EVAL_COLUMNS), path)
+                    raise
+                del table
+                cols.source = replace(cols.source, row_offset=before)
+                before += n
+                yield self.scored(cols, first_unit)
+                del cols
+        elif b.pieces:
+            yield from self._pieces(b.units[0], first_unit)
         else:
-            cols = run_columns(
-                [u.item for u in b.units], lenient=opts["lenient"], run_id_from=opts["run_id_from"]
-            )
-            yield self.scored(cols, i)
-            del cols  # the batch's rows: nothing of them outlives the batch
+            if raw is not None:
+                cols = parse_run_files(
+                    raw.paths,
+                    lenient=opts.lenient,
+                    run_id_from=opts.run_id_from,
+                    workspace=self.ws,
+                    raw=raw,
+                )
+            else:
+                cols = run_columns(
+                    [u.item for u in b.units], lenient=opts.lenient, run_id_from=opts.run_id_from
+                )
+            # the units of one batch are read together (their reader checks them)
+            yield self.scored(cols, first_unit)
+            del cols  # before the next batch is tokenised into the workspace
+
+    def _pieces(self, unit: Unit, k: int) -> Iterator[_Scored]:
+        """A text file larger than the budget, in pieces of whole query groups."""
+        run: str | None = None
+        first_line = ""
+        reader = PieceReader(Path(unit.item), self.budget * BYTES_PER_LINE)
+        for size, lines in reader.pieces():
+            try:
+                cols = parse_run_piece(
+                    reader.buf,
+                    size,
+                    unit.item,
+                    lines_before=lines,
+                    run_id_from=self.options.run_id_from,
+                    workspace=self.ws,
+                )
+            except FastevalError:
+                if lines == 0:
+                    raise
+                # a check that looks back (a tag against the file's first line) would
+                # name the piece's first line: the whole file's reader names the file's
+                del reader
+                run_columns([unit.item], run_id_from=self.options.run_id_from)
+                raise
+            if run is None:
+                run, first_line = cols.run_names[0], cols.source.where(0)
+            elif cols.run_names != [run]:  # the tag changed between two pieces
+                where = cols.source.where(0)
+                msg = (
+                    f"{where}: run tag {cols.run_names[0]!r} differs from {run!r} on line "
+                    f"{first_line.rsplit(':', 1)[-1]}; a run file holds one run\n  hint: name "
+                    "runs after their files instead: use --run-id filename "
+                    "(API: run_id_from='filename')"
+                )
+                raise InputFormatError(msg)
+            yield self.scored(cols, k)
+            del cols  # before the reader moves the next piece into its buffer
+
+
+def _file_of(where: str) -> str:
+    """The input named in a ``Source.where`` string (``path:line`` or ``name, row n``)."""
+    if ", row " in where:
+        return where.rsplit(", row ", 1)[0]
+    return where.rsplit(":", 1)[0]
 
 
 class _ReadAhead:
@@ -545,7 +566,10 @@ class _ReadAhead:
         self.whole_text = [not b.pieces and all(u.is_text for u in b.units) for b in batches]
         self.ws = (Workspace(), Workspace())
         self.ahead: dict[int, Future[RawFiles]] = {}
-        self.pool = ThreadPoolExecutor(1, thread_name_prefix="fasteval-read")
+        # one thread of its own, only when there is a next batch to read ahead
+        self.pool = (
+            ThreadPoolExecutor(1, thread_name_prefix="fasteval-read") if len(batches) > 1 else None
+        )
         self.first_piece: Future[pa.Table] | None = None
         self.groups: dict[int, list[list[int]]] = {}  # an archive batch's pieces
 
@@ -553,11 +577,14 @@ class _ReadAhead:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
 
     def start(self, j: int) -> None:
         """Ask for batch ``j``'s bytes (if it is whole text files, not yet asked for);
         for an archive first in the plan, its first piece of row groups."""
+        if self.pool is None:
+            return
         if j < len(self.batches) and self.whole_text[j] and j not in self.ahead:
             paths = [u.item for u in self.batches[j].units]
             self.ahead[j] = self.pool.submit(read_files, paths, None, self.ws[j % 2])
@@ -597,10 +624,10 @@ class _ReadAhead:
 
 
 def _batches_scored(
-    q: _Qrels,
+    q: PreparedQrels,
     batches: Sequence[Batch],
     measures: MeasureSet,
-    options: dict[str, Any],
+    options: EvalOptions,
     progress: Progress | None,
     budget: int,
     reads: _ReadAhead,
@@ -611,9 +638,9 @@ def _batches_scored(
     total = sum(len(b.units) for b in batches)
     for i, b in enumerate(batches):
         raw = reads.take(i)
-        yield from stream.batch(b, i, raw, reads)
+        yield from stream.batch(b, done, raw, reads, i)
         done += len(b.units)
-        if progress is not None:
+        if progress is not None and len(batches) > 1:
             progress(done, total)
 
 
@@ -622,30 +649,21 @@ def _is_archive(b: Batch) -> bool:
     return b.pieces and b.units[0].archive
 
 
-def _archive_scored(
-    q: _Qrels, table: pa.Table, path: str, measures: MeasureSet, options: dict[str, Any]
-) -> _Scored:
-    """Score one piece of a fasteval archive (consecutive row groups, whole groups).
-
-    An error in a piece (its row numbers would count from the piece) sends the
-    evaluation to the unbatched path, which names the archive's own row.
-    """
-    try:
-        cols = runs_from_table(table, path)
-        return _score(q, cols, measures, options)
-    except FastevalError:
-        raise _SplitGroupError from None
+def _no_query_shared(names: Sequence[str]) -> DataMismatchError:
+    shown = ", ".join(repr(n) for n in names[:5]) + (" ..." if len(names) > 5 else "")
+    msg = f"run(s) {shown} share no query with the qrels; nothing to evaluate for them"
+    return DataMismatchError(msg)
 
 
 def _merge(
-    parts: list[_Scored], q: _Qrels, measures: MeasureSet, options: dict[str, Any]
+    parts: list[_Scored], q: PreparedQrels, measures: MeasureSet, options: EvalOptions
 ) -> Evaluation:
     """One :class:`Evaluation` over every batch, aggregated per run at the end.
 
     Runs are numbered by first appearance; groups sorted by (run, query) as
-    the unbatched encoding orders them. A (run, query) group met in several
-    batches is either an empty ``complete`` group (one is kept) or a group
-    split between batches (:class:`_SplitGroupError`).
+    one encoding of all the runs orders them. A (run, query) group met in
+    several batches is either an empty ``complete`` group (one is kept) or a
+    group split between pieces of one file (:class:`_SplitGroupError`).
     """
     index: dict[str, int] = {}
     g_runs = []
@@ -653,25 +671,25 @@ def _merge(
         remap = np.array([index.setdefault(n, len(index)) for n in p.run_names], np.int32)
         g_runs.append(remap[p.group_run] if len(p.group_run) else np.zeros(0, np.int32))
     names = list(index)
-    if q.qids is None or q.qr_rel is None:  # no batch shares a query with the qrels
-        shown = ", ".join(repr(n) for n in names[:5]) + (" ..." if len(names) > 5 else "")
-        msg = f"run(s) {shown} share no query with the qrels; nothing to evaluate for them"
-        raise DataMismatchError(msg)
+    if parts and all(p.no_common is not None for p in parts):
+        raise DataMismatchError(parts[0].no_common)
     qids = q.qids
     g_run = np.concatenate(g_runs)
     g_q = np.concatenate([p.group_q for p in parts])
     has_rows = np.concatenate([p.has_rows for p in parts])
     values = np.concatenate([p.values for p in parts])
-    key = g_run.astype(np.int64) * len(qids) + g_q
-    # rows first within a key, then batch order
-    order = np.lexsort((~has_rows, key))
-    key = key[order]
-    first = np.concatenate([[True], key[1:] != key[:-1]])
-    again = ~first
-    if (has_rows[order][again]).any():
-        raise _SplitGroupError
-    keep = order[first]
-    g_run, g_q, has_rows, values = g_run[keep], g_q[keep], has_rows[keep], values[keep]
+    if len(parts) > 1:
+        key = g_run.astype(np.int64) * len(qids) + g_q
+        # rows first within a key, then batch order
+        order = np.lexsort((~has_rows, key))
+        key = key[order]
+        first = np.concatenate([[True], key[1:] != key[:-1]])
+        if (has_rows[order][~first]).any():
+            raise _SplitGroupError
+        keep = order[first]
+        g_run, g_q, has_rows, values = g_run[keep], g_q[keep], has_rows[keep], values[keep]
+    else:
+        keep = np.arange(len(g_run))
     text: dict[int, list[str]] | None = None
     cols_text = next((p.text for p in parts if p.text is not None), None)
     if cols_text is not None:
@@ -682,17 +700,15 @@ def _merge(
     has = np.zeros(len(names), bool)
     has[g_run[has_rows]] = True
     if not has.all():
-        bad = [names[i] for i in np.flatnonzero(~has)]
-        shown = ", ".join(repr(b) for b in bad[:5]) + (" ..." if len(bad) > 5 else "")
-        msg = f"run(s) {shown} share no query with the qrels; nothing to evaluate for them"
-        raise DataMismatchError(msg)
+        raise _no_query_shared([names[i] for i in np.flatnonzero(~has)])
     empty_i64 = np.zeros(0, np.int64)
+    n_q = len(qids)
     # what the table builder and aggregate() read: run names, query ids, each group's
     # (run, query), and the qrels grades (for -c's num_rel)
     enc = Encoded(
         run_names=names,
         qids=qids,
-        in_qrels=np.ones(len(qids), bool),
+        in_qrels=np.ones(n_q, bool),
         starts=np.zeros(len(g_run), np.int64),
         ends=has_rows.astype(np.int64),
         group_run=g_run,
@@ -700,44 +716,40 @@ def _merge(
         rel=np.zeros(0, np.int32),
         row=empty_i64,
         jdx=empty_i64,
-        qr_off=np.zeros(len(qids) + 1, np.int64),
+        qr_off=q.qr_off[: n_q + 1],
         qr_rel=q.qr_rel,
         qr_rows=empty_i64,
     )
-    summary = aggregate(enc, measures, values, options["relevance_level"], options["complete"])
+    summary = aggregate(enc, measures, values, options.relevance_level, options.complete)
     return Evaluation(measures, enc, values, summary, has_rows, text)
 
 
-def evaluate_ranking_stream(  # noqa: PLR0913 (keyword-only options)
-    qrels: QrelsLike,
+def evaluate_ranking_stream(
+    qrels: PreparedQrels,
     runs: RunsLike,
     measures: MeasureSet,
+    options: EvalOptions,
     *,
     per_query: bool = True,
-    compat: int = 9,
-    relevance_level: int = 1,
-    complete: bool = False,
-    max_depth: int | None = None,
-    judged_only: bool = False,
-    num_docs: int = 0,
-    zscores: Any = None,
-    on_duplicate: str = "error",
-    lenient: bool = False,
-    run_id_from: str = "tag",
-    batch_rows: int | None = None,
     progress: Progress | None = None,
 ) -> pl.DataFrame:
-    """Score ranking measures batch by batch; the table :func:`evaluate_ranking` gives.
+    """Score ranking measures batch by batch against prepared qrels: the long table.
 
     Parameters
     ----------
-    qrels, runs, measures, per_query, compat, relevance_level, complete, max_depth, \
-judged_only, num_docs, zscores, on_duplicate, lenient, run_id_from
-        As :func:`fasteval.engine.ranking.evaluate_ranking`.
-    batch_rows
-        Rows (estimated, see the module notes) read and scored together;
-        ``None``: ``$FASTEVAL_BATCH_ROWS`` or :data:`DEFAULT_BATCH_ROWS`.
-        Peak memory grows with this, not with the number of runs.
+    qrels
+        The qrels, prepared once (:func:`fasteval.engine.encode.prepare_qrels`).
+    runs
+        As :func:`fasteval.evaluate`.
+    measures
+        Parsed ranking measures.
+    options
+        The evaluation options; ``options.batch_rows`` (``None``:
+        ``$FASTEVAL_BATCH_ROWS`` or :data:`DEFAULT_BATCH_ROWS`) rows, estimated
+        (see the module notes), are read and scored together: peak memory grows
+        with this, not with the number of runs. A small input is one batch.
+    per_query
+        Include the per-query rows.
     progress
         Called after each batch with (input units done, units in all); not
         called when everything fits one batch.
@@ -747,49 +759,36 @@ judged_only, num_docs, zscores, on_duplicate, lenient, run_id_from
     polars.DataFrame
         The long table ``run_id, query_id, measure, value`` (and ``text``).
     """
-    if compat not in (9, 10):
-        msg = f"compat must be 9 or 10, got {compat!r}"
-        raise ParameterError(msg)
-    budget = batch_rows_of(batch_rows)
+    budget = batch_rows_of(options.batch_rows)
     items = as_list(runs)
-    options: dict[str, Any] = {
-        "per_query": per_query,
-        "compat": compat,
-        "relevance_level": relevance_level,
-        "complete": complete,
-        "max_depth": max_depth,
-        "judged_only": judged_only,
-        "num_docs": num_docs,
-        "zscores": zscores,
-        "on_duplicate": on_duplicate,
-        "lenient": lenient,
-        "run_id_from": run_id_from,
-    }
-    batches = plan_batches(items, budget, run_id_from, split=not lenient) if items else []
-    # one batch is the unbatched path itself (but for an archive read in pieces);
-    # two files giving one run id are an error, raised by the readers as they
-    # raise it unbatched (same message)
-    alone = len(batches) == 1 and not (batches[0].pieces and batches[0].units[0].archive)
-    if not batches or alone or _run_in_two_files(batches):
-        df, _ = evaluate_ranking(qrels, items, measures, **options)
-        return df
+    if not items:
+        run_columns([], lenient=options.lenient, run_id_from=options.run_id_from)  # its error
+    split = not options.lenient
     with gc_paused():
-        ev: Evaluation | None = None
-        with _ReadAhead(batches, budget) as reads:
-            reads.start(0)
-            reads.start(1)
-            q = _Qrels(qrels_columns(qrels, lenient=lenient))
-            parts: list[_Scored] = []
+        while True:
+            batches = plan_batches(items, budget, options.run_id_from, split=split)
             try:
-                for scored in _batches_scored(
-                    q, batches, measures, options, progress, budget, reads
-                ):
-                    parts.append(scored)
-                ev = _merge(parts, q, measures, options)
-            except _SplitGroupError:  # only the unbatched path can join (or report) it
-                pass
-            del q, parts
-        if ev is None:
-            df, _ = evaluate_ranking(qrels, items, measures, **options)
-            return df
-        return to_frame(ev, per_query=per_query, compat=compat)
+                ev = _evaluate_batches(qrels, batches, measures, options, progress, budget)
+                break
+            except _SplitGroupError:
+                if not split:  # pragma: no cover - whole files never split a group
+                    raise
+                # a query's lines are not consecutive in a file read in pieces:
+                # read such files whole (the memory of the file, the same numbers)
+                split = False
+        return to_frame(ev, per_query=per_query, compat=options.compat)
+
+
+def _evaluate_batches(
+    q: PreparedQrels,
+    batches: list[Batch],
+    measures: MeasureSet,
+    options: EvalOptions,
+    progress: Progress | None,
+    budget: int,
+) -> Evaluation:
+    with _ReadAhead(batches, budget) as reads:
+        reads.start(0)
+        reads.start(1)
+        parts = list(_batches_scored(q, batches, measures, options, progress, budget, reads))
+    return _merge(parts, q, measures, options)

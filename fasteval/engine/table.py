@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from fasteval.encode import Encoded
+from fasteval.engine.encode import Encoded
 from fasteval.errors import ParameterError
 from fasteval.measures.parser import MeasureSet
 

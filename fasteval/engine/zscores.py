@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fasteval.encode import Encoded
+from fasteval.engine.encode import Encoded
 from fasteval.io.zscores import MISSING_ZSCORE, ZScores
 from fasteval.measures.parser import MeasureSet
 

@@ -36,10 +36,14 @@ are given at once, so that two unnamed runs are never merged).
 
 from __future__ import annotations
 
+import inspect
 import itertools
+import os
+import types
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 
@@ -91,7 +95,11 @@ def is_single_input(x: Any) -> bool:
     if isinstance(x, (str, bytes)):
         return False
     return (
-        is_frame_like(x) or isinstance(x, Mapping) or is_records(x) or _module(x).startswith("ranx")
+        is_frame_like(x)
+        or isinstance(x, Mapping)
+        or is_records(x)
+        or _module(x).startswith("ranx")
+        or is_trec_reader(x)
     )
 
 
@@ -105,7 +113,12 @@ def _frame_to_arrow(x: Any) -> pa.Table:
 
 
 def _dict_rows(x: Mapping[Any, Any], what: str) -> pa.Table:
-    """Dict-of-dicts -> table (``{run: {qid: {doc: v}}}`` for several runs)."""
+    """Dict-of-dicts -> table (``{run: {qid: {doc: v}}}`` for several runs).
+
+    Converted in bulk: the ids and values are gathered by C-level iteration
+    (no Python work per row), then checked as columns; a bad value is named
+    by its query and document.
+    """
     value = "relevance" if what == "qrels" else "score"
     first = next(iter(x.values()), None)
     if not isinstance(first, Mapping):
@@ -115,29 +128,96 @@ def _dict_rows(x: Mapping[Any, Any], what: str) -> pa.Table:
         )
         raise SchemaError(msg)
     inner = next(iter(first.values()), None)
-    cols: dict[str, list[Any]] = {"query_id": [], "doc_id": [], value: []}
     if what == "run" and isinstance(inner, Mapping):
-        cols["run_id"] = []
+        parts = []
         for run, qs in x.items():
-            for q, docs in qs.items():
-                for d, v in docs.items():
-                    cols["run_id"].append(str(run))
-                    cols["query_id"].append(str(q))
-                    cols["doc_id"].append(str(d))
-                    cols[value].append(v)
+            t = _flat_dict(qs, what, f"run dict, run {run!r}")
+            parts.append(
+                t.append_column("run_id", pa.array([str(run)] * t.num_rows, pa.large_string()))
+            )
+        return pa.concat_tables(parts)
+    return _flat_dict(x, what, f"{what} dict")
+
+
+def _strings(values: list[Any], kind: str, where: Any) -> pa.Array:
+    """Ids as Arrow strings (other scalars by ``str``); ``None`` is an error at ``where(i)``."""
+    try:
+        arr = pa.array(values, pa.large_string())
+        if not arr.null_count:
+            return arr
+    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        pass
+    out = []
+    for i, v in enumerate(values):
+        if v is None:
+            msg = f"{where(i)}: the {kind} is None"
+            raise InputFormatError(msg)
+        out.append(v if isinstance(v, str) else str(v))
+    return pa.array(out, pa.large_string())
+
+
+def _flat_dict(x: Mapping[Any, Any], what: str, name: str) -> pa.Table:
+    """``{qid: {doc: value}}`` -> ``query_id, doc_id, relevance|score`` columns."""
+    value = "relevance" if what == "qrels" else "score"
+    qids = list(x.keys())
+    inner = list(x.values())
+    for q, docs in zip(qids, inner, strict=True):
+        if not isinstance(docs, Mapping):
+            msg = (
+                f"{name}, query {q!r}: expected a dict {{doc_id: {value}}}, "
+                f"got {type(docs).__name__}"
+            )
+            raise SchemaError(msg)
+    lens = np.fromiter(map(len, inner), np.int64, count=len(inner))
+    ends = np.cumsum(lens)
+    docs = list(itertools.chain.from_iterable(inner))
+    vals = list(itertools.chain.from_iterable(d.values() for d in inner))
+
+    def query_of(i: int) -> Any:
+        return qids[int(np.searchsorted(ends, i, side="right"))]
+
+    def where(i: int) -> str:
+        return f"{name}, query {query_of(i)!r}, document {docs[i]!r}"
+
+    q_arr = _strings(qids, "query id", lambda i: f"{name}, query {qids[i]!r}")
+    doc_arr = _strings(docs, "document id", lambda i: f"{name}, query {query_of(i)!r}")
+    q_col = q_arr.take(pa.array(np.repeat(np.arange(len(qids), dtype=np.int64), lens)))
+    num = _numbers(vals, value, where)
+    if what == "qrels":
+        bad = np.flatnonzero(np.isnan(num) | (num != np.round(num)))
+        if bad.size:
+            i = int(bad[0])
+            msg = f"{where(i)}: relevance must be an integer grade, got {vals[i]!r}"
+            raise InputFormatError(msg)
+        col = pa.array(num.astype(np.int32))
     else:
-        for q, docs in x.items():
-            if not isinstance(docs, Mapping):
-                msg = (
-                    f"{what} dict, query {q!r}: expected a dict {{doc_id: {value}}}, "
-                    f"got {type(docs).__name__}"
-                )
-                raise SchemaError(msg)
-            for d, v in docs.items():
-                cols["query_id"].append(str(q))
-                cols["doc_id"].append(str(d))
-                cols[value].append(v)
-    return _typed(cols, what, f"{what} dict")
+        bad = np.flatnonzero(~np.isfinite(num))
+        if bad.size:
+            i = int(bad[0])
+            msg = f"{where(i)}: score is not a finite number: {vals[i]!r}"
+            raise InputFormatError(msg)
+        col = pa.array(num)
+    return pa.table({"query_id": q_col, "doc_id": doc_arr, value: col})
+
+
+def _numbers(vals: list[Any], value: str, where: Any) -> np.ndarray:
+    """Values as float64 (strings, ``None`` and other objects are errors)."""
+    try:
+        arr = pa.array(vals, pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        arr = None
+    if arr is None or arr.null_count:
+        i = next(
+            i
+            for i, v in enumerate(vals)
+            if v is None
+            or isinstance(v, (str, bytes))
+            or (not isinstance(v, (int, float)) and not hasattr(v, "__float__"))
+        )
+        msg = f"{where(i)}: {value} is not a number: {vals[i]!r}"
+        raise InputFormatError(msg)
+    out: np.ndarray = arr.to_numpy(zero_copy_only=False)
+    return out
 
 
 def _typed(cols: dict[str, list[Any]], what: str, name: str) -> pa.Table:
@@ -160,13 +240,14 @@ def _typed(cols: dict[str, list[Any]], what: str, name: str) -> pa.Table:
 
 
 def _int_array(v: list[Any], name: str) -> pa.Array:
-    out = []
-    for i, g in enumerate(v):
-        if isinstance(g, bool) or not isinstance(g, (int, float)) or int(g) != g:
-            msg = f"{name}, row {i + 1}: relevance must be an integer grade, got {g!r}"
-            raise InputFormatError(msg)
-        out.append(int(g))
-    return pa.array(out, pa.int32())
+    """Integer grades as int32 (floats with an integral value too), checked as a column."""
+    num = _numbers(v, "relevance", lambda i: f"{name}, row {i + 1}")
+    bad = np.flatnonzero(np.isnan(num) | (num != np.round(num)))
+    if bad.size:
+        i = int(bad[0])
+        msg = f"{name}, row {i + 1}: relevance must be an integer grade, got {v[i]!r}"
+        raise InputFormatError(msg)
+    return pa.array(num.astype(np.int32))
 
 
 def _records(x: Iterable[Any], what: str) -> pa.Table:
@@ -182,10 +263,9 @@ def _records(x: Iterable[Any], what: str) -> pa.Table:
             "give named tuples (ir_datasets / ir_measures records), a dict or a frame"
         )
         raise SchemaError(msg)
-    cols: dict[str, list[Any]] = {f: [] for f in fields}
-    for rec in itertools.chain([first], it):
-        for f, v in zip(fields, rec, strict=False):
-            cols[f].append(v)
+    # one transposition in C (zip over the records), no Python work per row
+    columns = list(zip(*itertools.chain([first], it), strict=False))
+    cols: dict[str, list[Any]] = {f: list(c) for f, c in zip(fields, columns, strict=False)}
     ren = _renames(list(fields), what, None)
     keep = {ren[f]: cols[f] for f in fields if f in ren}
     name = f"{what} records ({type(first).__name__})"
@@ -243,6 +323,71 @@ def _apply_columns(
     return pa.table({c: cols[c] for c in order})
 
 
+def _trec_reader_source(x: Any, what: str) -> Any:
+    """The file behind an unstarted ``ir_measures.read_trec_qrels`` / ``read_trec_run``
+    generator (a path, or the text left in an open file), else ``None``.
+
+    Such a generator parses every line in Python into a named tuple; fasteval
+    reads the same file with its own tokenizer instead (the same lines: the
+    generator has not read any yet, and is left unread).
+    """
+    if not is_trec_reader(x, what):
+        return None
+    src = x.gi_frame.f_locals.get("file")
+    if isinstance(src, str):
+        return src if "\n" not in src else src.encode()
+    if hasattr(src, "read"):
+        data = src.read()
+        return data.encode() if isinstance(data, str) else bytes(data)
+    return None
+
+
+def is_trec_reader(x: Any, what: str | None = None) -> bool:
+    """Whether ``x`` is an unstarted ``ir_measures.read_trec_qrels`` (``what="qrels"``) or
+    ``read_trec_run`` (``"run"``; either when ``None``) generator."""
+    if not isinstance(x, types.GeneratorType):
+        return False
+    names = {"qrels": ("read_trec_qrels",), "run": ("read_trec_run",)}.get(
+        what or "", ("read_trec_qrels", "read_trec_run")
+    )
+    code = x.gi_code
+    return (
+        code.co_name in names
+        and code.co_filename.replace(os.sep, "/").endswith("ir_measures/util.py")
+        and inspect.getgeneratorstate(x) == inspect.GEN_CREATED
+        and x.gi_frame is not None
+    )
+
+
+def _trec_table(src: Any, what: str) -> pa.Table:
+    """Arrow table of a TREC qrels / run file (a path, or its bytes) read by fasteval."""
+    from fasteval.io import trec
+
+    name = src if isinstance(src, str) else f"ir_measures.read_trec_{what}"
+    raw = None
+    if isinstance(src, bytes):
+        buf = np.frombuffer(src + b"\n", np.uint8).copy()
+        raw = trec.RawFiles([name], buf, np.zeros(1, np.int64), np.array([buf.shape[0]]))
+    if what == "qrels":
+        q = trec.parse_qrels_files([name], raw=raw)
+        return pa.table(
+            {
+                "query_id": q.qid.to_arrow(),
+                "doc_id": q.doc.to_arrow(),
+                "relevance": pa.array(q.rel, pa.int32()),
+            }
+        )
+    # ir_measures reads no run id: every line is one run's, whatever its tag
+    r = trec.parse_run_files([name], run_id_from="filename", raw=raw)
+    return pa.table(
+        {
+            "query_id": r.qid.to_arrow(),
+            "doc_id": r.doc.to_arrow(),
+            "score": pa.array(r.score, pa.float64()),
+        }
+    )
+
+
 def to_arrow(
     x: Any,
     what: str,
@@ -278,6 +423,8 @@ def to_arrow(
             msg = f"the {what} dict is empty"
             raise InputFormatError(msg)
         table, name = _dict_rows(x, what), f"{what} dict"
+    elif (src := _trec_reader_source(x, what)) is not None:
+        table, name = _trec_table(src, what), f"{what} file"
     elif is_records(x) or isinstance(x, Iterator):
         table = _records(x, what)
         name = f"{what} records"

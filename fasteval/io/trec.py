@@ -14,7 +14,6 @@ import codecs
 import os
 import warnings
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -318,8 +317,7 @@ def _read_all(
 
     workers = threads or min(len(direct), os.cpu_count() or 1)
     if workers > 1 and len(direct) > 1:
-        with ThreadPoolExecutor(workers) as ex:
-            got = dict(zip(direct, ex.map(unzip, direct), strict=True))
+        got = dict(zip(direct, parallel.map_threads(unzip, direct, workers), strict=True))
     else:
         got = {i: unzip(i) for i in direct}
     if any(n != int(sizes[i]) - 1 for i, n in got.items()):
@@ -363,10 +361,9 @@ def _read_all_decompressed(
     gz_paths = [i for i in gz if gz[i].size == 0]
     workers = threads or min(len(gz_paths), os.cpu_count() or 1)
     if workers > 1 and len(gz_paths) > 1:
-        with ThreadPoolExecutor(workers) as ex:
-            got = ex.map(read_bytes, [paths[i] for i in gz_paths])
-            for i, b in zip(gz_paths, got, strict=True):
-                gz[i] = b
+        got = parallel.map_threads(read_bytes, [paths[i] for i in gz_paths], workers)
+        for i, b in zip(gz_paths, got, strict=True):
+            gz[i] = b
     else:
         for i in gz_paths:
             gz[i] = read_bytes(paths[i])
@@ -779,10 +776,13 @@ def _check_not_a_run(tok: _Tokens, what: str, layout: str) -> None:
             raise InputFormatError(run_layout_message(tok.where(r), tok.fields_of(r), what, layout))
 
 
-def parse_qrels_files(paths: list[PathLike], *, lenient: bool = False) -> QrelsColumns:
-    """Parse qrels files (``qid iter docno rel``) into columns."""
+def parse_qrels_files(
+    paths: list[PathLike], *, lenient: bool = False, raw: RawFiles | None = None
+) -> QrelsColumns:
+    """Parse qrels files (``qid iter docno rel``) into columns (``raw``: their bytes, read
+    already, as :func:`parse_run_files` takes them)."""
     skipper = _Skipper(lenient, "qrels")
-    tok = _tokenize_files(paths, QRELS_LINE)
+    tok = _tokenize_files(paths, QRELS_LINE, raw=raw)
     _check_not_a_run(tok, "qrels", "qid iter docno rel")
     _check_header(tok, tok.ibad, lenient, "qid iter docno rel", (3,))
     tok = _check_columns(tok, QRELS_FIELDS, skipper, "qid iter docno rel")

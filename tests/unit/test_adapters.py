@@ -105,11 +105,29 @@ def test_bad_foreign_inputs_give_one_line_errors(frames) -> None:
     with pytest.raises(SchemaError, match="columns= names"):
         as_qrels(q, columns={"nope": "query_id"})
     with pytest.raises(
-        InputFormatError, match=r"row 2: relevance must be an integer grade, got 0\.5"
+        InputFormatError,
+        match=r"query '1', document 'b': relevance must be an integer grade, got 0\.5",
     ):
         evaluate({"1": {"a": 1, "b": 0.5}}, RUNS, ["map"])
-    with pytest.raises(InputFormatError, match="is not a number: 'high'"):
+    with pytest.raises(InputFormatError, match="document 'b': score is not a number: 'high'"):
         evaluate(q, {"1": {"a": 1.0, "b": "high"}}, ["map"])
+
+
+@pytest.mark.parametrize(
+    ("run", "message"),
+    [
+        ({"1": {"a": 1.0, "b": "x"}}, r"^run dict, query '1', document 'b': score is not a number"),
+        ({"1": {"a": 1.0, "b": None}}, r"^run dict, query '1', document 'b': score is not a num"),
+        ({"1": {"a": 1.0, None: 2.0}}, r"^run dict, query '1': the document id is None"),
+        ({"1": {"a": 1.0}, "2": {"c": float("nan")}}, r"query '2', document 'c': score is not a f"),
+        ({"r": {"1": {"a": float("inf")}}}, r"^run dict, run 'r', query '1', document 'a': score"),
+    ],
+)
+def test_bad_dict_values_name_the_query_and_document(frames, run, message) -> None:
+    q, _ = frames
+    with pytest.raises(InputFormatError, match=message) as e:
+        evaluate(q, run, ["map"])
+    assert "\n" not in str(e.value)  # one line
     with pytest.raises(InputFormatError, match="empty"):
         evaluate({}, RUNS, ["map"])
     with pytest.raises(SchemaError, match="cannot read run from a int"):

@@ -138,17 +138,26 @@ def test_archive_pieces_are_really_streamed(tmp_path: Path, monkeypatch: Any) ->
     assert len(batches) == 1 and batches[0].pieces and batches[0].units[0].archive
     assert len(archive.row_group_pieces(out, 60)) > 2
 
-    def unbatched(*_: object, **__: object) -> None:
-        raise AssertionError("fell back to the unbatched path")
+    def whole(*_: object, **__: object) -> None:
+        raise AssertionError("read the whole archive")
 
-    monkeypatch.setattr(stream, "evaluate_ranking", unbatched)
+    pieces: list[list[int]] = []
+    real = stream.read_row_groups
+
+    def piece(path: Any, groups: list[int], columns: Any = None) -> Any:
+        pieces.append(groups)
+        return real(path, groups, columns)
+
+    monkeypatch.setattr(stream, "read_archive", whole)
+    monkeypatch.setattr(stream, "read_row_groups", piece)
     assert evaluate(qrels, out, MEASURES, batch_rows=60).equals(ref)
+    assert len(pieces) > 2
     # mixed with text files: the archive is its own batch among them
     more = [paths[0].with_name("x.txt")]
     _write(more[0], [x.replace("run0", "extra") for x in paths[0].read_text().splitlines()])
     monkeypatch.undo()
     ref2 = evaluate(qrels, [*more, out], MEASURES, batch_rows=UNBATCHED)
-    monkeypatch.setattr(stream, "evaluate_ranking", unbatched)
+    monkeypatch.setattr(stream, "read_archive", whole)
     assert evaluate(qrels, [*more, out], MEASURES, batch_rows=60).equals(ref2)
 
 

@@ -99,3 +99,36 @@ def test_run_sharing_no_query_scores_the_defaults(sample):
     run = [irm.ScoredDoc("no-such-query", "d", 1.0)]
     got = provider.calc_aggregate([irm.AP, irm.P @ 5], qrels, run)
     assert got[irm.AP] == 0.0 and got[irm.P @ 5] == 0.0
+
+
+def test_read_trec_iterators_are_read_by_fasteval_with_the_same_values(sample, tmp_path) -> None:
+    from fasteval.io import adapters
+
+    qrels, run = sample
+    run_file = tmp_path / "run.txt"
+    run_file.write_text("".join(f"{r.query_id} Q0 {r.doc_id} 0 {r.score!r} x\n" for r in run))
+    qrels_file = str(DATA / "sample.qrels")
+    want = provider.calc_aggregate(MEASURES, qrels, run)  # lists of records
+    # a path: fasteval reads the file itself; the generator is never started
+    gq, gr = irm.read_trec_qrels(qrels_file), irm.read_trec_run(str(run_file))
+    assert adapters.is_trec_reader(gq, "qrels") and adapters.is_trec_reader(gr, "run")
+    assert provider.calc_aggregate(MEASURES, gq, gr) == want
+    # open files (text mode, the rest of the file): the same lines
+    with open(qrels_file) as fq, open(run_file) as fr:
+        got = provider.calc_aggregate(MEASURES, irm.read_trec_qrels(fq), irm.read_trec_run(fr))
+    assert got == want
+    # a started generator is read record by record, as any iterator
+    g = irm.read_trec_run(str(run_file))
+    first = next(g)
+    assert not adapters.is_trec_reader(g)
+    assert provider.calc_aggregate(MEASURES, qrels, [first, *g]) == want
+
+
+def test_the_provider_reuses_its_prepared_qrels_only_for_equal_qrels(sample) -> None:
+    qrels, _ = sample
+    a = provider.evaluator(MEASURES, qrels)
+    assert provider.evaluator(MEASURES, list(qrels)) is a  # equal content, another object
+    changed = [*qrels[:-1], irm.Qrel(qrels[-1].query_id, qrels[-1].doc_id, 7)]
+    b = provider.evaluator(MEASURES, changed)
+    assert b is not a
+    assert provider.evaluator(MEASURES[:3], qrels) is not a  # other measures

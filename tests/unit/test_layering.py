@@ -22,10 +22,10 @@ LAYERS: dict[str, int] = {
     "columns": 1,
     "io": 2,
     "measures": 2,
-    "encode": 3,
     "engine": 4,
     "analysis": 5,
     "api": 6,
+    "evaluator": 6,  # fasteval.Evaluator: routes requests to engine and analysis kinds
     "studies": 6,  # facade: fasteval.studies re-exports analysis.studies
     "comparison": 6,  # fasteval.compare(): evaluates, then tests and tabulates
     "": 6,  # fasteval/__init__.py: the lazy public names

@@ -14,8 +14,8 @@ from fasteval.analysis import correlation as corr
 from fasteval.analysis import studies as st
 from fasteval.analysis import variants as var
 from fasteval.cli import main
-from fasteval.encode import Encoded
 from fasteval.engine import prepare
+from fasteval.engine.encode import Encoded
 from fasteval.errors import ParameterError
 
 DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"

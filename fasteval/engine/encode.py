@@ -1,0 +1,337 @@
+"""From parsed columns to the arrays the measure kernels read.
+
+The qrels side is prepared once (:func:`prepare_qrels`): query ids in byte
+order, judgments grouped by query, a small hash table of each query's judged
+document ids, and a memo of the per-query tables the measures read (relevant
+counts, ideal gains). Every set of runs is then encoded against it
+(:func:`encode_runs`), so a per-call cost grows with the run, not the qrels.
+
+* Query ids become integer codes once, in byte-wise string order (trec_eval's
+  query order).
+* Rows are grouped by (run, query) with a counting sort (skipped when the
+  input is already grouped).
+* Document ids are never re-encoded: trec_eval compares documents only within
+  a query (the qrels lookup, the duplicate check and the tie-break), so
+  ``kernels.ranking.rank_groups`` hashes each id once against the query's
+  table of judged documents and a per-ranking set, and breaks score ties by
+  comparing the id bytes. Rankings already in trec_eval order are only
+  checked, never sorted.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fasteval import parallel
+from fasteval.columns import QrelsColumns, RunColumns, StrColumn, dict_encode, numeric_numpy
+from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
+from fasteval.kernels import ranking as kr
+from fasteval.kernels import text as ktext
+
+
+def _lookup(values: pa.Array, into: pa.Array) -> np.ndarray:
+    """Index of each of ``values`` in ``into`` (-1 where absent)."""
+    return numeric_numpy(pc.index_in(values, value_set=into), null=-1).astype(np.int32)
+
+
+def _byte_order(values: pa.Array) -> pa.Array:
+    """``values`` sorted byte-wise (trec_eval's ``strcmp`` order)."""
+    return values.take(pc.sort_indices(pc.cast(values, pa.large_binary())))
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedQrels:
+    """The qrels read, checked and indexed once; shared (read-only) by every encoding.
+
+    Queries are numbered ``0..Q-1`` in byte order; number ``Q`` is an empty
+    query, the table of a run's query that the qrels do not judge.
+    """
+
+    cols: QrelsColumns
+    qids: list[str]  # the Q qrels queries, byte order
+    qid_values: pa.Array  # the same, as Arrow (for lookups)
+    first_qids: list[str]  # the first queries in file order (for messages)
+    qr_off: np.ndarray  # judgments of query q: qr_off[q]:qr_off[q+1] (length Q + 2)
+    qr_rel: np.ndarray  # int32 grades, grouped by query
+    qr_rows: np.ndarray  # qrels input row of each judgment
+    docs: StrColumn  # judged document ids, grouped by query
+    t_off: np.ndarray  # hash table of query q: slots t_off[q]:t_off[q+1]
+    t_slots: np.ndarray
+    t_hash: np.ndarray
+    memo: dict[Any, Any] = field(default_factory=dict)  # per-query tables, see :meth:`cached`
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.qids)
+
+    def cached(self, key: Any, make: Callable[[], Any]) -> Any:
+        """``memo[key]``, made once (thread-safe) by ``make()``."""
+        hit = self.memo.get(key)
+        if hit is None:
+            with self.lock:
+                hit = self.memo.get(key)
+                if hit is None:
+                    hit = make()
+                    self.memo[key] = hit
+        return hit
+
+
+def prepare_qrels(qrels: QrelsColumns) -> PreparedQrels:
+    """Group the judgments by query and index each query's judged documents.
+
+    Raises
+    ------
+    InputFormatError
+        For a document judged twice for one query (naming both lines).
+    """
+    qr_q_codes, qr_q_first = dict_encode(qrels.qid)
+    qr_q = qrels.qid.take(qr_q_first)  # distinct, first appearance
+    sorted_q = _byte_order(qr_q)
+    n_q = len(sorted_q)
+    qq = _lookup(qr_q, sorted_q)[qr_q_codes]
+    qr_rows = np.argsort(qq, kind="stable").astype(np.int64)
+    qr_off = np.searchsorted(qq[qr_rows], np.arange(n_q + 2), side="left").astype(np.int64)
+    # the judged ids copied together per query: a query's table and ids stay in cache
+    qd_buf, qd_off = ktext.gather(qrels.doc.buf, qrels.doc.starts, qrels.doc.ends, qr_rows)
+    qd = StrColumn(qd_buf, qd_off[:-1], qd_off[1:])
+    t_off = kr.qrels_table_offsets(qr_off)
+    t_slots = np.full(int(t_off[-1]), -1, np.int64)
+    t_hash = np.zeros(int(t_off[-1]), np.uint64)
+    qr_dup = np.full(n_q + 1, -1, np.int64)
+    qr_rel = np.ascontiguousarray(qrels.rel[qr_rows])
+    parallel.run(
+        kr.build_qrels_tables,
+        np.diff(qr_off).astype(np.float64) + 1.0,
+        qd.buf,
+        qd.starts,
+        qd.ends,
+        qr_off,
+        qr_rows,
+        t_off,
+        t_slots,
+        t_hash,
+        qr_dup,
+    )
+    if (qr_dup >= 0).any():
+        _raise_duplicate_judgment(qrels, qq, qr_dup)
+    for a in (qr_off, qr_rel, qr_rows, t_off, t_slots, t_hash):
+        a.flags.writeable = False
+    return PreparedQrels(
+        cols=qrels,
+        qids=sorted_q.to_pylist(),
+        qid_values=sorted_q,
+        first_qids=qr_q.slice(0, 3).to_pylist(),
+        qr_off=qr_off,
+        qr_rel=qr_rel,
+        qr_rows=qr_rows,
+        docs=qd,
+        t_off=t_off,
+        t_slots=t_slots,
+        t_hash=t_hash,
+    )
+
+
+@dataclass
+class Encoded:
+    """Everything the ranking kernels need, for one qrels and a set of runs."""
+
+    run_names: list[str]
+    qids: list[str]  # all query ids (qrels and runs), sorted
+    in_qrels: np.ndarray  # bool per query
+    # groups (run, query) in output order
+    starts: np.ndarray
+    ends: np.ndarray
+    group_run: np.ndarray
+    group_q: np.ndarray
+    rel: np.ndarray  # int32 grade (or NONPOOL / UNJUDGED) per ranked position
+    row: np.ndarray  # int64 input row at each ranked position
+    # judgment at each ranked position: index into qr_rel / qr_rows, -1 if none
+    jdx: np.ndarray
+    # qrels grades grouped by query: query q's judgments are qr_off[q]:qr_off[q+1]
+    qr_off: np.ndarray
+    qr_rel: np.ndarray
+    qr_rows: np.ndarray  # qrels input row of each judgment (for doc ids)
+    # the prepared qrels these were encoded against, and each query's number there
+    # (its query count for a query the qrels lack); None when built by hand
+    prepared: PreparedQrels | None = None
+    qp: np.ndarray | None = None
+
+
+def _raise_duplicate_judgment(qrels: QrelsColumns, qq: np.ndarray, qr_dup: np.ndarray) -> None:
+    b = int(qr_dup[qr_dup >= 0][0])
+    same = np.flatnonzero(qq == qq[b])
+    doc = qrels.doc.value(b)
+    a = next(int(i) for i in same if qrels.doc.value(int(i)) == doc)
+    msg = (
+        f"{qrels.source.where(b)}: duplicate judgment for query {qrels.qid.value(b)!r} "
+        f"document {doc!r} (first at {qrels.source.where(a)})"
+    )
+    n_more = int((qr_dup >= 0).sum()) - 1
+    if n_more:
+        msg += f"\n  (duplicates in {n_more} more quer(y/ies))"
+    raise InputFormatError(msg)
+
+
+def _raise_duplicate_document(runs: RunColumns, row: np.ndarray, is_dup: np.ndarray) -> None:
+    r = int(row[np.flatnonzero(is_dup)[0]])
+    msg = (
+        f"{runs.source.where(r)}: document {runs.doc.value(r)!r} appears more than once for "
+        f"query {runs.qid.value(r)!r} in run {runs.run_names[runs.run[r]]!r} "
+        f"({int(is_dup.sum())} repeated row(s))\n  hint: on_duplicate='first' "
+        "(CLI: --keep-first) keeps the first occurrence"
+    )
+    raise InputFormatError(msg)
+
+
+def check_on_duplicate(on_duplicate: str) -> None:
+    """Raise for an ``on_duplicate`` other than ``"error"`` or ``"first"``."""
+    if on_duplicate not in ("error", "first"):
+        msg = f"on_duplicate must be 'error' or 'first', got {on_duplicate!r}"
+        raise ParameterError(msg)
+
+
+def encode(
+    qrels: QrelsColumns | PreparedQrels,
+    runs: RunColumns,
+    *,
+    compat: int = 9,
+    complete: bool = False,
+    on_duplicate: str = "error",
+) -> Encoded:
+    """Encode qrels and runs for the kernels.
+
+    Parameters
+    ----------
+    qrels
+        Parsed qrels columns, or qrels already prepared by :func:`prepare_qrels`
+        (nothing of the qrels is then redone).
+    runs
+        Parsed run columns.
+    compat
+        9: scores are rounded to float32 before ordering (trec_eval <= 9
+        stores them as C ``float``); 10: float64.
+    complete
+        trec_eval ``-c``: evaluate every qrels query for every run (missing
+        ones as empty rankings).
+    on_duplicate
+        ``"error"`` (default) or ``"first"`` to keep the first occurrence of a
+        document repeated within a (run, query).
+    """
+    check_on_duplicate(on_duplicate)
+    pq = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels)
+    n_qp = pq.n_queries
+    # --- queries: the qrels queries, and those of the runs the qrels lack, in byte order
+    run_q_codes, run_q_first = dict_encode(runs.qid)
+    run_q = runs.qid.take(run_q_first)  # distinct query ids, first-appearance order
+    run_qp = _lookup(run_q, pq.qid_values)  # their number in the qrels (-1: none)
+    if not (run_qp >= 0).any():
+        ex_r = ", ".join(run_q.slice(0, 3).to_pylist())
+        ex_q = ", ".join(pq.first_qids)
+        msg = (
+            f"the runs and the qrels have no query in common (runs: {ex_r}, ...; "
+            f"qrels: {ex_q}, ...)\n  hint: are these the qrels of this track?"
+        )
+        raise DataMismatchError(msg)
+    if (run_qp >= 0).all():  # the usual case: no query outside the qrels
+        qids = pq.qids
+        q_lut = run_qp
+        qp = np.arange(n_qp, dtype=np.int32)
+        in_qrels = np.ones(n_qp, bool)
+        qr_off = pq.qr_off[: n_qp + 1]
+    else:
+        extra = run_q.filter(pa.array(run_qp < 0))
+        all_q = _byte_order(pa.concat_arrays([pq.qid_values.cast(extra.type), extra]))
+        qids = all_q.to_pylist()
+        q_lut = _lookup(run_q, all_q)
+        in_qrels = np.zeros(len(qids), bool)
+        in_qrels[_lookup(pq.qid_values.cast(all_q.type), all_q)] = True
+        qp = np.full(len(qids), n_qp, np.int32)  # the empty query for the others
+        qp[in_qrels] = np.arange(n_qp, dtype=np.int32)
+        before = np.concatenate([[0], np.cumsum(in_qrels)])  # qrels queries before each
+        qr_off = pq.qr_off[before]
+    n_q = len(qids)
+
+    # --- group rows by (run, query)
+    n_runs = len(runs.run_names)
+    perm, kstarts = kr.group_rows(runs.run, run_q_codes, q_lut, n_q, n_runs)
+    gstarts = np.ascontiguousarray(kstarts[:-1])
+    gends = np.ascontiguousarray(kstarts[1:])
+    grid_q = np.tile(np.arange(n_q, dtype=np.int32), n_runs)
+    grid_run = np.repeat(np.arange(n_runs, dtype=np.int32), n_q)
+
+    # --- judge and order every ranking (documents compared by bytes, never re-encoded)
+    n = perm.shape[0]
+    rel = np.empty(n, np.int32)
+    row = np.empty(n, np.int64)
+    jdx = np.empty(n, np.int64)
+    is_dup = np.empty(n, np.bool_)
+    was_sorted = np.zeros(gstarts.shape[0], np.bool_)
+    # query-major visiting order: all runs' rankings of a query one after the other
+    g_order = np.arange(gstarts.shape[0], dtype=np.int64).reshape(n_runs, n_q).T.ravel()
+    parallel.run(
+        kr.rank_groups,
+        (gends - gstarts)[g_order].astype(np.float64),
+        runs.doc.buf,
+        runs.doc.starts,
+        runs.doc.ends,
+        runs.score,
+        compat == 9,
+        perm,
+        g_order,
+        gstarts,
+        gends,
+        np.ascontiguousarray(qp[grid_q]),
+        pq.docs.buf,
+        pq.docs.starts,
+        pq.docs.ends,
+        pq.qr_rel,
+        pq.t_off,
+        pq.t_slots,
+        pq.t_hash,
+        rel,
+        row,
+        jdx,
+        is_dup,
+        was_sorted,
+    )
+    if is_dup.any():
+        if on_duplicate == "error":
+            _raise_duplicate_document(runs, row, is_dup)
+        keep = ~is_dup
+        rel = rel[keep]
+        row = row[keep]
+        jdx = jdx[keep]
+        removed = np.concatenate([[0], np.cumsum(is_dup, dtype=np.int64)])
+        gstarts = gstarts - removed[gstarts]
+        gends = gends - removed[gends]
+
+    # --- which (run, query) groups are evaluated
+    present = gends > gstarts
+    evaluated = in_qrels[grid_q] & (present | complete)
+    sel = np.flatnonzero(evaluated)
+
+    return Encoded(
+        run_names=list(runs.run_names),
+        qids=list(qids),
+        in_qrels=in_qrels,
+        starts=np.ascontiguousarray(gstarts[sel]),
+        ends=np.ascontiguousarray(gends[sel]),
+        group_run=grid_run[sel],
+        group_q=grid_q[sel],
+        rel=rel,
+        row=row,
+        jdx=jdx,
+        qr_off=qr_off,
+        qr_rel=pq.qr_rel,
+        qr_rows=pq.qr_rows,
+        prepared=pq,
+        qp=qp,
+    )

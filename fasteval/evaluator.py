@@ -1,0 +1,397 @@
+"""``Evaluator``: qrels read and prepared once, any number of runs scored against them.
+
+:func:`fasteval.evaluate` is ``Evaluator(qrels, measures, **options).evaluate(runs)``.
+The measures are parsed once and routed by the catalogue
+(:mod:`fasteval.measures.catalog`) to one of a few evaluator kinds behind one
+small interface (:class:`Kind`): ``prepare`` the qrels once, then ``evaluate``
+runs against what was prepared. The kinds are registered in :data:`KINDS`,
+tried in order; the first that accepts the request serves it:
+
+* ``content``: content measures over a document collection
+  (:mod:`fasteval.analysis.content`, loaded only when asked for);
+* ``judgment_groups``: trec_eval ``-R qrels_jg``;
+* ``diversity``: ndeval's measures;
+* ``ric``: ranking measures and RIC (:mod:`fasteval.analysis.information`);
+* ``ranking``: everything else, the one path: plan batches, read, encode
+  against the prepared qrels, run the kernels, merge
+  (:mod:`fasteval.engine.stream`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+import polars as pl
+
+from fasteval.engine.encode import PreparedQrels, prepare_qrels
+from fasteval.engine.inputs import QrelsLike, RunsLike
+from fasteval.engine.options import EvalOptions
+from fasteval.errors import FastevalWarning, MeasureError, ParameterError
+from fasteval.io.tables import qrels_columns
+from fasteval.io.zscores import as_zscores
+from fasteval.measures.catalog import Request, parse_request, split
+from fasteval.measures.ir_measures_names import normalise_measures
+from fasteval.parallel import gc_paused
+
+if TYPE_CHECKING:
+    from fasteval.analysis.content import ContentReport
+
+Progress = Callable[[int, int], None]
+
+
+class Kind(Protocol):
+    """One evaluator kind: which requests it serves, its prepared qrels, its scoring."""
+
+    @property
+    def name(self) -> str:
+        """The kind's name (``ranking``, ``ric``, ``diversity``, ...)."""
+        ...
+
+    def accepts(self, req: Request, content: bool) -> bool:
+        """Whether this kind computes the request (``content``: content measures or a
+        collection were asked for)."""
+        ...
+
+    def prepare(self, qrels: QrelsLike, req: Request, options: EvalOptions, extra: Any) -> Any:
+        """What every evaluation against ``qrels`` shares (read once, read-only after)."""
+        ...
+
+    def evaluate(
+        self, state: Any, runs: RunsLike, per_query: bool, progress: Progress | None
+    ) -> pl.DataFrame:
+        """The long result table for ``runs``."""
+        ...
+
+
+@dataclass(frozen=True)
+class _Ranking:
+    """trec_eval's ranking measures: the qrels prepared once, runs streamed in batches."""
+
+    name: str = "ranking"
+
+    def accepts(self, req: Request, content: bool) -> bool:
+        return not content
+
+    def prepare(self, qrels: QrelsLike, req: Request, options: EvalOptions, extra: Any) -> Any:
+        if isinstance(qrels, PreparedQrels):
+            return (qrels, req, options)
+        with gc_paused():
+            pq = prepare_qrels(qrels_columns(qrels, lenient=options.lenient))
+        return (pq, req, options)
+
+    def evaluate(
+        self, state: Any, runs: RunsLike, per_query: bool, progress: Progress | None
+    ) -> pl.DataFrame:
+        from fasteval.engine.stream import evaluate_ranking_stream  # noqa: PLC0415 (start-up)
+
+        pq, req, options = state
+        return evaluate_ranking_stream(
+            pq, runs, req.ranking, options, per_query=per_query, progress=progress
+        )
+
+
+@dataclass(frozen=True)
+class _Ric(_Ranking):
+    """Ranking measures with RIC, which reads every ranking at once (one batch)."""
+
+    name: str = "ric"
+
+    def accepts(self, req: Request, content: bool) -> bool:
+        return not content and bool(req.ric)
+
+    def evaluate(
+        self, state: Any, runs: RunsLike, per_query: bool, progress: Progress | None
+    ) -> pl.DataFrame:
+        from fasteval.analysis.information import append_ric  # noqa: PLC0415 (start-up)
+        from fasteval.engine.ranking import evaluate_ranking  # noqa: PLC0415 (start-up)
+
+        pq, req, o = state
+        df, prep = evaluate_ranking(
+            pq,
+            runs,
+            req.ranking,
+            per_query=per_query,
+            **o.as_kwargs(
+                "compat",
+                "relevance_level",
+                "complete",
+                "max_depth",
+                "judged_only",
+                "num_docs",
+                "zscores",
+                "on_duplicate",
+                "lenient",
+                "run_id_from",
+            ),
+        )
+        return append_ric(df, prep, o.relevance_level, per_query)
+
+
+_COMMON = ("relevance_level", "complete", "max_depth", "on_duplicate", "lenient", "run_id_from")
+
+
+@dataclass(frozen=True)
+class _JudgmentGroups:
+    """trec_eval ``-R qrels_jg``: the ``*_avgjg`` families over judgment groups."""
+
+    name: str = "judgment_groups"
+
+    def accepts(self, req: Request, content: bool) -> bool:
+        return not content and bool(req.judgment_groups)
+
+    def prepare(self, qrels: QrelsLike, req: Request, options: EvalOptions, extra: Any) -> Any:
+        return (qrels, req, options)
+
+    def evaluate(
+        self, state: Any, runs: RunsLike, per_query: bool, progress: Progress | None
+    ) -> pl.DataFrame:
+        from fasteval.engine.judgment_groups import evaluate_jg  # noqa: PLC0415 (start-up)
+
+        qrels, req, o = state
+        kw = o.as_kwargs(*_COMMON, "compat", "judged_only")
+        return evaluate_jg(qrels, runs, req.ranking, per_query=per_query, **kw)
+
+
+@dataclass(frozen=True)
+class _Diversity(_JudgmentGroups):
+    """ndeval's measures over diversity qrels (ndeval's defaults: alpha = beta = 0.5)."""
+
+    name: str = "diversity"
+
+    def accepts(self, req: Request, content: bool) -> bool:
+        return not content and bool(req.diversity)
+
+    def evaluate(
+        self, state: Any, runs: RunsLike, per_query: bool, progress: Progress | None
+    ) -> pl.DataFrame:
+        from fasteval.engine.diversity import diversity_evaluate  # noqa: PLC0415 (start-up)
+
+        qrels, req, o = state
+        # scores are float64 whatever compat says; utility's num_docs has no analogue
+        return diversity_evaluate(
+            qrels, runs, list(req.diversity), per_query=per_query, **o.as_kwargs(*_COMMON)
+        )
+
+
+@dataclass(frozen=True)
+class _Content:
+    """Content measures (``LMJS@20``, ...) over a collection, with any label measures."""
+
+    name: str = "content"
+
+    def accepts(self, req: Request, content: bool) -> bool:
+        return content
+
+    def prepare(self, qrels: QrelsLike, req: Request, options: EvalOptions, extra: Any) -> Any:
+        return (qrels, options, extra)
+
+    def evaluate(
+        self, state: Any, runs: RunsLike, per_query: bool, progress: Progress | None
+    ) -> pl.DataFrame:
+        qrels, o, (collection, content, label) = state
+        df, report = evaluate_with_collection(
+            qrels, runs, collection, content, label, per_query=per_query, options=o
+        )
+        if report.lines():  # never silently: what the collection lacked
+            warnings.warn("; ".join(report.lines()), FastevalWarning, stacklevel=4)
+        return df
+
+
+KINDS: list[Kind] = [_Content(), _JudgmentGroups(), _Diversity(), _Ric(), _Ranking()]
+"""The evaluator kinds, tried in order (the first that accepts a request serves it)."""
+
+
+class Evaluator:
+    """Qrels and measures prepared once; runs scored against them any number of times.
+
+    Parameters
+    ----------
+    qrels
+        As :func:`fasteval.evaluate`: a qrels file (plain, ``.gz``, ``.parquet``),
+        a polars / Arrow / pandas frame or a ``{query: {doc: grade}}`` dict.
+    measures
+        As :func:`fasteval.evaluate` (trec_eval or ir_measures names, measure
+        objects, a parsed request; default: trec_eval's ``official`` set).
+    collection
+        A document collection, for content measures (``LMJS@20``, ...).
+    **options
+        :func:`fasteval.evaluate`'s options: ``compat``, ``relevance_level``,
+        ``complete``, ``max_depth``, ``judged_only``, ``num_docs``,
+        ``on_duplicate``, ``lenient``, ``run_id_from``, ``zscores``,
+        ``rel_format``, ``batch_rows``. They are checked here, once.
+
+    Notes
+    -----
+    The qrels are read, checked and indexed here, once: their query ids in
+    trec_eval's order, each query's judgments with a hash table of its judged
+    documents, and (on first use) the per-query tables the measures read
+    (relevant counts, ideal gains). :meth:`evaluate` then costs what the runs
+    cost. An ``Evaluator`` is read-only after it is made, so threads may share
+    one.
+
+    Examples
+    --------
+    >>> import fasteval
+    >>> qrels = {"q1": {"d1": 1, "d2": 0}}
+    >>> ev = fasteval.Evaluator(qrels, ["map", "P@10"])
+    >>> ev.evaluate({"q1": {"d1": 2.0, "d2": 1.0}}, per_query=False)["value"].to_list()
+    [1.0, 0.1]
+    """
+
+    def __init__(
+        self,
+        qrels: QrelsLike,
+        measures: str | Sequence[str] | Request | Any | None = None,
+        *,
+        collection: Any = None,
+        **options: Any,
+    ) -> None:
+        zs = options.get("zscores")
+        if zs is not None:
+            options["zscores"] = as_zscores(zs)
+        try:
+            opts = EvalOptions(**options)
+        except TypeError as e:  # an unknown keyword
+            msg = f"Evaluator: {e}".replace("EvalOptions.__init__() ", "")
+            raise ParameterError(msg) from None
+        req, content, extra, opts = _parse(measures, collection, opts)
+        check_options(req, judged_only=opts.judged_only, zscores=opts.zscores)
+        self.request = req
+        self.options = opts
+        self.kind: Kind = next(k for k in KINDS if k.accepts(req, content))
+        self._state = self.kind.prepare(qrels, req, opts, extra)
+
+    def evaluate(
+        self, runs: RunsLike, per_query: bool = True, progress: Progress | None = None
+    ) -> pl.DataFrame:
+        """Score ``runs``: the table :func:`fasteval.evaluate` returns for them.
+
+        Parameters
+        ----------
+        runs
+            As :func:`fasteval.evaluate`: run files, directories, Parquet
+            archives, polars / Arrow / pandas frames, ``{qid: {docid: score}}``
+            or ``{run_id: {qid: {docid: score}}}``, or a list mixing these.
+        per_query
+            Include one row per (run, query) besides the ``all`` rows.
+        progress
+            Called after each batch with (inputs done, inputs in all); only
+            when the runs take more than one batch.
+
+        Returns
+        -------
+        polars.DataFrame
+            ``run_id, query_id, measure, value`` (see :func:`fasteval.evaluate`).
+        """
+        return self.kind.evaluate(self._state, runs, per_query, progress)
+
+
+def _parse(
+    measures: Any, collection: Any, opts: EvalOptions
+) -> tuple[Request, bool, Any, EvalOptions]:
+    """The parsed request, whether it is for the content kind, its extra, the options."""
+    if measures is None and collection is not None:
+        measures = "LMJS@20"
+    if measures is not None and not isinstance(measures, Request):
+        # ir_measures objects and aliases (MAP, MRR@10, ...); judged_only=True on all of them
+        names, all_judged_only = normalise_measures(measures)
+        if all_judged_only and not opts.judged_only:
+            opts = EvalOptions(**{**opts.as_kwargs(), "judged_only": True})
+        groups = split(names, rel_format=opts.rel_format)
+        if "content" in groups or collection is not None:
+            content = groups.pop("content", [])
+            label = [n for ns in groups.values() for n in ns]
+            return Request(), True, (collection, content, label), opts
+        measures = names
+    elif collection is not None:
+        msg = "a collection is for content measures\n  hint: measures=['LMJS@20']"
+        raise ParameterError(msg)
+    req = (
+        measures
+        if isinstance(measures, Request)
+        else parse_request(measures, compat=opts.compat, rel_format=opts.rel_format)
+    )
+    return req, False, None, opts
+
+
+def evaluate_with_collection(
+    qrels: QrelsLike,
+    runs: RunsLike,
+    collection: Any,
+    content: list[str],
+    label: list[str],
+    *,
+    per_query: bool,
+    options: EvalOptions,
+) -> tuple[pl.DataFrame, ContentReport]:
+    """Content measures and any label measures in one table, with the counts of
+    what the collection lacked (documents missing or without tokens, NaN queries).
+
+    Rows are grouped per run (input order), the ``all`` rows of a run last.
+    """
+    # the content layer (and its kernels) loads only when a collection is given:
+    # a plain evaluation does not pay its import (0.2 s)
+    from fasteval.analysis.content import evaluate_content  # noqa: PLC0415 (start-up time)
+
+    if collection is None:
+        msg = (
+            f"{', '.join(content)} read the documents: give the collection "
+            "(CLI: --collection FILE; API: collection=...)"
+        )
+        raise ParameterError(msg)
+    if not content:
+        msg = "a collection is for content measures\n  hint: LMJS@20, LMKL@20 or LMJS_IA@20"
+        raise ParameterError(msg)
+    ev = evaluate_content(
+        qrels,
+        runs,
+        collection,
+        content,
+        per_query=per_query,
+        relevance_level=options.relevance_level,
+        compat=options.compat,
+        on_duplicate=options.on_duplicate,
+    )
+    if not label:
+        return ev.table, ev.report
+    lab = Evaluator(qrels, label, **options.as_kwargs()).evaluate(runs, per_query=per_query)
+    order = {r: i for i, r in enumerate(ev.data.enc.run_names)}
+    df = (
+        pl.concat([lab.select(ev.table.columns), ev.table])
+        .with_columns(
+            pl.col("run_id").replace_strict(order, return_dtype=pl.Int64).alias("_r"),
+            (pl.col("query_id") == "all").alias("_a"),
+        )
+        .sort(["_r", "_a"], maintain_order=True)
+        .drop("_r", "_a")
+    )
+    return df, ev.report
+
+
+def check_options(req: Request, *, judged_only: bool = False, zscores: Any = None) -> None:
+    """Raise for an option the request's evaluator lacks, or a measure evaluate() cannot compute.
+
+    ``-Z`` needs plain qrels and ranking measures; ``-J`` does not apply to
+    diversity measures; HSA and DO are per-run statistics.
+    """
+    if zscores is not None and req.judgment_groups:
+        msg = "z-scores (-Z) are only supported with plain qrels"
+        raise ParameterError(msg)
+    if req.histogram:
+        msg = (
+            f"{', '.join(req.histogram)} are not per-query measures of evaluate()"
+            "\n  hint: fasteval.histogram_analysis (CLI: fasteval hsa) computes them"
+        )
+        raise MeasureError(msg)
+    if req.diversity:
+        if zscores is not None:
+            msg = "z-scores (-Z) are not supported for diversity measures"
+            raise ParameterError(msg)
+        if judged_only:
+            msg = (
+                "judged_only (-J) does not apply to diversity measures (ndeval has no such option)"
+            )
+            raise ParameterError(msg)

@@ -1,0 +1,171 @@
+"""``fasteval.Evaluator``: qrels prepared once, many evaluations, the same tables as evaluate()."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+import fasteval
+from fasteval import parallel
+from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
+
+MEASURES = ["map", "P_5", "ndcg_cut_10", "recall_10", "bpref", "recip_rank", "num_rel_ret"]
+
+
+def _qrels(rng: np.random.Generator, n_q: int = 8) -> dict[str, dict[str, int]]:
+    return {
+        f"q{q}": {f"d{d}": int(rng.integers(0, 3)) for d in rng.choice(60, 25, replace=False)}
+        for q in range(n_q)
+    }
+
+
+def _run(rng: np.random.Generator, qids: list[str]) -> dict[str, dict[str, float]]:
+    # rounded scores: ties, broken by document id as trec_eval does
+    return {
+        q: {f"d{d}": float(np.round(rng.random(), 1)) for d in rng.choice(80, 30, replace=False)}
+        for q in qids
+    }
+
+
+@pytest.fixture
+def data() -> tuple[dict, dict]:
+    rng = np.random.default_rng(26)
+    qrels = _qrels(rng)
+    runs = {f"r{i}": _run(rng, [f"q{q}" for q in range(8)]) for i in range(4)}
+    return qrels, runs
+
+
+@pytest.mark.parametrize("compat", [9, 10])
+def test_reused_evaluator_equals_fresh_evaluate_on_many_inputs(data, compat) -> None:
+    qrels, runs = data
+    ev = fasteval.Evaluator(qrels, MEASURES, compat=compat)
+    rng = np.random.default_rng(7)
+    inputs = [
+        runs,
+        runs["r1"],
+        {"x": {**runs["r0"], "unseen": {"d1": 1.0}}},  # a query the qrels lack
+        {"y": {q: runs["r2"][q] for q in ["q3", "q1"]}},  # a few queries, out of order
+        {"z": _run(rng, ["q0", "q7"])},
+    ]
+    for x in inputs:
+        for per_query in (True, False):
+            want = fasteval.evaluate(qrels, x, MEASURES, compat=compat, per_query=per_query)
+            got = ev.evaluate(x, per_query=per_query)
+            assert got.equals(want)
+    # and in the other order: nothing of one evaluation leaks into the next
+    for x in reversed(inputs):
+        assert ev.evaluate(x).equals(fasteval.evaluate(qrels, x, MEASURES, compat=compat))
+
+
+def test_every_input_kind_gives_the_same_table(data, tmp_path: Path) -> None:
+    pd = pytest.importorskip("pandas")
+    qrels, runs = data
+    frame = pl.DataFrame(
+        [(r, q, d, s) for r, qs in runs.items() for q, ds in qs.items() for d, s in ds.items()],
+        schema=["run_id", "query_id", "doc_id", "score"],
+        orient="row",
+    )
+    text = tmp_path / "runs"
+    text.mkdir()
+    for (r,), part in frame.partition_by("run_id", as_dict=True).items():
+        lines = [f"{q} Q0 {d} 0 {s} {r}" for _, q, d, s in part.iter_rows()]
+        (text / f"{r}.txt").write_text("\n".join(lines) + "\n")
+    archive = tmp_path / "a.parquet"
+    from click.testing import CliRunner
+
+    from fasteval.cli import main
+
+    assert CliRunner().invoke(main, ["ingest", str(text), "-o", str(archive)]).exit_code == 0
+    ev = fasteval.Evaluator(qrels, MEASURES)
+    want = ev.evaluate(runs)
+    kinds = {
+        "polars": frame,
+        "arrow": frame.to_arrow(),
+        "pandas": frame.to_pandas(),
+        "text files": sorted(text.iterdir()),
+        "directory": text,
+        "archive": archive,
+    }
+    for name, x in kinds.items():
+        got = ev.evaluate(x)
+        assert got.sort("run_id", maintain_order=True).equals(want), name
+    assert isinstance(kinds["pandas"], pd.DataFrame)
+
+
+def test_threads_sharing_one_evaluator_get_the_same_frames(data) -> None:
+    qrels, runs = data
+    ev = fasteval.Evaluator(qrels, [*MEASURES, "ndcg", "P.5,10"])
+    inputs = [runs, runs["r0"], runs["r3"], {"a": runs["r1"], "b": runs["r2"]}]
+    want = [fasteval.evaluate(qrels, x, [*MEASURES, "ndcg", "P.5,10"]) for x in inputs]
+    got: dict[tuple[int, int], pl.DataFrame] = {}
+    errors: list[BaseException] = []
+
+    def work(t: int) -> None:
+        try:
+            for k in range(10):
+                i = (t + k) % len(inputs)
+                got[t, k] = (i, ev.evaluate(inputs[i]))  # type: ignore[assignment]
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors
+    assert len(got) == 40
+    for i, df in got.values():  # type: ignore[misc]
+        assert df.equals(want[i])
+
+
+def test_no_query_in_common_and_empty_runs_behave_as_evaluate(data) -> None:
+    qrels, runs = data
+    ev = fasteval.Evaluator(qrels, MEASURES)
+    stranger = {"s": {"elsewhere": {"d1": 1.0}}}
+    with pytest.raises(DataMismatchError, match="no query in common") as a:
+        ev.evaluate(stranger)
+    with pytest.raises(DataMismatchError) as b:
+        fasteval.evaluate(qrels, stranger, MEASURES)
+    assert str(a.value) == str(b.value)
+    for empty in ({}, []):
+        with pytest.raises((InputFormatError, ParameterError)) as a:
+            ev.evaluate(empty)
+        with pytest.raises((InputFormatError, ParameterError)) as b:
+            fasteval.evaluate(qrels, empty, MEASURES)
+        assert str(a.value) == str(b.value)
+    # a run with some queries outside the qrels: only the qrels queries are scored
+    mixed = {"m": {**runs["r0"], "zz": {"d1": 0.5}}}
+    df = ev.evaluate(mixed)
+    assert "zz" not in set(df["query_id"])
+
+
+def test_options_are_checked_once_when_made(data) -> None:
+    qrels, _ = data
+    with pytest.raises(ParameterError, match="compat must be 9 or 10"):
+        fasteval.Evaluator(qrels, MEASURES, compat=8)
+    with pytest.raises(ParameterError, match="max_depth must be positive"):
+        fasteval.Evaluator(qrels, MEASURES, max_depth=0)
+    with pytest.raises(ParameterError, match="on_duplicate"):
+        fasteval.Evaluator(qrels, MEASURES, on_duplicate="last")
+    with pytest.raises(ParameterError, match="unexpected keyword argument 'compact'"):
+        fasteval.Evaluator(qrels, MEASURES, compact=9)
+
+
+def test_small_work_stays_on_the_calling_thread_and_the_pool_is_reused(data) -> None:
+    qrels, runs = data
+    ev = fasteval.Evaluator(qrels, MEASURES)
+    ev.evaluate(runs)
+    before = threading.active_count()
+    for _ in range(20):
+        ev.evaluate(runs)
+    assert threading.active_count() == before  # no thread started per call
+    pool = parallel.pool()
+    assert parallel.pool() is pool
+    seen: list[str] = []
+    parallel.map_threads(lambda _: seen.append(threading.current_thread().name), range(1), 1)
+    assert seen == [threading.current_thread().name]
