@@ -48,7 +48,7 @@ _BENCH = re.compile(r"<!--\s*benchmarks:\s*(?P<what>[a-z]+)\s*-->")
 # module -> section title of the API reference (modules not listed get their own name)
 _SECTIONS = {
     "fasteval.api": "Evaluating",
-    "fasteval.engine.evaluator": "Evaluating",
+    "fasteval.evaluator": "Evaluating",
     "fasteval.io.tables": "Reading qrels and runs",
     "fasteval.io.diversity": "Reading qrels and runs",
     "fasteval.engine.table": "Result tables",
