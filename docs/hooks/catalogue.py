@@ -11,6 +11,7 @@ A family the generator cannot describe stops the build.
 
 from __future__ import annotations
 
+import html
 import inspect
 import re
 
@@ -28,7 +29,18 @@ def md_inline(text: str) -> str:
     text = re.sub(r":(?:math|func|class|mod|data|meth|attr):`([^`]*)`", r"`\1`", text)
     text = text.replace("``", "`")
     text = " ".join(text.split())
-    return text.replace("|", "\\|")
+    # a `|` ends a table cell: escape it outside code spans, and write code spans
+    # that hold one as HTML (an escaped `\\|` in a code span would show its backslash)
+    out = []
+    for part in re.split(r"(`[^`]*`)", text):
+        is_code = part.startswith("`") and part.endswith("`") and len(part) > 1
+        if is_code and "|" in part:
+            out.append(f"<code>{html.escape(part[1:-1]).replace('|', '&#124;')}</code>")
+        elif is_code:
+            out.append(part)
+        else:
+            out.append(part.replace("|", "\\|"))
+    return "".join(out)
 
 
 def split_citation(doc: str) -> tuple[str, str]:
