@@ -390,7 +390,7 @@ def histogram_analysis(  # noqa: PLR0913 (keyword-only options)
     lenient: bool = False,
     run_id_from: str = "tag",
 ) -> pl.DataFrame:
-    """DO and HSA of every run, from the values of its judged documents (SPEC section 4).
+    """DO and HSA of every run, from the values of its judged documents (module docstring).
 
     Parameters
     ----------
