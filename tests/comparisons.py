@@ -138,6 +138,8 @@ COMPARISONS: tuple[Comparison, ...] = (
     _adhoc("judged", "Judged@10", naive="naive:judged_at", oracles=("ir_measures",)),
     _adhoc("jk_dcg", "jk_dcg", naive="naive:jk_dcg", oracles=()),
     _adhoc("jk_ndcg", "jk_ndcg", naive="naive:jk_ndcg", oracles=()),
+    # ir_measures' NumQ (tests/unit/test_measure_spellings.py)
+    _adhoc("numq", "NumQ", naive=None, oracles=("ir_measures",)),
     # --- diversity (ndeval) --------------------------------------------------------------
     *(
         Comparison(

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from fasteval.errors import MeasureError, ParameterError
-from fasteval.measures.content import is_content_measure
+from fasteval.measures.content import is_content_measure, parse_content_measures
 from fasteval.measures.diversity import (
     DiversityMeasure,
     is_diversity_measure,
@@ -128,6 +128,54 @@ def check_rel_format(rel_format: str) -> None:
             " (trec_eval's prefs and qrels_prefs are not supported yet)"
         )
         raise ParameterError(msg)
+
+
+def output_names(name: str, *, compat: int = 9) -> list[str]:
+    """The ``measure`` values :func:`fasteval.evaluate` gives for the measure argument ``name``.
+
+    The one parser every command uses to check a measure it is given and to find
+    its rows in a result: ``MAP`` -> ``["MAP"]`` (the name asked for),
+    ``P.5,10`` -> ``["P_5", "P_10"]``, ``RIC`` -> ``["RIC"]``,
+    ``alpha-nDCG@20`` -> ``["alpha_nDCG@20"]``.
+
+    Raises
+    ------
+    MeasureError
+        For an unknown measure or a bad parameter.
+    """
+    out: list[str] = []
+    for n in names_of(name):
+        ev = evaluator_of(n)
+        if ev == "ric":
+            out.append(RIC)
+        elif ev == "histogram":
+            out.append(n.strip().upper())
+        elif ev == "diversity":
+            out += [m.name for m in parse_diversity_measures([n])]
+        elif ev == "content":
+            out += [m.name for m in parse_content_measures([n])]
+        else:
+            out += [m.name for m in parse_measures([n], compat=compat)]
+    if not out:
+        msg = f"no measure named in {name!r}"
+        raise MeasureError(msg)
+    return out
+
+
+def output_name(name: str, *, what: str = "a measure", compat: int = 9) -> str:
+    """The one ``measure`` value ``name`` gives (see :func:`output_names`).
+
+    Raises
+    ------
+    MeasureError
+        When ``name`` stands for no measure or for several (``P.5,10``, ``official``);
+        ``what`` names the option in the message.
+    """
+    names = output_names(name, compat=compat)
+    if len(names) != 1:
+        msg = f"{what} must name exactly one measure, got {name!r} ({', '.join(names)})"
+        raise MeasureError(msg)
+    return names[0]
 
 
 def parse_jg_measures(measures: MeasuresLike, *, compat: int = 9) -> MeasureSet:

@@ -108,7 +108,7 @@ def split_judged_only(names: Iterable[str]) -> tuple[list[str], bool]:
     flags: list[bool] = []
     for n in names:
         m = _FORM.match(n)
-        if m and m["args"] is not None:
+        if m and m["args"] is not None and "judged_only" in m["args"]:
             args = _args(m["args"], n)
             flag = args.pop("judged_only", "False") == "True"
             inner = ",".join(f"{k}={v}" for k, v in args.items())
@@ -131,8 +131,11 @@ def split_judged_only(names: Iterable[str]) -> tuple[list[str], bool]:
 def normalise_measures(measures: Any) -> tuple[list[str], bool]:
     """A measure argument of ``evaluate`` (a name, an object, or a list of them) as strings.
 
-    Returns the fasteval strings and whether ``judged_only=True`` was asked
-    (by every measure; see :func:`split_judged_only`).
+    Returns the names and whether ``judged_only=True`` was asked (by every
+    measure; see :func:`split_judged_only`). A name keeps the spelling asked
+    for (``MAP``, ``Recall@100``): the parser (:func:`fasteval.measures.parser.parse_measure`)
+    reads the aliases and names its output after the request. A measure
+    object becomes its fasteval string (:func:`canonical`).
     """
     items = (
         [measures]
@@ -141,4 +144,4 @@ def normalise_measures(measures: Any) -> tuple[list[str], bool]:
     )
     if not items and not isinstance(measures, (list, tuple)):
         items = [measures]
-    return split_judged_only(canonical(m) for m in items)
+    return split_judged_only(m.strip() if isinstance(m, str) else canonical(m) for m in items)

@@ -20,10 +20,11 @@ import math
 import re
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fasteval.errors import MeasureError
 from fasteval.measures.diversity import FAMILIES as DIVERSITY_FAMILIES
+from fasteval.measures.ir_measures_names import ALIASES, canonical
 from fasteval.measures.registry import (
     FAMILIES,
     IR_MEASURES,
@@ -246,12 +247,17 @@ def parse_measure(arg: str) -> list[Measure]:
     ----------
     arg
         A trec_eval ``-m`` argument (possibly a family with several cutoffs or a
-        nickname) or an ir_measures string.
+        nickname) or an ir_measures string, ir_measures' aliases and
+        parameters included (``MAP``, ``MRR@10``, ``NDCG@10``, ``Recall@100``,
+        ``Precision@10``, ``BPref``, ``RPrec``, ``nDCG(dcg='exp-log2')``,
+        ``RBP(p=0.8)``; see :mod:`fasteval.measures.ir_measures_names`).
 
     Returns
     -------
     list of Measure
-        One entry per output column.
+        One entry per output column. A name that stands for one measure keeps
+        the spelling asked for as its output name (``MAP`` stays ``MAP``,
+        ``Recall@100`` stays ``Recall@100``).
 
     Raises
     ------
@@ -262,10 +268,25 @@ def parse_measure(arg: str) -> list[Measure]:
     out = _parse_trec(arg)
     if out is not None:
         return out
-    one = _parse_ir_measures(arg)
-    if one is not None:
-        return [one]
-    raise MeasureError(unknown_measure_message(arg))
+    canon = canonical(arg)  # ir_measures aliases and parameters -> fasteval's own string
+    try:
+        out = _parse_trec(canon)
+        if out is None:
+            one = _parse_ir_measures(canon)
+            out = [one] if one is not None else None
+    except MeasureError as e:
+        if canon == arg:
+            raise
+        msg = f"{e} (read {arg!r} as {canon!r})"
+        raise MeasureError(msg) from None
+    if out is None:
+        raise MeasureError(unknown_measure_message(arg))
+    if canon != arg:
+        if len(out) != 1:  # "Precision" is not trec_eval's P family of 9 cutoffs
+            msg = f"measure {arg!r}: {arg} needs a cutoff, e.g. {arg}@10"
+            raise MeasureError(msg)
+        return [replace(out[0], name=arg)]
+    return out
 
 
 # every measure name any evaluator knows, for "did you mean" (the parser cannot import
@@ -303,7 +324,7 @@ def suggest_measures(arg: str, limit: int = 3) -> list[str]:
     rest = arg.strip()[len(base) :]
     if not base:
         return []
-    names = dict.fromkeys([*FAMILIES, *NICKNAMES, *IR_MEASURES, *_OTHER_NAMES])
+    names = dict.fromkeys([*FAMILIES, *NICKNAMES, *IR_MEASURES, *ALIASES, *_OTHER_NAMES])
     scored = sorted((_edit_distance(base.lower(), n.lower()), n) for n in names if n != base)
     bound = max(1, len(base) // 3)
     return [n + rest for d, n in scored if d <= bound][:limit]

@@ -492,6 +492,17 @@ _FAMILIES = [
     ),
     # --- beyond trec_eval
     Family(
+        "numq",
+        k.NUM_Q,
+        "single",
+        (),
+        "count",
+        True,
+        True,
+        "ir_measures' NumQ: 1 per query evaluated, summed over queries (trec_eval's num_q "
+        "has the sum only).",
+    ),
+    Family(
         "err",
         k.ERR,
         "cutoffs",
@@ -612,6 +623,7 @@ TREC_ORDER = [
     "judged",
     "jk_dcg",
     "jk_ndcg",
+    "numq",
 ]
 
 # trec_eval's nicknames (measures.c). Families fasteval does not compute yet are
@@ -699,7 +711,7 @@ IR_MEASURES: dict[str, tuple[str | None, str | None]] = {
     "NumRet": (None, "num_ret"),
     "NumRel": (None, "num_rel"),
     "NumRelRet": (None, "num_rel_ret"),
-    "NumQ": (None, "num_q"),
+    "NumQ": (None, "numq"),
     "Success": ("success", None),
     "SetP": (None, "set_P"),
     "SetR": (None, "set_recall"),
