@@ -22,6 +22,7 @@ from fasteval.analysis.information import append_ric
 from fasteval.engine.diversity import diversity_evaluate
 from fasteval.engine.inputs import QrelsLike, RunsLike
 from fasteval.engine.judgment_groups import evaluate_jg
+from fasteval.engine.prefs import evaluate_prefs
 from fasteval.engine.ranking import evaluate_ranking
 from fasteval.engine.stream import evaluate_ranking_stream
 from fasteval.errors import FastevalWarning, MeasureError, ParameterError
@@ -192,6 +193,10 @@ def evaluate(  # noqa: PLR0913 (keyword-only options)
     if req.judgment_groups:
         return evaluate_jg(
             qrels, runs, req.ranking, compat=compat, judged_only=judged_only, **common
+        )
+    if req.preferences:  # trec_eval -R prefs / qrels_prefs
+        return evaluate_prefs(
+            qrels, runs, req.ranking, rel_format=req.preferences, compat=compat, **common
         )
     if req.diversity:
         # ndeval's defaults (alpha = beta = 0.5, the rank column's order); scores

@@ -163,10 +163,11 @@ def _finished(*_: Any, **__: Any) -> None:
     "-R",
     "--rel-format",
     "rel_format",
-    type=click.Choice(["qrels", "qrels_jg"]),
+    type=click.Choice(["qrels", "qrels_jg", "prefs", "qrels_prefs"]),
     default="qrels",
     show_default=True,
-    help="Format of QRELS: qrels, or qrels_jg (qid jg docno rel; *_avgjg measures).",
+    help="Format of QRELS: qrels, qrels_jg (qid jg docno rel; *_avgjg measures), prefs "
+    "(qid jg jsg docno rel_level) or qrels_prefs (qrels read as preferences; all_prefs).",
 )
 @click.option(
     "--collection",

@@ -131,6 +131,33 @@ COMPARISONS: tuple[Comparison, ...] = (
     Comparison(
         "Rprec_mult_avgjg", "Rprec_mult_avgjg_0.20", None, ("trec_eval_10",), "judgment_groups"
     ),
+    # --- preference judgments (-R prefs / qrels_prefs): byte-for-byte against the quicktest
+    # files (tests/oracle/test_trec_eval_suite.py), the naive reference in the property test
+    *(
+        Comparison(
+            f,
+            f,
+            None if "Rnonrel" in f else "prefs_naive:measures",
+            ("trec_eval_10", "trec_eval_9"),
+            "preferences",
+        )
+        for f in (
+            "prefs_num_prefs_poss",
+            "prefs_num_prefs_ful",
+            "prefs_num_prefs_ful_ret",
+            "prefs_simp",
+            "prefs_pair",
+            "prefs_avgjg",
+            "prefs_avgjg_Rnonrel",
+            "prefs_simp_ret",
+            "prefs_pair_ret",
+            "prefs_avgjg_ret",
+            "prefs_avgjg_Rnonrel_ret",
+            "prefs_simp_imp",
+            "prefs_pair_imp",
+            "prefs_avgjg_imp",
+        )
+    ),
     # --- beyond trec_eval ----------------------------------------------------------------
     _adhoc("err", "ERR@20", naive="naive:err_at", oracles=("gdeval",)),
     _adhoc("nerr", "nERR@20", naive="naive:nerr_at", oracles=()),

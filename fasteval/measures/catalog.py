@@ -35,14 +35,19 @@ from fasteval.measures.diversity import (
     parse_diversity_measures,
 )
 from fasteval.measures.parser import MeasureSet, parse_measures
+from fasteval.measures.registry import PREFS_FAMILIES
 
-Evaluator = Literal["ranking", "diversity", "ric", "histogram", "judgment_groups", "content"]
+Evaluator = Literal[
+    "ranking", "diversity", "ric", "histogram", "judgment_groups", "content", "preferences"
+]
 
 RIC = "RIC"
 HSA = "HSA"
 DO = "DO"
 HISTOGRAM_NAMES = (HSA, DO)
-REL_FORMATS = ("qrels", "qrels_jg")
+REL_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
+# the formats of preference judgments (trec_eval -R prefs / qrels_prefs)
+PREFS_FORMATS = ("prefs", "qrels_prefs")
 # the families trec_eval defines over judgment groups (-R qrels_jg)
 JG_FAMILIES = frozenset({"num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"})
 
@@ -104,6 +109,8 @@ class Request:
     ric: bool = False
     histogram: tuple[str, ...] = ()
     judgment_groups: bool = False
+    # "prefs" or "qrels_prefs": ``ranking`` holds preference measures (fasteval.engine.prefs)
+    preferences: str | None = None
 
     @property
     def evaluators(self) -> tuple[Evaluator, ...]:
@@ -111,7 +118,9 @@ class Request:
         out: list[Evaluator] = []
         if self.diversity:
             out.append("diversity")
-        if self.ranking or self.ranking.runid:
+        if self.preferences:
+            out.append("preferences")
+        elif self.ranking or self.ranking.runid:
             out.append("judgment_groups" if self.judgment_groups else "ranking")
         if self.ric:
             out.append("ric")
@@ -123,10 +132,7 @@ class Request:
 def check_rel_format(rel_format: str) -> None:
     """Raise a :class:`ParameterError` for a relevance format fasteval does not read."""
     if rel_format not in REL_FORMATS:
-        msg = (
-            f"unknown relevance format {rel_format!r}; choose one of {', '.join(REL_FORMATS)}"
-            " (trec_eval's prefs and qrels_prefs are not supported yet)"
-        )
+        msg = f"unknown relevance format {rel_format!r}; choose one of {', '.join(REL_FORMATS)}"
         raise ParameterError(msg)
 
 
@@ -195,6 +201,26 @@ def parse_jg_measures(measures: MeasuresLike, *, compat: int = 9) -> MeasureSet:
     return mset
 
 
+def parse_prefs_measures(measures: MeasuresLike | MeasureSet, *, compat: int = 9) -> MeasureSet:
+    """Parse measures for an evaluation against preferences (default: the ``all_prefs`` set).
+
+    Only the ``prefs_*`` families (and ``runid``, ``num_q``) are defined over
+    preference judgments, as in trec_eval.
+    """
+    if isinstance(measures, MeasureSet):
+        mset = measures
+    else:
+        mset = parse_measures(measures if measures else ["all_prefs"], compat=compat)
+    bad = [m.name for m in mset if m.family not in PREFS_FAMILIES | {"num_q"}]
+    if bad:
+        msg = (
+            f"measure(s) {', '.join(bad)} cannot be computed from preference judgments"
+            "\n  hint: use all_prefs, prefs or the prefs_* measures"
+        )
+        raise MeasureError(msg)
+    return mset
+
+
 def parse_request(measures: MeasuresLike, *, compat: int = 9, rel_format: str = "qrels") -> Request:
     """Parse measure names once into a :class:`Request` (see :func:`fasteval.evaluate`).
 
@@ -205,6 +231,8 @@ def parse_request(measures: MeasuresLike, *, compat: int = 9, rel_format: str = 
     check_rel_format(rel_format)
     if rel_format == "qrels_jg":
         return Request(parse_jg_measures(measures, compat=compat), judgment_groups=True)
+    if rel_format in PREFS_FORMATS:
+        return Request(parse_prefs_measures(measures, compat=compat), preferences=rel_format)
     groups = split(measures)
     if "content" in groups:
         msg = (
@@ -229,4 +257,11 @@ def parse_request(measures: MeasuresLike, *, compat: int = 9, rel_format: str = 
         mset = parse_measures(ranking_names, compat=compat)
     else:
         mset = MeasureSet()
+    prefs = [m.name for m in mset if m.family in PREFS_FAMILIES]
+    if prefs:
+        msg = (
+            f"{', '.join(prefs)} need preference judgments"
+            "\n  hint: rel_format='prefs' or 'qrels_prefs' (CLI: -R prefs)"
+        )
+        raise MeasureError(msg)
     return Request(mset, ric="ric" in groups, histogram=hist)
