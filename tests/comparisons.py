@@ -30,6 +30,7 @@ ORACLES: dict[str, str] = {
     "pyndeval": "pyndeval (ndeval in C): Web 2009-2014 and property tests",
     "gdeval": "gdeval.pl values transcribed in peer_tests/ir_measures",
     "ir_measures": "ir_measures' own implementation (tests/property/test_beyond_trec_eval.py)",
+    "ranx": "ranx's metrics (tests/property/test_exp_gain_measures.py)",
 }
 
 
@@ -167,6 +168,11 @@ COMPARISONS: tuple[Comparison, ...] = (
     _adhoc("jk_ndcg", "jk_ndcg", naive="naive:jk_ndcg", oracles=()),
     # ir_measures' NumQ (tests/unit/test_measure_spellings.py)
     _adhoc("numq", "NumQ", naive=None, oracles=("ir_measures",)),
+    # gdeval's nDCG@k and ranx's dcg_burges / hits (tests/property/test_exp_gain_measures.py)
+    _adhoc("ndcg_exp", "nDCG(dcg='exp-log2')@20", "gain_naive:exp_ndcg_at", ("gdeval", "ranx")),
+    _adhoc("dcg_exp", "dcg_burges@20", "gain_naive:exp_dcg_at", ("ranx",)),
+    _adhoc("hits", "hits@10", "gain_naive:hits_at", ("ranx",)),
+    _adhoc("rel_ret", "NumRelRet@10", "gain_naive:hits_at", ()),
     # --- diversity (ndeval) --------------------------------------------------------------
     *(
         Comparison(

@@ -67,6 +67,9 @@ NCG = 39
 JUDGED = 40
 JK_DCG = 41
 JK_NDCG = 42
+NDCG_EXP = 43
+DCG_EXP = 44
+HITS = 45
 
 ERR_GMAX = 4.0  # gdeval's maximum grade for ERR's stopping probabilities
 
@@ -560,6 +563,17 @@ def _jk_dcg(rels, n, lut, ig, use_ideal):
 
 
 @njit(cache=True, nogil=True)
+def _exp_dcg(grades, k):  # pragma: no cover - numba
+    """DCG of the first ``k`` grades with exponential gains: sum (2^g - 1) / log2(i + 2), g > 0."""
+    d = 0.0
+    for i in range(k):
+        g = grades[i]
+        if g > 0:
+            d += (2.0**g - 1.0) / math.log2(i + 2.0)
+    return d
+
+
+@njit(cache=True, nogil=True)
 def evaluate_groups(
     lo,
     hi,
@@ -858,6 +872,16 @@ def evaluate_groups(
                         if rels[i] != NONPOOL:  # negative qrels grades are judged
                             cnt += 1
                     v = cnt / k
+            elif f == HITS:
+                k = np.int64(params[p0])
+                if n > 0:
+                    v = cum_rel[min(k, n) - 1]
+            elif f == DCG_EXP or f == NDCG_EXP:
+                k = np.int64(params[p0])
+                v = _exp_dcg(rels, min(k, n))
+                if f == NDCG_EXP:
+                    best = _exp_dcg(ideal_g[io : io + npos], min(k, npos))
+                    v = v / best if best > 0.0 else 0.0
             elif f == JK_DCG or f == JK_NDCG:
                 sp = col_spec[c]
                 lut = gain_lut[sp]

@@ -14,7 +14,10 @@ fasteval's parser (:mod:`fasteval.measures.parser`) reads ir_measures strings
   ``rbp.p=...``), ``NumRet(rel=N)`` (= ``NumRelRet``) and
   ``nDCG(dcg='exp-log2')`` without a cutoff: nDCG with gains ``2^g - 1``
   (Burges et al.; gdeval), trec_eval ``ndcg`` with the grade map
-  ``1=1,2=3,3=7,...``.
+  ``1=1,2=3,3=7,...``; with a cutoff, ``nDCG(dcg='exp-log2')@k`` is gdeval's
+  nDCG@k (fasteval's ``ndcg_exp``);
+* ranx's ``hits@k``, ``dcg_burges@k`` and ``ndcg_burges@k`` (fasteval's
+  ``hits``, ``dcg_exp`` and ``ndcg_exp``).
 
 Anything else is passed on unchanged, so the parser's own message names it.
 """
@@ -36,6 +39,9 @@ ALIASES = {
     "BPref": "Bpref",
     "RPrec": "Rprec",
 }
+# ranx's names of measures fasteval has under other names (with their @k)
+RANX_NAMES = {"hits": "hits", "dcg_burges": "dcg_exp", "ndcg_burges": "ndcg_exp"}
+_RANX = re.compile(r"^(?P<name>hits|dcg_burges|ndcg_burges)@(?P<cut>[0-9]+)$")
 _FORM = re.compile(r"^(?P<name>[A-Za-z]+)(?:\((?P<args>[^)]*)\))?(?:@(?P<cut>[0-9]*\.?[0-9]+))?$")
 # grades 1..EXP_GRADES get gain 2^g - 1 under dcg='exp-log2'
 EXP_GRADES = 10
@@ -63,6 +69,9 @@ def canonical(measure: Any) -> str:
             msg = f"measure {s!r}: RBP takes p= alone here (as trec_eval's rbp.p=...)"
             raise MeasureError(msg)
         return f"rbp.p={measure['p']}"
+    r = _RANX.match(s)
+    if r:
+        return f"{RANX_NAMES[r['name']]}.{r['cut']}"
     m = _FORM.match(s)
     if not m or (m["name"] not in ALIASES and m["args"] is None):
         return ALIASES.get(s, s)
@@ -81,12 +90,11 @@ def canonical(measure: Any) -> str:
         return f"rbp.p={p}"
     if name == "nDCG" and args.get("dcg") == "exp-log2":
         args.pop("dcg")
-        if cut is not None or args:
-            msg = (
-                f"measure {s!r}: dcg='exp-log2' is supported for nDCG without a cutoff "
-                "and other parameters only"
-            )
+        if args:
+            msg = f"measure {s!r}: dcg='exp-log2' takes no other parameters"
             raise MeasureError(msg)
+        if cut is not None:  # gdeval's nDCG@k
+            return f"ndcg_exp.{cut}"
         gains = ",".join(f"{g}={2**g - 1}" for g in range(1, EXP_GRADES + 1))
         return f"ndcg.{gains}"
     if name == "NumRet" and "rel" in args:

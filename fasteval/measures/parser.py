@@ -75,7 +75,8 @@ class MeasureSet(list[Measure]):
 
 _TREC_ARG = re.compile(r"^(?P<fam>[A-Za-z0-9_]+?)(?:\.(?P<params>.*))?$")
 _TREC_OUT = re.compile(
-    r"^(?P<fam>P_avgjg|Rprec_mult_avgjg|P|recall|success|map_cut|ndcg_cut|iprec_at_recall|relative_P|unj|Rprec_mult|err|nerr|ncg|judged)"
+    r"^(?P<fam>P_avgjg|Rprec_mult_avgjg|P|recall|success|map_cut|ndcg_cut|iprec_at_recall"
+    r"|relative_P|unj|Rprec_mult|err|nerr|ncg|judged|hits|rel_ret|dcg_exp|ndcg_exp)"
     r"_(?P<val>\d+(?:\.\d+)?)$"
 )
 _IRM = re.compile(r"^(?P<name>[A-Za-z]+)(?:\((?P<args>[^)]*)\))?(?:@(?P<cut>[0-9]*\.?[0-9]+))?$")

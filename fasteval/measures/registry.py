@@ -651,6 +651,50 @@ _FAMILIES = [
         "has the sum only).",
     ),
     Family(
+        "hits",
+        k.HITS,
+        "cutoffs",
+        (10.0,),
+        "mean",
+        True,
+        True,
+        "Relevant documents in the top k (ranx's hits@k, ir_measures' NumRelRet@k): P@k times k.",
+    ),
+    Family(
+        "rel_ret",
+        k.HITS,
+        "cutoffs",
+        (10.0,),
+        "sum",
+        True,
+        True,
+        "Relevant documents in the top k, summed over queries as num_rel_ret is "
+        "(ir_measures' NumRelRet with a cutoff, NumRelRet@k).",
+    ),
+    Family(
+        "dcg_exp",
+        k.DCG_EXP,
+        "cutoffs",
+        (20.0,),
+        "mean",
+        True,
+        False,
+        "DCG at k with exponential gains: sum_{i<=k} (2^g_i - 1)/log2(i+1) (Burges et al., "
+        "ICML 2005; ranx's dcg_burges).",
+    ),
+    Family(
+        "ndcg_exp",
+        k.NDCG_EXP,
+        "cutoffs",
+        (20.0,),
+        "mean",
+        True,
+        False,
+        "nDCG at k with exponential gains 2^g - 1 over the ideal ranking of the judged grades: "
+        "gdeval's nDCG@k, the TREC Web track's official measure (ir_measures "
+        "nDCG(dcg='exp-log2')@k; ranx's ndcg_burges; Burges et al., ICML 2005).",
+    ),
+    Family(
         "err",
         k.ERR,
         "cutoffs",
@@ -806,6 +850,10 @@ TREC_ORDER = [
     "jk_dcg",
     "jk_ndcg",
     "numq",
+    "hits",
+    "rel_ret",
+    "dcg_exp",
+    "ndcg_exp",
 ]
 
 # trec_eval's nicknames (measures.c). Families fasteval does not compute yet are
@@ -920,7 +968,7 @@ IR_MEASURES: dict[str, tuple[str | None, str | None]] = {
     "infAP": (None, "infAP"),
     "NumRet": (None, "num_ret"),
     "NumRel": (None, "num_rel"),
-    "NumRelRet": (None, "num_rel_ret"),
+    "NumRelRet": ("rel_ret", "num_rel_ret"),
     "NumQ": (None, "numq"),
     "Success": ("success", None),
     "SetP": (None, "set_P"),
