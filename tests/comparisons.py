@@ -173,6 +173,9 @@ COMPARISONS: tuple[Comparison, ...] = (
     _adhoc("dcg_exp", "dcg_burges@20", "gain_naive:exp_dcg_at", ("ranx",)),
     _adhoc("hits", "hits@10", "gain_naive:hits_at", ("ranx",)),
     _adhoc("rel_ret", "NumRelRet@10", "gain_naive:hits_at", ()),
+    # tests/property/test_ir_measures_extra.py (Compat also against Clarke's published values)
+    _adhoc("compat", "Compat", "ir_measures_naive:compat", ("ir_measures",)),
+    _adhoc("accuracy", "Accuracy", "ir_measures_naive:accuracy", ("ir_measures",)),
     # --- diversity (ndeval) --------------------------------------------------------------
     *(
         Comparison(

@@ -70,6 +70,8 @@ JK_NDCG = 42
 NDCG_EXP = 43
 DCG_EXP = 44
 HITS = 45
+COMPAT = 46
+ACCURACY = 47
 
 ERR_GMAX = 4.0  # gdeval's maximum grade for ERR's stopping probabilities
 
@@ -574,6 +576,50 @@ def _exp_dcg(grades, k):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
+def _compat(rels, n, ideal, p, normalize):  # pragma: no cover - numba
+    """Compatibility (Clarke et al.): RBO of the ranking with the ideal ranking, over depth.
+
+    ``ideal`` holds the positive judged grades, best first. Within a grade the ideal
+    ranking puts the retrieved documents in ranking order (ir_measures breaks the
+    ideal's ties by the run's scores), so a retrieved relevant document at rank ``i``
+    is at ideal rank ``#(grades above) + #(same grade ranked above it)``; it is in
+    both prefixes from depth ``max(i, ideal rank) + 1`` on.
+    """
+    npos = ideal.shape[0]
+    depth = max(n, npos)
+    if depth == 0:
+        return 0.0
+    enters = np.zeros(depth, np.int64)
+    top = np.int64(ideal[0]) if npos > 0 else 0
+    seen = np.zeros(top + 1, np.int64)
+    for i in range(n):
+        g = rels[i]
+        if g > 0:
+            higher = 0
+            while higher < npos and ideal[higher] > g:
+                higher += 1
+            at = higher + seen[g]
+            seen[g] += 1
+            enters[max(i, at)] += 1
+    score = 0.0
+    best = 0.0
+    norm = 0.0
+    w = 1.0
+    overlap = 0
+    for t in range(depth):
+        overlap += enters[t]
+        score += w * overlap / (t + 1.0)
+        best += w * min(t + 1, npos) / (t + 1.0)
+        norm += w
+        w *= p
+    score /= norm
+    best /= norm
+    if normalize and best > 0.0:
+        score /= best
+    return score
+
+
+@njit(cache=True, nogil=True)
 def evaluate_groups(
     lo,
     hi,
@@ -882,6 +928,21 @@ def evaluate_groups(
                 if f == NDCG_EXP:
                     best = _exp_dcg(ideal_g[io : io + npos], min(k, npos))
                     v = v / best if best > 0.0 else 0.0
+            elif f == COMPAT:
+                v = _compat(rels, n, ideal_g[io : io + npos], params[p0], params[p0 + 1] != 0.0)
+            elif f == ACCURACY:
+                kk = n if col_p1[c] == p0 else min(np.int64(params[p0]), n)
+                nonrel = 0
+                n_rel = 0
+                above = 0
+                for i in range(kk):
+                    if rels[i] >= level:
+                        above += nonrel
+                        n_rel += 1
+                    else:
+                        nonrel += 1
+                if n_rel > 0:
+                    v = 1.0 - above / (nonrel * n_rel) if nonrel > 0 else 1.0
             elif f == JK_DCG or f == JK_NDCG:
                 sp = col_spec[c]
                 lut = gain_lut[sp]

@@ -63,7 +63,25 @@ def names_of(measures: MeasuresLike) -> list[str]:
     if measures is None:
         return []
     items = [measures] if isinstance(measures, str) else list(measures)
-    return [p.strip() for item in items for p in _NEW_NAME.split(str(item)) if p.strip()]
+    return [p.strip() for item in items for p in _split_outside_parens(str(item)) if p.strip()]
+
+
+def _split_outside_parens(text: str) -> list[str]:
+    """``text`` split at the commas that start a new name, none inside parentheses
+    (``Compat(p=0.9,normalize=False)`` is one name)."""
+    out: list[str] = []
+    depth = 0
+    start = 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        elif ch == "," and depth == 0 and _NEW_NAME.match(text, i):
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return out
 
 
 def evaluator_of(name: str, *, rel_format: str = "qrels") -> Evaluator:

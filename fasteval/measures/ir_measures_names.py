@@ -97,6 +97,8 @@ def canonical(measure: Any) -> str:
             return f"ndcg_exp.{cut}"
         gains = ",".join(f"{g}={2**g - 1}" for g in range(1, EXP_GRADES + 1))
         return f"ndcg.{gains}"
+    if name == "SetP" and "relative" in args and args.pop("relative") == "True":
+        name = "SetRelP"
     if name == "NumRet" and "rel" in args:
         name = "NumRelRet"
         if args["rel"] == "1":

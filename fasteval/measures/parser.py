@@ -198,6 +198,27 @@ def _parse_trec(arg: str) -> list[Measure] | None:
     return None
 
 
+# ir_measures parameters (besides rel=) of list-kind families, in the order of their params
+_IRM_PARAMS: dict[str, tuple[str, ...]] = {"SetF": ("beta",), "Compat": ("p", "normalize")}
+
+
+def _param_value(key: str, text: str, arg: str) -> float:
+    if text in ("True", "False"):
+        return 1.0 if text == "True" else 0.0
+    try:
+        v = float(text)
+    except ValueError:
+        msg = f"measure {arg!r}: {key} must be a number, got {text!r}"
+        raise MeasureError(msg) from None
+    if key == "p" and not 0.0 < v < 1.0:
+        msg = f"measure {arg!r}: persistence p must be in (0, 1), got {text}"
+        raise MeasureError(msg)
+    if key == "beta" and v < 0.0:
+        msg = f"measure {arg!r}: beta must not be negative, got {text}"
+        raise MeasureError(msg)
+    return v
+
+
 def _parse_ir_measures(arg: str) -> Measure | None:
     m = _IRM.match(arg)
     if not m or m["name"] not in IR_MEASURES:
@@ -205,21 +226,27 @@ def _parse_ir_measures(arg: str) -> Measure | None:
     name = m["name"]
     with_cut, without = IR_MEASURES[name]
     rel: int | None = None
+    extra: dict[str, float] = {}
+    names = _IRM_PARAMS.get(name, ())
     if m["args"]:
         for item in m["args"].split(","):
             key, _, val = item.strip().partition("=")
-            if key.strip() != "rel":
-                msg = (
-                    f"measure {arg!r}: parameter {key.strip()!r} is not supported "
-                    "(supported: rel=N)"
-                )
+            key, val = key.strip(), val.strip().strip("'\"")
+            if key in names:
+                extra[key] = _param_value(key, val, arg)
+                continue
+            if key != "rel":
+                known = ", ".join(f"{n}=" for n in ("rel", *names))
+                msg = f"measure {arg!r}: parameter {key!r} is not supported (supported: {known})"
                 raise MeasureError(msg)
             try:
                 rel = int(val)
             except ValueError:
-                msg = f"measure {arg!r}: rel must be an integer, got {val.strip()!r}"
+                msg = f"measure {arg!r}: rel must be an integer, got {val!r}"
                 raise MeasureError(msg) from None
-    args = f"(rel={rel})" if rel is not None else ""
+    inner = [f"rel={rel}"] if rel is not None else []
+    inner += [f"{k}={v:g}" for k, v in extra.items()]
+    args = f"({','.join(inner)})" if inner else ""
     if m["cut"] is not None:
         if with_cut is None:
             msg = f"measure {arg!r}: {name} takes no @cutoff"
@@ -238,6 +265,12 @@ def _parse_ir_measures(arg: str) -> Measure | None:
         params = _gain_params(fam, "", arg)
     else:
         params = fam.defaults if fam.kind == "list" else ()
+    if extra:
+        values = list(params)
+        for i, key in enumerate(names):
+            if key in extra:
+                values[i] = extra[key]
+        params = tuple(values)
     return Measure(fam.name, params, rel, f"{name}{args}")
 
 
@@ -282,11 +315,11 @@ def parse_measure(arg: str) -> list[Measure]:
         raise MeasureError(msg) from None
     if out is None:
         raise MeasureError(unknown_measure_message(arg))
-    if canon != arg:
+    if canon != arg or _IRM.match(canon):
         if len(out) != 1:  # "Precision" is not trec_eval's P family of 9 cutoffs
             msg = f"measure {arg!r}: {arg} needs a cutoff, e.g. {arg}@10"
             raise MeasureError(msg)
-        return [replace(out[0], name=arg)]
+        return [replace(out[0], name=arg)]  # the ir_measures spelling asked for
     return out
 
 

@@ -695,6 +695,32 @@ _FAMILIES = [
         "nDCG(dcg='exp-log2')@k; ranx's ndcg_burges; Burges et al., ICML 2005).",
     ),
     Family(
+        "compat",
+        k.COMPAT,
+        "list",
+        (0.95, 1.0),
+        "mean",
+        True,
+        False,
+        "Compatibility: rank-biased overlap (persistence p, default 0.95) of the ranking with "
+        "the ideal ranking of the relevant documents (grade, then the run's order), over depth "
+        "max(|ranking|, R), divided by the ideal's own (normalize=1) (Clarke, Vtyurina & "
+        "Smucker, TOIS 2021; ir_measures' Compat(p=, normalize=)).",
+    ),
+    Family(
+        "accuracy",
+        k.ACCURACY,
+        "single",
+        (),
+        "mean",
+        True,
+        False,
+        "Accuracy: the share of (relevant, non-relevant) pairs among the retrieved documents "
+        "(within an optional cutoff) where the relevant one is ranked first, "
+        "1 - sum_r nonrel_above(r) / (#nonrel * #rel); 0 with no relevant retrieved, 1 with no "
+        "non-relevant (ir_measures' Accuracy, which skips the first and fails on the second).",
+    ),
+    Family(
         "err",
         k.ERR,
         "cutoffs",
@@ -854,6 +880,8 @@ TREC_ORDER = [
     "rel_ret",
     "dcg_exp",
     "ndcg_exp",
+    "compat",
+    "accuracy",
 ]
 
 # trec_eval's nicknames (measures.c). Families fasteval does not compute yet are
@@ -970,6 +998,10 @@ IR_MEASURES: dict[str, tuple[str | None, str | None]] = {
     "NumRel": (None, "num_rel"),
     "NumRelRet": ("rel_ret", "num_rel_ret"),
     "NumQ": (None, "numq"),
+    "Compat": (None, "compat"),
+    "Accuracy": ("accuracy", "accuracy"),
+    "SetAP": (None, "set_map"),
+    "SetRelP": (None, "set_relative_P"),
     "Success": ("success", None),
     "SetP": (None, "set_P"),
     "SetR": (None, "set_recall"),
