@@ -31,6 +31,8 @@ ORACLES: dict[str, str] = {
     "gdeval": "gdeval.pl values transcribed in peer_tests/ir_measures",
     "ir_measures": "ir_measures' own implementation (tests/property/test_beyond_trec_eval.py)",
     "ranx": "ranx's metrics (tests/property/test_exp_gain_measures.py)",
+    "cwl_eval": "cwl_eval through ir_measures' provider, and its values published by ir_measures "
+    "(tests/property/test_cwl_measures.py)",
 }
 
 
@@ -176,6 +178,20 @@ COMPARISONS: tuple[Comparison, ...] = (
     # tests/property/test_ir_measures_extra.py (Compat also against Clarke's published values)
     _adhoc("compat", "Compat", "ir_measures_naive:compat", ("ir_measures",)),
     _adhoc("accuracy", "Accuracy", "ir_measures_naive:accuracy", ("ir_measures",)),
+    *(
+        _adhoc(f, ex, "cwl_naive:measure", ("cwl_eval",))
+        for f, ex in (
+            ("inst", "INST(T=1, max_rel=3)"),
+            ("insq", "INSQ(T=1, max_rel=3)"),
+            ("bpm", "BPM(T=1, max_rel=3)@10"),
+            ("sdcg", "SDCG(max_rel=3)@10"),
+            ("nerr8", "NERR8(max_rel=3)@10"),
+            ("nerr9", "NERR9(max_rel=3)@10"),
+            ("nerr10", "NERR10(p=0.9, max_rel=3)"),
+            ("nerr11", "NERR11(T=1, max_rel=3)"),
+            ("rbp_bin", "RBP(p=0.8, rel=1)"),
+        )
+    ),
     # --- diversity (ndeval) --------------------------------------------------------------
     *(
         Comparison(

@@ -72,6 +72,17 @@ DCG_EXP = 44
 HITS = 45
 COMPAT = 46
 ACCURACY = 47
+# the C/W/L family (cwl_eval): params (T or p, min_rel, max_rel, k)
+INST = 48
+INSQ = 49
+BPM = 50
+SDCG = 51
+NERR8 = 52
+NERR9 = 53
+NERR10 = 54
+NERR11 = 55
+RBP_BIN = 56
+CWL_DEPTH = 1000  # cwl_eval's max_n: rankings cut, or padded with zero gain, to 1000
 
 ERR_GMAX = 4.0  # gdeval's maximum grade for ERR's stopping probabilities
 
@@ -620,6 +631,61 @@ def _compat(rels, n, ideal, p, normalize):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
+def _cwl(rels, n, fam, a, lo, hi, k):  # pragma: no cover - numba
+    """Expected utility per item of a C/W/L measure (Moffat et al.; cwl_eval).
+
+    Gains over cwl_eval's 1000 positions: a judged grade clipped to ``[lo, hi]`` and
+    scaled to ``[0, 1]`` (RBP_BIN: 1 if the grade is >= ``lo``); 0 for a document not
+    in the qrels and past the ranking's end. ``c_i`` is the measure's continuation
+    probability at rank ``i``; ``W_i = prod_{j<i} c_j / sum_m prod_{j<m} c_j`` and the
+    value is ``sum_i W_i g_i``.
+    """
+    depth = CWL_DEPTH
+    gains = np.zeros(depth, np.float64)
+    for i in range(min(n, depth)):
+        r = rels[i]
+        if r == NONPOOL:
+            continue
+        gr = max(r, 0)
+        if fam == RBP_BIN:
+            gains[i] = 1.0 if gr >= lo else 0.0
+        else:
+            gains[i] = (min(max(gr, lo), hi) - lo) / (hi - lo)
+    log2 = math.log(2.0)
+    cum = 0.0
+    cont = 1.0  # prod_{j<i} c_j
+    total = 0.0
+    eu = 0.0
+    for i in range(depth):
+        g = gains[i]
+        cum += g
+        rank = i + 1.0
+        total += cont
+        eu += cont * g
+        if fam == RBP_BIN:
+            c = a
+        elif fam == INST:
+            t_i = a - cum
+            c = ((rank + a + t_i - 1.0) / (rank + a + t_i)) ** 2.0
+        elif fam == INSQ:
+            c = ((rank + 2.0 * a - 1.0) / (rank + 2.0 * a)) ** 2.0
+        elif fam == BPM:
+            c = 1.0 if cum < a and rank < k else 0.0
+        elif fam == SDCG:
+            c = (math.log(rank + 1.0) / log2) / (math.log(rank + 2.0) / log2) if rank < k else 0.0
+        elif fam == NERR8:
+            c = 1.0 - g if i < k - 1 else 0.0
+        elif fam == NERR9:
+            c = (rank / (rank + 1.0)) * (1.0 - g) if i < k - 1 else 0.0
+        elif fam == NERR10:
+            c = a * (1.0 - g)
+        else:  # NERR11
+            c = ((rank + 2.0 * a - 1.0) / (rank + 2.0 * a)) ** 2.0 * (1.0 - g)
+        cont *= c
+    return eu / total
+
+
+@njit(cache=True, nogil=True)
 def evaluate_groups(
     lo,
     hi,
@@ -943,6 +1009,8 @@ def evaluate_groups(
                         nonrel += 1
                 if n_rel > 0:
                     v = 1.0 - above / (nonrel * n_rel) if nonrel > 0 else 1.0
+            elif f >= INST and f <= RBP_BIN:
+                v = _cwl(rels, n, f, params[p0], params[p0 + 1], params[p0 + 2], params[p0 + 3])
             elif f == JK_DCG or f == JK_NDCG:
                 sp = col_spec[c]
                 lut = gain_lut[sp]

@@ -42,7 +42,9 @@ ALIASES = {
 # ranx's names of measures fasteval has under other names (with their @k)
 RANX_NAMES = {"hits": "hits", "dcg_burges": "dcg_exp", "ndcg_burges": "ndcg_exp"}
 _RANX = re.compile(r"^(?P<name>hits|dcg_burges|ndcg_burges)@(?P<cut>[0-9]+)$")
-_FORM = re.compile(r"^(?P<name>[A-Za-z]+)(?:\((?P<args>[^)]*)\))?(?:@(?P<cut>[0-9]*\.?[0-9]+))?$")
+_FORM = re.compile(
+    r"^(?P<name>[A-Za-z][A-Za-z0-9]*)(?:\((?P<args>[^)]*)\))?(?:@(?P<cut>[0-9]*\.?[0-9]+))?$"
+)
 # grades 1..EXP_GRADES get gain 2^g - 1 under dcg='exp-log2'
 EXP_GRADES = 10
 
@@ -63,8 +65,11 @@ def canonical(measure: Any) -> str:
     s = measure if isinstance(measure, str) else str(measure)
     s = s.strip()
     if not isinstance(measure, str) and getattr(measure, "NAME", None) == "RBP":
+        params = getattr(measure, "params", {})
+        if "rel" in params:  # binary gains: cwl_eval's RBP (fasteval's rbp_bin)
+            return f"RBP(p={measure['p']},rel={params['rel']})"
         # ir_measures leaves its default p (0.8, not trec_eval's 0.9) out of str()
-        other = sorted(k for k in getattr(measure, "params", {}) if k != "p")
+        other = sorted(k for k in params if k != "p")
         if other:
             msg = f"measure {s!r}: RBP takes p= alone here (as trec_eval's rbp.p=...)"
             raise MeasureError(msg)
@@ -82,6 +87,8 @@ def canonical(measure: Any) -> str:
         args.pop("judged_only", None)
     if args.get("dcg") == "log2":
         args.pop("dcg")
+    if name == "RBP" and "rel" in args:  # binary gains: the parser's C/W/L branch
+        return s
     if name == "RBP" and "p" in args:
         p = args.pop("p")
         if args or cut:

@@ -79,7 +79,9 @@ _TREC_OUT = re.compile(
     r"|relative_P|unj|Rprec_mult|err|nerr|ncg|judged|hits|rel_ret|dcg_exp|ndcg_exp)"
     r"_(?P<val>\d+(?:\.\d+)?)$"
 )
-_IRM = re.compile(r"^(?P<name>[A-Za-z]+)(?:\((?P<args>[^)]*)\))?(?:@(?P<cut>[0-9]*\.?[0-9]+))?$")
+_IRM = re.compile(
+    r"^(?P<name>[A-Za-z][A-Za-z0-9]*)(?:\((?P<args>[^)]*)\))?(?:@(?P<cut>[0-9]*\.?[0-9]+))?$"
+)
 
 
 def _fmt_level(x: float) -> str:
@@ -210,6 +212,9 @@ def _param_value(key: str, text: str, arg: str) -> float:
     except ValueError:
         msg = f"measure {arg!r}: {key} must be a number, got {text!r}"
         raise MeasureError(msg) from None
+    if key in ("min_rel", "max_rel", "rel") and v != int(v):
+        msg = f"measure {arg!r}: {key} must be an integer, got {text}"
+        raise MeasureError(msg)
     if key == "p" and not 0.0 < v < 1.0:
         msg = f"measure {arg!r}: persistence p must be in (0, 1), got {text}"
         raise MeasureError(msg)
@@ -219,8 +224,75 @@ def _param_value(key: str, text: str, arg: str) -> float:
     return v
 
 
+# the C/W/L measures of ir_measures (cwl_eval): name -> (family, first parameter's name and
+# default, whether @k is required); params (T or p, min_rel, max_rel, k)
+_CWL: dict[str, tuple[str, str | None, float, bool]] = {
+    "INST": ("inst", "T", 1.0, False),
+    "INSQ": ("insq", "T", 1.0, False),
+    "BPM": ("bpm", "T", 1.0, True),
+    "SDCG": ("sdcg", None, 0.0, True),
+    "NERR8": ("nerr8", None, 0.0, True),
+    "NERR9": ("nerr9", None, 0.0, True),
+    "NERR10": ("nerr10", "p", 0.9, False),
+    "NERR11": ("nerr11", "T", 1.0, False),
+}
+
+
+def _parse_cwl(name: str, args: str | None, cut: str | None, arg: str) -> Measure:
+    """A C/W/L measure (``INST(T=2, max_rel=3)``, ``BPM(T=1, max_rel=1)@20``,
+    ``RBP(p=0.9, rel=1)``) as its family with params ``(T or p, min_rel, max_rel, k)``."""
+    given: dict[str, str] = {}
+    for item in filter(None, (t.strip() for t in (args or "").split(","))):
+        key, eq, val = item.partition("=")
+        if not eq:
+            msg = f"measure {arg!r}: parameter {item!r} is not of the form name=value"
+            raise MeasureError(msg)
+        given[key.strip()] = val.strip().strip("'\"")
+    first: str | None
+    if name == "RBP":  # RBP(rel=...): binary gains, cwl_eval's RBP
+        allowed: tuple[str, ...] = ("p", "rel")
+        fam, first, default, needs_cut = "rbp_bin", "p", 0.8, False
+    else:
+        fam, first, default, needs_cut = _CWL[name]
+        allowed = (*((first,) if first else ()), "min_rel", "max_rel")
+        if name == "SDCG":
+            allowed = (*allowed, "dcg")
+    bad = [k for k in given if k not in allowed]
+    if bad:
+        msg = (
+            f"measure {arg!r}: parameter {bad[0]!r} is not supported "
+            f"(supported: {', '.join(f'{k}=' for k in allowed)})"
+        )
+        raise MeasureError(msg)
+    if given.get("dcg", "log2") != "log2":
+        msg = f"measure {arg!r}: SDCG takes dcg='log2' only"
+        raise MeasureError(msg)
+    values = {k: _param_value(k, v, arg) for k, v in given.items() if k != "dcg"}
+    if needs_cut and cut is None:
+        msg = f"measure {arg!r}: {name} needs a cutoff, e.g. {name}(max_rel=1)@10"
+        raise MeasureError(msg)
+    if not needs_cut and cut is not None:
+        msg = f"measure {arg!r}: {name} takes no @cutoff"
+        raise MeasureError(msg)
+    k = _cutoff(fam, cut, arg) if cut is not None else 0.0
+    a = values.get(first, default) if first else 0.0
+    if name == "RBP":
+        rel = values.get("rel", 1.0)
+        return Measure(fam, (a, rel, rel, 0.0), None, arg)
+    if "max_rel" not in values:
+        msg = f"measure {arg!r}: {name} needs max_rel=, the largest grade (e.g. max_rel=3)"
+        raise MeasureError(msg)
+    lo, hi = values.get("min_rel", 0.0), values["max_rel"]
+    if not lo < hi:
+        msg = f"measure {arg!r}: min_rel must be less than max_rel, got {lo:g} and {hi:g}"
+        raise MeasureError(msg)
+    return Measure(fam, (a, lo, hi, k), None, arg)
+
+
 def _parse_ir_measures(arg: str) -> Measure | None:
     m = _IRM.match(arg)
+    if m and (m["name"] in _CWL or (m["name"] == "RBP" and "rel" in (m["args"] or ""))):
+        return _parse_cwl(m["name"], m["args"], m["cut"], arg)
     if not m or m["name"] not in IR_MEASURES:
         return None
     name = m["name"]

@@ -721,6 +721,119 @@ _FAMILIES = [
         "non-relevant (ir_measures' Accuracy, which skips the first and fails on the second).",
     ),
     Family(
+        "inst",
+        k.INST,
+        "list",
+        (1.0, 0.0, 1.0, 0.0),
+        "mean",
+        True,
+        False,
+        "INST: C/W/L with c_i = ((i + T + T_i - 1)/(i + T + T_i))^2, T_i = T - gain so far "
+        "(Moffat, Bailey, Scholer & Thomas, ADCS 2015; cwl_eval)."
+        " Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel)"
+        " / (max_rel - min_rel) over 1000 ranks.",
+    ),
+    Family(
+        "insq",
+        k.INSQ,
+        "list",
+        (1.0, 0.0, 1.0, 0.0),
+        "mean",
+        True,
+        False,
+        "INSQ: C/W/L with c_i = ((i + 2T - 1)/(i + 2T))^2 (Moffat, Scholer & Thomas, ADCS 2012; "
+        "cwl_eval)."
+        " Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel)"
+        " / (max_rel - min_rel) over 1000 ranks.",
+    ),
+    Family(
+        "bpm",
+        k.BPM,
+        "list",
+        (1.0, 0.0, 1.0, 0.0),
+        "mean",
+        True,
+        False,
+        "Bejewelled player model, static: C/W/L that continues while the gain so far is below T "
+        "and fewer than k documents were seen (Zhang et al., SIGIR 2017; cwl_eval)."
+        " Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel)"
+        " / (max_rel - min_rel) over 1000 ranks.",
+    ),
+    Family(
+        "sdcg",
+        k.SDCG,
+        "list",
+        (1.0, 0.0, 1.0, 0.0),
+        "mean",
+        True,
+        False,
+        "Scaled DCG@k: C/W/L with c_i = log2(i+1)/log2(i+2) before k, 0 from k (Jarvelin & "
+        "Kekalainen 2002, as a C/W/L measure; cwl_eval)."
+        " Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel)"
+        " / (max_rel - min_rel) over 1000 ranks.",
+    ),
+    Family(
+        "nerr8",
+        k.NERR8,
+        "list",
+        (1.0, 0.0, 1.0, 0.0),
+        "mean",
+        True,
+        False,
+        "NERR eq. 8: c_i = 1 - g_i before k (Azzopardi, Mackenzie & Moffat, ICTIR 2021; cwl_eval)."
+        " Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel)"
+        " / (max_rel - min_rel) over 1000 ranks.",
+    ),
+    Family(
+        "nerr9",
+        k.NERR9,
+        "list",
+        (1.0, 0.0, 1.0, 0.0),
+        "mean",
+        True,
+        False,
+        "NERR eq. 9: c_i = i/(i+1) (1 - g_i) before k (Azzopardi et al., ICTIR 2021)."
+        " Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel)"
+        " / (max_rel - min_rel) over 1000 ranks.",
+    ),
+    Family(
+        "nerr10",
+        k.NERR10,
+        "list",
+        (1.0, 0.0, 1.0, 0.0),
+        "mean",
+        True,
+        False,
+        "NERR eq. 10: c_i = p (1 - g_i) (Azzopardi et al., ICTIR 2021)."
+        " Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel)"
+        " / (max_rel - min_rel) over 1000 ranks.",
+    ),
+    Family(
+        "nerr11",
+        k.NERR11,
+        "list",
+        (1.0, 0.0, 1.0, 0.0),
+        "mean",
+        True,
+        False,
+        "NERR eq. 11: c_i = ((i + 2T - 1)/(i + 2T))^2 (1 - g_i) (Azzopardi et al., ICTIR 2021)."
+        " Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel)"
+        " / (max_rel - min_rel) over 1000 ranks.",
+    ),
+    Family(
+        "rbp_bin",
+        k.RBP_BIN,
+        "list",
+        (0.8, 1.0, 1.0, 0.0),
+        "mean",
+        True,
+        False,
+        "RBP over binary gains, grade >= rel (ir_measures' RBP(p=, rel=), computed as cwl_eval "
+        "does over 1000 ranks; Moffat & Zobel, TOIS 2008)."
+        " Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel)"
+        " / (max_rel - min_rel) over 1000 ranks.",
+    ),
+    Family(
         "err",
         k.ERR,
         "cutoffs",
@@ -882,6 +995,15 @@ TREC_ORDER = [
     "ndcg_exp",
     "compat",
     "accuracy",
+    "inst",
+    "insq",
+    "bpm",
+    "sdcg",
+    "nerr8",
+    "nerr9",
+    "nerr10",
+    "nerr11",
+    "rbp_bin",
 ]
 
 # trec_eval's nicknames (measures.c). Families fasteval does not compute yet are
