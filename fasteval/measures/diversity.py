@@ -83,8 +83,15 @@ class DiversityMeasure:
         return f"{self.family}@{self.k}" if self.k else self.family
 
     @property
+    def has_params(self) -> bool:
+        """Whether the measure sets its own ``rel=``, ``alpha=`` or ``beta=``."""
+        return (self.rel, self.alpha, self.beta) != (None, None, None)
+
+    @property
     def ndeval_name(self) -> str:
-        """ndeval's column name (``alpha-nDCG@20``)."""
+        """ndeval's column name (``alpha-nDCG@20``; the name asked for with parameters)."""
+        if self.has_params and self.label is not None:
+            return self.label
         base = FAMILIES[self.family][2]
         return f"{base}@{self.k}" if self.k else base
 

@@ -136,3 +136,20 @@ def test_bad_parameters(bad, needle):
 
     with pytest.raises(MeasureError, match=needle.replace("[", r"\[").replace("(", r"\(")):
         parse_diversity_measures([bad])
+
+
+def test_studies_refuse_per_measure_parameters():
+    from fasteval.analysis.study_scorers import DiversityScorer
+
+    q, r = _frames([("1", "s0", "d0", 1), ("1", "s1", "d1", 2)], ["d0", "d1"])
+    with pytest.raises(MeasureError, match="not supported in studies"):
+        DiversityScorer.from_inputs(q, r, ["alpha_nDCG(rel=2)@5"])
+    assert DiversityScorer.from_inputs(q, r, ["α_nDCG@5"]).names == ["α_nDCG@5"]
+
+
+def test_ndeval_columns_keep_the_parameters():
+    from fasteval.io.writers import format_ndeval
+
+    q, r = _frames([("1", "s0", "d0", 1), ("1", "s1", "d1", 2)], ["d0", "d1"])
+    df = diversity_evaluate(q, r, ["alpha_nDCG@5", "alpha_nDCG(rel=2)@5"])
+    assert format_ndeval(df).splitlines()[0] == "runid,topic,alpha-nDCG@5,alpha_nDCG(rel=2)@5"
