@@ -237,9 +237,13 @@ def eval_cmd(
     from fasteval.api import evaluate
     from fasteval.io.writers import DIVERSITY_FORMATS, FORMATS, emit, write_table
     from fasteval.measures.catalog import parse_request
+    from fasteval.measures.ir_measures_names import normalise_measures
 
     if fmt == "ndeval" and not measures:
         measures = ("ndeval",)
+    if measures:  # ir_measures' judged_only=True on every measure is trec_eval's -J
+        names, all_judged_only = normalise_measures(list(measures))
+        measures, judged_only = tuple(names), judged_only or all_judged_only
     req = parse_request(list(measures) or None, compat=int(compat), rel_format=rel_format)
     if fmt == "ndeval" and not req.diversity:
         msg = f"--format ndeval prints diversity measures only, got {', '.join(measures)}"

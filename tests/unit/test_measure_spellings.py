@@ -188,3 +188,11 @@ def test_numq_is_one_per_query_as_ir_measures(data):
     assert dict(per_q.select("query_id", "value").iter_rows()) == want_q
     want = irm.calc_aggregate([irm.NumQ], irm.read_trec_qrels(qrels), irm.read_trec_run(runs[0]))
     assert df.filter(pl.col("query_id") == "all")["value"].to_list() == [want[irm.NumQ]]
+
+
+def test_eval_takes_judged_only_as_minus_j(runner, write):
+    qrels = str(write("q", "1 0 a 1\n1 0 b 0\n"))
+    run = str(write("r", "1 Q0 x 1 3.0 r\n1 Q0 a 2 2.0 r\n"))  # x unjudged: AP 0.5, with -J 1
+    a = _invoke(runner, ["eval", qrels, run, "-m", "AP(judged_only=True)"])
+    b = _invoke(runner, ["eval", qrels, run, "-m", "AP", "-J"])
+    assert a == b == f"{'AP':<22}\tall\t1.0000\n"
