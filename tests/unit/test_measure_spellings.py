@@ -113,7 +113,7 @@ def test_correlate_command(runner, data, name):
         assert df["n_systems"].to_list() == [4]
 
 
-@pytest.mark.parametrize("name", ["MAP", "NDCG@10", "Recall@100", "P(rel=2)@5", "P.5"])
+@pytest.mark.parametrize("name", [*SPELLINGS, "P.5"])
 def test_infodiff_bin_by(runner, data, name):
     qrels, runs = data
     text = _invoke(runner, ["infodiff", qrels, *runs, "--bin-by", name, "--format", "csv"])
@@ -121,7 +121,7 @@ def test_infodiff_bin_by(runner, data, name):
     assert f"{output_name(name)}_a" in cols
 
 
-@pytest.mark.parametrize("name", ["MAP", "NDCG@10", "Recall@100", "BPref", "P(rel=2)@5"])
+@pytest.mark.parametrize("name", list(SPELLINGS))
 def test_study_command(runner, data, tmp_path, name):
     qrels, runs = data
     out = tmp_path / "study"
@@ -130,7 +130,7 @@ def test_study_command(runner, data, tmp_path, name):
     assert name in text
 
 
-@pytest.mark.parametrize("name", ["MAP", "NDCG@10", "Recall@100"])
+@pytest.mark.parametrize("name", list(SPELLINGS))
 def test_fuse_study_command(runner, data, tmp_path, name):
     qrels, runs = data
     out = tmp_path / "fs.csv"
