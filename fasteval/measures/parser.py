@@ -374,7 +374,13 @@ def parse_measure(arg: str) -> list[Measure]:
     out = _parse_trec(arg)
     if out is not None:
         return out
-    canon = canonical(arg)  # ir_measures aliases and parameters -> fasteval's own string
+    try:
+        canon = canonical(arg)  # ir_measures aliases and parameters -> fasteval's own string
+    except MeasureError:
+        known = _IRM.match(arg)
+        if known and (known["name"] in IR_MEASURES or known["name"] in ALIASES):
+            raise
+        raise MeasureError(unknown_measure_message(arg)) from None
     try:
         out = _parse_trec(canon)
         if out is None:
