@@ -163,10 +163,11 @@ def _finished(*_: Any, **__: Any) -> None:
     "-R",
     "--rel-format",
     "rel_format",
-    type=click.Choice(["qrels", "qrels_jg"]),
+    type=click.Choice(["qrels", "qrels_jg", "prefs", "qrels_prefs"]),
     default="qrels",
     show_default=True,
-    help="Format of QRELS: qrels, or qrels_jg (qid jg docno rel; *_avgjg measures).",
+    help="Format of QRELS: qrels, qrels_jg (qid jg docno rel; *_avgjg measures), prefs "
+    "(qid jg jsg docno rel_level) or qrels_prefs (qrels read as preferences; all_prefs).",
 )
 @click.option(
     "--collection",
@@ -236,9 +237,13 @@ def eval_cmd(
     from fasteval.api import evaluate
     from fasteval.io.writers import DIVERSITY_FORMATS, FORMATS, emit, write_table
     from fasteval.measures.catalog import parse_request
+    from fasteval.measures.ir_measures_names import normalise_measures
 
     if fmt == "ndeval" and not measures:
         measures = ("ndeval",)
+    if measures:  # ir_measures' judged_only=True on every measure is trec_eval's -J
+        names, all_judged_only = normalise_measures(list(measures))
+        measures, judged_only = tuple(names), judged_only or all_judged_only
     req = parse_request(list(measures) or None, compat=int(compat), rel_format=rel_format)
     if fmt == "ndeval" and not req.diversity:
         msg = f"--format ndeval prints diversity measures only, got {', '.join(measures)}"

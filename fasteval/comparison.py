@@ -68,7 +68,7 @@ def measure_names(measures: Any) -> list[str]:
     if isinstance(measures, str) or not isinstance(measures, (list, tuple, set, frozenset)):
         measures = [measures]
 
-    return [canonical(m) for m in measures]
+    return [m.strip() if isinstance(m, str) else canonical(m) for m in measures]
 
 
 @dataclass

@@ -10,6 +10,7 @@ tried in order; the first that accepts the request serves it:
 * ``content``: content measures over a document collection
   (:mod:`fasteval.analysis.content`, loaded only when asked for);
 * ``judgment_groups``: trec_eval ``-R qrels_jg``;
+* ``preferences``: trec_eval ``-R prefs`` and ``-R qrels_prefs``;
 * ``diversity``: ndeval's measures;
 * ``ric``: ranking measures and RIC (:mod:`fasteval.analysis.information`);
 * ``ranking``: everything else, the one path: plan batches, read, encode
@@ -156,6 +157,27 @@ class _JudgmentGroups:
 
 
 @dataclass(frozen=True)
+class _Preferences(_JudgmentGroups):
+    """trec_eval ``-R prefs`` / ``-R qrels_prefs``: the ``prefs_*`` measures."""
+
+    name: str = "preferences"
+
+    def accepts(self, req: Request, content: bool) -> bool:
+        return not content and bool(req.preferences)
+
+    def evaluate(
+        self, state: Any, runs: RunsLike, per_query: bool, progress: Progress | None
+    ) -> pl.DataFrame:
+        from fasteval.engine.prefs import evaluate_prefs  # noqa: PLC0415 (start-up)
+
+        prefs, req, o = state
+        kw = o.as_kwargs(*_COMMON, "compat")
+        return evaluate_prefs(
+            prefs, runs, req.ranking, rel_format=req.preferences, per_query=per_query, **kw
+        )
+
+
+@dataclass(frozen=True)
 class _Diversity(_JudgmentGroups):
     """ndeval's measures over diversity qrels (ndeval's defaults: alpha = beta = 0.5)."""
 
@@ -200,7 +222,14 @@ class _Content:
         return df
 
 
-KINDS: list[Kind] = [_Content(), _JudgmentGroups(), _Diversity(), _Ric(), _Ranking()]
+KINDS: list[Kind] = [
+    _Content(),
+    _JudgmentGroups(),
+    _Preferences(),
+    _Diversity(),
+    _Ric(),
+    _Ranking(),
+]
 """The evaluator kinds, tried in order (the first that accepts a request serves it)."""
 
 

@@ -30,6 +30,9 @@ ORACLES: dict[str, str] = {
     "pyndeval": "pyndeval (ndeval in C): Web 2009-2014 and property tests",
     "gdeval": "gdeval.pl values transcribed in peer_tests/ir_measures",
     "ir_measures": "ir_measures' own implementation (tests/property/test_beyond_trec_eval.py)",
+    "ranx": "ranx's metrics (tests/property/test_exp_gain_measures.py)",
+    "cwl_eval": "cwl_eval through ir_measures' provider, and its values published by ir_measures "
+    "(tests/property/test_cwl_measures.py)",
 }
 
 
@@ -131,6 +134,33 @@ COMPARISONS: tuple[Comparison, ...] = (
     Comparison(
         "Rprec_mult_avgjg", "Rprec_mult_avgjg_0.20", None, ("trec_eval_10",), "judgment_groups"
     ),
+    # --- preference judgments (-R prefs / qrels_prefs): byte-for-byte against the quicktest
+    # files (tests/oracle/test_trec_eval_suite.py), the naive reference in the property test
+    *(
+        Comparison(
+            f,
+            f,
+            None if "Rnonrel" in f else "prefs_naive:measures",
+            ("trec_eval_10", "trec_eval_9"),
+            "preferences",
+        )
+        for f in (
+            "prefs_num_prefs_poss",
+            "prefs_num_prefs_ful",
+            "prefs_num_prefs_ful_ret",
+            "prefs_simp",
+            "prefs_pair",
+            "prefs_avgjg",
+            "prefs_avgjg_Rnonrel",
+            "prefs_simp_ret",
+            "prefs_pair_ret",
+            "prefs_avgjg_ret",
+            "prefs_avgjg_Rnonrel_ret",
+            "prefs_simp_imp",
+            "prefs_pair_imp",
+            "prefs_avgjg_imp",
+        )
+    ),
     # --- beyond trec_eval ----------------------------------------------------------------
     _adhoc("err", "ERR@20", naive="naive:err_at", oracles=("gdeval",)),
     _adhoc("nerr", "nERR@20", naive="naive:nerr_at", oracles=()),
@@ -138,6 +168,30 @@ COMPARISONS: tuple[Comparison, ...] = (
     _adhoc("judged", "Judged@10", naive="naive:judged_at", oracles=("ir_measures",)),
     _adhoc("jk_dcg", "jk_dcg", naive="naive:jk_dcg", oracles=()),
     _adhoc("jk_ndcg", "jk_ndcg", naive="naive:jk_ndcg", oracles=()),
+    # ir_measures' NumQ (tests/unit/test_measure_spellings.py)
+    _adhoc("numq", "NumQ", naive=None, oracles=("ir_measures",)),
+    # gdeval's nDCG@k and ranx's dcg_burges / hits (tests/property/test_exp_gain_measures.py)
+    _adhoc("ndcg_exp", "nDCG(dcg='exp-log2')@20", "gain_naive:exp_ndcg_at", ("gdeval", "ranx")),
+    _adhoc("dcg_exp", "dcg_burges@20", "gain_naive:exp_dcg_at", ("ranx",)),
+    _adhoc("hits", "hits@10", "gain_naive:hits_at", ("ranx",)),
+    _adhoc("rel_ret", "NumRelRet@10", "gain_naive:hits_at", ()),
+    # tests/property/test_ir_measures_extra.py (Compat also against Clarke's published values)
+    _adhoc("compat", "Compat", "ir_measures_naive:compat", ("ir_measures",)),
+    _adhoc("accuracy", "Accuracy", "ir_measures_naive:accuracy", ("ir_measures",)),
+    *(
+        _adhoc(f, ex, "cwl_naive:measure", ("cwl_eval",))
+        for f, ex in (
+            ("inst", "INST(T=1, max_rel=3)"),
+            ("insq", "INSQ(T=1, max_rel=3)"),
+            ("bpm", "BPM(T=1, max_rel=3)@10"),
+            ("sdcg", "SDCG(max_rel=3)@10"),
+            ("nerr8", "NERR8(max_rel=3)@10"),
+            ("nerr9", "NERR9(max_rel=3)@10"),
+            ("nerr10", "NERR10(p=0.9, max_rel=3)"),
+            ("nerr11", "NERR11(T=1, max_rel=3)"),
+            ("rbp_bin", "RBP(p=0.8, rel=1)"),
+        )
+    ),
     # --- diversity (ndeval) --------------------------------------------------------------
     *(
         Comparison(

@@ -93,7 +93,7 @@ def _ir_measures_names() -> dict[str, list[str]]:
         if shown != name:
             for fam in {cut_family, whole_family} - {None}:
                 aliases = ", ".join(f"`{a}`" for a in alias_of[name])
-                out[fam].append(f"(Python alias {aliases})")
+                out[fam].append(f"(alias {aliases})")
     return out
 
 

@@ -164,6 +164,13 @@ class DiversityScorer:
 
         self.prep = prep
         self.measures = parse_diversity_measures(measures)
+        own = [m.name for m in self.measures if m.has_params]
+        if own:  # one prepared qrels and one alpha/beta serve every measure of a study
+            msg = (
+                f"{', '.join(own)}: per-measure rel=/alpha=/beta= are not supported in studies"
+                "\n  hint: use the study's relevance level and alpha/beta options"
+            )
+            raise MeasureError(msg)
         self.names = [m.name for m in self.measures]
         self.enc: Encoded = prep.enc
         # the masked judgments are documents graded 1 (relevant to some subtopic) or 0

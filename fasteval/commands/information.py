@@ -172,8 +172,13 @@ def correlate_cmd(
     """Correlation of the system rankings by two measures (tau_a, tau_b, rho, r, tau_AP, tau_I)."""
     from fasteval.analysis.correlation import METHODS, information_tau, rank_correlation
     from fasteval.api import evaluate
+    from fasteval.measures.catalog import output_name
 
-    names = [measure_a, measure_b, *given]
+    # the one measure parser: every name the API takes, checked before any input is read
+    col_a = output_name(measure_a, what="-a")
+    col_b = output_name(measure_b, what="-b")
+    col_given = [output_name(g, what="--given") for g in given]
+    names = list(dict.fromkeys([measure_a, measure_b, *given]))
     df = evaluate(
         qrels,
         list(runs),
@@ -182,10 +187,6 @@ def correlate_cmd(
         relevance_level=level,
         run_id_from=run_id_from,
     )
-    found = df["measure"].unique().to_list()
-    if len(found) != len(set(names)):
-        msg = f"each of -a, -b, --given must name exactly one measure, got {names} -> {found}"
-        raise ParameterError(msg)
     want = "all"
     rows = []
     qids = sorted(set(df["query_id"].to_list()) - {"all"}) if per_query else [want]
@@ -198,14 +199,14 @@ def correlate_cmd(
         if wide.height < 2:
             continue
         if top is not None:
-            wide = wide.sort(measure_a, descending=True).head(top)
-        x = wide[measure_a].to_numpy()
-        y = wide[measure_b].to_numpy()
+            wide = wide.sort(col_a, descending=True).head(top)
+        x = wide[col_a].to_numpy()
+        y = wide[col_b].to_numpy()
         row: dict[str, Any] = {"query_id": q, "n_systems": wide.height}
         for m in METHODS:
             row[m] = rank_correlation(x, y, m)
         if given:
-            g = [wide[n].to_numpy() for n in given]
+            g = [wide[n].to_numpy() for n in col_given]
             row["cond_information_tau"] = information_tau(x, y, given=g)
         rows.append(row)
     _emit(pl.DataFrame(rows), fmt, output)

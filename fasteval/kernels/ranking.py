@@ -68,6 +68,22 @@ NCG = 39
 JUDGED = 40
 JK_DCG = 41
 JK_NDCG = 42
+NDCG_EXP = 43
+DCG_EXP = 44
+HITS = 45
+COMPAT = 46
+ACCURACY = 47
+# the C/W/L family (cwl_eval): params (T or p, min_rel, max_rel, k)
+INST = 48
+INSQ = 49
+BPM = 50
+SDCG = 51
+NERR8 = 52
+NERR9 = 53
+NERR10 = 54
+NERR11 = 55
+RBP_BIN = 56
+CWL_DEPTH = 1000  # cwl_eval's max_n: rankings cut, or padded with zero gain, to 1000
 
 ERR_GMAX = 4.0  # gdeval's maximum grade for ERR's stopping probabilities
 
@@ -641,6 +657,116 @@ def _jk_dcg(rels, n, lut, ig, use_ideal):
 
 
 @njit(cache=True, nogil=True)
+def _exp_dcg(grades, k):  # pragma: no cover - numba
+    """DCG of the first ``k`` grades with exponential gains: sum (2^g - 1) / log2(i + 2), g > 0."""
+    d = 0.0
+    for i in range(k):
+        g = grades[i]
+        if g > 0:
+            d += (2.0**g - 1.0) / math.log2(i + 2.0)
+    return d
+
+
+@njit(cache=True, nogil=True)
+def _compat(rels, n, ideal, p, normalize):  # pragma: no cover - numba
+    """Compatibility (Clarke et al.): RBO of the ranking with the ideal ranking, over depth.
+
+    ``ideal`` holds the positive judged grades, best first. Within a grade the ideal
+    ranking puts the retrieved documents in ranking order (ir_measures breaks the
+    ideal's ties by the run's scores), so a retrieved relevant document at rank ``i``
+    is at ideal rank ``#(grades above) + #(same grade ranked above it)``; it is in
+    both prefixes from depth ``max(i, ideal rank) + 1`` on.
+    """
+    npos = ideal.shape[0]
+    depth = max(n, npos)
+    if depth == 0:
+        return 0.0
+    enters = np.zeros(depth, np.int64)
+    top = np.int64(ideal[0]) if npos > 0 else 0
+    seen = np.zeros(top + 1, np.int64)
+    for i in range(n):
+        g = rels[i]
+        if g > 0:
+            higher = 0
+            while higher < npos and ideal[higher] > g:
+                higher += 1
+            at = higher + seen[g]
+            seen[g] += 1
+            enters[max(i, at)] += 1
+    score = 0.0
+    best = 0.0
+    norm = 0.0
+    w = 1.0
+    overlap = 0
+    for t in range(depth):
+        overlap += enters[t]
+        score += w * overlap / (t + 1.0)
+        best += w * min(t + 1, npos) / (t + 1.0)
+        norm += w
+        w *= p
+    score /= norm
+    best /= norm
+    if normalize and best > 0.0:
+        score /= best
+    return score
+
+
+@njit(cache=True, nogil=True)
+def _cwl(rels, n, fam, a, lo, hi, k):  # pragma: no cover - numba
+    """Expected utility per item of a C/W/L measure (Moffat et al.; cwl_eval).
+
+    Gains over cwl_eval's 1000 positions: a judged grade clipped to ``[lo, hi]`` and
+    scaled to ``[0, 1]`` (RBP_BIN: 1 if the grade is >= ``lo``); 0 for a document not
+    in the qrels and past the ranking's end. ``c_i`` is the measure's continuation
+    probability at rank ``i``; ``W_i = prod_{j<i} c_j / sum_m prod_{j<m} c_j`` and the
+    value is ``sum_i W_i g_i``.
+    """
+    depth = CWL_DEPTH
+    gains = np.zeros(depth, np.float64)
+    for i in range(min(n, depth)):
+        r = rels[i]
+        if r == NONPOOL:
+            continue
+        gr = max(r, 0)
+        if fam == RBP_BIN:
+            gains[i] = 1.0 if gr >= lo else 0.0
+        else:
+            gains[i] = (min(max(gr, lo), hi) - lo) / (hi - lo)
+    log2 = math.log(2.0)
+    cum = 0.0
+    cont = 1.0  # prod_{j<i} c_j
+    total = 0.0
+    eu = 0.0
+    for i in range(depth):
+        g = gains[i]
+        cum += g
+        rank = i + 1.0
+        total += cont
+        eu += cont * g
+        if fam == RBP_BIN:
+            c = a
+        elif fam == INST:
+            t_i = a - cum
+            c = ((rank + a + t_i - 1.0) / (rank + a + t_i)) ** 2.0
+        elif fam == INSQ:
+            c = ((rank + 2.0 * a - 1.0) / (rank + 2.0 * a)) ** 2.0
+        elif fam == BPM:
+            c = 1.0 if cum < a and rank < k else 0.0
+        elif fam == SDCG:
+            c = (math.log(rank + 1.0) / log2) / (math.log(rank + 2.0) / log2) if rank < k else 0.0
+        elif fam == NERR8:
+            c = 1.0 - g if i < k - 1 else 0.0
+        elif fam == NERR9:
+            c = (rank / (rank + 1.0)) * (1.0 - g) if i < k - 1 else 0.0
+        elif fam == NERR10:
+            c = a * (1.0 - g)
+        else:  # NERR11
+            c = ((rank + 2.0 * a - 1.0) / (rank + 2.0 * a)) ** 2.0 * (1.0 - g)
+        cont *= c
+    return eu / total
+
+
+@njit(cache=True, nogil=True)
 def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: no cover - numba
     """Compute every planned measure column for every (run, query) group in one pass.
 
@@ -920,6 +1046,33 @@ def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: n
                         if rels[i] != NONPOOL:  # negative qrels grades are judged
                             cnt += 1
                     v = cnt / k
+            elif f == HITS:
+                k = np.int64(params[p0])
+                if n > 0:
+                    v = cum_rel[min(k, n) - 1]
+            elif f == DCG_EXP or f == NDCG_EXP:
+                k = np.int64(params[p0])
+                v = _exp_dcg(rels, min(k, n))
+                if f == NDCG_EXP:
+                    best = _exp_dcg(ideal_g[io : io + npos], min(k, npos))
+                    v = v / best if best > 0.0 else 0.0
+            elif f == COMPAT:
+                v = _compat(rels, n, ideal_g[io : io + npos], params[p0], params[p0 + 1] != 0.0)
+            elif f == ACCURACY:
+                kk = n if col_p1[c] == p0 else min(np.int64(params[p0]), n)
+                nonrel = 0
+                n_rel = 0
+                above = 0
+                for i in range(kk):
+                    if rels[i] >= level:
+                        above += nonrel
+                        n_rel += 1
+                    else:
+                        nonrel += 1
+                if n_rel > 0:
+                    v = 1.0 - above / (nonrel * n_rel) if nonrel > 0 else 1.0
+            elif f >= INST and f <= RBP_BIN:
+                v = _cwl(rels, n, f, params[p0], params[p0 + 1], params[p0 + 2], params[p0 + 3])
             elif f == JK_DCG or f == JK_NDCG:
                 sp = col_spec[c]
                 lut = gain_lut[sp]

@@ -28,21 +28,26 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from fasteval.errors import MeasureError, ParameterError
-from fasteval.measures.content import is_content_measure
+from fasteval.measures.content import is_content_measure, parse_content_measures
 from fasteval.measures.diversity import (
     DiversityMeasure,
     is_diversity_measure,
     parse_diversity_measures,
 )
 from fasteval.measures.parser import MeasureSet, parse_measures
+from fasteval.measures.registry import PREFS_FAMILIES
 
-Evaluator = Literal["ranking", "diversity", "ric", "histogram", "judgment_groups", "content"]
+Evaluator = Literal[
+    "ranking", "diversity", "ric", "histogram", "judgment_groups", "content", "preferences"
+]
 
 RIC = "RIC"
 HSA = "HSA"
 DO = "DO"
 HISTOGRAM_NAMES = (HSA, DO)
-REL_FORMATS = ("qrels", "qrels_jg")
+REL_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
+# the formats of preference judgments (trec_eval -R prefs / qrels_prefs)
+PREFS_FORMATS = ("prefs", "qrels_prefs")
 # the families trec_eval defines over judgment groups (-R qrels_jg)
 JG_FAMILIES = frozenset({"num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"})
 
@@ -58,7 +63,25 @@ def names_of(measures: MeasuresLike) -> list[str]:
     if measures is None:
         return []
     items = [measures] if isinstance(measures, str) else list(measures)
-    return [p.strip() for item in items for p in _NEW_NAME.split(str(item)) if p.strip()]
+    return [p.strip() for item in items for p in _split_outside_parens(str(item)) if p.strip()]
+
+
+def _split_outside_parens(text: str) -> list[str]:
+    """``text`` split at the commas that start a new name, none inside parentheses
+    (``Compat(p=0.9,normalize=False)`` is one name)."""
+    out: list[str] = []
+    depth = 0
+    start = 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        elif ch == "," and depth == 0 and _NEW_NAME.match(text, i):
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return out
 
 
 def evaluator_of(name: str, *, rel_format: str = "qrels") -> Evaluator:
@@ -104,6 +127,8 @@ class Request:
     ric: bool = False
     histogram: tuple[str, ...] = ()
     judgment_groups: bool = False
+    # "prefs" or "qrels_prefs": ``ranking`` holds preference measures (fasteval.engine.prefs)
+    preferences: str | None = None
 
     @property
     def evaluators(self) -> tuple[Evaluator, ...]:
@@ -111,7 +136,9 @@ class Request:
         out: list[Evaluator] = []
         if self.diversity:
             out.append("diversity")
-        if self.ranking or self.ranking.runid:
+        if self.preferences:
+            out.append("preferences")
+        elif self.ranking or self.ranking.runid:
             out.append("judgment_groups" if self.judgment_groups else "ranking")
         if self.ric:
             out.append("ric")
@@ -123,11 +150,56 @@ class Request:
 def check_rel_format(rel_format: str) -> None:
     """Raise a :class:`ParameterError` for a relevance format fasteval does not read."""
     if rel_format not in REL_FORMATS:
-        msg = (
-            f"unknown relevance format {rel_format!r}; choose one of {', '.join(REL_FORMATS)}"
-            " (trec_eval's prefs and qrels_prefs are not supported yet)"
-        )
+        msg = f"unknown relevance format {rel_format!r}; choose one of {', '.join(REL_FORMATS)}"
         raise ParameterError(msg)
+
+
+def output_names(name: str, *, compat: int = 9) -> list[str]:
+    """The ``measure`` values :func:`fasteval.evaluate` gives for the measure argument ``name``.
+
+    The one parser every command uses to check a measure it is given and to find
+    its rows in a result: ``MAP`` -> ``["MAP"]`` (the name asked for),
+    ``P.5,10`` -> ``["P_5", "P_10"]``, ``RIC`` -> ``["RIC"]``,
+    ``alpha-nDCG@20`` -> ``["alpha_nDCG@20"]``.
+
+    Raises
+    ------
+    MeasureError
+        For an unknown measure or a bad parameter.
+    """
+    out: list[str] = []
+    for n in names_of(name):
+        ev = evaluator_of(n)
+        if ev == "ric":
+            out.append(RIC)
+        elif ev == "histogram":
+            out.append(n.strip().upper())
+        elif ev == "diversity":
+            out += [m.name for m in parse_diversity_measures([n])]
+        elif ev == "content":
+            out += [m.name for m in parse_content_measures([n])]
+        else:
+            out += [m.name for m in parse_measures([n], compat=compat)]
+    if not out:
+        msg = f"no measure named in {name!r}"
+        raise MeasureError(msg)
+    return out
+
+
+def output_name(name: str, *, what: str = "a measure", compat: int = 9) -> str:
+    """The one ``measure`` value ``name`` gives (see :func:`output_names`).
+
+    Raises
+    ------
+    MeasureError
+        When ``name`` stands for no measure or for several (``P.5,10``, ``official``);
+        ``what`` names the option in the message.
+    """
+    names = output_names(name, compat=compat)
+    if len(names) != 1:
+        msg = f"{what} must name exactly one measure, got {name!r} ({', '.join(names)})"
+        raise MeasureError(msg)
+    return names[0]
 
 
 def parse_jg_measures(measures: MeasuresLike, *, compat: int = 9) -> MeasureSet:
@@ -147,6 +219,26 @@ def parse_jg_measures(measures: MeasuresLike, *, compat: int = 9) -> MeasureSet:
     return mset
 
 
+def parse_prefs_measures(measures: MeasuresLike | MeasureSet, *, compat: int = 9) -> MeasureSet:
+    """Parse measures for an evaluation against preferences (default: the ``all_prefs`` set).
+
+    Only the ``prefs_*`` families (and ``runid``, ``num_q``) are defined over
+    preference judgments, as in trec_eval.
+    """
+    if isinstance(measures, MeasureSet):
+        mset = measures
+    else:
+        mset = parse_measures(measures if measures else ["all_prefs"], compat=compat)
+    bad = [m.name for m in mset if m.family not in PREFS_FAMILIES | {"num_q"}]
+    if bad:
+        msg = (
+            f"measure(s) {', '.join(bad)} cannot be computed from preference judgments"
+            "\n  hint: use all_prefs, prefs or the prefs_* measures"
+        )
+        raise MeasureError(msg)
+    return mset
+
+
 def parse_request(measures: MeasuresLike, *, compat: int = 9, rel_format: str = "qrels") -> Request:
     """Parse measure names once into a :class:`Request` (see :func:`fasteval.evaluate`).
 
@@ -157,6 +249,8 @@ def parse_request(measures: MeasuresLike, *, compat: int = 9, rel_format: str = 
     check_rel_format(rel_format)
     if rel_format == "qrels_jg":
         return Request(parse_jg_measures(measures, compat=compat), judgment_groups=True)
+    if rel_format in PREFS_FORMATS:
+        return Request(parse_prefs_measures(measures, compat=compat), preferences=rel_format)
     groups = split(measures)
     if "content" in groups:
         msg = (
@@ -181,4 +275,11 @@ def parse_request(measures: MeasuresLike, *, compat: int = 9, rel_format: str = 
         mset = parse_measures(ranking_names, compat=compat)
     else:
         mset = MeasureSet()
+    prefs = [m.name for m in mset if m.family in PREFS_FAMILIES]
+    if prefs:
+        msg = (
+            f"{', '.join(prefs)} need preference judgments"
+            "\n  hint: rel_format='prefs' or 'qrels_prefs' (CLI: -R prefs)"
+        )
+        raise MeasureError(msg)
     return Request(mset, ric="ric" in groups, histogram=hist)

@@ -53,7 +53,14 @@ NDEVAL_SET = [
     "MAP_IA",
     *(f"{f}@{k}" for f in ("P_IA", "strec") for k in DEFAULT_CUTOFFS),
 ]
-_NAME = re.compile(r"^(?P<fam>[A-Za-z_-]+?)(?:@(?P<k>[0-9]+))?$")
+_NAME = re.compile(r"^(?P<fam>[A-Za-z\u03b1_-]+?)(?:\((?P<args>[^)]*)\))?(?:@(?P<k>[0-9]+))?$")
+# ir_measures' parameters per family (besides rel=, which every family takes)
+_PARAMS = {
+    "alpha_DCG": ("alpha",),
+    "alpha_nDCG": ("alpha",),
+    "NRBP": ("alpha", "beta"),
+    "nNRBP": ("alpha", "beta"),
+}
 
 
 @dataclass(frozen=True)
@@ -62,21 +69,63 @@ class DiversityMeasure:
 
     family: str
     k: int
+    rel: int | None = None  # ir_measures' rel=: judgments >= rel are relevant (None: the call's)
+    alpha: float | None = None  # ir_measures' alpha= (None: the call's)
+    beta: float | None = None  # ir_measures' beta= (None: the call's)
+    label: str | None = None  # the name asked for, when it carries parameters
 
     @property
     def name(self) -> str:
-        """The canonical name (``alpha_nDCG@20``, ``NRBP``)."""
+        """The output name: the one asked for with parameters (``alpha_nDCG(rel=2)@20``),
+        else the canonical one (``alpha_nDCG@20``, ``NRBP``)."""
+        if self.label is not None:
+            return self.label
         return f"{self.family}@{self.k}" if self.k else self.family
 
     @property
+    def has_params(self) -> bool:
+        """Whether the measure sets its own ``rel=``, ``alpha=`` or ``beta=``."""
+        return (self.rel, self.alpha, self.beta) != (None, None, None)
+
+    @property
     def ndeval_name(self) -> str:
-        """ndeval's column name (``alpha-nDCG@20``)."""
+        """ndeval's column name (``alpha-nDCG@20``; the name asked for with parameters)."""
+        if self.has_params and self.label is not None:
+            return self.label
         base = FAMILIES[self.family][2]
         return f"{base}@{self.k}" if self.k else base
 
 
 def _family(raw: str) -> str | None:
-    return _ALIASES.get(raw.lower().replace("-", "_"))
+    # ir_measures spells alpha with the Greek letter too: α_nDCG, α_DCG
+    return _ALIASES.get(raw.replace("\u03b1", "alpha").lower().replace("-", "_"))
+
+
+def _args(fam: str, text: str | None, name: str) -> dict[str, float]:
+    """``rel=2, alpha=0.7`` -> values, checked against what ``fam`` takes."""
+    out: dict[str, float] = {}
+    allowed = ("rel", *_PARAMS.get(fam, ()))
+    for item in filter(None, (t.strip() for t in (text or "").split(","))):
+        key, eq, val = (x.strip() for x in item.partition("="))
+        if not eq or key not in allowed:
+            msg = (
+                f"diversity measure {name!r}: parameter {item!r} is not supported "
+                f"(supported: {', '.join(f'{a}=' for a in allowed)})"
+            )
+            raise MeasureError(msg)
+        try:
+            v = float(val)
+        except ValueError:
+            msg = f"diversity measure {name!r}: {key} must be a number, got {val!r}"
+            raise MeasureError(msg) from None
+        if key == "rel" and v != int(v):
+            msg = f"diversity measure {name!r}: rel must be an integer, got {val!r}"
+            raise MeasureError(msg)
+        if key in ("alpha", "beta") and not 0.0 <= v <= 1.0:
+            msg = f"diversity measure {name!r}: {key} must be in [0, 1], got {val!r}"
+            raise MeasureError(msg)
+        out[key] = v
+    return out
 
 
 def is_diversity_measure(name: str) -> bool:
@@ -87,14 +136,29 @@ def is_diversity_measure(name: str) -> bool:
     return bool(m and _family(m["fam"]) is not None)
 
 
+def _split(text: str) -> list[str]:
+    """Comma-separated names; commas inside parentheses belong to a name."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    return [*out, text[start:]]
+
+
 def parse_diversity_measures(measures: str | Sequence[str] | None) -> list[DiversityMeasure]:
     """Parse diversity measure names.
 
     Accepts ``alpha_nDCG@20``, ndeval's ``alpha-nDCG@20``, ``ERR_IA@10``,
     ``nERR_IA``, ``alpha_DCG``, ``NRBP``, ``nNRBP``, ``MAP_IA`` (``AP_IA``),
     ``P_IA@5``, ``strec@10`` (``StRecall``), case-insensitively, comma-separated
-    or as a list; a cutoff family without ``@k`` means k = 5, 10 and 20;
-    ``ndeval`` (the default) is ndeval's 21 columns.
+    (outside parentheses) or as a list; ir_measures' ``α_nDCG@20`` and
+    parameters ``rel=`` (every family: judgments ``>= rel`` are relevant),
+    ``alpha=`` (alpha_DCG, alpha_nDCG, NRBP, nNRBP) and ``beta=`` (NRBP,
+    nNRBP), which override the evaluation's for that measure and keep the
+    name asked for (``alpha_nDCG(rel=2)@20``); a cutoff family without ``@k``
+    means k = 5, 10 and 20; ``ndeval`` (the default) is ndeval's 21 columns.
     """
     names = (
         ["ndeval"]
@@ -105,7 +169,7 @@ def parse_diversity_measures(measures: str | Sequence[str] | None) -> list[Diver
     )
     out: list[DiversityMeasure] = []
     for item in names:
-        for raw in str(item).split(","):
+        for raw in _split(str(item)):
             s = raw.strip()
             if not s:
                 continue
@@ -135,7 +199,23 @@ def parse_diversity_measures(measures: str | Sequence[str] | None) -> list[Diver
                 if ks[0] < 1:
                     msg = f"cutoff must be at least 1, got {s!r}"
                     raise MeasureError(msg)
-            out.extend(DiversityMeasure(fam, k) for k in ks)
+            args = _args(fam, m["args"], s)
+            if not args and "\u03b1" not in s:  # an α spelling keeps its name
+                out.extend(DiversityMeasure(fam, k) for k in ks)
+                continue
+            rel = int(args["rel"]) if "rel" in args else None
+            base = s.split("@")[0] if m["k"] is None else None
+            out.extend(
+                DiversityMeasure(
+                    fam,
+                    k,
+                    rel,
+                    args.get("alpha"),
+                    args.get("beta"),
+                    s if base is None else (f"{base}@{k}" if k else base),
+                )
+                for k in ks
+            )
     seen: set[DiversityMeasure] = set()
     uniq = [x for x in out if not (x in seen or seen.add(x))]  # type: ignore[func-returns-value]
     if not uniq:

@@ -14,7 +14,10 @@ fasteval's parser (:mod:`fasteval.measures.parser`) reads ir_measures strings
   ``rbp.p=...``), ``NumRet(rel=N)`` (= ``NumRelRet``) and
   ``nDCG(dcg='exp-log2')`` without a cutoff: nDCG with gains ``2^g - 1``
   (Burges et al.; gdeval), trec_eval ``ndcg`` with the grade map
-  ``1=1,2=3,3=7,...``.
+  ``1=1,2=3,3=7,...``; with a cutoff, ``nDCG(dcg='exp-log2')@k`` is gdeval's
+  nDCG@k (fasteval's ``ndcg_exp``);
+* ranx's ``hits@k``, ``dcg_burges@k`` and ``ndcg_burges@k`` (fasteval's
+  ``hits``, ``dcg_exp`` and ``ndcg_exp``).
 
 Anything else is passed on unchanged, so the parser's own message names it.
 """
@@ -36,7 +39,12 @@ ALIASES = {
     "BPref": "Bpref",
     "RPrec": "Rprec",
 }
-_FORM = re.compile(r"^(?P<name>[A-Za-z]+)(?:\((?P<args>[^)]*)\))?(?:@(?P<cut>[0-9]*\.?[0-9]+))?$")
+# ranx's names of measures fasteval has under other names (with their @k)
+RANX_NAMES = {"hits": "hits", "dcg_burges": "dcg_exp", "ndcg_burges": "ndcg_exp"}
+_RANX = re.compile(r"^(?P<name>hits|dcg_burges|ndcg_burges)@(?P<cut>[0-9]+)$")
+_FORM = re.compile(
+    r"^(?P<name>[A-Za-z][A-Za-z0-9]*)(?:\((?P<args>[^)]*)\))?(?:@(?P<cut>[0-9]*\.?[0-9]+))?$"
+)
 # grades 1..EXP_GRADES get gain 2^g - 1 under dcg='exp-log2'
 EXP_GRADES = 10
 
@@ -57,12 +65,18 @@ def canonical(measure: Any) -> str:
     s = measure if isinstance(measure, str) else str(measure)
     s = s.strip()
     if not isinstance(measure, str) and getattr(measure, "NAME", None) == "RBP":
+        params = getattr(measure, "params", {})
+        if "rel" in params:  # binary gains: cwl_eval's RBP (fasteval's rbp_bin)
+            return f"RBP(p={measure['p']},rel={params['rel']})"
         # ir_measures leaves its default p (0.8, not trec_eval's 0.9) out of str()
-        other = sorted(k for k in getattr(measure, "params", {}) if k != "p")
+        other = sorted(k for k in params if k != "p")
         if other:
             msg = f"measure {s!r}: RBP takes p= alone here (as trec_eval's rbp.p=...)"
             raise MeasureError(msg)
         return f"rbp.p={measure['p']}"
+    r = _RANX.match(s)
+    if r:
+        return f"{RANX_NAMES[r['name']]}.{r['cut']}"
     m = _FORM.match(s)
     if not m or (m["name"] not in ALIASES and m["args"] is None):
         return ALIASES.get(s, s)
@@ -73,6 +87,8 @@ def canonical(measure: Any) -> str:
         args.pop("judged_only", None)
     if args.get("dcg") == "log2":
         args.pop("dcg")
+    if name == "RBP" and "rel" in args:  # binary gains: the parser's C/W/L branch
+        return s
     if name == "RBP" and "p" in args:
         p = args.pop("p")
         if args or cut:
@@ -81,14 +97,15 @@ def canonical(measure: Any) -> str:
         return f"rbp.p={p}"
     if name == "nDCG" and args.get("dcg") == "exp-log2":
         args.pop("dcg")
-        if cut is not None or args:
-            msg = (
-                f"measure {s!r}: dcg='exp-log2' is supported for nDCG without a cutoff "
-                "and other parameters only"
-            )
+        if args:
+            msg = f"measure {s!r}: dcg='exp-log2' takes no other parameters"
             raise MeasureError(msg)
+        if cut is not None:  # gdeval's nDCG@k
+            return f"ndcg_exp.{cut}"
         gains = ",".join(f"{g}={2**g - 1}" for g in range(1, EXP_GRADES + 1))
         return f"ndcg.{gains}"
+    if name == "SetP" and "relative" in args and args.pop("relative") == "True":
+        name = "SetRelP"
     if name == "NumRet" and "rel" in args:
         name = "NumRelRet"
         if args["rel"] == "1":
@@ -108,7 +125,7 @@ def split_judged_only(names: Iterable[str]) -> tuple[list[str], bool]:
     flags: list[bool] = []
     for n in names:
         m = _FORM.match(n)
-        if m and m["args"] is not None:
+        if m and m["args"] is not None and "judged_only" in m["args"]:
             args = _args(m["args"], n)
             flag = args.pop("judged_only", "False") == "True"
             inner = ",".join(f"{k}={v}" for k, v in args.items())
@@ -131,8 +148,11 @@ def split_judged_only(names: Iterable[str]) -> tuple[list[str], bool]:
 def normalise_measures(measures: Any) -> tuple[list[str], bool]:
     """A measure argument of ``evaluate`` (a name, an object, or a list of them) as strings.
 
-    Returns the fasteval strings and whether ``judged_only=True`` was asked
-    (by every measure; see :func:`split_judged_only`).
+    Returns the names and whether ``judged_only=True`` was asked (by every
+    measure; see :func:`split_judged_only`). A name keeps the spelling asked
+    for (``MAP``, ``Recall@100``): the parser (:func:`fasteval.measures.parser.parse_measure`)
+    reads the aliases and names its output after the request. A measure
+    object becomes its fasteval string (:func:`canonical`).
     """
     items = (
         [measures]
@@ -141,4 +161,4 @@ def normalise_measures(measures: Any) -> tuple[list[str], bool]:
     )
     if not items and not isinstance(measures, (list, tuple)):
         items = [measures]
-    return split_judged_only(canonical(m) for m in items)
+    return split_judged_only(m.strip() if isinstance(m, str) else canonical(m) for m in items)

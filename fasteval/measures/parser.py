@@ -20,10 +20,11 @@ import math
 import re
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fasteval.errors import MeasureError
 from fasteval.measures.diversity import FAMILIES as DIVERSITY_FAMILIES
+from fasteval.measures.ir_measures_names import ALIASES, canonical
 from fasteval.measures.registry import (
     FAMILIES,
     IR_MEASURES,
@@ -74,10 +75,13 @@ class MeasureSet(list[Measure]):
 
 _TREC_ARG = re.compile(r"^(?P<fam>[A-Za-z0-9_]+?)(?:\.(?P<params>.*))?$")
 _TREC_OUT = re.compile(
-    r"^(?P<fam>P_avgjg|Rprec_mult_avgjg|P|recall|success|map_cut|ndcg_cut|iprec_at_recall|relative_P|unj|Rprec_mult|err|nerr|ncg|judged)"
+    r"^(?P<fam>P_avgjg|Rprec_mult_avgjg|P|recall|success|map_cut|ndcg_cut|iprec_at_recall"
+    r"|relative_P|unj|Rprec_mult|err|nerr|ncg|judged|hits|rel_ret|dcg_exp|ndcg_exp)"
     r"_(?P<val>\d+(?:\.\d+)?)$"
 )
-_IRM = re.compile(r"^(?P<name>[A-Za-z]+)(?:\((?P<args>[^)]*)\))?(?:@(?P<cut>[0-9]*\.?[0-9]+))?$")
+_IRM = re.compile(
+    r"^(?P<name>[A-Za-z][A-Za-z0-9]*)(?:\((?P<args>[^)]*)\))?(?:@(?P<cut>[0-9]*\.?[0-9]+))?$"
+)
 
 
 def _fmt_level(x: float) -> str:
@@ -196,28 +200,125 @@ def _parse_trec(arg: str) -> list[Measure] | None:
     return None
 
 
+# ir_measures parameters (besides rel=) of list-kind families, in the order of their params
+_IRM_PARAMS: dict[str, tuple[str, ...]] = {"SetF": ("beta",), "Compat": ("p", "normalize")}
+
+
+def _param_value(key: str, text: str, arg: str) -> float:
+    if text in ("True", "False"):
+        return 1.0 if text == "True" else 0.0
+    try:
+        v = float(text)
+    except ValueError:
+        msg = f"measure {arg!r}: {key} must be a number, got {text!r}"
+        raise MeasureError(msg) from None
+    if key in ("min_rel", "max_rel", "rel") and v != int(v):
+        msg = f"measure {arg!r}: {key} must be an integer, got {text}"
+        raise MeasureError(msg)
+    if key == "p" and not 0.0 < v < 1.0:
+        msg = f"measure {arg!r}: persistence p must be in (0, 1), got {text}"
+        raise MeasureError(msg)
+    if key == "beta" and v < 0.0:
+        msg = f"measure {arg!r}: beta must not be negative, got {text}"
+        raise MeasureError(msg)
+    return v
+
+
+# the C/W/L measures of ir_measures (cwl_eval): name -> (family, first parameter's name and
+# default, whether @k is required); params (T or p, min_rel, max_rel, k)
+_CWL: dict[str, tuple[str, str | None, float, bool]] = {
+    "INST": ("inst", "T", 1.0, False),
+    "INSQ": ("insq", "T", 1.0, False),
+    "BPM": ("bpm", "T", 1.0, True),
+    "SDCG": ("sdcg", None, 0.0, True),
+    "NERR8": ("nerr8", None, 0.0, True),
+    "NERR9": ("nerr9", None, 0.0, True),
+    "NERR10": ("nerr10", "p", 0.9, False),
+    "NERR11": ("nerr11", "T", 1.0, False),
+}
+
+
+def _parse_cwl(name: str, args: str | None, cut: str | None, arg: str) -> Measure:
+    """A C/W/L measure (``INST(T=2, max_rel=3)``, ``BPM(T=1, max_rel=1)@20``,
+    ``RBP(p=0.9, rel=1)``) as its family with params ``(T or p, min_rel, max_rel, k)``."""
+    given: dict[str, str] = {}
+    for item in filter(None, (t.strip() for t in (args or "").split(","))):
+        key, eq, val = item.partition("=")
+        if not eq:
+            msg = f"measure {arg!r}: parameter {item!r} is not of the form name=value"
+            raise MeasureError(msg)
+        given[key.strip()] = val.strip().strip("'\"")
+    first: str | None
+    if name == "RBP":  # RBP(rel=...): binary gains, cwl_eval's RBP
+        allowed: tuple[str, ...] = ("p", "rel")
+        fam, first, default, needs_cut = "rbp_bin", "p", 0.8, False
+    else:
+        fam, first, default, needs_cut = _CWL[name]
+        allowed = (*((first,) if first else ()), "min_rel", "max_rel")
+        if name == "SDCG":
+            allowed = (*allowed, "dcg")
+    bad = [k for k in given if k not in allowed]
+    if bad:
+        msg = (
+            f"measure {arg!r}: parameter {bad[0]!r} is not supported "
+            f"(supported: {', '.join(f'{k}=' for k in allowed)})"
+        )
+        raise MeasureError(msg)
+    if given.get("dcg", "log2") != "log2":
+        msg = f"measure {arg!r}: SDCG takes dcg='log2' only"
+        raise MeasureError(msg)
+    values = {k: _param_value(k, v, arg) for k, v in given.items() if k != "dcg"}
+    if needs_cut and cut is None:
+        msg = f"measure {arg!r}: {name} needs a cutoff, e.g. {name}(max_rel=1)@10"
+        raise MeasureError(msg)
+    if not needs_cut and cut is not None:
+        msg = f"measure {arg!r}: {name} takes no @cutoff"
+        raise MeasureError(msg)
+    k = _cutoff(fam, cut, arg) if cut is not None else 0.0
+    a = values.get(first, default) if first else 0.0
+    if name == "RBP":
+        rel = values.get("rel", 1.0)
+        return Measure(fam, (a, rel, rel, 0.0), None, arg)
+    if "max_rel" not in values:
+        msg = f"measure {arg!r}: {name} needs max_rel=, the largest grade (e.g. max_rel=3)"
+        raise MeasureError(msg)
+    lo, hi = values.get("min_rel", 0.0), values["max_rel"]
+    if not lo < hi:
+        msg = f"measure {arg!r}: min_rel must be less than max_rel, got {lo:g} and {hi:g}"
+        raise MeasureError(msg)
+    return Measure(fam, (a, lo, hi, k), None, arg)
+
+
 def _parse_ir_measures(arg: str) -> Measure | None:
     m = _IRM.match(arg)
+    if m and (m["name"] in _CWL or (m["name"] == "RBP" and "rel" in (m["args"] or ""))):
+        return _parse_cwl(m["name"], m["args"], m["cut"], arg)
     if not m or m["name"] not in IR_MEASURES:
         return None
     name = m["name"]
     with_cut, without = IR_MEASURES[name]
     rel: int | None = None
+    extra: dict[str, float] = {}
+    names = _IRM_PARAMS.get(name, ())
     if m["args"]:
         for item in m["args"].split(","):
             key, _, val = item.strip().partition("=")
-            if key.strip() != "rel":
-                msg = (
-                    f"measure {arg!r}: parameter {key.strip()!r} is not supported "
-                    "(supported: rel=N)"
-                )
+            key, val = key.strip(), val.strip().strip("'\"")
+            if key in names:
+                extra[key] = _param_value(key, val, arg)
+                continue
+            if key != "rel":
+                known = ", ".join(f"{n}=" for n in ("rel", *names))
+                msg = f"measure {arg!r}: parameter {key!r} is not supported (supported: {known})"
                 raise MeasureError(msg)
             try:
                 rel = int(val)
             except ValueError:
-                msg = f"measure {arg!r}: rel must be an integer, got {val.strip()!r}"
+                msg = f"measure {arg!r}: rel must be an integer, got {val!r}"
                 raise MeasureError(msg) from None
-    args = f"(rel={rel})" if rel is not None else ""
+    inner = [f"rel={rel}"] if rel is not None else []
+    inner += [f"{k}={v:g}" for k, v in extra.items()]
+    args = f"({','.join(inner)})" if inner else ""
     if m["cut"] is not None:
         if with_cut is None:
             msg = f"measure {arg!r}: {name} takes no @cutoff"
@@ -236,6 +337,12 @@ def _parse_ir_measures(arg: str) -> Measure | None:
         params = _gain_params(fam, "", arg)
     else:
         params = fam.defaults if fam.kind == "list" else ()
+    if extra:
+        values = list(params)
+        for i, key in enumerate(names):
+            if key in extra:
+                values[i] = extra[key]
+        params = tuple(values)
     return Measure(fam.name, params, rel, f"{name}{args}")
 
 
@@ -246,12 +353,17 @@ def parse_measure(arg: str) -> list[Measure]:
     ----------
     arg
         A trec_eval ``-m`` argument (possibly a family with several cutoffs or a
-        nickname) or an ir_measures string.
+        nickname) or an ir_measures string, ir_measures' aliases and
+        parameters included (``MAP``, ``MRR@10``, ``NDCG@10``, ``Recall@100``,
+        ``Precision@10``, ``BPref``, ``RPrec``, ``nDCG(dcg='exp-log2')``,
+        ``RBP(p=0.8)``; see :mod:`fasteval.measures.ir_measures_names`).
 
     Returns
     -------
     list of Measure
-        One entry per output column.
+        One entry per output column. A name that stands for one measure keeps
+        the spelling asked for as its output name (``MAP`` stays ``MAP``,
+        ``Recall@100`` stays ``Recall@100``).
 
     Raises
     ------
@@ -262,10 +374,31 @@ def parse_measure(arg: str) -> list[Measure]:
     out = _parse_trec(arg)
     if out is not None:
         return out
-    one = _parse_ir_measures(arg)
-    if one is not None:
-        return [one]
-    raise MeasureError(unknown_measure_message(arg))
+    try:
+        canon = canonical(arg)  # ir_measures aliases and parameters -> fasteval's own string
+    except MeasureError:
+        known = _IRM.match(arg)
+        if known and (known["name"] in IR_MEASURES or known["name"] in ALIASES):
+            raise
+        raise MeasureError(unknown_measure_message(arg)) from None
+    try:
+        out = _parse_trec(canon)
+        if out is None:
+            one = _parse_ir_measures(canon)
+            out = [one] if one is not None else None
+    except MeasureError as e:
+        if canon == arg:
+            raise
+        msg = f"{e} (read {arg!r} as {canon!r})"
+        raise MeasureError(msg) from None
+    if out is None:
+        raise MeasureError(unknown_measure_message(arg))
+    if canon != arg or _IRM.match(canon):
+        if len(out) != 1:  # "Precision" is not trec_eval's P family of 9 cutoffs
+            msg = f"measure {arg!r}: {arg} needs a cutoff, e.g. {arg}@10"
+            raise MeasureError(msg)
+        return [replace(out[0], name=arg)]  # the ir_measures spelling asked for
+    return out
 
 
 # every measure name any evaluator knows, for "did you mean" (the parser cannot import
@@ -303,7 +436,7 @@ def suggest_measures(arg: str, limit: int = 3) -> list[str]:
     rest = arg.strip()[len(base) :]
     if not base:
         return []
-    names = dict.fromkeys([*FAMILIES, *NICKNAMES, *IR_MEASURES, *_OTHER_NAMES])
+    names = dict.fromkeys([*FAMILIES, *NICKNAMES, *IR_MEASURES, *ALIASES, *_OTHER_NAMES])
     scored = sorted((_edit_distance(base.lower(), n.lower()), n) for n in names if n != base)
     bound = max(1, len(base) // 3)
     return [n + rest for d, n in scored if d <= bound][:limit]

@@ -490,7 +490,349 @@ _FAMILIES = [
         "Precision after (long)(x*R + 0.9) documents, R and the precision per judgment "
         "group, averaged over the groups (trec_eval m_Rprec_mult_avgjg.c).",
     ),
+    # --- preference judgments (trec_eval -R prefs / qrels_prefs): computed by
+    # fasteval.engine.prefs from the preferences of each judgment group (Buckley, trec_eval 9)
+    Family(
+        "prefs_num_prefs_poss",
+        -1,
+        "single",
+        (),
+        "sum",
+        True,
+        True,
+        "Number of possible preferences, whether or not the documents were retrieved "
+        "(summed over queries; trec_eval m_prefs_num_prefs_poss.c).",
+    ),
+    Family(
+        "prefs_num_prefs_ful",
+        -1,
+        "single",
+        (),
+        "sum",
+        True,
+        True,
+        "Number of preferences A > B fulfilled: A ranked above B, or A retrieved and B not "
+        "(summed over queries).",
+    ),
+    Family(
+        "prefs_num_prefs_ful_ret",
+        -1,
+        "single",
+        (),
+        "sum",
+        True,
+        True,
+        "Number of preferences A > B fulfilled with both A and B retrieved (summed over queries).",
+    ),
+    Family(
+        "prefs_simp",
+        -1,
+        "single",
+        (),
+        "mean",
+        True,
+        False,
+        "Preferences fulfilled / preferences possible (a pair in neither retrieved counts as "
+        "failed); every preference of every judgment group counts once.",
+    ),
+    Family(
+        "prefs_pair",
+        -1,
+        "single",
+        (),
+        "mean",
+        True,
+        False,
+        "Mean over document pairs with a preference of the share of the pair's preferences "
+        "(over judgment groups) fulfilled.",
+    ),
+    Family(
+        "prefs_avgjg",
+        -1,
+        "single",
+        (),
+        "mean",
+        True,
+        False,
+        "prefs_simp per judgment group, averaged over the query's judgment groups "
+        "(one user, one vote).",
+    ),
+    Family(
+        "prefs_avgjg_Rnonrel",
+        -1,
+        "single",
+        (),
+        "mean",
+        True,
+        False,
+        "prefs_avgjg with the judged non-relevant (rel_level 0) documents of a group set to R "
+        "in number: akin to bpref for one group of two levels.",
+    ),
+    Family(
+        "prefs_simp_ret",
+        -1,
+        "single",
+        (),
+        "mean",
+        True,
+        False,
+        "prefs_simp over the preferences whose two documents were both retrieved.",
+    ),
+    Family(
+        "prefs_pair_ret",
+        -1,
+        "single",
+        (),
+        "mean",
+        True,
+        False,
+        "prefs_pair over the pairs whose two documents were both retrieved.",
+    ),
+    Family(
+        "prefs_avgjg_ret",
+        -1,
+        "single",
+        (),
+        "mean",
+        True,
+        False,
+        "prefs_avgjg over the preferences whose two documents were both retrieved.",
+    ),
+    Family(
+        "prefs_avgjg_Rnonrel_ret",
+        -1,
+        "single",
+        (),
+        "mean",
+        True,
+        False,
+        "prefs_avgjg_Rnonrel over the retrieved documents (R and N counted among the retrieved).",
+    ),
+    Family(
+        "prefs_simp_imp",
+        -1,
+        "single",
+        (),
+        "mean",
+        True,
+        False,
+        "prefs_simp leaving out the preferences neither of whose documents was retrieved.",
+    ),
+    Family(
+        "prefs_pair_imp",
+        -1,
+        "single",
+        (),
+        "mean",
+        True,
+        False,
+        "prefs_pair leaving out the pairs neither of whose documents was retrieved.",
+    ),
+    Family(
+        "prefs_avgjg_imp",
+        -1,
+        "single",
+        (),
+        "mean",
+        True,
+        False,
+        "prefs_avgjg leaving out the preferences neither of whose documents was retrieved.",
+    ),
     # --- beyond trec_eval
+    Family(
+        "numq",
+        k.NUM_Q,
+        "single",
+        (),
+        "count",
+        True,
+        True,
+        "ir_measures' NumQ: 1 per query evaluated, summed over queries (trec_eval's num_q "
+        "has the sum only).",
+    ),
+    Family(
+        "hits",
+        k.HITS,
+        "cutoffs",
+        (10.0,),
+        "mean",
+        True,
+        True,
+        "Relevant documents in the top k (ranx's hits@k, ir_measures' NumRelRet@k): P@k times k.",
+    ),
+    Family(
+        "rel_ret",
+        k.HITS,
+        "cutoffs",
+        (10.0,),
+        "sum",
+        True,
+        True,
+        "Relevant documents in the top k, summed over queries as num_rel_ret is "
+        "(ir_measures' NumRelRet with a cutoff, NumRelRet@k).",
+    ),
+    Family(
+        "dcg_exp",
+        k.DCG_EXP,
+        "cutoffs",
+        (20.0,),
+        "mean",
+        True,
+        False,
+        "DCG at k with exponential gains: sum_{i<=k} (2^g_i - 1)/log2(i+1) (Burges et al., "
+        "ICML 2005; ranx's dcg_burges).",
+    ),
+    Family(
+        "ndcg_exp",
+        k.NDCG_EXP,
+        "cutoffs",
+        (20.0,),
+        "mean",
+        True,
+        False,
+        "nDCG at k with exponential gains 2^g - 1 over the ideal ranking of the judged grades: "
+        "gdeval's nDCG@k, the TREC Web track's official measure (ir_measures "
+        "nDCG(dcg='exp-log2')@k; ranx's ndcg_burges; Burges et al., ICML 2005).",
+    ),
+    Family(
+        "compat",
+        k.COMPAT,
+        "list",
+        (0.95, 1.0),
+        "mean",
+        True,
+        False,
+        "Compatibility: rank-biased overlap (persistence p, default 0.95) of the ranking with "
+        "the ideal ranking of the relevant documents (grade, then the run's order), over depth "
+        "max(|ranking|, R), divided by the ideal's own (normalize=1) (Clarke, Vtyurina & "
+        "Smucker, TOIS 2021; ir_measures' Compat(p=, normalize=)).",
+    ),
+    Family(
+        "accuracy",
+        k.ACCURACY,
+        "single",
+        (),
+        "mean",
+        True,
+        False,
+        "Accuracy: the share of (relevant, non-relevant) pairs among the retrieved documents "
+        "(within an optional cutoff) where the relevant one is ranked first, "
+        "1 - sum_r nonrel_above(r) / (#nonrel * #rel); 0 with no relevant retrieved, 1 with no "
+        "non-relevant (ir_measures' Accuracy, which skips the first and fails on the second).",
+    ),
+    Family(
+        "inst",
+        k.INST,
+        "list",
+        (1.0, 0.0, 1.0, 0.0),
+        "mean",
+        True,
+        False,
+        "INST: C/W/L with c_i = ((i + T + T_i - 1)/(i + T + T_i))^2, T_i = T - gain so far "
+        "(Moffat, Bailey, Scholer & Thomas, ADCS 2015; cwl_eval)."
+        " Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel)"
+        " / (max_rel - min_rel) over 1000 ranks.",
+    ),
+    Family(
+        "insq",
+        k.INSQ,
+        "list",
+        (1.0, 0.0, 1.0, 0.0),
+        "mean",
+        True,
+        False,
+        "INSQ: C/W/L with c_i = ((i + 2T - 1)/(i + 2T))^2 (Moffat, Scholer & Thomas, ADCS 2012; "
+        "cwl_eval)."
+        " Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel)"
+        " / (max_rel - min_rel) over 1000 ranks.",
+    ),
+    Family(
+        "bpm",
+        k.BPM,
+        "list",
+        (1.0, 0.0, 1.0, 0.0),
+        "mean",
+        True,
+        False,
+        "Bejewelled player model, static: C/W/L that continues while the gain so far is below T "
+        "and fewer than k documents were seen (Zhang et al., SIGIR 2017; cwl_eval)."
+        " Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel)"
+        " / (max_rel - min_rel) over 1000 ranks.",
+    ),
+    Family(
+        "sdcg",
+        k.SDCG,
+        "list",
+        (1.0, 0.0, 1.0, 0.0),
+        "mean",
+        True,
+        False,
+        "Scaled DCG@k: C/W/L with c_i = log2(i+1)/log2(i+2) before k, 0 from k (Jarvelin & "
+        "Kekalainen 2002, as a C/W/L measure; cwl_eval)."
+        " Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel)"
+        " / (max_rel - min_rel) over 1000 ranks.",
+    ),
+    Family(
+        "nerr8",
+        k.NERR8,
+        "list",
+        (1.0, 0.0, 1.0, 0.0),
+        "mean",
+        True,
+        False,
+        "NERR eq. 8: c_i = 1 - g_i before k (Azzopardi, Mackenzie & Moffat, ICTIR 2021; cwl_eval)."
+        " Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel)"
+        " / (max_rel - min_rel) over 1000 ranks.",
+    ),
+    Family(
+        "nerr9",
+        k.NERR9,
+        "list",
+        (1.0, 0.0, 1.0, 0.0),
+        "mean",
+        True,
+        False,
+        "NERR eq. 9: c_i = i/(i+1) (1 - g_i) before k (Azzopardi et al., ICTIR 2021)."
+        " Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel)"
+        " / (max_rel - min_rel) over 1000 ranks.",
+    ),
+    Family(
+        "nerr10",
+        k.NERR10,
+        "list",
+        (1.0, 0.0, 1.0, 0.0),
+        "mean",
+        True,
+        False,
+        "NERR eq. 10: c_i = p (1 - g_i) (Azzopardi et al., ICTIR 2021)."
+        " Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel)"
+        " / (max_rel - min_rel) over 1000 ranks.",
+    ),
+    Family(
+        "nerr11",
+        k.NERR11,
+        "list",
+        (1.0, 0.0, 1.0, 0.0),
+        "mean",
+        True,
+        False,
+        "NERR eq. 11: c_i = ((i + 2T - 1)/(i + 2T))^2 (1 - g_i) (Azzopardi et al., ICTIR 2021)."
+        " Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel)"
+        " / (max_rel - min_rel) over 1000 ranks.",
+    ),
+    Family(
+        "rbp_bin",
+        k.RBP_BIN,
+        "list",
+        (0.8, 1.0, 1.0, 0.0),
+        "mean",
+        True,
+        False,
+        "RBP over binary gains, grade >= rel (ir_measures' RBP(p=, rel=), computed as cwl_eval "
+        "does over 1000 ranks; Moffat & Zobel, TOIS 2008)."
+        " Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel)"
+        " / (max_rel - min_rel) over 1000 ranks.",
+    ),
     Family(
         "err",
         k.ERR,
@@ -556,6 +898,26 @@ _FAMILIES = [
     ),
 ]
 
+# The families defined over preference judgments (trec_eval -R prefs / qrels_prefs).
+PREFS_FAMILIES = frozenset(
+    {
+        "prefs_num_prefs_poss",
+        "prefs_num_prefs_ful",
+        "prefs_num_prefs_ful_ret",
+        "prefs_simp",
+        "prefs_pair",
+        "prefs_avgjg",
+        "prefs_avgjg_Rnonrel",
+        "prefs_simp_ret",
+        "prefs_pair_ret",
+        "prefs_avgjg_ret",
+        "prefs_avgjg_Rnonrel_ret",
+        "prefs_simp_imp",
+        "prefs_pair_imp",
+        "prefs_avgjg_imp",
+    }
+)
+
 # Families that only trec_eval 10 has: left out of nicknames under --compat 9.
 V10_ONLY = frozenset({"rbp", "rbp_resid", "unj"})
 
@@ -599,6 +961,20 @@ TREC_ORDER = [
     "set_map",
     "set_F",
     "num_nonrel_judged_ret",
+    "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful",
+    "prefs_num_prefs_ful_ret",
+    "prefs_simp",
+    "prefs_pair",
+    "prefs_avgjg",
+    "prefs_avgjg_Rnonrel",
+    "prefs_simp_ret",
+    "prefs_pair_ret",
+    "prefs_avgjg_ret",
+    "prefs_avgjg_Rnonrel_ret",
+    "prefs_simp_imp",
+    "prefs_pair_imp",
+    "prefs_avgjg_imp",
     "map_avgjg",
     "P_avgjg",
     "Rprec_mult_avgjg",
@@ -612,6 +988,22 @@ TREC_ORDER = [
     "judged",
     "jk_dcg",
     "jk_ndcg",
+    "numq",
+    "hits",
+    "rel_ret",
+    "dcg_exp",
+    "ndcg_exp",
+    "compat",
+    "accuracy",
+    "inst",
+    "insq",
+    "bpm",
+    "sdcg",
+    "nerr8",
+    "nerr9",
+    "nerr10",
+    "nerr11",
+    "rbp_bin",
 ]
 
 # trec_eval's nicknames (measures.c). Families fasteval does not compute yet are
@@ -671,6 +1063,34 @@ NICKNAMES: dict[str, list[str]] = {
         "num_nonrel_judged_ret",
     ],
     "qrels_jg": ["runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"],
+    "all_prefs": [
+        "runid",
+        "num_q",
+        "prefs_num_prefs_poss",
+        "prefs_num_prefs_ful",
+        "prefs_num_prefs_ful_ret",
+        "prefs_simp",
+        "prefs_pair",
+        "prefs_avgjg",
+        "prefs_avgjg_Rnonrel",
+        "prefs_simp_ret",
+        "prefs_pair_ret",
+        "prefs_avgjg_ret",
+        "prefs_avgjg_Rnonrel_ret",
+        "prefs_simp_imp",
+        "prefs_pair_imp",
+        "prefs_avgjg_imp",
+    ],
+    "prefs": [
+        "runid",
+        "num_q",
+        "prefs_num_prefs_poss",
+        "prefs_num_prefs_ful",
+        "prefs_num_prefs_ful_ret",
+        "prefs_simp",
+        "prefs_pair",
+        "prefs_avgjg",
+    ],
     "set": [
         "runid",
         "num_q",
@@ -698,8 +1118,12 @@ IR_MEASURES: dict[str, tuple[str | None, str | None]] = {
     "infAP": (None, "infAP"),
     "NumRet": (None, "num_ret"),
     "NumRel": (None, "num_rel"),
-    "NumRelRet": (None, "num_rel_ret"),
-    "NumQ": (None, "num_q"),
+    "NumRelRet": ("rel_ret", "num_rel_ret"),
+    "NumQ": (None, "numq"),
+    "Compat": (None, "compat"),
+    "Accuracy": ("accuracy", "accuracy"),
+    "SetAP": (None, "set_map"),
+    "SetRelP": (None, "set_relative_P"),
     "Success": ("success", None),
     "SetP": (None, "set_P"),
     "SetR": (None, "set_recall"),

@@ -11,6 +11,8 @@ import gzip
 from collections.abc import Iterable
 from pathlib import Path
 
+from fasteval.measures import registry
+
 # The families fasteval computes now (trec_eval names), listed here on purpose
 # instead of read from fasteval's registry, so that a family dropped from the
 # registry makes these tests fail instead of silently comparing fewer lines.
@@ -62,6 +64,8 @@ IMPLEMENTED = frozenset(
 TEXT_IMPLEMENTED = frozenset({"relstring"})
 # Judgment-group families (-R qrels_jg): not in pytrec_eval's plain-qrels comparisons.
 JG_IMPLEMENTED = frozenset({"map_avgjg", "P_avgjg", "Rprec_mult_avgjg"})
+# Preference families (-R prefs / qrels_prefs): fasteval.engine.prefs.
+PREFS_IMPLEMENTED = registry.PREFS_FAMILIES
 
 # Every trec_eval 10 family name (measures.c), implemented or not; a printed
 # name belongs to the longest family name it equals or starts with (+ "_").
@@ -121,7 +125,7 @@ def family_of(name: str) -> str:
 
 def is_implemented(name: str) -> bool:
     """Whether fasteval computes the measure printed as ``name``."""
-    return family_of(name) in IMPLEMENTED | TEXT_IMPLEMENTED | JG_IMPLEMENTED
+    return family_of(name) in IMPLEMENTED | TEXT_IMPLEMENTED | JG_IMPLEMENTED | PREFS_IMPLEMENTED
 
 
 def parse_lines(text: str) -> list[Line]:

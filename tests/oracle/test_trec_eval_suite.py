@@ -126,6 +126,35 @@ CASES = [
     ),
 ]
 
+# preference judgments (fasteval.engine.prefs): 9.0.8's expected files are the same
+PREFS_CASES = [
+    Case(
+        "out.test.prefs",
+        ("-m", "all_prefs", "-q", "-R", "prefs"),
+        "prefs.test",
+        "prefs.results.test",
+        352,
+        352,
+    ),
+    Case(
+        "out.test.prefs",
+        ("-m", "all_prefs", "-q", "-R", "prefs"),
+        "prefs.comment.test",
+        "prefs.results.test",
+        352,
+        352,
+    ),
+    Case(
+        "out.test.qrels_prefs",
+        ("-m", "all_prefs", "-q", "-R", "qrels_prefs"),
+        "qrels.test",
+        "results.test",
+        58,
+        58,
+    ),
+]
+CASES += PREFS_CASES
+
 # expected outputs that are the same in 9.0.8 and 10.0 (PROVENANCE.md: v9.0.8/ holds
 # only the files that differ)
 SAME_IN_V9 = frozenset({"out.test.qrels_jg", "out.test.prefs", "out.test.qrels_prefs"})
@@ -167,6 +196,17 @@ def test_quicktest_case(case: Case, compat: int) -> None:
     assert got == expected, diff_report(expected, got)
     # same order as trec_eval (per query, then 'all'; measures in trec_eval's order)
     assert [k[:2] for k in got_lines] == [k[:2] for k in expected_lines]
+
+
+@pytest.mark.parametrize(
+    ("case", "compat"), [(c, v) for c in PREFS_CASES for v in (9, 10)], ids=str
+)
+def test_preference_cases_byte_for_byte(case: Case, compat: int) -> None:
+    """The whole output, runid and num_q lines included, string for string."""
+    qrels = shared_path("trec_eval", case.qrels)
+    run = shared_path("trec_eval", case.run)
+    args = ["eval", str(qrels), str(run), *case.flags, "--compat", str(compat)]
+    assert run_cli(args) == read_text(expected_path(case, compat))
 
 
 def test_v9_and_v10_expectations_differ_where_documented() -> None:

@@ -59,8 +59,10 @@ def test_judged_only_applies_to_all_or_none() -> None:
     )
     with pytest.raises(MeasureError, match="not for every measure"):
         normalise_measures([irm.AP(judged_only=True), irm.P @ 10])
+    # gdeval's nDCG@k (exponential gains, with a cutoff) is fasteval's ndcg_exp
+    assert canonical("nDCG(dcg='exp-log2')@10") == "ndcg_exp.10"
     with pytest.raises(MeasureError, match="exp-log2"):
-        canonical("nDCG(dcg='exp-log2')@10")
+        canonical("nDCG(dcg='exp-log2', rel=2)@10")
 
 
 def test_evaluate_takes_objects_and_judged_only() -> None:

@@ -1,0 +1,496 @@
+r"""Evaluation against preference judgments (trec_eval ``-R prefs`` / ``-R qrels_prefs``).
+
+trec_eval's preference measures (Buckley; ``form_prefs_counts.c`` and
+``m_prefs_*.c`` of trec_eval 9 and 10), computed from our own reading of
+their definitions:
+
+1. **Preferences.** Each judgment group (JG) of a query holds preferences
+   ``A > B`` between documents. A group with one sub-group (JSG) is a set of
+   equivalence classes (ECs), one per distinct ``rel_level``: every document of
+   a higher class is preferred to every document of a lower one (one
+   preference per pair of *lines*). A group with several sub-groups is a
+   preference relation: within a sub-group a higher level is preferred, and the
+   group's relation is the transitive closure over its sub-groups (a cycle is
+   an error).
+2. **Ranks.** The run's ranking (score descending, ties by document id
+   ascending, the first ``max_depth``) gives the judged retrieved documents
+   ranks ``0 .. njr-1``; the judged documents it did not retrieve follow, in
+   document id order.
+3. **Counts per group.** A preference ``A > B`` is *fulfilled* when
+   ``rank(A) < rank(B)``; it is *retrieved* when both are retrieved, *implied*
+   when exactly one is, and *not occurring* when neither is (counted as
+   possible, never fulfilled).
+
+The measures, per query (``ful`` fulfilled, ``poss`` possible; sums over a
+query's groups unless said otherwise):
+
+* ``prefs_num_prefs_poss`` = poss (ret + imp + not occurring),
+  ``prefs_num_prefs_ful`` = ful (ret + imp), ``prefs_num_prefs_ful_ret`` =
+  ful_ret; summed over queries.
+* ``prefs_simp`` = ful / poss; ``_ret``: ful_ret / poss_ret; ``_imp``:
+  (ful_ret + ful_imp) / (poss_ret + poss_imp).
+* ``prefs_avgjg`` (and ``_ret``, ``_imp``) = the mean over groups of the
+  group's ratio (a group without possible preferences adds 0).
+* ``prefs_pair`` (and ``_ret``, ``_imp``) = the mean over document pairs with
+  any preference of ``c(hi > lo) / (c(hi > lo) + c(lo > hi))``, ``c`` counting
+  the groups' preferences and ``hi`` the higher-ranked document; a pair
+  neither of whose documents was retrieved adds 0 (``_imp``: is left out).
+* ``prefs_avgjg_Rnonrel`` (``_ret``) = ``prefs_avgjg`` with the number of
+  non-relevant (level 0) documents of each group set to its number of
+  relevant ones R: with N <= R non-relevant, ``R_ret (R - N)`` fulfilled and
+  ``R (R - N)`` possible preferences are added; with N > R only the first R
+  non-relevant documents in rank order are kept and the preferences
+  recounted, exactly as trec_eval's ``recalculate``.
+
+A value whose denominator is 0 is 0, as in trec_eval. Queries: those of the
+preferences a run retrieved something for (with ``complete``, every query of
+the preferences, a missing one scoring as an empty ranking); averages over
+them.
+
+References
+----------
+Buckley, C. trec_eval, ``form_prefs_counts.c``, ``get_prefs.c`` (NIST, 2008).
+Carterette, B., Bennett, P. N., Chickering, D. M., & Dumais, S. T. (2008).
+Here or there: preference judgments for relevance. ECIR 2008.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from fasteval.errors import DataMismatchError, InputFormatError
+from fasteval.io.prefs import Prefs, as_prefs
+from fasteval.io.tables import run_columns, runs_to_table
+from fasteval.measures.catalog import parse_prefs_measures
+
+
+def _bytes_key(s: str) -> bytes:
+    return s.encode()
+
+
+@dataclass
+class _Group:
+    """One judgment group of a query, in document space (indices into the query's docs)."""
+
+    ecs: list[tuple[float, np.ndarray]] | None  # (level, docs of its lines), levels descending
+    rel: np.ndarray | None  # preference-array groups: level per doc, -1 where not judged here
+    pu: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # u preferred ...
+    pv: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # ... to v
+
+
+@dataclass
+class _Query:
+    """A query's preferences, independent of any run."""
+
+    docs: list[str]
+    index: dict[str, int]
+    groups: list[_Group]
+    # every (unordered) document pair with a preference: a < b, counts of a > b and b > a
+    pair_a: np.ndarray
+    pair_b: np.ndarray
+    c_ab: np.ndarray
+    c_ba: np.ndarray
+
+
+def _closure(adj: np.ndarray) -> np.ndarray:
+    """Transitive closure of a boolean relation (Warshall), without the diagonal."""
+    m = adj.copy()
+    for k in range(m.shape[0]):
+        m |= m[:, k : k + 1] & m[k : k + 1, :]
+    np.fill_diagonal(m, False)
+    return m
+
+
+def _prepare_query(prefs: Prefs, qid: str, lines: list[int]) -> _Query:
+    docs = sorted({prefs.doc[i] for i in lines}, key=_bytes_key)
+    index = {d: j for j, d in enumerate(docs)}
+    n = len(docs)
+    by_group: dict[str, list[int]] = {}
+    for i in lines:
+        by_group.setdefault(prefs.jg[i], []).append(i)
+    groups: list[_Group] = []
+    for jg in sorted(by_group, key=_bytes_key):
+        rows = by_group[jg]
+        subgroups = {prefs.jsg[i] for i in rows}
+        if len(subgroups) == 1:
+            levels = sorted({float(prefs.rel[i]) for i in rows}, reverse=True)
+            ecs = [
+                (lv, np.array([index[prefs.doc[i]] for i in rows if prefs.rel[i] == lv], np.int64))
+                for lv in levels
+            ]
+            seen: dict[int, float] = {}
+            for lv, d in ecs:
+                for x in d.tolist():
+                    if x in seen and seen[x] != lv:
+                        msg = (
+                            f"{prefs.name}: query {qid!r}, judgment group {jg!r}: document "
+                            f"{docs[x]!r} has two rel_levels ({seen[x]:g}, {lv:g}) in one sub-group"
+                        )
+                        raise InputFormatError(msg)
+                    seen[x] = lv
+            pu = [
+                np.repeat(ecs[a][1], ecs[b][1].shape[0])
+                for a in range(len(ecs))
+                for b in range(a + 1, len(ecs))
+            ]
+            pv = [
+                np.tile(ecs[b][1], ecs[a][1].shape[0])
+                for a in range(len(ecs))
+                for b in range(a + 1, len(ecs))
+            ]
+            g = _Group(ecs, None)
+            if pu:
+                g.pu, g.pv = np.concatenate(pu), np.concatenate(pv)
+            groups.append(g)
+            continue
+        rel = np.full(n, -1.0)
+        # the relation over this group's documents only (the closure is cubic in their number)
+        mine = np.unique(np.array([index[prefs.doc[i]] for i in rows], np.int64))
+        local = np.full(n, -1, np.int64)
+        local[mine] = np.arange(mine.shape[0])
+        adj = np.zeros((mine.shape[0], mine.shape[0]), bool)
+        by_sub: dict[str, list[int]] = {}
+        for i in rows:
+            by_sub.setdefault(prefs.jsg[i], []).append(i)
+        for sub in sorted(by_sub, key=_bytes_key):
+            d = np.array([index[prefs.doc[i]] for i in by_sub[sub]], np.int64)
+            levels_of = prefs.rel[np.asarray(by_sub[sub], np.int64)]
+            for x, v in zip(d.tolist(), levels_of.tolist(), strict=True):
+                if (rel[x] > 0.0 and v == 0.0) or (rel[x] == 0.0 and v > 0.0):
+                    msg = (
+                        f"{prefs.name}: query {qid!r}, judgment group {jg!r}: document "
+                        f"{docs[x]!r} is both non-relevant (0) and relevant ({max(v, rel[x]):g})"
+                    )
+                    raise InputFormatError(msg)
+                rel[x] = v
+            adj[np.ix_(local[d], local[d])] |= levels_of[:, None] > levels_of[None, :]
+        closed = _closure(adj)
+        if (closed & closed.T).any():
+            a, b = mine[np.argwhere(closed & closed.T)[0]]
+            msg = (
+                f"{prefs.name}: query {qid!r}, judgment group {jg!r}: inconsistent preferences "
+                f"between {docs[a]!r} and {docs[b]!r} (each preferred to the other)"
+            )
+            raise InputFormatError(msg)
+        u, v = np.nonzero(closed)
+        groups.append(_Group(None, rel, mine[u], mine[v]))
+    for g in groups:  # document indices fit in 32 bits: half the memory of the pair lists
+        g.pu, g.pv = g.pu.astype(np.int32), g.pv.astype(np.int32)
+    all_u = np.concatenate([g.pu for g in groups]).astype(np.int64)
+    all_v = np.concatenate([g.pv for g in groups]).astype(np.int64)
+    a = np.minimum(all_u, all_v)
+    key, inv = np.unique(a * n + np.maximum(all_u, all_v), return_inverse=True)
+    fwd = np.bincount(inv, weights=(all_u == a), minlength=key.shape[0]).astype(np.float32)
+    back = np.bincount(inv, weights=(all_u != a), minlength=key.shape[0]).astype(np.float32)
+    width = max(n, 1)
+    return _Query(
+        docs,
+        index,
+        groups,
+        (key // width).astype(np.int32),
+        (key % width).astype(np.int32),
+        fwd,
+        back,
+    )
+
+
+def _ratio(num: float, den: float) -> float:
+    """``num / den`` with C's double semantics (0/0 is NaN, x/0 is infinite)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.float64(num) / np.float64(den))
+
+
+@dataclass
+class _Counts:
+    ful_ret: int
+    ful_imp: int
+    poss_ret: int  # fulfilled included
+    poss_imp: int  # fulfilled included
+    notoccur: int
+    num_rel: int
+    num_rel_ret: int
+    num_nonrel: int
+    num_nonrel_ret: int
+
+
+def _counts(g: _Group, r: np.ndarray, njr: int) -> _Counts:
+    ru, rv = r[g.pu], r[g.pv]
+    up = ru < rv
+    ful_ret = int(np.count_nonzero(up & (rv < njr)))
+    ful_imp = int(np.count_nonzero(up & (rv >= njr) & (ru < njr)))
+    down = ~up
+    unf_ret = int(np.count_nonzero(down & (ru < njr)))
+    unf_imp = int(np.count_nonzero(down & (ru >= njr) & (rv < njr)))
+    notoccur = int(np.count_nonzero((ru >= njr) & (rv >= njr)))
+    if g.ecs is not None:
+        nr = nrr = nn = nnr = 0
+        for lv, d in g.ecs:
+            n_ret = int(np.count_nonzero(r[d] < njr))
+            if lv > 0.0:
+                nr, nrr = nr + d.shape[0], nrr + n_ret
+            else:
+                nn, nnr = nn + d.shape[0], nnr + n_ret
+    else:
+        assert g.rel is not None
+        is_ret = r < njr
+        rel, nonrel = g.rel > 0.0, g.rel == 0.0
+        nr, nrr = int(np.count_nonzero(rel)), int(np.count_nonzero(rel & is_ret))
+        nn, nnr = int(np.count_nonzero(nonrel)), int(np.count_nonzero(nonrel & is_ret))
+    return _Counts(
+        ful_ret, ful_imp, unf_ret + ful_ret, unf_imp + ful_imp, notoccur, nr, nrr, nn, nnr
+    )
+
+
+def _recalculate(g: _Group, r: np.ndarray, njr: int, c: _Counts, *, ret: bool) -> tuple[int, int]:
+    """trec_eval's recount of a group keeping only the first R non-relevant documents."""
+    ful = poss = 0
+    if g.ecs is not None:
+        ranks = [np.sort(r[d]) for _, d in g.ecs]
+        if ret:
+            ranks = [x[x < njr] for x in ranks]
+            last = np.sort(r[g.ecs[-1][1]])[: c.num_rel_ret]
+            last = last[: np.searchsorted(last, njr)] if last.size else last
+        else:
+            last = ranks[-1][: c.num_rel]
+
+        def add(x: np.ndarray, y: np.ndarray) -> tuple[int, int]:
+            above = x[:, None] < y[None, :]
+            if not ret:
+                above &= (x < njr)[:, None]
+            f = int(np.count_nonzero(above))
+            return f, x.shape[0] * y.shape[0] - f
+
+        k = len(ranks)
+        for e1 in range(k):
+            for e2 in range(e1 + 1, k - 1):
+                f, p = add(ranks[e1], ranks[e2])
+                ful, poss = ful + f, poss + p
+        for e1 in range(k):
+            f, p = add(ranks[e1], last)
+            ful, poss = ful + f, poss + p
+        return ful, poss + ful
+    assert g.rel is not None
+    n = r.shape[0]
+    rel_at = np.full(n, -1.0)
+    rel_at[r] = g.rel  # level of the document at each rank
+    zero = np.flatnonzero(rel_at[: njr if ret else n] == 0.0)
+    first_discarded = int(zero[c.num_rel]) if zero.shape[0] > c.num_rel else (njr if ret else n)
+    keep = ~((np.arange(n) >= first_discarded) & (rel_at == 0.0))
+    ru, rv = r[g.pu], r[g.pv]
+    kept = keep[ru] & keep[rv]
+    if ret:
+        kept &= (ru < njr) & (rv < njr)
+    ful = int(np.count_nonzero(kept & (ru < njr) & (ru < rv)))
+    return ful, int(np.count_nonzero(kept))
+
+
+def _rnonrel(g: _Group, r: np.ndarray, njr: int, c: _Counts, *, ret: bool) -> float:
+    big_r, big_n = (c.num_rel_ret, c.num_nonrel_ret) if ret else (c.num_rel, c.num_nonrel)
+    if big_r >= big_n:
+        ful = c.ful_ret + (0 if ret else c.ful_imp) + c.num_rel_ret * (big_r - big_n)
+        poss = c.poss_ret + (0 if ret else c.poss_imp + c.notoccur) + c.num_rel * (big_r - big_n)
+    else:
+        ful, poss = _recalculate(g, r, njr, c, ret=ret)
+    return _ratio(ful, poss)
+
+
+def _pairs(q: _Query, r: np.ndarray, njr: int) -> dict[str, float]:
+    ra, rb = r[q.pair_a], r[q.pair_b]
+    a_first = ra < rb
+    hi = np.where(a_first, ra, rb)
+    lo = np.where(a_first, rb, ra)
+    c_ab, c_ba = q.c_ab.astype(np.float64), q.c_ba.astype(np.float64)  # stored as float32
+    share = np.where(a_first, c_ab, c_ba) / (c_ab + c_ba)
+    both = lo < njr
+    one = (hi < njr) & (lo >= njr)
+    n_all, n_both, n_one = q.pair_a.shape[0], int(both.sum()), int(one.sum())
+    s_both, s_one = float(share[both].sum()), float(share[one].sum())
+    return {
+        "prefs_pair": (s_both + s_one) / n_all if n_all else 0.0,
+        "prefs_pair_ret": s_both / n_both if n_both else 0.0,
+        "prefs_pair_imp": (s_both + s_one) / (n_both + n_one) if n_both + n_one else 0.0,
+    }
+
+
+def _avg(parts: list[float], n_groups: int) -> float:
+    s = 0.0
+    for x in parts:
+        s += x
+    return s / n_groups if s > 0.0 else 0.0
+
+
+def query_values(q: _Query, ranking: list[str]) -> dict[str, float]:
+    """Every preference measure of one query for one ranking (documents best first)."""
+    judged = [q.index[d] for d in ranking if d in q.index]
+    njr = len(judged)
+    r = np.empty(len(q.docs), np.int64)
+    r[:] = -1
+    r[judged] = np.arange(njr)
+    rest = np.flatnonzero(r < 0)  # unretrieved judged documents, in document id order
+    r[rest] = njr + np.arange(rest.shape[0])
+    cs = [_counts(g, r, njr) for g in q.groups]
+    ful_ret = sum(c.ful_ret for c in cs)
+    ful = ful_ret + sum(c.ful_imp for c in cs)
+    poss_ret = sum(c.poss_ret for c in cs)
+    poss_imp = poss_ret + sum(c.poss_imp for c in cs)
+    poss = poss_imp + sum(c.notoccur for c in cs)
+    ng = len(q.groups)
+
+    def ratio(f: int, p: int) -> float:
+        return f / p if p else 0.0
+
+    out = {
+        "num_q": 1.0,
+        "prefs_num_prefs_poss": float(poss),
+        "prefs_num_prefs_ful": float(ful),
+        "prefs_num_prefs_ful_ret": float(ful_ret),
+        "prefs_simp": ratio(ful, poss),
+        "prefs_simp_ret": ratio(ful_ret, poss_ret),
+        "prefs_simp_imp": ratio(ful, poss_imp),
+        "prefs_avgjg": _avg(
+            [ratio(c.ful_ret + c.ful_imp, c.poss_ret + c.poss_imp + c.notoccur) for c in cs], ng
+        ),
+        "prefs_avgjg_ret": _avg([ratio(c.ful_ret, c.poss_ret) for c in cs], ng),
+        "prefs_avgjg_imp": _avg(
+            [ratio(c.ful_ret + c.ful_imp, c.poss_ret + c.poss_imp) for c in cs], ng
+        ),
+        "prefs_avgjg_Rnonrel": _avg(
+            [_rnonrel(g, r, njr, c, ret=False) for g, c in zip(q.groups, cs, strict=True)], ng
+        ),
+        "prefs_avgjg_Rnonrel_ret": _avg(
+            [_rnonrel(g, r, njr, c, ret=True) for g, c in zip(q.groups, cs, strict=True)], ng
+        ),
+    }
+    out.update(_pairs(q, r, njr))
+    return out
+
+
+def evaluate_prefs(  # noqa: PLR0913 (keyword-only options)
+    prefs: Any,
+    runs: Any,
+    measures: Any = None,
+    *,
+    rel_format: str = "prefs",
+    per_query: bool = True,
+    compat: int = 9,
+    relevance_level: int = 1,
+    complete: bool = False,
+    max_depth: int | None = None,
+    on_duplicate: str = "error",
+    lenient: bool = False,
+    run_id_from: str = "tag",
+) -> pl.DataFrame:
+    """Evaluate runs against preference judgments, as ``trec_eval -R prefs`` (or ``qrels_prefs``).
+
+    Parameters
+    ----------
+    prefs
+        A ``prefs`` file (``qid jg jsg docno rel_level``), a ``qrels_prefs``
+        file (a qrels file, ``qid jg docno rel``), a polars frame with
+        ``query_id, judgment_group, [subgroup,] doc_id, relevance``, or a
+        :class:`fasteval.io.prefs.Prefs`.
+    runs
+        As for :func:`fasteval.evaluate`.
+    measures
+        ``all_prefs`` (default), ``prefs``, ``prefs_*`` names, ``num_q``,
+        ``runid``; or a :class:`~fasteval.measures.parser.MeasureSet`.
+    rel_format
+        ``"prefs"`` or ``"qrels_prefs"`` (how a path is read).
+    per_query, compat, complete, max_depth, on_duplicate, lenient, run_id_from
+        As for :func:`fasteval.evaluate` (``compat=9`` rounds scores to
+        float32 before ranking, as trec_eval 9).
+    relevance_level
+        Not used: preferences come from the order of the levels (trec_eval's
+        ``-l`` does not apply to them either).
+
+    Returns
+    -------
+    polars.DataFrame
+        The long table ``run_id, query_id, measure, value``, as :func:`fasteval.evaluate`.
+    """
+    mset = parse_prefs_measures(measures, compat=compat)
+    p = as_prefs(prefs, rel_format=rel_format, lenient=lenient)
+    items = list(runs) if isinstance(runs, (list, tuple)) else [runs]
+    rc = run_columns(items, lenient=lenient, run_id_from=run_id_from)
+    table = pl.from_arrow(runs_to_table(rc))
+    assert isinstance(table, pl.DataFrame)
+    score = pl.col("score").cast(pl.Float32) if compat == 9 else pl.col("score")
+    table = table.select(
+        "run_id", "query_id", "doc_id", score.cast(pl.Float64).alias("score")
+    ).with_columns(pl.col("doc_id").cast(pl.Binary).alias("_key"))
+    lines = p.by_query()
+    qids = p.queries()
+    prepared = {q: _prepare_query(p, q, lines[q]) for q in qids}
+    names = [m.name for m in mset]
+    fams = [m.family for m in mset]
+    per_q_cols = [m.info.per_query for m in mset]
+    rows: list[tuple[str, str, str, float]] = []
+    any_query = False
+    for run_id in rc.run_names:
+        mine = table.filter(pl.col("run_id") == run_id).sort(
+            ["query_id", "score", "_key"], descending=[False, True, False]
+        )
+        rankings: dict[str, list[str]] = {}
+        for q, docs in mine.group_by("query_id", maintain_order=True).agg("doc_id").iter_rows():
+            rankings[q] = docs
+        values: list[dict[str, float]] = []
+        shown: list[str] = []
+        for q in qids:
+            ranking = rankings.get(q)
+            if ranking is None and not complete:
+                continue
+            ranking = list(ranking or [])
+            if max_depth is not None:
+                ranking = ranking[:max_depth]
+            if len(set(ranking)) != len(ranking):
+                ranking = _first_occurrences(ranking, run_id, q, on_duplicate)
+            v = query_values(prepared[q], ranking)
+            values.append(v)
+            if per_query and (q in rankings or compat != 9):
+                shown.append(q)
+                rows += [
+                    (run_id, q, n, v[f])
+                    for n, f, pq in zip(names, fams, per_q_cols, strict=True)
+                    if pq
+                ]
+        any_query = any_query or bool(values)
+        n_q = len(values)
+        for n, f in zip(names, fams, strict=True):
+            col = [v[f] for v in values]
+            agg = mset[names.index(n)].info.aggregate
+            if agg == "count":
+                total = float(n_q)
+            elif agg == "sum":
+                total = float(sum(col))
+            else:
+                total = float(sum(col)) / n_q if n_q else 0.0
+            rows.append((run_id, "all", n, total))
+    if not any_query:
+        msg = f"no run retrieved any query of the preferences in {p.name}"
+        raise DataMismatchError(msg)
+    return pl.DataFrame(
+        rows,
+        schema={
+            "run_id": pl.String,
+            "query_id": pl.String,
+            "measure": pl.String,
+            "value": pl.Float64,
+        },
+        orient="row",
+    )
+
+
+def _first_occurrences(ranking: list[str], run_id: str, qid: str, on_duplicate: str) -> list[str]:
+    if on_duplicate != "first":
+        seen: set[str] = set()
+        dup = next(d for d in ranking if d in seen or seen.add(d))  # type: ignore[func-returns-value]
+        msg = (
+            f"run {run_id!r}, query {qid!r}: document {dup!r} retrieved twice"
+            "\n  hint: keep the first occurrence with on_duplicate='first' (CLI: --keep-first)"
+        )
+        raise InputFormatError(msg)
+    return list(dict.fromkeys(ranking))
