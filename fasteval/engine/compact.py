@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,7 +53,8 @@ from fasteval.engine.inputs import (
 )
 from fasteval.engine.stream import BATCH_ROWS_ENV, batch_rows_of, plan_batches
 from fasteval.errors import FastevalError, ParameterError
-from fasteval.io.tables import qrels_columns, run_columns
+from fasteval.io.archive import EVAL_COLUMNS, read_row_groups, row_group_pieces
+from fasteval.io.tables import qrels_columns, run_columns, runs_from_table
 from fasteval.kernels.ranking import UNJUDGED
 
 COMPACT_BATCH_ROWS = 500_000
@@ -221,10 +223,10 @@ def prepare_compact(  # noqa: PLR0913 (keyword-only options)
     items = as_list(runs)
     opts: dict[str, Any] = {"compat": compat, "complete": complete, "on_duplicate": on_duplicate}
     batches = plan_batches(items, budget, run_id_from, split=False) if items else []
-    if len(batches) > 1:
+    if len(batches) > 1 or (batches and batches[0].pieces):
         q = prepare_qrels(qrels_columns(qrels, lenient=lenient))  # once for every batch
         try:
-            return _batched(q, batches, opts, lenient, run_id_from, scores)
+            return _batched(q, batches, opts, lenient, run_id_from, scores, budget)
         except (_FallbackError, FastevalError):
             pass  # the unbatched path gives the result, or raises today's message
     prep = prepare(qrels, items, lenient=lenient, run_id_from=run_id_from, **opts)
@@ -238,6 +240,7 @@ def _batched(
     lenient: bool,
     run_id_from: str,
     scores: bool,
+    budget: int,
 ) -> Compact:
     rel_t, jdx_t = _narrow_types(q.cols)
     parts: list[Encoded] = []
@@ -245,22 +248,41 @@ def _batched(
     n_pos = 0
     seen: set[str] = set()
     for b in batches:
-        cols = run_columns([u.item for u in b.units], lenient=lenient, run_id_from=run_id_from)
-        if seen & set(cols.run_names):  # one run from two inputs: the readers' error
-            raise _FallbackError
-        seen.update(cols.run_names)
-        enc = encode(q, cols, **opts)
-        pos, starts, ends = _evaluated_positions(enc, n_pos)
-        if scores:
-            score_parts.append(np.ascontiguousarray(cols.score[enc.row[pos]]))
-        small = _narrowed(enc, pos, starts, ends, (rel_t, jdx_t), np.zeros(0, np.int64))
-        del cols, enc, pos
-        parts.append(small)
-        n_pos += small.rel.shape[0]
+        mine: set[str] = set()  # the runs of this input (an archive gives them piece by piece)
+        for cols in _batch_columns(b, budget, lenient, run_id_from):
+            if seen & set(cols.run_names):  # one run from two inputs: the readers' error
+                raise _FallbackError
+            mine.update(cols.run_names)
+            enc = encode(q, cols, **opts)
+            pos, starts, ends = _evaluated_positions(enc, n_pos)
+            if scores:
+                score_parts.append(np.ascontiguousarray(cols.score[enc.row[pos]]))
+            small = _narrowed(enc, pos, starts, ends, (rel_t, jdx_t), np.zeros(0, np.int64))
+            del cols, enc, pos
+            parts.append(small)
+            n_pos += small.rel.shape[0]
+        seen.update(mine)
     enc = _concat(parts)
     enc.row = _rows(n_pos, scores)
     check_runs_have_queries(enc)
     return Compact(q.cols, enc, np.concatenate(score_parts) if scores else None)
+
+
+def _batch_columns(b: Any, budget: int, lenient: bool, run_id_from: str) -> Iterator[RunColumns]:
+    """A batch's run columns: whole, or a fasteval archive piece by piece of row groups
+    (whole (run, query) groups each, so memory stays that of a piece)."""
+    if b.pieces and b.units[0].archive:
+        path = b.units[0].item
+        before = 0
+        for groups in row_group_pieces(path, budget):
+            table = read_row_groups(path, groups, EVAL_COLUMNS)
+            cols = runs_from_table(table, str(path))
+            cols.source = dataclasses.replace(cols.source, row_offset=before)
+            before += table.num_rows
+            del table
+            yield cols
+        return
+    yield run_columns([u.item for u in b.units], lenient=lenient, run_id_from=run_id_from)
 
 
 def _concat(parts: list[Encoded]) -> Encoded:
@@ -276,15 +298,16 @@ def _concat(parts: list[Encoded]) -> Encoded:
     per_q[lut0] = np.diff(first.qr_off)
     qr_off = np.zeros(n_q + 1, np.int64)
     np.cumsum(per_q, out=qr_off[1:])
-    run_names: list[str] = []
+    run_index: dict[str, int] = {}  # runs by first appearance (one may span pieces)
     group_run, group_q = [], []
     for p in parts:
         if p.qr_rel.shape != first.qr_rel.shape:  # the same qrels in every batch
             raise _FallbackError
         lut = np.array([index[s] for s in p.qids], np.int64)
         group_q.append(lut[p.group_q].astype(np.int32))
-        group_run.append((p.group_run + len(run_names)).astype(np.int32))
-        run_names.extend(p.run_names)
+        remap = np.array([run_index.setdefault(n, len(run_index)) for n in p.run_names], np.int32)
+        group_run.append(remap[p.group_run] if len(p.group_run) else np.zeros(0, np.int32))
+    run_names = list(run_index)
     return Encoded(
         run_names=run_names,
         qids=qids,

@@ -10,6 +10,7 @@ one the full ``Prepared`` gives.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -22,7 +23,7 @@ from fasteval.analysis.study_scorers import HSAScorer
 from fasteval.engine import compact as cp
 from fasteval.engine import prepare
 from fasteval.engine.compact import Compact, prepare_compact
-from fasteval.engine.stream import plan_batches
+from fasteval.engine.stream import BATCH_ROWS_ENV, plan_batches
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
 from tests.conftest import shared_path
 
@@ -278,3 +279,36 @@ def test_trec8_runs_compact_study_equal(no_fallback, monkeypatch) -> None:
         studies.pool_depth(prepared=full, measures=["map", "RIC"], depths=[5, 20]),
         studies.pool_depth(prepared=c, measures=["map", "RIC"], depths=[5, 20]),
     )
+
+
+@pytest.mark.parametrize("scores", [False, True])
+def test_an_archive_is_compacted_piece_by_piece(tmp_path: Path, scores: bool) -> None:
+    from click.testing import CliRunner
+
+    from fasteval.cli import main
+
+    qrels, runs = gen_data(tmp_path, seed=4)
+    archive = tmp_path / "a.parquet"
+    # small row groups: a run spans several pieces
+    res = CliRunner().invoke(
+        main, ["ingest", str(runs), "-o", str(archive)], env={BATCH_ROWS_ENV: "60"}
+    )
+    assert res.exit_code == 0, res.output
+    a = Compact.of(prepare(qrels, archive), scores=scores)
+    pieces: list[list[int]] = []
+    real = cp.read_row_groups
+
+    def spy(path: Any, groups: list[int], columns: Any = None) -> Any:
+        pieces.append(groups)
+        return real(path, groups, columns)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cp, "prepare", None)  # the batched path only
+        mp.setattr(cp, "run_columns", None)  # never the whole archive at once
+        mp.setattr(cp, "read_row_groups", spy)
+        b = prepare_compact(qrels, archive, batch_rows=50, scores=scores)
+    assert len(pieces) > 2
+    same_encoded(a, b)
+    if scores:
+        assert b.scores is not None and a.scores is not None
+        assert np.array_equal(a.scores, b.scores)
