@@ -361,8 +361,8 @@ def ingest_cmd(
     rows, default 1M), so memory stays bounded whatever the number of runs;
     the archive is sorted by run then query, and appears only when complete.
     """
-    from fasteval.engine.stream import batch_rows_of, plan_batches
     from fasteval.io.archive import ArchiveWriter
+    from fasteval.io.batches import batch_rows_of, plan_batches
     from fasteval.io.tables import expand_paths, run_columns
 
     files = expand_paths(list(inputs))

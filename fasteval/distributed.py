@@ -798,7 +798,7 @@ def _eval_plan(spec: EvalSpec) -> list[list[str]]:
     block of these lists holds whole runs. A URL stays one input (a remote
     folder or Parquet archive is read by the one task that holds it).
     """
-    from fasteval.engine.stream import plan_batches
+    from fasteval.io.batches import plan_batches
     from fasteval.io.tables import expand_paths
 
     items: list[str] = []

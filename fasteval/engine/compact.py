@@ -14,7 +14,7 @@ about 1.1 GB for :class:`~fasteval.engine.inputs.Prepared` (its RunColumns
 and the full-width :class:`~fasteval.engine.encode.Encoded`).
 
 :func:`prepare_compact` builds it batch by batch: the runs are cut into
-batches of whole runs (:func:`fasteval.engine.stream.plan_batches`), each
+batches of whole runs (:func:`fasteval.io.batches.plan_batches`), each
 batch is read (:func:`fasteval.io.tables.run_columns`), encoded and reduced to
 its evaluated positions, and the batches' small arrays are concatenated, so
 the whole archive's RunColumns never exists at once. The result holds the
@@ -51,9 +51,9 @@ from fasteval.engine.inputs import (
     check_runs_have_queries,
     prepare,
 )
-from fasteval.engine.stream import BATCH_ROWS_ENV, batch_rows_of, plan_batches
 from fasteval.errors import FastevalError, ParameterError
 from fasteval.io.archive import EVAL_COLUMNS, read_row_groups, row_group_pieces
+from fasteval.io.batches import BATCH_ROWS_ENV, batch_rows_of, plan_batches
 from fasteval.io.tables import qrels_columns, run_columns, runs_from_table
 from fasteval.kernels.ranking import UNJUDGED
 

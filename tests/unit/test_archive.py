@@ -23,6 +23,7 @@ from fasteval.cli import main
 from fasteval.engine import stream
 from fasteval.errors import InputFormatError
 from fasteval.io import archive
+from fasteval.io import batches as io_batches
 from fasteval.io.tables import load_runs, run_columns
 from tests.conftest import shared_path
 
@@ -65,7 +66,7 @@ def _make(tmp_path: Path, seed: int = 11, n_runs: int = 9) -> tuple[Path, list[P
 
 
 def _ingest(paths: list[Path], out: Path, rows: int, *args: str) -> Any:
-    env = {stream.BATCH_ROWS_ENV: str(rows)}
+    env = {io_batches.BATCH_ROWS_ENV: str(rows)}
     return CliRunner().invoke(main, ["ingest", *map(str, paths), "-o", str(out), *args], env=env)
 
 
@@ -134,7 +135,7 @@ def test_archive_pieces_are_really_streamed(tmp_path: Path, monkeypatch: Any) ->
     out = tmp_path / "a.parquet"
     assert _ingest(paths, out, 25).exit_code == 0
     ref = evaluate(qrels, out, MEASURES, batch_rows=UNBATCHED)
-    batches = stream.plan_batches([out], 60)
+    batches = io_batches.plan_batches([out], 60)
     assert len(batches) == 1 and batches[0].pieces and batches[0].units[0].archive
     assert len(archive.row_group_pieces(out, 60)) > 2
 
@@ -242,7 +243,7 @@ def test_a_foreign_parquet_file_is_read_whole_and_evaluates_the_same(tmp_path: P
     foreign = tmp_path / "foreign.parquet"
     shuffled.write_parquet(foreign, row_group_size=20)
     assert archive.archive_info(foreign) is None
-    batches = stream.plan_batches([foreign], 30)
+    batches = io_batches.plan_batches([foreign], 30)
     assert len(batches) == 1 and not batches[0].pieces
     for budget in (UNBATCHED, 30):
         assert evaluate(qrels, foreign, MEASURES, batch_rows=budget).equals(ref)
@@ -345,7 +346,7 @@ def test_ingest_holds_one_batch_of_runs_at_a_time(tmp_path: Path, monkeypatch: A
     monkeypatch.setattr(archive.ArchiveWriter, "write", spy)
     assert _ingest(paths, tmp_path / "a.parquet", 60).exit_code == 0
     # one write per planned batch (rows estimated from file sizes, see engine.stream)
-    plan = stream.plan_batches(paths, 60, split=False)
+    plan = io_batches.plan_batches(paths, 60, split=False)
     size = dict(zip(paths, sizes, strict=True))
     assert seen == [sum(size[u.item] for u in b.units) for b in plan]
     assert len(seen) > 3 and max(seen) < sum(sizes) / 2

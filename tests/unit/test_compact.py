@@ -23,8 +23,8 @@ from fasteval.analysis.study_scorers import HSAScorer
 from fasteval.engine import compact as cp
 from fasteval.engine import prepare
 from fasteval.engine.compact import Compact, prepare_compact
-from fasteval.engine.stream import BATCH_ROWS_ENV, plan_batches
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
+from fasteval.io.batches import BATCH_ROWS_ENV, plan_batches
 from tests.conftest import shared_path
 
 

@@ -17,8 +17,8 @@ from click.testing import CliRunner
 
 from fasteval.api import evaluate
 from fasteval.cli import main
-from fasteval.engine.stream import BATCH_ROWS_ENV, PieceReader, plan_batches
 from fasteval.errors import DataMismatchError, FastevalError, InputFormatError, ParameterError
+from fasteval.io.batches import BATCH_ROWS_ENV, PieceReader, plan_batches
 from fasteval.io.trec import Workspace, parse_run_files, parse_run_piece
 from tests.conftest import shared_path
 

@@ -1,0 +1,296 @@
+"""Batches of whole runs: how the inputs are cut, and the pieces of a large run file.
+
+The input units are the run files (directories expanded, as the readers do),
+Parquet archives and in-memory frames/tables, in the order the readers
+concatenate them (text files first, then the tables). The first line of each
+text file names its run (its tag, or its file name under
+``run_id_from="filename"``); files naming the same run go into one batch.
+Batches are consecutive runs in first-appearance order, closed when their
+estimated size reaches ``batch_rows``. A text file larger than the budget is
+a batch of its own, read in pieces that end where the query id changes
+(:class:`PieceReader`, one reused buffer); each piece is parsed in memory with
+the whole file's name and line numbers (:func:`fasteval.io.trec.parse_run_piece`).
+A fasteval archive (:mod:`fasteval.io.archive`: rows sorted by run and query,
+every row group ending at a (run, query) boundary) larger than the budget is a
+batch of its own, read in pieces of consecutive row groups; any other Parquet
+file or a frame is one unit. Under ``lenient`` text files are not split (the
+reader's warning would name the pieces).
+
+The size of a text file is estimated from its uncompressed size (the gzip
+trailer for ``.gz``) at :data:`BYTES_PER_LINE`; a Parquet archive's from its
+metadata; a frame's is its length.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from fasteval.errors import ParameterError
+from fasteval.io import gz
+from fasteval.io.archive import archive_info
+from fasteval.io.tables import PARQUET_SUFFIXES, expand_paths
+from fasteval.io.trec import count_newlines, run_id_from_filename
+
+DEFAULT_BATCH_ROWS = 1_000_000
+"""Rows (estimated) read and scored together by default."""
+
+BATCH_ROWS_ENV = "FASTEVAL_BATCH_ROWS"
+"""Environment variable overriding :data:`DEFAULT_BATCH_ROWS` (tests use tiny batches)."""
+
+BYTES_PER_LINE = 48
+"""Estimated bytes per run line (``401 Q0 FBIS3-10082 0 136.906 INQ603``) for the budget."""
+
+
+def batch_rows_of(batch_rows: int | None) -> int:
+    """The row budget: ``batch_rows``, else ``$FASTEVAL_BATCH_ROWS``, else the default."""
+    if batch_rows is None:
+        env = os.environ.get(BATCH_ROWS_ENV)
+        if env is None:
+            return DEFAULT_BATCH_ROWS
+        try:
+            batch_rows = int(env)
+        except ValueError:
+            msg = f"{BATCH_ROWS_ENV} must be a positive integer, got {env!r}"
+            raise ParameterError(msg) from None
+    if batch_rows <= 0:
+        msg = f"batch_rows must be positive, got {batch_rows}"
+        raise ParameterError(msg)
+    return batch_rows
+
+
+@dataclass
+class Unit:
+    """One input the readers read as a whole: a run file, an archive or a frame."""
+
+    item: Any
+    rows: int  # estimated
+    run: str | None  # a text file's run id (None: unknown, a table)
+    is_text: bool
+    archive: bool = False  # a fasteval archive: may be read in pieces of row groups
+
+
+@dataclass
+class Batch:
+    """Consecutive whole runs read together; ``units`` in input order."""
+
+    units: list[Unit] = field(default_factory=list)
+    rows: int = 0
+    pieces: bool = False  # one text file larger than the budget, read in pieces
+
+
+def _gzip_size(p: Path) -> int:
+    """Uncompressed size of a gzip file from its trailer (mod 2**32), else its size."""
+    size = p.stat().st_size
+    try:
+        with p.open("rb") as f:
+            if f.read(2) != b"\x1f\x8b" or size < 18:
+                return size
+            f.seek(-4, os.SEEK_END)
+            isize = int(struct.unpack("<I", f.read(4))[0])
+    except OSError:
+        return size
+    # a file over 4 GiB uncompressed wraps around; never estimate below the compressed size
+    return max(isize, size)
+
+
+def _first_tag(p: Path) -> str | None:
+    """The 6th field of the first non-blank line (None if it cannot be read)."""
+    try:
+        with gz.open_gzip(p) if p.suffix == ".gz" else open(p, "rb") as f:
+            for line in f:
+                fields = line.split()
+                if fields:
+                    return fields[5].decode() if len(fields) >= 6 else None
+    except (OSError, EOFError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def _units(items: list[Any], run_id_from: str) -> list[Unit]:
+    """The input units in the readers' order: text files, then tables and archives."""
+    text: list[Unit] = []
+    tables: list[Unit] = []
+    for x in expand_paths(items):
+        if isinstance(x, (str, os.PathLike)):
+            p = Path(x)
+            if p.suffix.lower() in PARQUET_SUFFIXES:
+                try:
+                    rows = pq.ParquetFile(p).metadata.num_rows
+                except (OSError, pa.ArrowException):
+                    rows = 0  # the reader raises its own message
+                ours = rows > 0 and archive_info(p) is not None
+                tables.append(Unit(x, rows, None, is_text=False, archive=ours))
+                continue
+            if not p.is_file():  # the reader raises its own message
+                text.append(Unit(x, 0, None, is_text=True))
+                continue
+            size = _gzip_size(p) if p.suffix == ".gz" else p.stat().st_size
+            run = run_id_from_filename(p) if run_id_from == "filename" else _first_tag(p)
+            text.append(Unit(x, max(1, size // BYTES_PER_LINE), run, is_text=True))
+        else:
+            n = x.height if isinstance(x, pl.DataFrame) else getattr(x, "num_rows", 0)
+            tables.append(Unit(x, int(n), None, is_text=False))
+    return text + tables
+
+
+def plan_batches(
+    items: list[Any], batch_rows: int, run_id_from: str = "tag", *, split: bool = True
+) -> list[Batch]:
+    """Cut the inputs into batches of whole runs of about ``batch_rows`` rows each.
+
+    Text files naming the same run (by their first line) go into the batch
+    of that run's first file; runs follow their first appearance. With
+    ``split``, a text file estimated larger than the budget is a batch of its
+    own, read in pieces (``Batch.pieces``); so is a fasteval archive larger
+    than the budget (pieces of row groups), whatever ``split``.
+    """
+    units = _units(items, run_id_from)
+    # runs in first-appearance order, each with its units (text files of one run together)
+    runs: dict[Any, list[Unit]] = {}
+    for i, u in enumerate(units):
+        key = ("run", u.run) if u.is_text and u.run is not None else ("unit", i)
+        runs.setdefault(key, []).append(u)
+    batches: list[Batch] = []
+    cur = Batch()
+    for group in runs.values():
+        big = [u for u in group if u.rows > batch_rows and (u.archive or (split and u.is_text))]
+        whole = [u for u in group if u not in big]
+        rows = sum(u.rows for u in whole)
+        if cur.units and cur.rows + rows > batch_rows:
+            batches.append(cur)
+            cur = Batch()
+        cur.units.extend(whole)
+        cur.rows += rows
+        for u in big:  # after the run's other files: the unbatched path reads text in order
+            batches.append(Batch([u], u.rows, pieces=True))
+    if cur.units:
+        batches.append(cur)
+    order = {id(u): i for i, u in enumerate(units)}
+    for b in batches:  # a batch reads its files in input order
+        b.units.sort(key=lambda u: order[id(u)])
+    batches.sort(key=lambda b: order[id(b.units[0])])
+    return batches
+
+
+def _qid(line: bytes) -> bytes | None:
+    """The first field of a content line (None for blank and ``#`` comment lines)."""
+    f = line.split(None, 1)
+    return None if not f or f[0].startswith(b"#") else f[0]
+
+
+def _cut(data: bytes) -> int:
+    """End of the last whole query group of ``data`` (whole lines): 0 if it holds one query.
+
+    The lines after the cut all belong to the query of the last content line.
+    """
+    end = len(data)
+    last: bytes | None = None
+    while end > 0:
+        start = data.rfind(b"\n", 0, end - 1) + 1
+        q = _qid(data[start:end])
+        if q is not None:
+            if last is None:
+                last = q
+            elif q != last:
+                return end
+        end = start
+    return 0
+
+
+def _last_newline(buf: np.ndarray, filled: int) -> int:
+    """The offset just after the last newline of ``buf[:filled]`` (0 if there is none)."""
+    step = 1 << 16
+    hi = filled
+    while hi > 0:
+        lo = max(0, hi - step)
+        hits = np.flatnonzero(buf[lo:hi] == 10)
+        if hits.size:
+            return lo + int(hits[-1]) + 1
+        hi = lo
+        step *= 4
+    return 0
+
+
+def _window_cut(buf: np.ndarray, nl: int) -> int:
+    """:func:`_cut` over ``buf[:nl]`` (whole lines), looking back only as far as needed."""
+    window = 1 << 20
+    while True:
+        lo = max(0, nl - window)
+        if lo > 0:  # start at a line boundary: a partial line could look like a query change
+            first_nl = int(np.argmax(buf[lo:nl] == 10))
+            lo += first_nl + 1
+        cut = _cut(bytes(buf[lo:nl]))
+        if cut or lo == 0:
+            return lo + cut if cut else 0
+        window *= 4
+
+
+class PieceReader:
+    """A run file's bytes (gzip decompressed) in pieces of whole query groups, in one buffer.
+
+    :meth:`pieces` yields ``(size, lines before it)``: ``buf[:size]`` holds the
+    piece (whole lines) until the next piece is asked for. A piece is cut at
+    the last query change within about ``piece_bytes`` bytes, so a query's
+    lines must be consecutive for the pieces to keep every (run, query) group
+    whole (the caller checks). The buffer is reused from piece to piece (no
+    temporary files, no per-piece allocation); it grows only when one
+    query's lines exceed it.
+    """
+
+    def __init__(self, path: Path, piece_bytes: int) -> None:
+        self.path = path
+        self.piece_bytes = max(1, piece_bytes)
+        self.buf = np.empty(2 * self.piece_bytes + 1, np.uint8)
+
+    def _fill(self, f: Any, filled: int) -> tuple[int, bool]:
+        """Read up to ``piece_bytes`` more bytes after ``filled``; (filled, end of file)."""
+        want = filled + self.piece_bytes + 1
+        if self.buf.shape[0] < want:  # one query's lines outgrew the buffer
+            grown = np.empty(max(want, 2 * self.buf.shape[0]), np.uint8)
+            grown[:filled] = self.buf[:filled]
+            self.buf = grown
+        view = self.buf.data
+        stop = filled + self.piece_bytes
+        while filled < stop:
+            n = f.readinto(view[filled:stop])
+            if not n:
+                return filled, True
+            filled += n
+        return filled, False
+
+    def pieces(self) -> Iterator[tuple[int, int]]:
+        filled = 0
+        lines = 0
+        with gz.open_gzip(self.path) if _is_gzip(self.path) else open(self.path, "rb") as f:
+            while True:
+                filled, eof = self._fill(f, filled)
+                if eof:
+                    if filled and (self.buf[:filled] > 32).any():
+                        yield filled, lines
+                    return
+                nl = _last_newline(self.buf, filled)
+                if nl == 0:
+                    continue  # no newline yet: one line longer than the piece
+                cut = _window_cut(self.buf, nl)
+                if cut == 0:
+                    continue  # one query so far: read on
+                yield cut, lines
+                lines += count_newlines(self.buf, cut)
+                rest = filled - cut
+                self.buf[:rest] = self.buf[cut:filled]  # numpy copies overlapping ranges safely
+                filled = rest
+
+
+def _is_gzip(p: Path) -> bool:
+    with p.open("rb") as f:
+        return f.read(2) == b"\x1f\x8b"
