@@ -328,20 +328,23 @@ def compute_diversity(
     ierr = np.zeros((n_q, k), np.float64)
     inrbp = np.zeros(n_q, np.float64)
     sizes = np.diff(prep.qd_off).astype(np.float64)
+    sub = kd.Subtopics(
+        np.ascontiguousarray(prep.rd_off, dtype=np.int64),
+        np.ascontiguousarray(prep.rd_sub, dtype=np.int64),
+        np.ascontiguousarray(prep.m_q, dtype=np.int64),
+        np.ascontiguousarray(prep.sub_off, dtype=np.int64),
+        np.ascontiguousarray(prep.nrel, dtype=np.int64),
+    )
+    par = kd.Params(float(alpha), float(beta), disc)
+    ideal = kd.Ideal(idcg, ierr, inrbp)
     parallel.run(
         kd.ideal_queries,
         sizes * sizes * (prep.m_q + 1) + 1.0,
         prep.qd_off,
-        prep.rd_off,
-        prep.rd_sub,
-        prep.m_q,
-        float(alpha),
-        float(beta),
-        disc,
+        sub,
+        par,
         order,
-        idcg,
-        ierr,
-        inrbp,
+        ideal,
     )
     n_g = enc.starts.shape[0]
     mcode = np.array([FAMILIES[x.family][0] for x in measures], np.int64)
@@ -359,30 +362,19 @@ def compute_diversity(
     parallel.run(
         kd.score_groups,
         (enc.ends - enc.starts).astype(np.float64) + 1.0,
-        enc.starts,
-        enc.ends,
-        prep.seq,
-        enc.group_q,
-        -1 if max_depth is None else int(max_depth),
-        prep.rd_off,
-        prep.rd_sub,
-        prep.m_q,
-        prep.sub_off,
-        prep.nrel,
-        float(alpha),
-        float(beta),
-        disc,
-        idcg,
-        ierr,
-        inrbp,
-        mcode,
-        mk,
+        kd.Rankings(
+            np.ascontiguousarray(enc.starts, dtype=np.int64),
+            np.ascontiguousarray(enc.ends, dtype=np.int64),
+            np.ascontiguousarray(prep.seq, dtype=np.int64),
+            np.ascontiguousarray(enc.group_q, dtype=np.int32),
+            -1 if max_depth is None else int(max_depth),
+        ),
+        sub,
+        par,
+        ideal,
+        kd.Plan(mcode, mk),
         out,
-        grp_sub_off,
-        sub_first,
-        sub_hits,
-        sub_ap,
-        int(per_subtopic_depth or 0),
+        kd.PerSubtopic(grp_sub_off, sub_first, sub_hits, sub_ap, int(per_subtopic_depth or 0)),
     )
     empty = enc.ends == enc.starts
     if complete:

@@ -20,30 +20,78 @@ Measure codes: 0 ERR-IA, 1 nERR-IA, 2 alpha-DCG, 3 alpha-nDCG, 4 NRBP,
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
+# Kernel arguments that travel together, built once per evaluation (fixed dtypes).
+
+
+class Subtopics(NamedTuple):
+    """The judged side: each relevant entry's subtopics and each query's subtopics."""
+
+    rd_off: np.ndarray  # int64: entry e's subtopics are rd_sub[rd_off[e]:rd_off[e + 1]]
+    rd_sub: np.ndarray  # int64
+    m_q: np.ndarray  # int64 subtopics of query q
+    sub_off: np.ndarray  # int64: query q's subtopic j is nrel[sub_off[q] + j]
+    nrel: np.ndarray  # int64 relevant documents per subtopic
+
+
+class Params(NamedTuple):
+    """ndeval's parameters and the rank discounts ``disc[i] = 1 / log2(i + 2)``."""
+
+    alpha: float
+    beta: float
+    disc: np.ndarray
+
+
+class Ideal(NamedTuple):
+    """Per query: the ideal ranking's cumulative DCG and ERR (depth K) and its NRBP."""
+
+    idcg: np.ndarray  # (n_q, K)
+    ierr: np.ndarray  # (n_q, K)
+    inrbp: np.ndarray  # (n_q,)
+
+
+class Rankings(NamedTuple):
+    """(run, query) groups: positions ``start[g]:end[g]`` of ``seq``, query ``q[g]``."""
+
+    start: np.ndarray  # int64
+    end: np.ndarray  # int64
+    seq: np.ndarray  # int64 relevant entry at each position, -1 for none
+    q: np.ndarray  # int32
+    max_depth: int  # -1: none
+
+
+class Plan(NamedTuple):
+    """Columns: measure ``code[c]`` at cutoff ``k[c]``."""
+
+    code: np.ndarray  # int64
+    k: np.ndarray  # int64
+
+
+class PerSubtopic(NamedTuple):
+    """Per (group, subtopic) outputs (empty arrays: not asked for)."""
+
+    off: np.ndarray  # int64: group g's subtopic j is slot off[g] + j
+    first: np.ndarray  # int64 rank of the first relevant document (0: none)
+    hits: np.ndarray  # int64 relevant documents within ``depth``
+    ap: np.ndarray  # float64 average precision
+    depth: int
+
+
+class _Scratch(NamedTuple):
+    gains: np.ndarray
+    counts: np.ndarray
+    totals: np.ndarray
+    seen: np.ndarray
+    prec: np.ndarray
+    strec: np.ndarray
+
 
 @njit(cache=True, nogil=True)
-def _score(
-    seq,
-    lo,
-    n,
-    rd_off,
-    rd_sub,
-    m,
-    alpha,
-    beta,
-    disc,
-    gains,
-    counts,
-    totals,
-    seen,
-    dcg,
-    err,
-    prec,
-    strec,
-):  # pragma: no cover - numba
+def _score(seq, lo, n, sub, m, par, tmp, dcg, err):  # pragma: no cover - numba
     """All of ndeval's per-ranking quantities in one pass over ``seq[lo:lo+n]``.
 
     Fills ``dcg``/``err`` (cumulative, divided by the "ideal ideal" from rank
@@ -51,6 +99,9 @@ def _score(
     ``totals[j]`` gets subtopic ``j``'s sum of precisions at its relevant
     ranks. Returns NRBP before normalisation by the ideal.
     """
+    rd_off, rd_sub = sub.rd_off, sub.rd_sub
+    alpha, beta, disc = par
+    gains, counts, totals, seen, prec, strec = tmp
     k = dcg.shape[0]
     for j in range(m):
         gains[j] = 1.0
@@ -112,9 +163,7 @@ def _score(
 
 
 @njit(cache=True, nogil=True)
-def ideal_queries(
-    lo, hi, qd_off, rd_off, rd_sub, m_q, alpha, beta, disc, order, idcg, ierr, inrbp
-):  # pragma: no cover - numba
+def ideal_queries(lo, hi, qd_off, sub, par, order, ideal):  # pragma: no cover - numba
     """ndeval's greedy ideal ranking per query and its DCG, ERR and NRBP.
 
     At each rank the unranked document with the largest novelty gain
@@ -124,6 +173,9 @@ def ideal_queries(
     ideal quantities to ``idcg[q]``, ``ierr[q]`` (rows of depth ``K``) and
     ``inrbp[q]``.
     """
+    rd_off, rd_sub, m_q = sub.rd_off, sub.rd_sub, sub.m_q
+    alpha = par.alpha
+    idcg, ierr, inrbp = ideal
     k = idcg.shape[1]
     mmax = 1
     for q in range(lo, hi):
@@ -161,25 +213,8 @@ def ideal_queries(
             order[a + r] = e
             for t in range(rd_off[e], rd_off[e + 1]):
                 gains[rd_sub[t]] *= keep
-        inrbp[q] = _score(
-            order,
-            a,
-            n,
-            rd_off,
-            rd_sub,
-            m,
-            alpha,
-            beta,
-            disc,
-            gains,
-            counts,
-            totals,
-            seen,
-            idcg[q],
-            ierr[q],
-            prec,
-            strec,
-        )
+        tmp = _Scratch(gains, counts, totals, seen, prec, strec)
+        inrbp[q] = _score(order, a, n, sub, m, par, tmp, idcg[q], ierr[q])
 
 
 @njit(cache=True, nogil=True)
@@ -222,34 +257,7 @@ def order_groups(lo, hi, starts, ends, key, mode, perm, bad):  # pragma: no cove
 
 
 @njit(cache=True, nogil=True)
-def score_groups(
-    lo,
-    hi,
-    starts,
-    ends,
-    seq,
-    group_q,
-    max_depth,
-    rd_off,
-    rd_sub,
-    m_q,
-    sub_off,
-    nrel,
-    alpha,
-    beta,
-    disc,
-    idcg,
-    ierr,
-    inrbp,
-    mcode,
-    mk,
-    out,
-    grp_sub_off,
-    sub_first,
-    sub_hits,
-    sub_ap,
-    hit_depth,
-):  # pragma: no cover - numba
+def score_groups(lo, hi, rk, sub, par, ideal, plan, out, per):  # pragma: no cover - numba
     """Every requested measure of every group ``lo..hi`` in one pass per ranking.
 
     ``out[g, c]`` is measure ``mcode[c]`` at cutoff ``mk[c]``. When
@@ -258,6 +266,11 @@ def score_groups(
     none), its relevant documents within ``hit_depth``, and its average
     precision (the terms of MAP-IA).
     """
+    starts, ends, seq, group_q, max_depth = rk
+    m_q, sub_off, nrel, rd_off, rd_sub = sub.m_q, sub.sub_off, sub.nrel, sub.rd_off, sub.rd_sub
+    idcg, ierr, inrbp = ideal
+    mcode, mk = plan
+    grp_sub_off, sub_first, sub_hits, sub_ap, hit_depth = per
     k = idcg.shape[1]
     mmax = 1
     for g in range(lo, hi):
@@ -270,6 +283,7 @@ def score_groups(
     err = np.empty(k, np.float64)
     prec = np.empty(k, np.float64)
     strec = np.empty(k, np.float64)
+    tmp = _Scratch(gains, counts, totals, seen, prec, strec)
     per_sub = sub_first.shape[0] > 0
     for g in range(lo, hi):
         q = group_q[g]
@@ -278,25 +292,7 @@ def score_groups(
         n = ends[g] - a
         if max_depth > 0 and n > max_depth:
             n = max_depth
-        nrbp = _score(
-            seq,
-            a,
-            n,
-            rd_off,
-            rd_sub,
-            m,
-            alpha,
-            beta,
-            disc,
-            gains,
-            counts,
-            totals,
-            seen,
-            dcg,
-            err,
-            prec,
-            strec,
-        )
+        nrbp = _score(seq, a, n, sub, m, par, tmp, dcg, err)
         map_ia = 0.0
         for j in range(m):
             map_ia += totals[j] / nrel[sub_off[q] + j]
