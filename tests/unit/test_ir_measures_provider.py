@@ -54,7 +54,8 @@ def test_registered_and_claims():
     assert irm.providers.registry["fasteval"] is provider
     assert provider.supports(irm.nDCG @ 10) and provider.supports(irm.AP(rel=2))
     assert not provider.supports(irm.ERR @ 10)
-    assert not provider.supports(irm.nDCG(dcg="exp-log2") @ 10)
+    assert provider.supports(irm.nDCG(dcg="exp-log2") @ 10)  # gdeval's nDCG@k
+    assert not provider.supports(irm.nDCG(dcg="exp-log2"))  # no cutoff: not gdeval's
 
 
 # asked on their own: ir_measures' pytrec_eval provider would compute NumRet in the -J
