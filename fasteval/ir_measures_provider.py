@@ -116,6 +116,7 @@ class FastevalEvaluator(providers.Evaluator):
 
         table = qrels if _is_arrow_table(qrels) else _qrels_table(qrels)
         self.table = table
+        self.snapshot: dict[Any, dict[Any, Any]] | None = None  # the dict it came from
         super().__init__(list(measures), set(pc.unique(table.column("query_id")).to_pylist()))
         # judged_only -> (fasteval arguments, output name -> ir_measures measure)
         by_jo: dict[bool, list[tuple[str, str, Any]]] = {}
@@ -133,15 +134,27 @@ class FastevalEvaluator(providers.Evaluator):
 
     def _iter_calc(self, run: Any) -> Iterator[Metric]:
         import polars as pl
+        import pyarrow as pa
 
+        from fasteval.io import adapters
         from fasteval.io.tables import as_run
 
-        frame = as_run(run, name="run")
-        if frame["run_id"].n_unique() > 1:
-            frame = frame.with_columns(pl.lit("run").alias("run_id"))
+        got = adapters.to_arrow(run, "run", default_run="run")
+        if got is not None:  # ir_measures' inputs: one run, converted once, straight to Arrow
+            table = got[0]
+            n = table.num_rows
+            table = table.set_column(
+                table.column_names.index("run_id"),
+                "run_id",
+                pa.array(["run"] * n, pa.large_string()),
+            )
+            runs: Any = table
+        else:
+            frame = as_run(run, name="run")
+            runs = frame.with_columns(pl.lit("run").alias("run_id"))
         for ev, by_out in self.groups:
             try:
-                df = ev.evaluate(frame)
+                df = ev.evaluate(runs)
             except DataMismatchError:  # no query in common: every qrels query gets the default
                 continue
             rows = df.filter(pl.col("query_id") != "all")
@@ -152,6 +165,13 @@ class FastevalEvaluator(providers.Evaluator):
                 strict=True,
             ):
                 yield Metric(query_id=q, measure=by_out[name], value=value)
+
+
+def _snapshot(qrels: Any) -> dict[Any, dict[Any, Any]] | None:
+    """A copy of a ``{qid: {doc: grade}}`` dict (to know it again by equality), else None."""
+    if not isinstance(qrels, dict) or not all(isinstance(d, dict) for d in qrels.values()):
+        return None
+    return {q: dict(d) for q, d in qrels.items()}
 
 
 def _is_arrow_table(x: Any) -> bool:
@@ -181,6 +201,13 @@ class FastevalProvider(providers.Provider):
     def _evaluator(self, measures: Iterable[Any], qrels: Any) -> FastevalEvaluator:
         measures = list(measures)
         key = tuple(sorted(str(m) for m in measures))
+        snapshot = _snapshot(qrels)
+        if snapshot is not None:  # a dict: compared with dict equality (in C), not converted
+            with self._lock:
+                for ev in self._cache.get(key, []):
+                    if ev.snapshot is not None and ev.snapshot == snapshot:
+                        self._cache.move_to_end(key)
+                        return ev
         table = _qrels_table(qrels)
         with self._lock:
             for ev in self._cache.get(key, []):
@@ -188,6 +215,7 @@ class FastevalProvider(providers.Provider):
                     self._cache.move_to_end(key)
                     return ev
         ev = FastevalEvaluator(measures, table)
+        ev.snapshot = snapshot
         with self._lock:
             self._cache.setdefault(key, []).insert(0, ev)
             del self._cache[key][2:]

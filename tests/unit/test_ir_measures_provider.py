@@ -133,3 +133,23 @@ def test_the_provider_reuses_its_prepared_qrels_only_for_equal_qrels(sample) -> 
     b = provider.evaluator(MEASURES, changed)
     assert b is not a
     assert provider.evaluator(MEASURES[:3], qrels) is not a  # other measures
+
+
+def test_a_qrels_dict_changed_in_place_is_prepared_again(sample) -> None:
+    qrels, run = sample
+    d: dict[str, dict[str, int]] = {}
+    for r in qrels:
+        d.setdefault(r.query_id, {})[r.doc_id] = r.relevance
+    ms = [irm.AP, irm.P @ 10]
+    first = provider.calc_aggregate(ms, d, run)
+    assert provider.evaluator(ms, d) is provider.evaluator(ms, d)  # the same dict: reused
+    q = run[0].query_id
+    for doc in d[q]:  # every judgment of one query made non-relevant, in place
+        d[q][doc] = 0
+    changed = provider.calc_aggregate(ms, d, run)
+    assert changed != first
+    assert changed == provider.calc_aggregate(ms, irm_records(d), run)
+
+
+def irm_records(d: dict[str, dict[str, int]]) -> list:
+    return [irm.Qrel(q, doc, g) for q, docs in d.items() for doc, g in docs.items()]
