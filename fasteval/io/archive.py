@@ -39,9 +39,11 @@ version (a newer fasteval's) is refused with one line.
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import sys
+from collections.abc import Iterable
 from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
@@ -49,6 +51,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fasteval.columns import RunColumns, dict_encode
@@ -152,6 +155,41 @@ def read_row_groups(
     )
     with stored.reading(path, advice=INGEST_AGAIN):
         return f.read_row_groups(groups, columns=columns, use_threads=True)
+
+
+def run_row_groups(path: str | os.PathLike[str], runs: Iterable[str]) -> list[int]:
+    """The row groups of an archive that may hold any of ``runs`` (from the run id
+    statistics of each row group: a group whose smallest and largest run id bracket
+    none of them is skipped). The whole-file digest is checked first."""
+    md = stored.read_metadata(path, advice=INGEST_AGAIN)
+    stored.check_digest(path, md, advice=INGEST_AGAIN)
+    wanted = sorted(set(runs))
+    col = md.schema.to_arrow_schema().get_field_index("run_id")
+    keep = []
+    for i in range(md.num_row_groups):
+        st = md.row_group(i).column(col).statistics
+        if st is None or not st.has_min_max:
+            keep.append(i)
+            continue
+        lo, hi = str(st.min), str(st.max)
+        j = bisect.bisect_left(wanted, lo)
+        if j < len(wanted) and wanted[j] <= hi:
+            keep.append(i)
+    return keep
+
+
+def read_runs(
+    path: str | os.PathLike[str], runs: Iterable[str], columns: list[str] | None = None
+) -> pa.Table:
+    """Only the rows of ``runs`` of an archive, reading only the row groups that may
+    hold them (:func:`run_row_groups`); every page read is checked."""
+    wanted = set(runs)
+    groups = run_row_groups(path, wanted)
+    cols = None if columns is None else list(dict.fromkeys(["run_id", *columns]))
+    table = read_row_groups(path, groups, cols)
+    mask = pc.is_in(pc.cast(table.column("run_id"), pa.large_string()), pa.array(sorted(wanted)))
+    table = table.filter(mask)
+    return table if columns is None else table.select(columns)
 
 
 def read_archive(path: str | os.PathLike[str], columns: list[str] | None = None) -> pa.Table:

@@ -350,3 +350,27 @@ def test_ingest_holds_one_batch_of_runs_at_a_time(tmp_path: Path, monkeypatch: A
     size = dict(zip(paths, sizes, strict=True))
     assert seen == [sum(size[u.item] for u in b.units) for b in plan]
     assert len(seen) > 3 and max(seen) < sum(sizes) / 2
+
+
+def test_read_runs_reads_only_the_row_groups_of_the_runs_asked_for(tmp_path: Path) -> None:
+    _, paths = _make(tmp_path, seed=3)
+    paths.pop(2)
+    out = tmp_path / "a.parquet"
+    assert _ingest(paths, out, 25).exit_code == 0
+    whole = pl.from_arrow(archive.read_archive(out))
+    names = whole["run_id"].unique(maintain_order=True).to_list()
+    assert len(names) > 2
+    import pyarrow.parquet as pq
+
+    n_groups = pq.ParquetFile(out).metadata.num_row_groups
+    for pick in ([names[0]], names[1:3], [names[-1], "no such run"]):
+        groups = archive.run_row_groups(out, pick)
+        assert 0 < len(groups) < n_groups
+        got = pl.from_arrow(archive.read_runs(out, pick, ["run_id", "query_id", "doc_id"]))
+        want = whole.filter(pl.col("run_id").is_in(pick)).select("run_id", "query_id", "doc_id")
+        assert got.cast({"run_id": pl.String, "query_id": pl.String}).equals(
+            want.cast({"run_id": pl.String, "query_id": pl.String})
+        )
+    # an id above every run id (byte order) is in no row group's range: nothing is read
+    assert archive.run_row_groups(out, ["~ no such run"]) == []
+    assert archive.read_runs(out, ["~ no such run"]).num_rows == 0
