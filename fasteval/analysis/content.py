@@ -255,6 +255,12 @@ class Models:
     plogp: np.ndarray  # p log2 p per entry
 
 
+def _docs(data: ContentData) -> kc.Docs:
+    """The collection as the kernels take it (its CSR arrays read-only, see Collection)."""
+    coll = data.coll
+    return kc.Docs(coll.doc_off, coll.terms, coll.counts, data.doc_len, data.coll_p)
+
+
 def build_models(data: ContentData, m_off: np.ndarray, m_docs: np.ndarray) -> Models:
     """LMs of document concatenations: model ``u`` is documents ``m_docs[m_off[u]:m_off[u+1]]``.
 
@@ -272,22 +278,11 @@ def build_models(data: ContentData, m_off: np.ndarray, m_docs: np.ndarray) -> Mo
     p = np.empty(max(int(off[-1]), 1), np.float64)
     plogp = np.empty(max(int(off[-1]), 1), np.float64)
     n = np.zeros(n_models + 1, np.int64)
-    parallel.run(
-        kc.build_models,
-        room.astype(np.float64) + 1.0,
-        m_off,
-        np.ascontiguousarray(m_docs, np.int32),
-        np.ones(m_docs.shape[0], np.float64),
-        coll.doc_off,
-        coll.terms,
-        coll.counts,
-        len(coll.vocabulary),
-        off,
-        term,
-        p,
-        plogp,
-        n,
+    mix = kc.Mixtures(
+        m_off, np.ascontiguousarray(m_docs, np.int32), np.ones(m_docs.shape[0], np.float64)
     )
+    out = kc.LMs(off, n, term, p, plogp)
+    parallel.run(kc.build_models, room.astype(np.float64) + 1.0, mix, _docs(data), out)
     return Models(off[:-1].copy(), n, term, p, plogp)
 
 
@@ -386,7 +381,6 @@ def result_models(
 
     ``room`` (from :func:`_room`) saves the counting pass.
     """
-    coll = data.coll
     n = starts.shape[0]
     starts = np.ascontiguousarray(starts, np.int64)
     ends = np.ascontiguousarray(ends, np.int64)
@@ -402,10 +396,15 @@ def result_models(
     qlogq = np.zeros(total, np.float64)
     nn = np.zeros(n, np.int64)
     parallel.run(
-        kc.result_models, room.astype(np.float64) + 1.0, starts, ends, lst, int(k), False,
-        len(coll.vocabulary), coll.doc_off, coll.terms, coll.counts, data.doc_len,
-        off, term, q, qlogq, nn, kept, skipped,
-    )  # fmt: skip
+        kc.result_models,
+        room.astype(np.float64) + 1.0,
+        kc.Lists(starts, ends, lst),
+        int(k),
+        False,
+        _docs(data),
+        kc.LMs(off, nn, term, q, qlogq),
+        kc.Walks(kept, skipped),
+    )
     return ResultModels(off, nn, term, q, qlogq, kept, skipped)
 
 
@@ -413,7 +412,6 @@ def _room(
     data: ContentData, starts: np.ndarray, ends: np.ndarray, lst: np.ndarray, k: int
 ) -> np.ndarray:
     """Upper bound of each result model's size: distinct terms summed over its kept documents."""
-    coll = data.coll
     n = starts.shape[0]
     starts = np.ascontiguousarray(starts, np.int64)
     ends = np.ascontiguousarray(ends, np.int64)
@@ -423,10 +421,15 @@ def _room(
     skipped = np.zeros(n, np.int64)
     work = np.minimum(ends - starts, k).astype(np.float64) + 1.0
     parallel.run(
-        kc.result_models, work, starts, ends, lst, int(k), True, len(coll.vocabulary),
-        coll.doc_off, coll.terms, coll.counts, data.doc_len,
-        _ONE_I64, _ONE_I32, _ONE_F64, _ONE_F64, room, kept, skipped,
-    )  # fmt: skip
+        kc.result_models,
+        work,
+        kc.Lists(starts, ends, lst),
+        int(k),
+        True,
+        _docs(data),
+        kc.LMs(_ONE_I64, room, _ONE_I32, _ONE_F64, _ONE_F64),
+        kc.Walks(kept, skipped),
+    )
     return room
 
 
@@ -447,10 +450,17 @@ def _similarity(
     val = np.empty(n, np.float64)
     work = res.n[pm].astype(np.float64) + 1.0
     parallel.run(
-        kc.similarity, work, pu, pm, int(kind), float(lam),
-        truth.off, truth.n, truth.term, truth.p, truth.plogp,
-        res.off, res.n, res.term, res.q, res.qlogq, data.coll_p, val,
-    )  # fmt: skip
+        kc.similarity,
+        work,
+        pu,
+        pm,
+        int(kind),
+        float(lam),
+        kc.LMs(truth.off, truth.n, truth.term, truth.p, truth.plogp),
+        kc.LMs(res.off, res.n, res.term, res.q, res.qlogq),
+        data.coll_p,
+        val,
+    )
     out = np.empty(n, np.float64)
     out[order] = val
     return out
@@ -505,7 +515,6 @@ def _score_fused(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Values, kept and skipped counts of ``m`` per group, result models built and used at once."""
     ensure_depth(data, m.k)
-    coll = data.coll
     gq = enc.group_q.astype(np.int64)
     n_g = gq.shape[0]
     unit0 = np.ascontiguousarray(tr.q_off[gq], np.int64)
@@ -520,10 +529,17 @@ def _score_fused(
     kind = kc.KL if m.family == "LMKL" else kc.JS
     mo = tr.models
     parallel.run(
-        kc.score_lists, work, order, starts, ends, data.pos_doc, int(m.k), unit0, units,
-        int(kind), float(m.lam), len(coll.vocabulary), coll.doc_off, coll.terms, coll.counts,
-        data.doc_len, mo.off, mo.n, mo.term, mo.p, mo.plogp, data.coll_p, values, kept, skipped,
-    )  # fmt: skip
+        kc.score_lists,
+        work,
+        order,
+        kc.Lists(starts, ends, data.pos_doc),
+        kc.Units(unit0, units),
+        kc.Scoring(int(m.k), int(kind), float(m.lam)),
+        _docs(data),
+        kc.LMs(mo.off, mo.n, mo.term, mo.p, mo.plogp),
+        values,
+        kc.Walks(kept, skipped),
+    )
     return values, kept, skipped
 
 

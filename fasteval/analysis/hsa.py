@@ -164,17 +164,22 @@ def _histograms(  # noqa: PLR0913 (private helper of histogram_analysis)
     bmin = np.full(n_g, np.nan)
     bmax = np.full(n_g, np.nan)
     do_norm = not rank_mode
-    args = (starts, ends, jdx, judg_label, np.int64(unjudged_label), score, row, rank_mode, do_norm)
-    outs = (h_r, h_nr, gmin, gmax, n_rel, n_nonrel)
+    args = (
+        starts,
+        ends,
+        kh.Labels(jdx, judg_label, int(unjudged_label)),
+        kh.Values(score, row, bool(rank_mode), bool(do_norm)),
+    )
+    outs = kh.Hists(h_r, h_nr, gmin, gmax, n_rel, n_nonrel)
     if do_norm and normalize == "run":
-        parallel.run(kh.group_histograms, work, *args, bmin, bmax, True, *outs)
+        parallel.run(kh.group_histograms, work, *args, bmin, bmax, True, outs)
         rmin = np.full(n_runs, np.inf)
         rmax = np.full(n_runs, -np.inf)
         np.minimum.at(rmin, group_run, gmin)
         np.maximum.at(rmax, group_run, gmax)
         bmin = rmin[group_run]
         bmax = rmax[group_run]
-    parallel.run(kh.group_histograms, work, *args, bmin, bmax, False, *outs)
+    parallel.run(kh.group_histograms, work, *args, bmin, bmax, False, outs)
     if not pooled:
         return _finish(h_r, h_nr, n_rel, n_nonrel)
     hr = np.zeros((n_runs, bins), np.int64)

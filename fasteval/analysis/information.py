@@ -200,23 +200,16 @@ class PairData:
             cdz[~has, 2] = self.n_pairs[q_i[~has]]
             return s, m, np.ascontiguousarray(cdz)
 
-        s_a, m_a, cdz_a = side(ga)
-        s_b, m_b, cdz_b = side(gb)
+        a_side = kp.Side(*side(ga))
+        b_side = kp.Side(*side(gb))
         out = np.zeros((p_i.shape[0], 9), np.int64)
         parallel.run(
             kp.pair_tables,
-            (m_a + m_b).astype(np.float64) * 8.0 + 50.0,
+            (a_side.m + b_side.m).astype(np.float64) * 8.0 + 50.0,
             q_i.astype(np.int64),
-            s_a,
-            m_a,
-            s_b,
-            m_b,
-            cdz_a,
-            cdz_b,
-            self.lists,
-            self.gclass,
-            self.hist_off,
-            self.hist,
+            a_side,
+            b_side,
+            kp.Graded(self.lists, self.gclass, self.hist_off, self.hist),
             self.gclass.shape[0],
             int(self.lens.max()) if self.lens.shape[0] else 0,
             out,

@@ -131,7 +131,7 @@ def prepare_qrels(qrels: QrelsColumns) -> PreparedQrels:
         qr_rel=qr_rel,
         qr_rows=qr_rows,
         docs=qd,
-        table=kr.QrelsTable(kr.Str(qd.buf, qd.starts, qd.ends), qr_rel, t_off, t_slots, t_hash),
+        table=kr.QrelsTable(ktext.Str(qd.buf, qd.starts, qd.ends), qr_rel, t_off, t_slots, t_hash),
     )
 
 
@@ -275,7 +275,7 @@ def encode(
     parallel.run(
         kr.rank_groups,
         (gends - gstarts)[g_order].astype(np.float64),
-        kr.Str(runs.doc.buf, runs.doc.starts, runs.doc.ends),
+        ktext.Str(runs.doc.buf, runs.doc.starts, runs.doc.ends),
         runs.score,
         compat == 9,
         kr.Rankings(perm, g_order, gstarts, gends, np.ascontiguousarray(qp[grid_q])),

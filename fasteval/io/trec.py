@@ -528,7 +528,7 @@ def _split(
     slot_of = np.full(max(fields.strings, default=-1) + 1, -1, np.int64)
     slot_of[fields.strings] = np.arange(k)
     counts = np.zeros(n_r, np.int64)
-    out: tuple[np.ndarray, ...] = (
+    lines_out = ktext.Lines(
         _new(ws, "file_of", (n,), np.int32),
         _new(ws, "line_no", (n,), np.int64),
         _new(ws, "line_start", (n,), np.int64),
@@ -541,20 +541,11 @@ def _split(
         _new(ws, "fbad", (n,), np.bool_, False),
         np.full(n_r, -1, np.int64),  # same_bad, per range
     )
+    spec = ktext.FieldSpec(slot_of, int(fields.integer), int(fields.number), int(fields.same))
     parallel.run(
-        ktext.split_lines,
-        sizes,
-        buf,
-        r_start,
-        r_end,
-        row_base,
-        slot_of,
-        fields.integer,
-        fields.number,
-        fields.same,
-        *out,
-        counts,
+        ktext.split_lines, sizes, ktext.Str(buf, r_start, r_end), row_base, spec, lines_out, counts
     )
+    out: tuple[np.ndarray, ...] = lines_out
     if (counts != cap).any():  # blank or comment lines: close the gaps they left
         out, row_base = _close_gaps(out, row_base, counts)
     if n_r == n_files:  # no file was cut

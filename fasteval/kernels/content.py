@@ -23,6 +23,7 @@ the entries it touched. Pairs sorted by ground truth reuse the scattered model.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -31,29 +32,85 @@ JS = 0
 KL = 1
 
 
+# Kernel arguments that travel together, each built with fixed dtypes (numba
+# compiles one signature for each; the collection's CSR arrays are read-only).
+
+
+class Docs(NamedTuple):
+    """The collection: document ``d`` has terms ``terms[off[d]:off[d+1]]`` with ``counts``.
+
+    ``length[d]`` is its token count; ``coll_p`` theta_C, one entry per term of
+    the vocabulary (so its size is the vocabulary's).
+    """
+
+    off: np.ndarray  # int64, read-only
+    terms: np.ndarray  # int32, read-only
+    counts: np.ndarray  # int32, read-only
+    length: np.ndarray  # int64
+    coll_p: np.ndarray  # float64
+
+
+class Mixtures(NamedTuple):
+    """Model ``u`` mixes documents ``docs[off[u]:off[u+1]]`` with weights ``wts``."""
+
+    off: np.ndarray  # int64
+    docs: np.ndarray  # int32
+    wts: np.ndarray  # float64
+
+
+class LMs(NamedTuple):
+    """Sparse LMs: model ``u`` has terms ``term[off[u]:off[u]+n[u]]``, probabilities ``p``."""
+
+    off: np.ndarray  # int64
+    n: np.ndarray  # int64
+    term: np.ndarray  # int32
+    p: np.ndarray  # float64
+    plogp: np.ndarray  # float64, p log2 p
+
+
+class Lists(NamedTuple):
+    """Ranked lists ``docs[starts[g]:ends[g]]`` of collection rows (``-1``: missing)."""
+
+    starts: np.ndarray  # int64
+    ends: np.ndarray  # int64
+    docs: np.ndarray  # int32
+
+
+class Walks(NamedTuple):
+    """Per list: documents kept (at most ``k``) and skipped before the ``k``-th kept one."""
+
+    kept: np.ndarray  # int64
+    skipped: np.ndarray  # int64
+
+
+class Units(NamedTuple):
+    """Per list: its ground-truth units ``first[g] .. first[g] + n[g]``."""
+
+    first: np.ndarray  # int64
+    n: np.ndarray  # int64
+
+
+class Scoring(NamedTuple):
+    """Scalar options of :func:`score_lists` (always these Python types)."""
+
+    k: int
+    kind: int  # JS or KL
+    lam: float
+
+
 @njit(cache=True, nogil=True)
-def build_models(
-    lo,
-    hi,
-    m_off,
-    m_docs,
-    m_wts,
-    doc_off,
-    terms,
-    counts,
-    n_terms,
-    out_off,
-    out_term,
-    out_p,
-    out_plogp,
-    out_n,
-):  # pragma: no cover - numba
+def build_models(lo, hi, mix, docs, out):  # pragma: no cover - numba
     """Models ``lo..hi``: model ``u`` mixes documents ``m_docs[m_off[u]:m_off[u+1]]``.
 
     Writes the model's terms, probabilities ``p`` and ``p log2 p`` at
     ``out_off[u]`` (room for the sum of its documents' distinct terms) and
     their number to ``out_n[u]`` (0 when the documents hold no token).
+    ``mix`` (:class:`Mixtures`), ``docs`` (:class:`Docs`), ``out`` (:class:`LMs`).
     """
+    m_off, m_docs, m_wts = mix
+    doc_off, terms, counts, _, coll_p = docs
+    out_off, out_n, out_term, out_p, out_plogp = out
+    n_terms = coll_p.shape[0]
     acc = np.zeros(n_terms, np.float64)
     for u in range(lo, hi):
         n = 0
@@ -79,27 +136,7 @@ def build_models(
 
 
 @njit(cache=True, nogil=True)
-def result_models(
-    lo,
-    hi,
-    starts,
-    ends,
-    lst,
-    k,
-    count_only,
-    n_terms,
-    doc_off,
-    terms,
-    counts,
-    doc_len,
-    out_off,
-    out_term,
-    out_q,
-    out_qlogq,
-    out_n,
-    out_kept,
-    out_skipped,
-):  # pragma: no cover - numba
+def result_models(lo, hi, lists, k, count_only, docs, out, walks):  # pragma: no cover - numba
     """Result LMs theta_k of lists ``lst[starts[g]:ends[g]]`` for ``g`` in ``lo..hi``.
 
     Walks the list, skips (and counts) documents that are missing (``-1``) or
@@ -107,8 +144,15 @@ def result_models(
     With ``count_only`` it only writes ``out_n[g]``: the summed number of
     distinct terms of the kept documents (room to allocate). Otherwise it
     writes the model's terms, probabilities ``q`` and ``q log2 q`` at
-    ``out_off[g]`` and its size to ``out_n[g]``.
+    ``out_off[g]`` and its size to ``out_n[g]``. ``lists`` (:class:`Lists`),
+    ``docs`` (:class:`Docs`), ``out`` (:class:`LMs`: terms, ``q``, ``q log2 q``),
+    ``walks`` (:class:`Walks`) receives the kept and skipped counts.
     """
+    starts, ends, lst = lists
+    doc_off, terms, counts, doc_len, coll_p = docs
+    out_off, out_n, out_term, out_q, out_qlogq = out
+    out_kept, out_skipped = walks
+    n_terms = coll_p.shape[0]
     acc = np.zeros(1 if count_only else n_terms, np.float64)
     for g in range(lo, hi):
         kept = 0
@@ -166,25 +210,8 @@ def _load_unit(cur, u, u_off, u_n, u_term, u_p, u_plogp, p_dense, pl_dense):  # 
 
 @njit(cache=True, nogil=True)
 def similarity(
-    lo,
-    hi,
-    pair_unit,
-    pair_model,
-    kind,
-    lam,
-    u_off,
-    u_n,
-    u_term,
-    u_p,
-    u_plogp,
-    r_off,
-    r_n,
-    r_term,
-    r_q,
-    r_qlogq,
-    coll_p,
-    out_value,
-):  # pragma: no cover - numba
+    lo, hi, pair_unit, pair_model, kind, lam, truth, res, coll_p, out_value
+):  # pragma: no cover
     """Closeness of ground-truth model ``pair_unit[i]`` to result model ``pair_model[i]``.
 
     ``kind == JS``: ``1 - JS`` in bits over the union of supports, with
@@ -194,8 +221,11 @@ def similarity(
     ``exp(-KL(theta_u || (1 - lam) theta_r + lam theta_C))`` in nats.
     NaN when the ground truth is empty; an empty result model scores 0 (JS)
     or is the collection model alone (KL). Pairs sorted by unit reuse the
-    scattered ground truth.
+    scattered ground truth. ``truth`` and ``res`` are :class:`LMs` (the
+    result models' ``p`` being their ``q``).
     """
+    u_off, u_n, u_term, u_p, u_plogp = truth
+    r_off, r_n, r_term, r_q, r_qlogq = res
     n_terms = coll_p.shape[0]
     p_dense = np.zeros(n_terms, np.float64)
     pl_dense = np.zeros(n_terms, np.float64)
@@ -245,32 +275,8 @@ def similarity(
 
 @njit(cache=True, nogil=True)
 def score_lists(
-    lo,
-    hi,
-    order,
-    starts,
-    ends,
-    lst,
-    k,
-    group_unit0,
-    group_units,
-    kind,
-    lam,
-    n_terms,
-    doc_off,
-    terms,
-    counts,
-    doc_len,
-    u_off,
-    u_n,
-    u_term,
-    u_p,
-    u_plogp,
-    coll_p,
-    out_value,
-    out_kept,
-    out_skipped,
-):  # pragma: no cover - numba
+    lo, hi, order, lists, units, opts, docs, truth, out_value, walks
+):  # pragma: no cover
     """Result model and score of lists ``order[lo:hi]`` in one pass, nothing stored.
 
     For one evaluation the result models are used once: building theta_k in a
@@ -281,8 +287,17 @@ def score_lists(
     first unit, so a single-unit JS score scatters each ground truth once per
     run of equal units and walks the result's terms as :func:`similarity`
     does (same values); with several units, or for KL, it walks each unit's
-    terms against the dense result model instead.
+    terms against the dense result model instead. ``lists`` (:class:`Lists`),
+    ``units`` (:class:`Units`), ``opts`` (:class:`Scoring`), ``docs``
+    (:class:`Docs`), ``truth`` (:class:`LMs`), ``walks`` (:class:`Walks`).
     """
+    starts, ends, lst = lists
+    group_unit0, group_units = units
+    k, kind, lam = opts
+    doc_off, terms, counts, doc_len, coll_p = docs
+    u_off, u_n, u_term, u_p, u_plogp = truth
+    out_kept, out_skipped = walks
+    n_terms = coll_p.shape[0]
     acc = np.zeros(n_terms, np.float64)
     touched = np.zeros(n_terms, np.int32)
     p_dense = np.zeros(n_terms, np.float64)

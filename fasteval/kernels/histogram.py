@@ -20,49 +20,62 @@ The value of position ``i`` is ``score[row[i]]``.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
+# Arguments of group_histograms that travel together, built with fixed dtypes
+# (numba compiles one signature).
+
+
+class Labels(NamedTuple):
+    """Label of ranked position ``i``: ``judg[jdx[i]]``, or ``unjudged`` when ``jdx[i] < 0``."""
+
+    jdx: np.ndarray  # int64 per position
+    judg: np.ndarray  # int8 per judgment: 1, 0 or -1 (left out)
+    unjudged: int  # 0 (count as non-relevant) or -1 (leave out)
+
+
+class Values(NamedTuple):
+    """Value of ranked position ``i``: ``score[row[i]]``, or its normalised rank."""
+
+    score: np.ndarray  # float64 per input row
+    row: np.ndarray  # int64 per position
+    rank_mode: bool  # value = 1 - (i - start) / depth instead of the score
+    normalize: bool  # min-max normalise
+
+
+class Hists(NamedTuple):
+    """Outputs of :func:`group_histograms`, one row or slot per group."""
+
+    h_r: np.ndarray  # int64 (n_groups, n_bins)
+    h_nr: np.ndarray  # int64 (n_groups, n_bins)
+    gmin: np.ndarray  # float64
+    gmax: np.ndarray  # float64
+    n_rel: np.ndarray  # int64
+    n_nonrel: np.ndarray  # int64
+
 
 @njit(cache=True, nogil=True)
 def group_histograms(
-    lo,
-    hi,
-    starts,
-    ends,
-    jdx,
-    judg_label,
-    unjudged_label,
-    score,
-    row,
-    rank_mode,
-    normalize,
-    bmin,
-    bmax,
-    stats_only,
-    h_r,
-    h_nr,
-    gmin,
-    gmax,
-    n_rel,
-    n_nonrel,
+    lo, hi, starts, ends, labels, values, bmin, bmax, stats_only, out
 ):  # pragma: no cover - numba
     """Label, value, normalise and bin the positions of groups ``lo..hi``.
 
     Parameters (arrays are per group unless said otherwise)
     ----------
     starts, ends : int64, the group's positions ``starts[g]:ends[g]``.
-    jdx : int64 per position, judgment index or -1.
-    judg_label : int8 per judgment: 1, 0 or -1 (left out).
-    unjudged_label : int, 0 (count as non-relevant) or -1 (leave out).
-    score : float64 per input row; row : int64 per position.
-    rank_mode : bool, value = 1 - (i - start) / depth instead of the score.
-    normalize : bool, min-max normalise with bounds ``bmin[g], bmax[g]``;
-        a NaN bound means "the group's own min / max".
+    labels : :class:`Labels` (``jdx``, ``judg_label``, ``unjudged_label``).
+    values : :class:`Values` (``score``, ``row``, ``rank_mode``, ``normalize``);
+        normalising uses bounds ``bmin[g], bmax[g]``, a NaN bound meaning
+        "the group's own min / max".
     stats_only : bool, only write ``gmin, gmax, n_rel, n_nonrel``.
-    h_r, h_nr : int64 (n_groups, n_bins) outputs.
+    out : :class:`Hists` (``h_r, h_nr`` int64 (n_groups, n_bins) and the stats).
     """
+    jdx, judg_label, unjudged_label = labels
+    score, row, rank_mode, normalize = values
+    h_r, h_nr, gmin, gmax, n_rel, n_nonrel = out
     n_bins = h_r.shape[1]
     for g in range(lo, hi):
         s = starts[g]

@@ -28,8 +28,33 @@ items' output slots; ``fasteval.parallel`` runs ranges concurrently.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
+
+# Arguments of pair_tables that travel together, built with fixed dtypes (numba
+# compiles one signature).
+
+
+class Graded(NamedTuple):
+    """The runs' lists of judgments, the judgments' grade classes, per-query class counts."""
+
+    lists: np.ndarray  # int64 judgment indices, every group's list
+    gclass: np.ndarray  # int64 per judgment (-1: ignored)
+    hist_off: np.ndarray  # int64: query q's classes are hist[hist_off[q]:hist_off[q + 1]]
+    hist: np.ndarray  # int64 judgments per class
+
+
+class Side(NamedTuple):
+    """One run of each (run pair, query) item: its list ``lists[s[i]:s[i] + m[i]]``.
+
+    ``cdz[i]`` holds the run's correct, wrong and both-unretrieved pair counts.
+    """
+
+    s: np.ndarray  # int64
+    m: np.ndarray  # int64
+    cdz: np.ndarray  # int64 (n_items, 3)
 
 
 @njit(cache=True, nogil=True)
@@ -161,24 +186,7 @@ def group_counts(
 
 
 @njit(cache=True, nogil=True)
-def pair_tables(
-    lo,
-    hi,
-    q_of,
-    s_a,
-    m_a,
-    s_b,
-    m_b,
-    cdz_a,
-    cdz_b,
-    lists,
-    gclass,
-    hist_off,
-    hist,
-    n_judg,
-    max_len,
-    out,
-):  # pragma: no cover - numba
+def pair_tables(lo, hi, q_of, side_a, side_b, graded, n_judg, max_len, out):  # pragma: no cover
     """Joint counts of two runs' pair variables, per (run pair, query) item.
 
     ``out[i, 3 * x + y]`` counts the oriented pairs that run A orders ``x`` and
@@ -189,7 +197,11 @@ def pair_tables(
     above in A, above in B) found by sweeping A's list with one Fenwick tree
     per grade class over B's positions; the other cells follow from
     histograms and from the single-run counts. O((m_a + m_b) G log m_b + G^2).
+    ``side_a``, ``side_b`` are :class:`Side`, ``graded`` :class:`Graded`.
     """
+    s_a, m_a, cdz_a = side_a
+    s_b, m_b, cdz_b = side_b
+    lists, gclass, hist_off, hist = graded
     gmax = 1
     for q in range(hist_off.shape[0] - 1):
         gmax = max(gmax, hist_off[q + 1] - hist_off[q])

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from fasteval.kernels.text import _equal2, _hash
+from fasteval.kernels.text import Str, _equal2, _hash
 
 NONPOOL = -1
 UNJUDGED = -2
@@ -89,15 +89,7 @@ ERR_GMAX = 4.0  # gdeval's maximum grade for ERR's stopping probabilities
 
 
 # Kernel arguments that travel together, each built once per batch with fixed dtypes
-# (numba compiles one signature for each).
-
-
-class Str(NamedTuple):
-    """Strings as slices ``buf[starts[i]:ends[i]]`` (uint8 buffer, int64 offsets)."""
-
-    buf: np.ndarray
-    starts: np.ndarray
-    ends: np.ndarray
+# (numba compiles one signature for each). Strings are kernels.text.Str.
 
 
 class Rankings(NamedTuple):

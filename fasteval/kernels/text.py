@@ -8,6 +8,7 @@ a column of strings is a ``uint8`` buffer plus ``int64`` start/end offsets
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -15,6 +16,48 @@ from numba import njit
 # isspace() in C: space, \t, \n, \v, \f, \r
 _NL = 10
 _HASH = 35
+
+
+# Kernel arguments that travel together, each built with fixed dtypes (numba
+# compiles one signature for each).
+
+
+class Str(NamedTuple):
+    """Strings as slices ``buf[starts[i]:ends[i]]`` (uint8 buffer, int64 offsets)."""
+
+    buf: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+
+
+class FieldSpec(NamedTuple):
+    """What :func:`split_lines` takes from each line (field numbers from 0; -1: none).
+
+    Field ``i`` is kept as a byte range in row ``slot_of[i]`` of the outputs'
+    ``starts``/``ends`` (-1: not kept); field ``integer`` is parsed as a decimal
+    integer, field ``number`` as a decimal, field ``same`` must not change.
+    """
+
+    slot_of: np.ndarray  # int64
+    integer: int
+    number: int
+    same: int
+
+
+class Lines(NamedTuple):
+    """Outputs of :func:`split_lines`: per row, then ``same_bad`` per range."""
+
+    file_of: np.ndarray  # int32
+    line_no: np.ndarray  # int64
+    line_start: np.ndarray  # int64
+    n_fields: np.ndarray  # int32
+    starts: np.ndarray  # int64 (n_slots, n_rows)
+    ends: np.ndarray  # int64 (n_slots, n_rows)
+    ival: np.ndarray  # int64
+    ibad: np.ndarray  # bool
+    fval: np.ndarray  # float64
+    fbad: np.ndarray  # bool
+    same_bad: np.ndarray  # int64 per range
 
 
 @njit(cache=True, nogil=True)
@@ -92,30 +135,7 @@ def count_newlines(lo, hi, buf, words, starts, ends, lines, cap):  # pragma: no 
 
 
 @njit(cache=True, nogil=True)
-def split_lines(
-    lo,
-    hi,
-    buf,
-    file_starts,
-    file_ends,
-    row_base,
-    slot_of,
-    int_field,
-    float_field,
-    same_field,
-    file_of,
-    line_no,
-    line_start,
-    n_fields,
-    starts,
-    ends,
-    ival,
-    ibad,
-    fval,
-    fbad,
-    same_bad,
-    counts,
-):  # pragma: no cover - numba
+def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cover - numba
     """Split the content lines of ranges ``lo..hi`` into fields (rows from ``row_base[f]``).
 
     Each range ``buf[file_starts[f]:file_ends[f]]`` ends in a newline.
@@ -129,8 +149,13 @@ def split_lines(
     as a decimal, correctly rounded (``fbad`` where it is not one). Per
     range, ``same_bad`` gets the first row whose field ``same_field``
     differs from the range's first row (rows where both parsed fields are
-    bad are left out).
+    bad are left out). ``ranges`` (:class:`Str`) are the ranges
+    ``buf[file_starts[f]:file_ends[f]]``, ``spec`` (:class:`FieldSpec`) says
+    which fields to take, ``out`` (:class:`Lines`) receives the rows.
     """
+    buf, file_starts, file_ends = ranges
+    slot_of, int_field, float_field, same_field = spec
+    file_of, line_no, line_start, n_fields, starts, ends, ival, ibad, fval, fbad, same_bad = out
     n_sf = starts.shape[0]
     n_slot = slot_of.shape[0]
     for f in range(lo, hi):
