@@ -435,8 +435,10 @@ from fasteval.commands.fusion import fuse_cmd  # noqa: E402
 
 main.add_command(fuse_cmd)
 from fasteval.commands.fusion import fuse_study_cmd  # noqa: E402
+from fasteval.commands.fusion import optimize_fusion_cmd  # noqa: E402
 
 main.add_command(fuse_study_cmd)
+main.add_command(optimize_fusion_cmd)
 from fasteval.commands.compare import compare_cmd  # noqa: E402  (issue 19)
 
 main.add_command(compare_cmd)

@@ -272,6 +272,17 @@ def fasteval_runs(paths) -> pl.DataFrame:
     return fasteval.load_runs(paths)
 
 
+def _common_head(runs: dict, depth: int) -> dict:
+    first = next(iter(runs.values()))
+    out: dict = {n: {} for n in runs}
+    for q in sorted(first):
+        top = sorted(first[q], key=lambda d: -first[q][d])[:depth]
+        keep = [d for d in top if all(d in r.get(q, {}) for r in runs.values())]
+        for n, r in runs.items():
+            out[n][q] = {d: r[q][d] for d in keep}
+    return out
+
+
 def _head(runs: dict, n_q: int, depth: int) -> dict:
     qs = sorted(next(iter(runs.values())))[:n_q]
     out = {}
@@ -291,7 +302,9 @@ def test_trec8_unsupervised(trec8, method, params):
         # ranx's Borda and Condorcet are quadratic per query in Python: 5 queries, top 100
         runs = _head(runs, 5, 100)
     if method in ("condorcet", "w_condorcet"):
-        assert _condorcet_where_defined(runs, method, params) >= 1
+        # majority cycles grow with the candidates: the documents every run retrieved
+        # among the first run's top 12, as in test_fusion_ranx.py
+        assert _condorcet_where_defined(_common_head(trec8[0], 12), method, params) >= 3
         return
     want = theirs(runs, method, "min-max", params, None)
     assert_same(ours(runs, method, "min-max", params, None), want)
