@@ -434,8 +434,7 @@ main.add_command(hsa_cmd)
 from fasteval.commands.fusion import fuse_cmd  # noqa: E402
 
 main.add_command(fuse_cmd)
-from fasteval.commands.fusion import fuse_study_cmd  # noqa: E402
-from fasteval.commands.fusion import optimize_fusion_cmd  # noqa: E402
+from fasteval.commands.fusion import fuse_study_cmd, optimize_fusion_cmd  # noqa: E402
 
 main.add_command(fuse_study_cmd)
 main.add_command(optimize_fusion_cmd)

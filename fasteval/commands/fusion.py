@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -96,7 +96,7 @@ _NORM_HELP = "min-max, min-max-inverted, max, zscore (zmuv), sum, rank, borda, n
 @run_id_option
 @lenient_option
 @friendly
-def fuse_cmd(  # noqa: PLR0913 (one option each)
+def fuse_cmd(
     runs: tuple[str, ...],
     method: str,
     weights: tuple[float, ...],
@@ -208,7 +208,7 @@ def fuse_cmd(  # noqa: PLR0913 (one option each)
 @run_id_option
 @lenient_option
 @friendly
-def optimize_fusion_cmd(  # noqa: PLR0913 (one option each)
+def optimize_fusion_cmd(
     qrels: str,
     runs: tuple[str, ...],
     method: str,
@@ -254,7 +254,7 @@ def optimize_fusion_cmd(  # noqa: PLR0913 (one option each)
         raise ParameterError(msg)
     t0 = time.perf_counter()
     fin = prepare_fusion(list(runs), qrels, lenient=lenient, run_id_from=run_id_from)
-    kw = {
+    kw: dict[str, Any] = {
         "step": step,
         "run_ids": list(run_ids) or None,
         "grid": grid,
@@ -274,7 +274,8 @@ def optimize_fusion_cmd(  # noqa: PLR0913 (one option each)
         cv = cross_validate_fusion(None, fin, spec.name, norm, metric, folds=folds, seed=seed, **kw)
         click.echo(f"# cross-validated over {folds} query folds (seed {seed})")
         click.echo(cv.with_columns(pl.col(pl.Float64).round(4)).write_csv(separator="\t"), nl=False)
-        est = float((cv["test"] * cv["n_test"]).sum() / cv["n_test"].sum())
+        n_test = cv["n_test"].to_numpy()
+        est = float((cv["test"].to_numpy() * n_test).sum() / n_test.sum())
         click.echo(f"# cross-validated {metric}: {est:.4f}")
     click.echo(
         f"{df.height} configurations of {spec.name} in {time.perf_counter() - t0:.1f} s",

@@ -250,8 +250,6 @@ def _top(val, codes, k):
     return sel[np.argsort(-val[sel], kind="mergesort")][: min(k, m)]
 
 
-
-
 @njit(cache=True, nogil=True)
 def fuse_items(
     lo,
@@ -340,10 +338,7 @@ def fuse_items(
         wsum = np.zeros(m, np.float64)  # sum of w over the runs giving a value
         cnt = np.zeros(m, np.int64)
         borda = np.zeros(m, np.float64)
-        if matrix and not rank_based:
-            V = np.full((m, nm), np.nan)
-        else:
-            V = np.empty((0, nm), np.float64)
+        V = np.full((m, nm), np.nan) if matrix and not rank_based else np.empty((0, nm))
         if method == CONDORCET or method == PARETO or method == MAJORITARIAN:
             P = np.full((m, nm), UNRET, np.int32)
         else:

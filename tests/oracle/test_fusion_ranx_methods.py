@@ -15,8 +15,6 @@ TREC-8 those methods get the runs without scores tied within a (run, query).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import polars as pl
 import pytest
@@ -115,8 +113,10 @@ def qrels_frame(qrels: dict) -> pl.DataFrame:
 
 
 def ranx_runs(runs: dict) -> list:
-    return [ranx.Run({q: {d: float(s) for d, s in docs.items()} for q, docs in r.items()}, name=n)
-            for n, r in runs.items()]
+    return [
+        ranx.Run({q: {d: float(s) for d, s in docs.items()} for q, docs in r.items()}, name=n)
+        for n, r in runs.items()
+    ]
 
 
 def theirs(runs: dict, method: str, norm: str | None, params: dict, qrels: dict | None) -> dict:
@@ -164,12 +164,15 @@ def assert_same(got: pl.DataFrame, want: dict, tol: float = 1e-9) -> None:
         pl.col("score").is_null() | pl.col("want").is_null()
     )
     diff = (j["score"] - j["want"]).abs().max()
-    assert diff is not None and diff <= tol, j.filter((pl.col("score") - pl.col("want")).abs() > tol)
+    assert diff is not None and diff <= tol, j.filter(
+        (pl.col("score") - pl.col("want")).abs() > tol
+    )
     chk = got.with_columns(pl.col("doc_id").cast(pl.Binary).alias("b"))
     resorted = chk.sort(["query_id", "score", "b"], descending=[False, True, True])
-    assert resorted["doc_id"].to_list() == chk.sort("query_id", maintain_order=True)[
-        "doc_id"
-    ].to_list()
+    assert (
+        resorted["doc_id"].to_list()
+        == chk.sort("query_id", maintain_order=True)["doc_id"].to_list()
+    )
 
 
 @pytest.mark.parametrize(("method", "params"), UNSUPERVISED)
@@ -287,9 +290,7 @@ def _head(runs: dict, n_q: int, depth: int) -> dict:
     qs = sorted(next(iter(runs.values())))[:n_q]
     out = {}
     for name, r in runs.items():
-        out[name] = {
-            q: dict(sorted(r[q].items(), key=lambda t: -t[1])[:depth]) for q in qs
-        }
+        out[name] = {q: dict(sorted(r[q].items(), key=lambda t: -t[1])[:depth]) for q in qs}
     return out
 
 
@@ -342,7 +343,7 @@ def _condorcet_where_defined(runs: dict, method: str, params: dict) -> int:
         for i, a in enumerate(docs):
             for b in docs[i + 1 :]:
                 va, vb, vr = votes(a, b)
-                if va == vb or va == vr or (va > vb) != (va > vr):
+                if va in (vb, vr) or (va > vb) != (va > vr):
                     defined = False
                 wins[a if va > vb else b] += 1
         if defined and sorted(wins.values()) == list(range(len(docs))):

@@ -148,7 +148,7 @@ def normalise_all(runs: list[dict[str, float]], norm: str) -> list[dict[str, flo
             )
         return out
     if norm == "max":
-        return [{d: v / max(max(r.values()), 1e-9) for d, v in r.items()} for r in runs]
+        return [{d: v / max(*r.values(), 1e-9) for d, v in r.items()} for r in runs]
     if norm == "min-max-inverted":
         res = []
         for r in runs:
@@ -158,7 +158,7 @@ def normalise_all(runs: list[dict[str, float]], norm: str) -> list[dict[str, flo
     return [normalise(r, norm) for r in runs]
 
 
-def fuse_any(  # noqa: PLR0911, PLR0912 (one branch per method)
+def fuse_any(
     runs: list[dict[str, float]],
     method: str,
     norm: str = "min-max",

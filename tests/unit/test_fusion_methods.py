@@ -1,4 +1,4 @@
-"""Every fusion method of the registry against the slow reference; optimize_fusion against a loop."""
+"""Every fusion method against the slow reference; optimize_fusion against a loop."""
 
 from __future__ import annotations
 
@@ -22,16 +22,51 @@ SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=list(H
 
 # ranx's fusion_switch names: every one must resolve
 RANX_NAMES = [
-    "bayesfuse", "bordafuse", "anz", "gmnz", "max", "med", "min", "mnz", "sum", "condorcet",
-    "isr", "log_isr", "logn_isr", "mapfuse", "mixed", "posfuse", "probfuse", "rbc", "rrf",
-    "segfuse", "slidefuse", "w_bordafuse", "w_condorcet", "wmnz", "wsum",
-]  # fmt: skip
+    "bayesfuse",
+    "bordafuse",
+    "anz",
+    "gmnz",
+    "max",
+    "med",
+    "min",
+    "mnz",
+    "sum",
+    "condorcet",
+    "isr",
+    "log_isr",
+    "logn_isr",
+    "mapfuse",
+    "mixed",
+    "posfuse",
+    "probfuse",
+    "rbc",
+    "rrf",
+    "segfuse",
+    "slidefuse",
+    "w_bordafuse",
+    "w_condorcet",
+    "wmnz",
+    "wsum",
+]
 RANX_NORMS = ["borda", "max", "min-max", "min_max", "min-max-inverted", "rank", "sum", "zmuv"]
-SCORE = ["combsum", "combmnz", "combanz", "combmax", "combmin", "combmed", "combgmnz", "mixed",
-         "wmnz"]  # fmt: skip
+SCORE = [
+    "combsum",
+    "combmnz",
+    "combanz",
+    "combmax",
+    "combmin",
+    "combmed",
+    "combgmnz",
+    "mixed",
+    "wmnz",
+]
 RANKS = ["rrf", "isr", "log_isr", "logn_isr", "rbc", "borda"]
-PARAMS = {"combgmnz": {"gamma": 0.7}, "rrf": {"k": 5.0}, "logn_isr": {"sigma": 0.3},
-          "rbc": {"phi": 0.7}}  # fmt: skip
+PARAMS = {
+    "combgmnz": {"gamma": 0.7},
+    "rrf": {"k": 5.0},
+    "logn_isr": {"sigma": 0.3},
+    "rbc": {"phi": 0.7},
+}
 WEIGHTED = {"combsum", "combmnz", "combanz", "mixed", "wmnz", "rrf", "rbc", "borda"}
 
 
@@ -41,11 +76,15 @@ def one_query(draw):
     runs, rows = [], []
     for r in range(n_runs):
         docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=6, unique=True))
-        scores = draw(st.lists(st.integers(-3, 5).map(float), min_size=len(docs), max_size=len(docs)))
+        scores = draw(
+            st.lists(st.integers(-3, 5).map(float), min_size=len(docs), max_size=len(docs))
+        )
         runs.append(dict(zip(docs, scores, strict=True)))
         rows += [(f"r{r}", "q", d, s) for d, s in zip(docs, scores, strict=True)]
     df = pl.DataFrame(rows, schema=["run_id", "query_id", "doc_id", "score"], orient="row")
-    w = draw(st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0, 2.0]), min_size=n_runs, max_size=n_runs))
+    w = draw(
+        st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0, 2.0]), min_size=n_runs, max_size=n_runs)
+    )
     return df, runs, w
 
 
@@ -62,8 +101,9 @@ def _check(out: pl.DataFrame, want: dict[str, float]) -> None:
 @given(
     one_query(),
     st.sampled_from(SCORE),
-    st.sampled_from(["min-max", "min-max-inverted", "max", "zscore", "sum", "rank", "borda",
-                     "none"]),  # fmt: skip
+    st.sampled_from(
+        ["min-max", "min-max-inverted", "max", "zscore", "sum", "rank", "borda", "none"]
+    ),
     st.booleans(),
 )
 def test_score_methods_equal_reference(data, method, norm, weighted):
@@ -166,8 +206,15 @@ def _loop(method: str, configs: list[dict], metric: str) -> list[float]:
 
 @pytest.mark.parametrize(
     ("method", "step"),
-    [("wsum", 0.25), ("mixed", 0.5), ("rrf", None), ("rbc", 0.2), ("logn_isr", 0.25),
-     ("borda", 0.5), ("condorcet", 0.5)],  # fmt: skip
+    [
+        ("wsum", 0.25),
+        ("mixed", 0.5),
+        ("rrf", None),
+        ("rbc", 0.2),
+        ("logn_isr", 0.25),
+        ("borda", 0.5),
+        ("condorcet", 0.5),
+    ],
 )
 def test_batch_equals_one_configuration_at_a_time(method, step):
     got = fu.optimize_fusion(QRELS, RUNS, method, "min-max", "map", step).sort("config")
@@ -187,7 +234,10 @@ def test_best_first_and_grids():
     assert len(fu.fusion_grid("wsum", 3, grid="simplex")) == 66
     assert [c["k"] for c in fu.fusion_grid("rrf", 2)] == [float(k) for k in range(10, 101, 10)]
     assert len(fu.fusion_grid("rbc", 2)) == 100
-    assert fu.fusion_grid("combsum", 2, step=1.0) == [{"weights": (0.0, 1.0)}, {"weights": (1.0, 0.0)}]
+    assert fu.fusion_grid("combsum", 2, step=1.0) == [
+        {"weights": (0.0, 1.0)},
+        {"weights": (1.0, 0.0)},
+    ]
 
 
 def test_supervised_optimisation_trains_once_and_scores_each_config():
@@ -195,7 +245,12 @@ def test_supervised_optimisation_trains_once_and_scores_each_config():
     fin = fu.prepare_fusion(RUNS, QRELS)
     for row in got.iter_rows(named=True):
         n = int(row["n_segments"])
-        fused = fu.fuse(fin, "probfuse", depth=10**6, params={"n_segments": n, **fu.supervised.train_tables(fin, "probfuse", n_segments=n)})
+        fused = fu.fuse(
+            fin,
+            "probfuse",
+            depth=10**6,
+            params={"n_segments": n, **fu.supervised.train_tables(fin, "probfuse", n_segments=n)},
+        )
         ev = fasteval.evaluate(QRELS, fused, "map", compat=10, complete=True, per_query=False)
         assert math.isclose(row["map"], float(ev["value"][0]), abs_tol=1e-12)
 
@@ -236,7 +291,9 @@ def test_cross_validation_chooses_on_training_queries_only():
         means = [np.mean([p[q] for q in train]) for p in per]
         assert math.isclose(row["train"], max(means), abs_tol=1e-12)
         assert means[row["config"]] == max(means)
-        assert math.isclose(row["test"], np.mean([per[row["config"]][q] for q in test]), abs_tol=1e-12)
+        assert math.isclose(
+            row["test"], np.mean([per[row["config"]][q] for q in test]), abs_tol=1e-12
+        )
 
 
 def test_cli_optimize_fusion(tmp_path):
@@ -247,13 +304,27 @@ def test_cli_optimize_fusion(tmp_path):
     for name, path in (("a", a), ("b", b)):
         sub = RUNS.filter(pl.col("run_id") == name)
         path.write_text(
-            "".join(f"{q} Q0 {d} {i} {s} {name}\n" for i, (_, q, d, s) in enumerate(sub.iter_rows()))
+            "".join(
+                f"{q} Q0 {d} {i} {s} {name}\n" for i, (_, q, d, s) in enumerate(sub.iter_rows())
+            )
         )
     out = tmp_path / "grid.csv"
     res = CliRunner().invoke(
         main,
-        ["optimize-fusion", str(qrels), str(a), str(b), "--metric", "map", "--step", "0.5",
-         "-o", str(out), "--folds", "2"],  # fmt: skip
+        [
+            "optimize-fusion",
+            str(qrels),
+            str(a),
+            str(b),
+            "--metric",
+            "map",
+            "--step",
+            "0.5",
+            "-o",
+            str(out),
+            "--folds",
+            "2",
+        ],
     )
     assert res.exit_code == 0, res.output
     assert "cross-validated map" in res.output
@@ -262,13 +333,35 @@ def test_cli_optimize_fusion(tmp_path):
     assert res.exit_code == 1 and "unknown measure" in res.output
     assert len(res.output.strip().splitlines()) == 1
     res = CliRunner().invoke(
-        main, ["fuse", str(a), str(b), "-m", "probfuse", "--param", "n_segments=2", "-o", str(tmp_path / "f.run")]
+        main,
+        [
+            "fuse",
+            str(a),
+            str(b),
+            "-m",
+            "probfuse",
+            "--param",
+            "n_segments=2",
+            "-o",
+            str(tmp_path / "f.run"),
+        ],
     )
     assert res.exit_code == 1 and "--train-qrels" in res.output
     res = CliRunner().invoke(
         main,
-        ["fuse", str(a), str(b), "-m", "probfuse", "--param", "n_segments=2",
-         "--train-qrels", str(qrels), "-o", str(tmp_path / "f.run")],  # fmt: skip
+        [
+            "fuse",
+            str(a),
+            str(b),
+            "-m",
+            "probfuse",
+            "--param",
+            "n_segments=2",
+            "--train-qrels",
+            str(qrels),
+            "-o",
+            str(tmp_path / "f.run"),
+        ],
     )
     assert res.exit_code == 0, res.output
     assert (tmp_path / "f.run").read_text().count("\n") == 10  # 6 + 4 candidates

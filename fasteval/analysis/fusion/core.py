@@ -20,7 +20,7 @@ from fasteval.analysis.fusion.methods import (
     method_spec,
     norm_name,
 )
-from fasteval.analysis.fusion.supervised import position_values, table_for
+from fasteval.analysis.fusion.supervised import position_values, table_for, train_tables
 from fasteval.encode import Encoded
 from fasteval.engine import compute, to_frame
 from fasteval.errors import ParameterError
@@ -530,8 +530,6 @@ def fuse(  # noqa: PLR0913 (fusion options, keyword or defaulted)
                 f"runs fused), or its trained {spec.trained!r} in params"
             )
             raise ParameterError(msg)
-        from fasteval.analysis.fusion.supervised import train_tables
-
         if train_runs is None:
             if isinstance(runs, FusionInput):
                 msg = "give train_runs= (the runs were passed already prepared)"
@@ -584,4 +582,3 @@ def input_runs(fin: FusionInput) -> FusedRuns:
     off = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
     take = np.repeat(fin.kstart[k] - off[:-1], lens) + np.arange(int(off[-1]), dtype=np.int64)
     return FusedRuns(fin, list(fin.run_names), off, fin.pos_doc[take], fin.pos_score[take])
-

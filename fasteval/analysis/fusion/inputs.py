@@ -250,4 +250,3 @@ def prepare_fusion(
             msg = "the runs and the qrels have no query in common"
             raise DataMismatchError(msg)
     return fin
-

@@ -411,14 +411,15 @@ def check_norm(spec: FusionMethod, norm: str) -> None:
     reverses it and Borda gives every run every candidate, so ranx's result for
     those pairs depends on the iteration order of its hash sets and dicts.
     """
-    if not spec.reads_scores and not spec.upper_bound and norm in ("min-max-inverted", "borda"):
-        if spec.rank_based or spec.source != kf.SRC_SCORE:
-            msg = (
-                f"the {norm} normalisation reorders or completes the runs, and {spec.name} "
-                f"reads ranks only; use it with a score method (combsum, combmnz, ...)"
-            )
-            raise ParameterError(msg)
-    if spec.name == "segfuse" and norm in ("min-max-inverted", "borda"):
+    reorders = norm in ("min-max-inverted", "borda")
+    reads_ranks = spec.rank_based or spec.source != kf.SRC_SCORE
+    if reorders and not spec.reads_scores and not spec.upper_bound and reads_ranks:
+        msg = (
+            f"the {norm} normalisation reorders or completes the runs, and {spec.name} "
+            f"reads ranks only; use it with a score method (combsum, combmnz, ...)"
+        )
+        raise ParameterError(msg)
+    if spec.name == "segfuse" and reorders:
         msg = f"segfuse reads ranks and scores; the {norm} normalisation reorders the runs"
         raise ParameterError(msg)
 

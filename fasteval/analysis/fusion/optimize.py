@@ -41,8 +41,9 @@ from fasteval.analysis.fusion.core import FusedRuns, kernel_fuse, method_params
 from fasteval.analysis.fusion.inputs import FusionInput, prepare_fusion
 from fasteval.analysis.fusion.methods import FusionMethod, check_norm, method_spec, norm_name
 from fasteval.analysis.fusion.supervised import position_values, train_tables
-from fasteval.errors import ParameterError
+from fasteval.errors import MeasureError, ParameterError
 from fasteval.kernels import fusion as kf
+from fasteval.measures.parser import parse_measures
 
 _RANX_METRICS = {
     "ndcg": "nDCG",
@@ -70,7 +71,7 @@ def _digits(step: float) -> int:
     return len(text.split(".")[1]) if "." in text and "e" not in text else 12
 
 
-def fusion_grid(  # noqa: PLR0913 (grid options)
+def fusion_grid(
     method: str,
     n_runs: int,
     *,
@@ -147,9 +148,6 @@ def fusion_grid(  # noqa: PLR0913 (grid options)
 
 def metric_name(metric: str) -> str:
     """A fasteval measure name for ``metric`` (ranx's ``ndcg@10``, ``map``... accepted)."""
-    from fasteval.errors import MeasureError
-    from fasteval.measures.parser import parse_measures
-
     try:
         parse_measures([metric], compat=10)
         return metric
@@ -164,8 +162,6 @@ def metric_name(metric: str) -> str:
 
 
 def _cutoff(metric: str) -> int | None:
-    from fasteval.measures.parser import parse_measures
-
     ms = parse_measures([metric], compat=10)
     if len(ms) != 1:
         msg = f"metric must name one measure, got {metric!r}"
@@ -189,7 +185,7 @@ def _score(fused: FusedRuns, metric: str, rel_level: int) -> tuple[np.ndarray, l
     return mat, qids
 
 
-def _fuse_configs(  # noqa: PLR0913 (the batch's inputs)
+def _fuse_configs(
     fin: FusionInput,
     spec: FusionMethod,
     configs: Sequence[Mapping[str, Any]],
@@ -228,9 +224,9 @@ def _fuse_configs(  # noqa: PLR0913 (the batch's inputs)
             rows = []
             for c in configs[lo:hi]:
                 p = {**base, **c}
-                tab = tables
+                tab: Any = tables
                 if spec.name == "probfuse":
-                    tab = tables[int(p["n_segments"])]
+                    tab = tab[int(p["n_segments"])]
                 run_tables = {int(r): tab[fin.run_names[int(r)]] for r in group}
                 rows.append(
                     position_values(
@@ -316,7 +312,7 @@ def _config_frame(
     return df.sort([metric, "config"], descending=[True, True], nulls_last=True)
 
 
-def _setup(  # noqa: PLR0913 (public options)
+def _setup(
     qrels: Any,
     runs: Any,
     method: str,
@@ -486,7 +482,7 @@ def cross_validate_fusion(  # noqa: PLR0913 (public options)
         pos = {q: i for i, q in enumerate(fin.qids)}
         cols = np.array([pos[q] for q in qids], np.int64)
         is_train = train_q[cols]
-        is_test = (fold_of[cols] == f)
+        is_test = fold_of[cols] == f
         tr = np.nanmean(mat[:, is_train], axis=1)
         best = int(np.flatnonzero(tr == np.nanmax(tr))[-1])
         row: dict[str, Any] = {

@@ -13,8 +13,8 @@ from fasteval.analysis.correlation import kendall_tau, spearman
 from fasteval.analysis.fusion.core import (
     FusedRuns,
     Group,
-    groups_arrays,
     fuse_groups,
+    groups_arrays,
     input_runs,
     random_groups,
 )

@@ -47,7 +47,8 @@ def hit_lists(fin: FusionInput, rel_level: int) -> np.ndarray:
     q = k // fin.n_runs
     jdx = fin.qdoc_jdx[fin.qdoc_off[q] + fin.pos_doc]
     grade = fin.qr_rel[np.maximum(jdx, 0)]
-    return ((jdx >= 0) & (grade >= rel_level)).astype(np.float64)
+    hits: np.ndarray = ((jdx >= 0) & (grade >= rel_level)).astype(np.float64)
+    return hits
 
 
 def _train_queries(fin: FusionInput, queries: np.ndarray | None) -> np.ndarray:
@@ -61,7 +62,7 @@ def _train_queries(fin: FusionInput, queries: np.ndarray | None) -> np.ndarray:
     return mask
 
 
-def train_tables(  # noqa: PLR0913 (training options)
+def train_tables(
     fin: FusionInput,
     method: str,
     *,
@@ -190,7 +191,7 @@ def table_for(tables: Mapping[str, Any] | Sequence[Any], name: str, slot: int) -
     return tables[slot]
 
 
-def position_values(  # noqa: PLR0913 (the method's inputs)
+def position_values(
     fin: FusionInput,
     spec: FusionMethod,
     run_tables: dict[int, Any],
@@ -236,7 +237,7 @@ def position_values(  # noqa: PLR0913 (the method's inputs)
     return out
 
 
-def train(  # noqa: PLR0913 (training options)
+def train(
     method: str,
     qrels: Any,
     runs: Any,
