@@ -1,6 +1,13 @@
-"""Metasearch: fuse runs (CombSUM/MNZ/ANZ, CondorcetFuse) and the qrels-aware upper bounds.
+"""Metasearch: fuse runs with any of ranx's methods, tune them on qrels, and the upper bounds.
 
-Definitions (SPEC section 8). Per query, over the runs of a *fusion group*:
+The package: :mod:`.methods` (the registry: one definition and citation per
+method and normalisation, ranx's names accepted), :mod:`.inputs` (runs read
+and encoded once), :mod:`.core` (fused runs, :func:`fuse`, :func:`fuse_groups`),
+:mod:`.supervised` (ProbFuse, SegFuse, SlideFuse, PosFuse, MAPFuse, BayesFuse
+tables learnt from training qrels), :mod:`.optimize` (:func:`optimize_fusion`
+and :func:`cross_validate_fusion`: a whole grid fused and scored as one batch)
+and :mod:`.study` (the upper-bound study). The original methods, in detail
+(SPEC section 8). Per query, over the runs of a *fusion group*:
 
 * **CombSUM** (Fox & Shaw, TREC-2 1993): ``S(d) = sum_r s_r(d)`` of normalised
   scores (a run that did not retrieve ``d`` adds 0). **CombMNZ**:
