@@ -164,15 +164,38 @@ def normalise(lo, hi, kstart, score, kind, out):  # pragma: no cover - numba
                 out[a + t] = s[t]
 
 
-@njit(cache=True, nogil=True)
-def _beats(x, y, P, gcls, method, w, wtot):
+@njit(cache=True, nogil=True, inline="always")
+def _beats(x, y, P, gcls, method):
     """Candidate ``x`` must go above ``y`` (strictly) under the pairwise rule of ``method``.
 
-    ``v_xy`` = total weight ``w`` of the runs ranking ``x`` strictly above
-    ``y`` (retrieved above unretrieved; a run retrieving neither abstains).
-    Condorcet: ``v_xy > v_yx``. Majoritarian: ``x`` if ``2 v_xy >= wtot``
-    and ``v_xy > v_yx``; ``y`` likewise; otherwise the higher grade class.
+    ``v_xy`` = runs ranking ``x`` strictly above ``y`` (retrieved above
+    unretrieved; a run retrieving neither abstains). Condorcet: ``v_xy > v_yx``.
+    Majoritarian: ``x`` if ``2 v_xy >= n`` and ``v_xy > v_yx``; ``y`` likewise;
+    otherwise the higher grade class.
     """
+    n = P.shape[1]
+    vxy = 0
+    vyx = 0
+    for r in range(n):
+        px = P[x, r]
+        py = P[y, r]
+        if px < py:
+            vxy += 1
+        elif py < px:
+            vyx += 1
+    if method == CONDORCET:
+        return vxy > vyx
+    if vxy > vyx and 2 * vxy >= n:
+        return True
+    if vyx > vxy and 2 * vyx >= n:
+        return False
+    return gcls[x] > gcls[y]
+
+
+@njit(cache=True, nogil=True)
+def _beats_w(x, y, P, gcls, method, w, wtot):
+    """:func:`_beats` with run weights: ``v_xy`` = total weight ``w`` of the runs ranking
+    ``x`` strictly above ``y``; Majoritarian's half is ``wtot / 2``."""
     n = P.shape[1]
     vxy = 0.0
     vyx = 0.0
@@ -190,6 +213,14 @@ def _beats(x, y, P, gcls, method, w, wtot):
     if vyx > vxy and 2 * vyx >= wtot:
         return False
     return gcls[x] > gcls[y]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _wins(x, y, P, gcls, method, w, wtot):
+    """``x`` beats ``y``: unweighted (``w`` empty) or weighted."""
+    if w.shape[0] == 0:
+        return _beats(x, y, P, gcls, method)
+    return _beats_w(x, y, P, gcls, method, w, wtot)
 
 
 @njit(cache=True, nogil=True)
@@ -210,12 +241,12 @@ def _pairwise_sort(order, P, gcls, method, w, wtot):
         while lo < m:
             mid = min(lo + width, m)
             hi = min(lo + 2 * width, m)
-            if mid < hi and _beats(order[mid], order[mid - 1], P, gcls, method, w, wtot):
+            if mid < hi and _wins(order[mid], order[mid - 1], P, gcls, method, w, wtot):
                 i = lo
                 j = mid
                 k = lo
                 while i < mid and j < hi:
-                    if _beats(order[j], order[i], P, gcls, method, w, wtot):
+                    if _wins(order[j], order[i], P, gcls, method, w, wtot):
                         tmp[k] = order[j]
                         j += 1
                     else:
@@ -333,10 +364,11 @@ def fuse_items(
             or source == SRC_BORDA
             or not np.isnan(miss)
         )
-        sumw = np.zeros(m, np.float64)  # sum of w v
-        sumv = np.zeros(m, np.float64)  # sum of v
-        wsum = np.zeros(m, np.float64)  # sum of w over the runs giving a value
-        cnt = np.zeros(m, np.int64)
+        ms = 0 if rank_based else m  # the score arrays (not needed by the pairwise orders)
+        sumw = np.zeros(ms, np.float64)  # sum of w v
+        sumv = np.zeros(ms, np.float64)  # sum of v
+        wsum = np.zeros(ms, np.float64)  # sum of w over the runs giving a value
+        cnt = np.zeros(ms, np.int64)
         borda = np.zeros(m, np.float64)
         V = np.full((m, nm), np.nan) if matrix and not rank_based else np.empty((0, nm))
         if method == CONDORCET or method == PARETO or method == MAJORITARIAN:
@@ -369,7 +401,7 @@ def fuse_items(
                     v = pv[pset, p]
                 if V.shape[0] > 0:
                     V[c, t - ma] = v
-                else:
+                elif not rank_based:
                     sumw[c] += w * v
                     sumv[c] += v
                     wsum[c] += w
@@ -389,9 +421,9 @@ def fuse_items(
                     for c in range(m):
                         if np.isnan(V[c, t - ma]):
                             V[c, t - ma] = fill
-        mx = np.empty(m, np.float64)
-        mn = np.empty(m, np.float64)
-        med = np.empty(m, np.float64)
+        mx = np.empty(ms, np.float64)
+        mn = np.empty(ms, np.float64)
+        med = np.empty(ms, np.float64)
         if V.shape[0] > 0:
             for c in range(m):
                 hi_v = -np.inf
@@ -480,7 +512,12 @@ def fuse_items(
             key = borda.astype(np.int64) * (np.int64(cs.max()) + 1) + cs
             order = np.argsort(-key)
             w_g = weights[ma:mb]
-            _pairwise_sort(order, P, gcls, method, w_g, w_g.sum())
+            unit = True
+            for t in range(nm):
+                if w_g[t] != 1.0:
+                    unit = False
+            wts = w_g[:0] if unit else w_g
+            _pairwise_sort(order, P, gcls, method, wts, w_g.sum())
         # --- write the head
         n_out = min(depth, order.shape[0])
         o = out_off[i]
