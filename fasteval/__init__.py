@@ -23,7 +23,7 @@ from fasteval.errors import (
 
 if TYPE_CHECKING:
     from fasteval.analysis.correlation import information_tau, rank_correlation
-    from fasteval.analysis.fusion import fuse
+    from fasteval.analysis.fusion import cross_validate_fusion, fuse, optimize_fusion
     from fasteval.analysis.hsa import histogram_analysis, histogram_analysis_scores
     from fasteval.analysis.information import information_difference, joint_ric, ric
     from fasteval.analysis.report import Report, report
@@ -45,6 +45,8 @@ _LAZY = {
     "diversity_evaluate": "fasteval.engine.diversity",
     "subtopic_coverage": "fasteval.engine.diversity",
     "fuse": "fasteval.analysis.fusion",
+    "optimize_fusion": "fasteval.analysis.fusion",
+    "cross_validate_fusion": "fasteval.analysis.fusion",
     "histogram_analysis": "fasteval.analysis.hsa",
     "histogram_analysis_scores": "fasteval.analysis.hsa",
     "information_difference": "fasteval.analysis.information",
@@ -90,6 +92,7 @@ __all__ = [
     "Report",
     "SchemaError",
     "compare",
+    "cross_validate_fusion",
     "diversity_evaluate",
     "evaluate",
     "fuse",
@@ -101,6 +104,7 @@ __all__ = [
     "load_diversity_qrels",
     "load_qrels",
     "load_runs",
+    "optimize_fusion",
     "parse_measure",
     "parse_measures",
     "rank_correlation",

@@ -439,9 +439,10 @@ main.add_command(hsa_cmd)
 from fasteval.commands.fusion import fuse_cmd  # noqa: E402
 
 main.add_command(fuse_cmd)
-from fasteval.commands.fusion import fuse_study_cmd  # noqa: E402
+from fasteval.commands.fusion import fuse_study_cmd, optimize_fusion_cmd  # noqa: E402
 
 main.add_command(fuse_study_cmd)
+main.add_command(optimize_fusion_cmd)
 from fasteval.commands.compare import compare_cmd  # noqa: E402  (issue 19)
 
 main.add_command(compare_cmd)

@@ -177,6 +177,9 @@ class Comparison:
             "p = (hits + 1) / (B + 1)",
             "bootstrap": f"paired bootstrap test (Sakai), {self.B} resamples, "
             f"seed {self.seed}, p = (hits + 1) / (B + 1)",
+            "tukey": "Tukey's HSD (Tukey-Kramer; all runs of a measure are the groups, "
+            "studentized range); it controls the family-wise error over all pairs, "
+            "so no further correction is applied",
         }[self.test]
         corr = {
             "holm": "Holm",
@@ -359,7 +362,9 @@ def compare_table(  # noqa: PLR0913 (keyword-only options)
     measures
         Measure names as they appear in ``table`` (default: all, in order).
     test
-        ``t``, ``wilcoxon``, ``randomization`` or ``bootstrap``.
+        ``t``, ``wilcoxon``, ``randomization``, ``bootstrap`` or ``tukey``
+        (Tukey's HSD over all runs of a measure; ``correction`` is then not
+        applied, the test controls the family-wise error itself).
     correction
         ``holm``, ``bonferroni``, ``bh`` or ``none`` (family: one measure
         against one baseline, or every pair of one measure).
@@ -382,6 +387,8 @@ def compare_table(  # noqa: PLR0913 (keyword-only options)
         raise ParameterError(msg)
     t = sg.test_name(test)
     c = sg.correction_name(correction)
+    if t == "tukey":
+        c = "none"  # Tukey's HSD controls the family-wise error over all pairs itself
     if not 0.0 < alpha < 1.0:
         msg = f"alpha must be in (0, 1), got {alpha}"
         raise ParameterError(msg)
@@ -418,10 +425,13 @@ def compare_table(  # noqa: PLR0913 (keyword-only options)
             families = [[(runs.index(r), runs.index(b)) for r in runs] for b in baselines]
         else:
             families = [[(i, j) for i in range(len(runs)) for j in range(i + 1, len(runs))]]
+        hsd = _tukey(X, complete) if t == "tukey" else None
         for fam in families:
             block: list[dict[str, Any]] = []
             for i, j in fam:
                 block.append(_pair_row(X[i], X[j], t, B, seed, complete))
+                if hsd is not None:
+                    block[-1]["p_value"] = float(hsd[i, j])
                 block[-1].update(
                     measure=m,
                     baseline=runs[j],
@@ -479,6 +489,12 @@ def _means(table: pl.DataFrame, runs: list[str], ms: list[str]) -> pl.DataFrame:
     return wide.select("run_id", *ms)
 
 
+def _tukey(X: np.ndarray, complete: bool) -> np.ndarray:
+    """Tukey's HSD p-values between all runs (rows of ``X``): each run's queries are a group."""
+    groups = [np.nan_to_num(x) if complete else x[~np.isnan(x)] for x in X]
+    return sg.tukey_hsd(groups)
+
+
 def _pair_row(
     x: np.ndarray, y: np.ndarray, test: str, B: int, seed: int, complete: bool
 ) -> dict[str, Any]:
@@ -489,7 +505,7 @@ def _pair_row(
         keep = ~(np.isnan(x) | np.isnan(y))
         d = x[keep] - y[keep]
     return {
-        "p_value": sg.p_value(d, test, B=B, seed=seed),
+        "p_value": math.nan if test == "tukey" else sg.p_value(d, test, B=B, seed=seed),
         "wins": int((d > 0).sum()),
         "ties": int((d == 0).sum()),
         "losses": int((d < 0).sum()),

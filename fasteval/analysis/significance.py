@@ -20,7 +20,23 @@ the queries both have (the caller decides which queries those are):
   ASL over the centred differences): the kernels of
   :mod:`fasteval.analysis.meta`, seeded; the p-value is
   ``(hits + 1) / (B + 1)`` (Phipson & Smyth 2010), so it is never 0 and its
-  smallest value, ``1 / (B + 1)``, is printed as that bound.
+  smallest value, ``1 / (B + 1)``, is printed as that bound. Ties: a sign
+  flip ``s`` is a hit when ``|sum s_i d_i| >= |sum d_i| - 1e-9 sum |d_i|``.
+  Discrete measures (P@k, RR) make many flips tie *exactly* with the
+  observed statistic, but the float sums of a flip and of the observed
+  differences round differently, so a comparison without tolerance drops
+  some of those ties and under-estimates p (ranx compares differences of
+  means that way). With the tolerance, the test run over all ``2^n`` flips
+  equals the exact count in integers (checked for ``n <= 12`` in
+  ``tests/unit/test_fisher_exact.py``).
+* ``tukey`` (Tukey's honestly significant difference, Tukey-Kramer for
+  unequal sizes): not a paired test; all runs of one measure are the groups
+  of a one-way layout, ``q_ij = |mean_i - mean_j| / sqrt(MSE / 2 (1/n_i +
+  1/n_j))`` with ``MSE`` the pooled within-run variance on ``N - k``
+  degrees of freedom, and ``p_ij = P(Q_{k, N-k} >= q_ij)`` from the
+  studentized range distribution (scipy's, as ``scipy.stats.tukey_hsd`` and
+  ranx's ``compare(stat_test="tukey")`` compute it). It controls the
+  family-wise error over all pairs itself, so no further correction applies.
 
 Corrections (``holm``, ``bonferroni``, ``bh``, ``none``) adjust the p-values of
 one family; NaN p-values (a pair with fewer than 2 common queries) are left
@@ -33,6 +49,9 @@ significance tests for information retrieval evaluation. CIKM '07.
 Phipson, B., & Smyth, G. K. (2010). Permutation p-values should never be zero.
 Statistical Applications in Genetics and Molecular Biology 9(1).
 Holm, S. (1979). A simple sequentially rejective multiple test procedure.
+Tukey, J. W. (1949). Comparing individual means in the analysis of variance.
+Biometrics 5(2); Kramer, C. Y. (1956). Extension of multiple range tests to
+group means with unequal numbers of replications. Biometrics 12(3).
 Benjamini, Y., & Hochberg, Y. (1995). Controlling the false discovery rate.
 """
 
@@ -45,7 +64,7 @@ import numpy as np
 from fasteval.analysis import meta
 from fasteval.errors import ParameterError
 
-TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
+TESTS = ("t", "wilcoxon", "randomization", "bootstrap", "tukey")
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
 _TEST_ALIASES = {
     "ttest": "t",
@@ -55,6 +74,9 @@ _TEST_ALIASES = {
     "permutation": "randomization",
     "fisher": "randomization",
     "signed-rank": "wilcoxon",
+    "hsd": "tukey",
+    "tukey-hsd": "tukey",
+    "tukey_hsd": "tukey",
 }
 _CORR_ALIASES = {
     "benjamini-hochberg": "bh",
@@ -200,6 +222,43 @@ def p_value(d: np.ndarray, test: str, *, B: int = 9999, seed: int = 0) -> float:
     if t == "wilcoxon":
         return wilcoxon(d)
     return monte_carlo(d, t, B, seed)[0]
+
+
+def tukey_hsd(groups: list[np.ndarray]) -> np.ndarray:
+    """``(k, k)`` p-values of Tukey's HSD (Tukey-Kramer) between ``k`` groups of values.
+
+    ``p[i, j] = P(Q >= |m_i - m_j| / sqrt(MSE / 2 (1/n_i + 1/n_j)))``, ``Q``
+    the studentized range of ``k`` means on ``N - k`` degrees of freedom
+    (``scipy.stats.studentized_range``, imported here: scipy is the
+    ``stats`` extra). The diagonal is 1. NaN when there are no degrees of
+    freedom; a pooled variance of 0 gives 0 for different means, 1 for equal.
+    """
+    k = len(groups)
+    xs = [np.asarray(g, np.float64) for g in groups]
+    n = np.array([x.shape[0] for x in xs], np.float64)
+    out = np.ones((k, k))
+    dof = float(n.sum() - k)
+    if k < 2 or dof <= 0 or (n == 0).any():
+        out[:] = math.nan
+        np.fill_diagonal(out, 1.0)
+        return out
+    try:
+        from scipy.stats import studentized_range  # noqa: PLC0415 (optional: stats extra)
+    except ImportError:  # pragma: no cover - scipy is in the test extra
+        msg = "Tukey's HSD needs scipy: pip install 'fasteval[stats]'"
+        raise ParameterError(msg) from None
+    means = np.array([x.mean() for x in xs])
+    mse = float(sum(((x - x.mean()) ** 2).sum() for x in xs)) / dof
+    ii, jj = np.triu_indices(k, 1)
+    diff = np.abs(means[ii] - means[jj])
+    se = np.sqrt(mse / 2.0 * (1.0 / n[ii] + 1.0 / n[jj]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.where(se > 0, diff / se, np.where(diff > 0, np.inf, 0.0))
+    p = np.asarray(studentized_range.sf(q, k, dof), np.float64)
+    p = np.where(np.isinf(q), 0.0, np.where(q == 0, 1.0, p))
+    out[ii, jj] = p
+    out[jj, ii] = p
+    return out
 
 
 def bonferroni(p: np.ndarray) -> np.ndarray:

@@ -32,10 +32,10 @@ from fasteval.commands._common import (
 )
 @click.option(
     "--test",
-    type=click.Choice(["t", "wilcoxon", "randomization", "bootstrap"]),
+    type=click.Choice(["t", "wilcoxon", "randomization", "bootstrap", "tukey"]),
     default="t",
     show_default=True,
-    help="Paired two-sided test.",
+    help="Paired two-sided test, or tukey (Tukey's HSD over all runs; needs scipy).",
 )
 @click.option(
     "--correction",

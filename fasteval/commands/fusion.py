@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -25,31 +25,63 @@ if TYPE_CHECKING:
     pass
 
 
+def _params(items: tuple[str, ...]) -> dict[str, float]:
+    """``--param name=value`` pairs (repeatable)."""
+    out: dict[str, float] = {}
+    for it in items:
+        key, sep, val = it.partition("=")
+        try:
+            if not sep:
+                raise ValueError
+            out[key.strip()] = float(val)
+        except ValueError:
+            msg = f"--param takes name=value (e.g. --param phi=0.8), got {it!r}"
+            raise ParameterError(msg) from None
+    return out
+
+
+_METHOD_HELP = (
+    "ranx's methods: combsum (sum, wsum), combmnz, combanz, combmax, combmin, combmed, "
+    "combgmnz (gamma), mixed, wmnz, rrf (k), isr, log_isr, logn_isr (sigma), rbc (phi), "
+    "borda (bordafuse, w_bordafuse), condorcet (w_condorcet); supervised (need "
+    "--train-qrels): probfuse (n_segments), segfuse, slidefuse (w), posfuse, bayesfuse, "
+    "mapfuse; upper bounds (need --qrels): naive, pareto, majoritarian."
+)
+_NORM_HELP = "min-max, min-max-inverted, max, zscore (zmuv), sum, rank, borda, none."
+
+
 @click.command("fuse")
 @click.argument("runs", nargs=-1, required=True, type=click.Path())
-@click.option(
-    "-m",
-    "--method",
-    default="combsum",
-    show_default=True,
-    help="combsum, combmnz, combanz, rrf, borda, condorcet; upper bounds (need --qrels): "
-    "naive, pareto, majoritarian.",
-)
+@click.option("-m", "--method", default="combsum", show_default=True, help=_METHOD_HELP)
 @click.option(
     "--weight",
     "weights",
     type=float,
     multiple=True,
-    help="Per-run weight, in the order of --run (or of the runs read); combsum/rrf/borda.",
+    help="Per-run weight, in the order of --run (or of the runs read); weighted methods.",
 )
-@click.option("--rrf-k", type=float, default=60.0, show_default=True, help="RRF's k.")
+@click.option("--rrf-k", type=float, default=None, help="RRF's k (default 60).")
 @click.option(
-    "--norm",
-    default="min-max",
-    show_default=True,
-    help="Score normalisation for Comb*: min-max, zscore, sum, rank, none.",
+    "--param",
+    "params",
+    multiple=True,
+    help="A method parameter name=value (repeatable): k, phi, gamma, sigma, w, n_segments.",
 )
+@click.option("--norm", default="min-max", show_default=True, help=_NORM_HELP)
 @click.option("--qrels", type=click.Path(dir_okay=False), default=None, help="Qrels file.")
+@click.option(
+    "--train-qrels",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Training qrels of a supervised method.",
+)
+@click.option(
+    "--train-run",
+    "train_runs",
+    multiple=True,
+    type=click.Path(),
+    help="Training runs of a supervised method (repeatable; default: the RUNS fused).",
+)
 @click.option(
     "--depth",
     type=click.IntRange(min=1),
@@ -68,9 +100,12 @@ def fuse_cmd(
     runs: tuple[str, ...],
     method: str,
     weights: tuple[float, ...],
-    rrf_k: float,
+    rrf_k: float | None,
+    params: tuple[str, ...],
     norm: str,
     qrels: str | None,
+    train_qrels: str | None,
+    train_runs: tuple[str, ...],
     depth: int,
     run_ids: tuple[str, ...],
     level: int,
@@ -81,23 +116,27 @@ def fuse_cmd(
 ) -> None:
     """Fuse RUNS (files, directories, Parquet archives) per query into one run."""
     from fasteval.analysis.fusion import (
-        UPPER_BOUNDS,
+        check_norm,
         fuse,
-        method_name,
+        method_spec,
         norm_name,
         prepare_fusion,
     )
 
-    m = method_name(method)
-    norm_name(norm)
-    if m in UPPER_BOUNDS and qrels is None:  # checked before the runs are read
-        msg = f"--method {m} is an upper bound: it needs qrels (give --qrels QRELS)"
+    spec = method_spec(method)
+    check_norm(spec, norm_name(norm))
+    p = _params(params)
+    if spec.upper_bound and qrels is None:  # checked before the runs are read
+        msg = f"--method {spec.name} is an upper bound: it needs qrels (give --qrels QRELS)"
+        raise ParameterError(msg)
+    if spec.trained is not None and train_qrels is None:
+        msg = f"--method {spec.name} is supervised: give --train-qrels (and --train-run)"
         raise ParameterError(msg)
     t0 = time.perf_counter()
     fin = prepare_fusion(list(runs), qrels, lenient=lenient, run_id_from=run_id_from)
     df = fuse(
         fin,
-        m,
+        spec.name,
         list(run_ids) or None,
         depth,
         norm=norm,
@@ -105,14 +144,141 @@ def fuse_cmd(
         name=name,
         weights=list(weights) or None,
         k=rrf_k,
+        params=p,
+        train_qrels=train_qrels,
+        train_runs=list(train_runs or runs) if spec.trained else None,
     )
     from fasteval.io.writers import write_run
 
     write_run(df, output)
     n = len(run_ids) or fin.n_runs
     click.echo(
-        f"wrote {output}: {m} of {n} runs, {df['query_id'].n_unique()} queries, "
+        f"wrote {output}: {spec.name} of {n} runs, {df['query_id'].n_unique()} queries, "
         f"{df.height:,} rows in {time.perf_counter() - t0:.1f} s",
+        err=True,
+    )
+
+
+@click.command("optimize-fusion")
+@qrels_and_runs
+@click.option("-m", "--method", default="wsum", show_default=True, help=_METHOD_HELP)
+@click.option("--norm", default="min-max", show_default=True, help=_NORM_HELP)
+@click.option(
+    "--metric",
+    default="nDCG@100",
+    show_default=True,
+    help="Measure to maximise (fasteval or ranx spelling: nDCG@100, ndcg@100, map, ...).",
+)
+@click.option(
+    "--step",
+    type=float,
+    default=None,
+    help="Grid step (default ranx's: 0.1 weights, 0.01 phi/gamma/sigma, 10 k, 1 w/n_segments).",
+)
+@click.option("--from", "first", type=float, default=None, help="First value of the parameter.")
+@click.option("--to", "last", type=float, default=None, help="Last value of the parameter.")
+@click.option(
+    "--grid",
+    type=click.Choice(["ranx", "simplex"]),
+    default="ranx",
+    show_default=True,
+    help="Weight tuples: ranx's (float sum == 1.0) or every exact one.",
+)
+@click.option(
+    "--folds",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Also choose by cross-validation over this many query folds (0: no).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the folds.")
+@click.option("--run", "run_ids", multiple=True, help="Fuse only these run ids (repeatable).")
+@click.option("--depth", type=click.IntRange(min=1), default=1000, show_default=True)
+@level_option
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write every configuration here (.parquet, .csv, .tsv).",
+)
+@click.option(
+    "--top", type=click.IntRange(min=1), default=10, show_default=True, help="Rows printed."
+)
+@run_id_option
+@lenient_option
+@friendly
+def optimize_fusion_cmd(
+    qrels: str,
+    runs: tuple[str, ...],
+    method: str,
+    norm: str,
+    metric: str,
+    step: float | None,
+    first: float | None,
+    last: float | None,
+    grid: str,
+    folds: int,
+    seed: int,
+    run_ids: tuple[str, ...],
+    depth: int,
+    level: int,
+    output: str | None,
+    top: int,
+    run_id_from: str,
+    lenient: bool,
+) -> None:
+    """Score every configuration of a fusion method's grid on QRELS; the best first.
+
+    All configurations are fused and scored as one batch. With --folds, the
+    configuration is also chosen on training folds of queries and scored on
+    the held-out fold (the cross-validated estimate is printed last).
+    """
+    import polars as pl
+
+    from fasteval.analysis.fusion import (
+        check_norm,
+        cross_validate_fusion,
+        method_spec,
+        norm_name,
+        optimize_fusion,
+        prepare_fusion,
+    )
+    from fasteval.analysis.fusion.optimize import metric_name
+
+    spec = method_spec(method)
+    check_norm(spec, norm_name(norm))
+    metric = metric_name(metric)  # unknown names fail before the runs are read
+    if folds == 1:
+        msg = "--folds must be 0 (none) or at least 2"
+        raise ParameterError(msg)
+    t0 = time.perf_counter()
+    fin = prepare_fusion(list(runs), qrels, lenient=lenient, run_id_from=run_id_from)
+    kw: dict[str, Any] = {
+        "step": step,
+        "run_ids": list(run_ids) or None,
+        "grid": grid,
+        "first": first,
+        "last": last,
+        "depth": depth,
+        "rel_level": level,
+    }
+    df = optimize_fusion(None, fin, spec.name, norm, metric, **kw)
+    if output is not None:
+        from fasteval.io.writers import write_frame
+
+        write_frame(df, output)
+    text = df.head(top).with_columns(pl.col(pl.Float64).round(4)).write_csv(separator="\t")
+    click.echo(text, nl=False)
+    if folds:
+        cv = cross_validate_fusion(None, fin, spec.name, norm, metric, folds=folds, seed=seed, **kw)
+        click.echo(f"# cross-validated over {folds} query folds (seed {seed})")
+        click.echo(cv.with_columns(pl.col(pl.Float64).round(4)).write_csv(separator="\t"), nl=False)
+        n_test = cv["n_test"].to_numpy()
+        est = float((cv["test"].to_numpy() * n_test).sum() / n_test.sum())
+        click.echo(f"# cross-validated {metric}: {est:.4f}")
+    click.echo(
+        f"{df.height} configurations of {spec.name} in {time.perf_counter() - t0:.1f} s",
         err=True,
     )
 

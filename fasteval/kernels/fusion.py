@@ -21,17 +21,34 @@ NORM_MINMAX = 1
 NORM_ZSCORE = 2
 NORM_SUM = 3
 NORM_RANK = 4
+NORM_MAX = 5
+NORM_MINMAX_INV = 6
+NORM_BORDA = 7  # computed in fuse_items: it needs the group's candidates
 
-# fusion methods
-COMBSUM = 0
-COMBMNZ = 1
-COMBANZ = 2
+# combiners: how the per-run values of a candidate become its fused score or place
+COMBSUM = 0  # sum_r w_r v_r
+COMBMNZ = 1  # (sum_r w_r v_r) * c
+COMBANZ = 2  # (sum_r w_r v_r) / c
 CONDORCET = 3
 NAIVE = 4
 PARETO = 5
 MAJORITARIAN = 6
-RRF = 7  # reciprocal rank fusion (Cormack et al. 2009)
-BORDA = 8  # BordaFuse (Aslam & Montague 2001), as ranx scores it
+COMBMAX = 7  # max_r v_r
+COMBMIN = 8  # min_r v_r
+COMBMED = 9  # median_r v_r
+COMBGMNZ = 10  # (sum_r w_r v_r) * c ** par
+LOGMNZ = 11  # (sum_r w_r v_r) * log(c)
+LOGNMNZ = 12  # (sum_r w_r v_r) * log(c + par)
+MIXED = 13  # (sum_r w_r v_r) * sqrt(c)
+WMNZ = 14  # (sum_r v_r) * (sum_r w_r)
+
+# value sources: what a run gives the document at 0-based position j of its n
+SRC_SCORE = 0  # the normalised score
+SRC_RRF = 1  # 1 / (par + j + 1)
+SRC_ISR = 2  # 1 / (j + 1)^2
+SRC_RBC = 3  # (1 - par) * par^j
+SRC_BORDA = 4  # m - j (m candidates); a run missing the document gives (m - n + 1) / 2
+SRC_TABLE = 5  # pv[set of the group, position] (learnt tables)
 
 UNRET = np.int32(2147483647)  # position of a document a run did not retrieve
 NONREL = -1  # grade class of every document that is not relevant
@@ -105,10 +122,12 @@ def rank_lists(
 def normalise(lo, hi, kstart, score, kind, out):  # pragma: no cover - numba
     """Normalise the scores of lists ``lo..hi`` (ranx's definitions).
 
-    min-max ``(s - min) / max(max - min, 1e-9)``; z-score
-    ``(s - mean) / max(std, 1e-9)`` (population std); sum
+    min-max ``(s - min) / max(max - min, 1e-9)``; min-max-inverted
+    ``(max - s) / max(max - min, 1e-9)``; max ``s / max(max, 1e-9)``;
+    z-score ``(s - mean) / max(std, 1e-9)`` (population std); sum
     ``(s - min) / max(sum(s) - n min, 1e-9)``; rank ``1 - i / n`` for the
-    document at 0-based position ``i`` of ``n``; none: the raw score.
+    document at 0-based position ``i`` of ``n``; none: the raw score. (Borda
+    needs the candidates of a fusion group: :func:`fuse_items` computes it.)
     """
     for k in range(lo, hi):
         a = kstart[k]
@@ -117,11 +136,16 @@ def normalise(lo, hi, kstart, score, kind, out):  # pragma: no cover - numba
         if n == 0:
             continue
         s = score[a:b]
-        if kind == NORM_MINMAX:
+        if kind == NORM_MINMAX or kind == NORM_MINMAX_INV:
             mn = s.min()
-            den = max(s.max() - mn, _EPS)
+            mx = s.max()
+            den = max(mx - mn, _EPS)
             for t in range(n):
-                out[a + t] = (s[t] - mn) / den
+                out[a + t] = (s[t] - mn) / den if kind == NORM_MINMAX else (mx - s[t]) / den
+        elif kind == NORM_MAX:
+            den = max(s.max(), _EPS)
+            for t in range(n):
+                out[a + t] = s[t] / den
         elif kind == NORM_ZSCORE:
             mu = s.mean()
             den = max(s.std(), _EPS)
@@ -140,7 +164,7 @@ def normalise(lo, hi, kstart, score, kind, out):  # pragma: no cover - numba
                 out[a + t] = s[t]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _beats(x, y, P, gcls, method):
     """Candidate ``x`` must go above ``y`` (strictly) under the pairwise rule of ``method``.
 
@@ -169,7 +193,38 @@ def _beats(x, y, P, gcls, method):
 
 
 @njit(cache=True, nogil=True)
-def _pairwise_sort(order, P, gcls, method):
+def _beats_w(x, y, P, gcls, method, w, wtot):
+    """:func:`_beats` with run weights: ``v_xy`` = total weight ``w`` of the runs ranking
+    ``x`` strictly above ``y``; Majoritarian's half is ``wtot / 2``."""
+    n = P.shape[1]
+    vxy = 0.0
+    vyx = 0.0
+    for r in range(n):
+        px = P[x, r]
+        py = P[y, r]
+        if px < py:
+            vxy += w[r]
+        elif py < px:
+            vyx += w[r]
+    if method == CONDORCET:
+        return vxy > vyx
+    if vxy > vyx and 2 * vxy >= wtot:
+        return True
+    if vyx > vxy and 2 * vyx >= wtot:
+        return False
+    return gcls[x] > gcls[y]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _wins(x, y, P, gcls, method, w, wtot):
+    """``x`` beats ``y``: unweighted (``w`` empty) or weighted."""
+    if w.shape[0] == 0:
+        return _beats(x, y, P, gcls, method)
+    return _beats_w(x, y, P, gcls, method, w, wtot)
+
+
+@njit(cache=True, nogil=True)
+def _pairwise_sort(order, P, gcls, method, w, wtot):
     """Bottom-up stable merge sort of ``order`` with the comparator :func:`_beats`.
 
     A right element is taken first only when it beats the left one, so ties
@@ -186,12 +241,12 @@ def _pairwise_sort(order, P, gcls, method):
         while lo < m:
             mid = min(lo + width, m)
             hi = min(lo + 2 * width, m)
-            if mid < hi and _beats(order[mid], order[mid - 1], P, gcls, method):
+            if mid < hi and _wins(order[mid], order[mid - 1], P, gcls, method, w, wtot):
                 i = lo
                 j = mid
                 k = lo
                 while i < mid and j < hi:
-                    if _beats(order[j], order[i], P, gcls, method):
+                    if _wins(order[j], order[i], P, gcls, method, w, wtot):
                         tmp[k] = order[j]
                         j += 1
                     else:
@@ -231,6 +286,7 @@ def fuse_items(
     lo,
     hi,
     method,
+    source,
     n_q,
     n_runs,
     members,
@@ -238,12 +294,16 @@ def fuse_items(
     kstart,
     pos_doc,
     nscore,
+    norm,
+    pv,
+    g_set,
+    g_par,
+    weights,
+    miss,
     qdoc_off,
     qdoc_gcls,
     max_m,
     depth,
-    weights,
-    rrf_k,
     out_off,
     out_doc,
     out_score,
@@ -251,31 +311,25 @@ def fuse_items(
 ):  # pragma: no cover - numba
     """Fuse items ``lo..hi``; item ``i`` is fusion group ``i // n_q``, query ``i % n_q``.
 
-    The group's runs are ``members[m_off[g]:m_off[g+1]]``. Candidates are
-    the documents any of them retrieved. Writes the first
-    ``out_n[i] <= depth`` documents (local codes) and their fused scores at
-    ``out_off[i]``. Orders (ties always end with the larger doc id first):
+    The group's runs are the member slots ``m_off[g]:m_off[g+1]`` (run
+    ``members[t]``, weight ``weights[t]``); ``g_par[g]`` is the group's
+    parameter (RRF's k, RBC's phi, gamma, sigma) and ``g_set[g]`` its row of
+    ``pv``. Candidates are the documents any member retrieved. Each member
+    gives a retrieved candidate the value ``v`` of ``source`` (see the
+    ``SRC_*`` constants) and a missing one ``miss`` (NaN: no value, the run
+    does not count for it), except BordaFuse's ``(m - n + 1) / 2`` and the
+    Borda normalisation (``1 - j / m``, missing ``0.5 - (n - 1) / (2 m)``),
+    under which every run gives every candidate a value. ``method`` combines
+    the values (``COMBSUM``...``WMNZ``; sums run in member order, as ranx
+    adds them), or orders by pairwise votes (Condorcet, Majoritarian) or by
+    relevance (Naive, Pareto). Writes the first ``out_n[i] <= depth``
+    documents (local codes) and their fused scores at ``out_off[i]``; ties
+    end with the larger doc id first. Rank-based orders score the ``j``-th of
+    ``m`` candidates ``m - j``.
 
-    * CombSUM / CombMNZ / CombANZ: fused score ``S``, ``S * c``, ``S / c``
-      (``c`` runs retrieved the document), descending; ``S = sum_r w_r s_r``
-      with ``w_r = weights[t]`` for member slot ``t`` (1 unweighted).
-    * RRF: ``sum_r w_r / (rrf_k + rank_r(d))`` over the runs retrieving ``d``
-      (rank from 1), descending.
-    * Borda (BordaFuse as ranx scores it): with ``m`` candidates, a run
-      of ``n_r`` documents gives its ``i``-th (from 0) ``m - i`` points and
-      each document it did not retrieve ``(m - n_r + 1) / 2``; the fused
-      score is the ``w_r``-weighted sum, descending.
-    * Naive: grade class (relevant grades, descending; all others below),
-      then Borda count descending.
-    * Pareto: the best grade among the document itself and every relevant
-      document it Pareto-dominates (no run ranks it lower, one ranks it
-      higher), then Borda count: a linear extension of unanimity that lifts
-      relevant documents as far as unanimity allows.
-    * Condorcet / Majoritarian: :func:`_pairwise_sort` from the Borda order.
-
-    Borda count: ``sum over runs of (len - position)``, 0 when unretrieved;
-    it is strictly larger for a document that Pareto-dominates another.
-    Rank-based methods score the ``j``-th output document ``m - j``.
+    Borda count (for the pairwise methods' start order and the bounds):
+    ``sum over runs of (len - position)``, 0 when unretrieved; it is
+    strictly larger for a document that Pareto-dominates another.
     """
     cmap = np.full(max_m, -1, np.int64)
     cand = np.empty(max_m, np.int64)
@@ -285,6 +339,8 @@ def fuse_items(
         ma = m_off[g]
         mb = m_off[g + 1]
         nm = mb - ma
+        par = g_par[g]
+        pset = g_set[g]
         # --- candidates, numbered in order of first appearance
         m = 0
         for t in range(ma, mb):
@@ -299,11 +355,22 @@ def fuse_items(
             out_n[i] = 0
             continue
         cs = cand[:m]
-        sumv = np.zeros(m, np.float64)
-        cnt = np.zeros(m, np.int64)
-        borda = np.zeros(m, np.float64)
         rank_based = method >= CONDORCET and method <= MAJORITARIAN
-        borda_base = 0.0
+        matrix = (
+            method == COMBMED
+            or method == COMBMAX
+            or method == COMBMIN
+            or norm == NORM_BORDA
+            or source == SRC_BORDA
+            or not np.isnan(miss)
+        )
+        ms = 0 if rank_based else m  # the score arrays (not needed by the pairwise orders)
+        sumw = np.zeros(ms, np.float64)  # sum of w v
+        sumv = np.zeros(ms, np.float64)  # sum of v
+        wsum = np.zeros(ms, np.float64)  # sum of w over the runs giving a value
+        cnt = np.zeros(ms, np.int64)
+        borda = np.zeros(m, np.float64)
+        V = np.full((m, nm), np.nan) if matrix and not rank_based else np.empty((0, nm))
         if method == CONDORCET or method == PARETO or method == MAJORITARIAN:
             P = np.full((m, nm), UNRET, np.int32)
         else:
@@ -313,21 +380,70 @@ def fuse_items(
             a = kstart[k]
             b = kstart[k + 1]
             w = weights[t]
-            unranked = (m - (b - a) + 1) / 2.0
-            if method == BORDA:
-                borda_base += w * unranked
             for p in range(a, b):
                 c = cmap[pos_doc[p]]
-                if method == RRF:
-                    sumv[c] += w / (rrf_k + (p - a + 1))
-                elif method == BORDA:
-                    sumv[c] += w * ((m - (p - a)) - unranked)
+                j = p - a
+                if rank_based:
+                    v = 0.0
+                elif norm == NORM_BORDA:
+                    v = 1.0 - j / m
+                elif source == SRC_SCORE:
+                    v = nscore[p]
+                elif source == SRC_RRF:
+                    v = 1.0 / (par + j + 1)
+                elif source == SRC_ISR:
+                    v = 1.0 / ((j + 1) * (j + 1))
+                elif source == SRC_RBC:
+                    v = (1.0 - par) * par**j
+                elif source == SRC_BORDA:
+                    v = float(m - j)
                 else:
-                    sumv[c] += w * nscore[p]
-                cnt[c] += 1
+                    v = pv[pset, p]
+                if V.shape[0] > 0:
+                    V[c, t - ma] = v
+                elif not rank_based:
+                    sumw[c] += w * v
+                    sumv[c] += v
+                    wsum[c] += w
+                    cnt[c] += 1
                 borda[c] += b - p
                 if P.shape[0] > 0:
-                    P[c, t - ma] = p - a
+                    P[c, t - ma] = j
+            if V.shape[0] > 0:
+                n_r = b - a
+                if norm == NORM_BORDA:
+                    fill = 0.5 - (n_r - 1) / (2 * m)
+                elif source == SRC_BORDA:
+                    fill = (m - n_r + 1) / 2.0
+                else:
+                    fill = miss
+                if not np.isnan(fill):
+                    for c in range(m):
+                        if np.isnan(V[c, t - ma]):
+                            V[c, t - ma] = fill
+        mx = np.empty(ms, np.float64)
+        mn = np.empty(ms, np.float64)
+        med = np.empty(ms, np.float64)
+        if V.shape[0] > 0:
+            for c in range(m):
+                hi_v = -np.inf
+                lo_v = np.inf
+                for t in range(nm):
+                    x = V[c, t]
+                    if np.isnan(x):
+                        continue
+                    w = weights[ma + t]
+                    sumw[c] += w * x
+                    sumv[c] += x
+                    wsum[c] += w
+                    cnt[c] += 1
+                    hi_v = max(hi_v, x)
+                    lo_v = min(lo_v, x)
+                mx[c] = hi_v
+                mn[c] = lo_v
+                if method == COMBMED:
+                    row = V[c]
+                    med[c] = np.median(row[~np.isnan(row)])
         gcls = np.full(m, NONREL, np.int64)
         if method >= NAIVE and method <= MAJORITARIAN:
             base = qdoc_off[q]
@@ -337,14 +453,29 @@ def fuse_items(
         val = np.empty(m, np.float64)
         if not rank_based:
             for c in range(m):
-                if method == COMBSUM or method == RRF:
-                    val[c] = sumv[c]
-                elif method == BORDA:
-                    val[c] = sumv[c] + borda_base
+                s = sumw[c]
+                if method == COMBSUM:
+                    val[c] = s
                 elif method == COMBMNZ:
-                    val[c] = sumv[c] * cnt[c]
+                    val[c] = s * cnt[c]
+                elif method == COMBANZ:
+                    val[c] = s / cnt[c]
+                elif method == COMBMAX:
+                    val[c] = mx[c]
+                elif method == COMBMIN:
+                    val[c] = mn[c]
+                elif method == COMBMED:
+                    val[c] = med[c]
+                elif method == COMBGMNZ:
+                    val[c] = s * cnt[c] ** par
+                elif method == LOGMNZ:
+                    val[c] = s * np.log(cnt[c])
+                elif method == LOGNMNZ:
+                    val[c] = s * np.log(cnt[c] + par)
+                elif method == MIXED:
+                    val[c] = s * np.sqrt(cnt[c])
                 else:
-                    val[c] = sumv[c] / cnt[c]
+                    val[c] = sumv[c] * wsum[c]
             order = _top(val, cs, depth)
         elif method == NAIVE or method == PARETO:
             key = gcls.copy()
@@ -380,7 +511,13 @@ def fuse_items(
             # are integers; ties end with the larger doc id first)
             key = borda.astype(np.int64) * (np.int64(cs.max()) + 1) + cs
             order = np.argsort(-key)
-            _pairwise_sort(order, P, gcls, method)
+            w_g = weights[ma:mb]
+            unit = True
+            for t in range(nm):
+                if w_g[t] != 1.0:
+                    unit = False
+            wts = w_g[:0] if unit else w_g
+            _pairwise_sort(order, P, gcls, method, wts, w_g.sum())
         # --- write the head
         n_out = min(depth, order.shape[0])
         o = out_off[i]

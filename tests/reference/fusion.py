@@ -130,3 +130,93 @@ def upper_bound_study(
                 }
             )
     return rows
+
+
+# ---------------------------------------------------------------- every score method
+
+
+def normalise_all(runs: list[dict[str, float]], norm: str) -> list[dict[str, float]]:
+    """ranx's normalisations, Borda included (it completes every run to all candidates)."""
+    if norm == "borda":
+        cands = {d for r in runs for d in r}
+        m = len(cands)
+        out = []
+        for r in runs:
+            pos = position(r)
+            out.append(
+                {d: 1 - pos[d] / m if d in pos else 0.5 - (len(r) - 1) / (2 * m) for d in cands}
+            )
+        return out
+    if norm == "max":
+        return [{d: v / max(*r.values(), 1e-9) for d, v in r.items()} for r in runs]
+    if norm == "min-max-inverted":
+        res = []
+        for r in runs:
+            hi, den = max(r.values()), max(max(r.values()) - min(r.values()), 1e-9)
+            res.append({d: (hi - v) / den for d, v in r.items()})
+        return res
+    return [normalise(r, norm) for r in runs]
+
+
+def fuse_any(
+    runs: list[dict[str, float]],
+    method: str,
+    norm: str = "min-max",
+    weights: list[float] | None = None,
+    **p: float,
+) -> dict[str, float]:
+    """Fused scores of one query under ``method`` (registry definitions), the slow way.
+
+    Sums run left to right in run order, as the kernel and ranx do.
+    """
+    w = weights or [1.0] * len(runs)
+    cands = sorted({d for r in runs for d in r})
+    m = len(cands)
+    normed = normalise_all(runs, norm)
+    pos = [position(r) for r in runs]  # ranks come from the input scores
+    out: dict[str, float] = {}
+    for d in cands:
+        present = [i for i, r in enumerate(normed) if d in r]
+        s = [normed[i][d] for i in present]
+        ws = [w[i] for i in present]
+        c = len(present)
+        wsum = sum((wi * x for wi, x in zip(ws, s, strict=True)), 0.0)
+        if method == "combsum":
+            out[d] = wsum
+        elif method == "combmnz":
+            out[d] = wsum * c
+        elif method == "combanz":
+            out[d] = wsum / c
+        elif method == "combmax":
+            out[d] = max(s + ([-1e9] if c < len(runs) else []))
+        elif method == "combmin":
+            out[d] = min(s + ([1e9] if c < len(runs) else []))
+        elif method == "combmed":
+            out[d] = statistics.median(s)
+        elif method == "combgmnz":
+            out[d] = sum(s, 0.0) * c ** p["gamma"]
+        elif method == "mixed":
+            out[d] = wsum * math.sqrt(c)
+        elif method == "wmnz":
+            out[d] = sum(s, 0.0) * sum(ws, 0.0)
+        else:  # rank-based: from the input order
+            ranks = [(i, pos[i][d]) for i in range(len(runs)) if d in pos[i]]
+            if method == "rrf":
+                out[d] = sum((w[i] / (p["k"] + j + 1) for i, j in ranks), 0.0)
+            elif method in ("isr", "log_isr", "logn_isr"):
+                tot = sum((1 / (j + 1) ** 2 for _, j in ranks), 0.0)
+                n = len(ranks)
+                fac = {"isr": n, "log_isr": math.log(n)}.get(method)
+                out[d] = tot * (fac if fac is not None else math.log(n + p["sigma"]))
+            elif method == "rbc":
+                out[d] = sum((w[i] * (1 - p["phi"]) * p["phi"] ** j for i, j in ranks), 0.0)
+            elif method == "borda":
+                tot = 0.0
+                for i, r in enumerate(runs):
+                    pts = m - pos[i][d] if d in pos[i] else (m - len(r) + 1) / 2
+                    tot += w[i] * pts
+                out[d] = tot
+            else:
+                msg = f"no reference for {method}"
+                raise ValueError(msg)
+    return out

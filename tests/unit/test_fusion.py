@@ -117,7 +117,7 @@ def test_depth_run_ids_norms_and_errors():
     with pytest.raises(ParameterError, match="depth must be positive"):
         fu.fuse(RUNS, "combsum", depth=0)
     with pytest.raises(ParameterError, match="unknown normalisation"):
-        fu.fuse(RUNS, "combsum", norm="max")
+        fu.fuse(RUNS, "combsum", norm="maxi")
     dup = pl.concat([RUNS, RUNS.head(1)])
     with pytest.raises(fasteval.InputFormatError, match="more than once"):
         fu.fuse(dup, "combsum")

@@ -86,7 +86,7 @@ def test_weights_are_checked():
     with pytest.raises(ParameterError, match="1 weights for 2 fused runs"):
         fu.fuse(frame, "rrf", weights=[1.0])
     with pytest.raises(ParameterError, match="weights apply to"):
-        fu.fuse(frame, "condorcet", weights=[1.0, 2.0])
+        fu.fuse(frame, "combmed", weights=[1.0, 2.0])
     with pytest.raises(ParameterError, match="unknown fusion method"):
         fu.fuse(frame, "rff")
 
