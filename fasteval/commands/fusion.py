@@ -133,7 +133,9 @@ def fuse_cmd(
         msg = f"--method {spec.name} is supervised: give --train-qrels (and --train-run)"
         raise ParameterError(msg)
     t0 = time.perf_counter()
-    fin = prepare_fusion(list(runs), qrels, lenient=lenient, run_id_from=run_id_from)
+    fin = prepare_fusion(
+        list(runs), qrels, lenient=lenient, run_id_from=run_id_from, only=list(run_ids) or None
+    )
     df = fuse(
         fin,
         spec.name,

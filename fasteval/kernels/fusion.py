@@ -12,8 +12,59 @@ the kernels take a range ``[lo, hi)`` of items and write only their slots
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
+
+
+class How(NamedTuple):
+    """What a fusion computes: the combiner, the value source, the normalisation."""
+
+    method: int
+    source: int
+    norm: int
+    miss: float  # a missing run's value (NaN: the run does not count)
+    max_m: int  # most candidates of a query
+    depth: int  # documents kept per fused ranking
+
+
+class Lists(NamedTuple):
+    """The input runs' ranked lists: query ``q`` of run ``r`` starts at ``kstart``."""
+
+    n_q: int
+    n_runs: int
+    kstart: np.ndarray
+    pos_doc: np.ndarray
+    nscore: np.ndarray  # normalised scores
+
+
+class FusionGroups(NamedTuple):
+    """Fusion groups: group ``g``'s runs are ``members[m_off[g]:m_off[g + 1]]``."""
+
+    members: np.ndarray
+    m_off: np.ndarray
+    weights: np.ndarray  # float64 per member slot
+    g_par: np.ndarray  # float64 parameter per group (k, phi, gamma, sigma)
+    g_set: np.ndarray  # int64 row of ``pv`` per group
+    pv: np.ndarray  # float64 parameter vectors
+
+
+class Judged(NamedTuple):
+    """Each query's documents and their grade class (for the upper bounds)."""
+
+    qdoc_off: np.ndarray
+    qdoc_gcls: np.ndarray
+
+
+class Fused(NamedTuple):
+    """Outputs: item ``i``'s documents and scores at ``off[i]``, ``n[i]`` of them."""
+
+    off: np.ndarray
+    doc: np.ndarray
+    score: np.ndarray
+    n: np.ndarray
+
 
 # normalisations
 NORM_NONE = 0
@@ -282,33 +333,7 @@ def _top(val, codes, k):
 
 
 @njit(cache=True, nogil=True)
-def fuse_items(
-    lo,
-    hi,
-    method,
-    source,
-    n_q,
-    n_runs,
-    members,
-    m_off,
-    kstart,
-    pos_doc,
-    nscore,
-    norm,
-    pv,
-    g_set,
-    g_par,
-    weights,
-    miss,
-    qdoc_off,
-    qdoc_gcls,
-    max_m,
-    depth,
-    out_off,
-    out_doc,
-    out_score,
-    out_n,
-):  # pragma: no cover - numba
+def fuse_items(lo, hi, how, runs, groups, judged, out):  # pragma: no cover - numba
     """Fuse items ``lo..hi``; item ``i`` is fusion group ``i // n_q``, query ``i % n_q``.
 
     The group's runs are the member slots ``m_off[g]:m_off[g+1]`` (run
@@ -330,7 +355,15 @@ def fuse_items(
     Borda count (for the pairwise methods' start order and the bounds):
     ``sum over runs of (len - position)``, 0 when unretrieved; it is
     strictly larger for a document that Pareto-dominates another.
+
+    Arguments: ``how`` (:class:`How`), ``runs`` (:class:`Lists`), ``groups``
+    (:class:`FusionGroups`), ``judged`` (:class:`Judged`), ``out`` (:class:`Fused`).
     """
+    method, source, norm, miss, max_m, depth = how
+    n_q, n_runs, kstart, pos_doc, nscore = runs
+    members, m_off, weights, g_par, g_set, pv = groups
+    qdoc_off, qdoc_gcls = judged
+    out_off, out_doc, out_score, out_n = out
     cmap = np.full(max_m, -1, np.int64)
     cand = np.empty(max_m, np.int64)
     for i in range(lo, hi):

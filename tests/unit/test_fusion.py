@@ -278,3 +278,42 @@ def test_cli_fuse_errors_are_one_line(tmp_path):
         res = CliRunner().invoke(main, ["fuse", str(runs), "-o", str(tmp_path / "x.run"), *args])
         assert res.exit_code == 1
         assert want in res.output and "Traceback" not in res.output
+
+
+def test_fusing_named_runs_of_an_archive_reads_only_their_row_groups(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from fasteval.cli import main
+    from fasteval.io import archive as arc
+
+    rng = np.random.default_rng(11)
+    paths = []
+    for r in range(6):
+        lines = [
+            f"{q} Q0 d{d} {i} {1.0 - i / 50:.4f} run{r}"
+            for q in ("1", "2", "3")
+            for i, d in enumerate(rng.choice(60, 40, replace=False))
+        ]
+        p = tmp_path / f"run{r}.txt"
+        p.write_text("\n".join(lines) + "\n")
+        paths.append(p)
+    archive = tmp_path / "a.parquet"
+    res = CliRunner().invoke(
+        main, ["ingest", *map(str, paths), "-o", str(archive)], env={"FASTEVAL_BATCH_ROWS": "120"}
+    )
+    assert res.exit_code == 0, res.output
+    import pyarrow.parquet as pq
+
+    n_groups = pq.ParquetFile(archive).metadata.num_row_groups
+    read: list[list[int]] = []
+    real = arc.read_row_groups
+
+    def spy(path, groups, columns=None):
+        read.append(list(groups))
+        return real(path, groups, columns)
+
+    monkeypatch.setattr(arc, "read_row_groups", spy)
+    got = fasteval.fuse(archive, method="combsum", run_ids=["run1", "run4"])
+    assert read and len({g for gs in read for g in gs}) < n_groups
+    want = fasteval.fuse([paths[1], paths[4]], method="combsum")
+    assert got.drop("run_id").equals(want.drop("run_id"))

@@ -277,29 +277,25 @@ def kernel_fuse(  # noqa: PLR0913 (the kernel's inputs)
     parallel.run(
         kf.fuse_items,
         work,
-        spec.combiner,
-        spec.source,
-        fin.n_q,
-        fin.n_runs,
-        members,
-        m_off,
-        fin.kstart,
-        fin.pos_doc,
-        nscore,
-        NORMS[norm],
-        np.ascontiguousarray(pv, dtype=np.float64),
-        np.ascontiguousarray(g_set, dtype=np.int64),
-        np.ascontiguousarray(g_par, dtype=np.float64),
-        np.ascontiguousarray(slot_weights, dtype=np.float64),
-        float(spec.miss),
-        fin.qdoc_off,
-        gcls,
-        max_m,
-        int(depth),
-        out_off,
-        out_doc,
-        out_score,
-        out_n,
+        kf.How(
+            int(spec.combiner),
+            int(spec.source),
+            int(NORMS[norm]),
+            float(spec.miss),
+            max_m,
+            int(depth),
+        ),
+        kf.Lists(int(fin.n_q), int(fin.n_runs), fin.kstart, fin.pos_doc, nscore),
+        kf.FusionGroups(
+            members,
+            m_off,
+            np.ascontiguousarray(slot_weights, dtype=np.float64),
+            np.ascontiguousarray(g_par, dtype=np.float64),
+            np.ascontiguousarray(g_set, dtype=np.int64),
+            np.ascontiguousarray(pv, dtype=np.float64),
+        ),
+        kf.Judged(fin.qdoc_off, gcls),
+        kf.Fused(out_off, out_doc, out_score, out_n),
     )
     if (out_n < bound).any():
         keep = np.repeat(np.arange(bound.shape[0]), bound)
@@ -511,7 +507,12 @@ def fuse(  # noqa: PLR0913 (fusion options, keyword or defaulted)
             raise ParameterError(msg)
         fin = runs
     else:
-        fin = prepare_fusion(runs, qrels)
+        named = (
+            [str(r) for r in run_ids]
+            if run_ids and all(isinstance(r, str) for r in run_ids)
+            else None
+        )
+        fin = prepare_fusion(runs, qrels, only=named)
     group = list(run_ids) if run_ids is not None else list(range(fin.n_runs))
     p = dict(params or {})
     if "weights" in p and weights is None:

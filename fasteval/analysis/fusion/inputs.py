@@ -8,8 +8,10 @@ descending, then doc id descending (trec_eval's tie rule).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,7 +23,8 @@ from fasteval.analysis.fusion.methods import NORMS, norm_name
 from fasteval.columns import QrelsColumns, RunColumns, dict_encode, numeric_numpy
 from fasteval.engine.inputs import as_list
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
-from fasteval.io.tables import qrels_columns, run_columns
+from fasteval.io.archive import archive_info, read_runs
+from fasteval.io.tables import PARQUET_SUFFIXES, qrels_columns, run_columns
 from fasteval.kernels import fusion as kf
 from fasteval.kernels import ranking as kr
 
@@ -120,12 +123,22 @@ def _lookup(values: pa.Array, into: pa.Array) -> np.ndarray:
     return numeric_numpy(pc.index_in(values, value_set=into), null=-1).astype(np.int32)
 
 
+def _only_runs(x: Any, only: Sequence[str]) -> Any:
+    """A fasteval archive's rows of the runs ``only`` (a table), any other input as it is."""
+    if not isinstance(x, (str, os.PathLike)) or Path(x).suffix.lower() not in PARQUET_SUFFIXES:
+        return x
+    if archive_info(x) is None:
+        return x
+    return read_runs(x, only)
+
+
 def prepare_fusion(
     runs: Any,
     qrels: Any = None,
     *,
     lenient: bool = False,
     run_id_from: str = "tag",
+    only: Sequence[str] | None = None,
 ) -> FusionInput:
     """Read runs (and qrels) and encode them once for fusion.
 
@@ -138,13 +151,19 @@ def prepare_fusion(
         Optional qrels (needed by the upper bounds and to evaluate fused runs).
     lenient, run_id_from
         As for :func:`fasteval.load_runs`.
+    only
+        The run ids that will be fused: a fasteval archive among ``runs`` is
+        then read for these runs only (the row groups that may hold them),
+        not whole. Other inputs are read whole.
 
     Returns
     -------
     FusionInput
     """
-
-    r = run_columns(as_list(runs), lenient=lenient, run_id_from=run_id_from)
+    items = as_list(runs)
+    if only:
+        items = [_only_runs(x, only) for x in items]
+    r = run_columns(items, lenient=lenient, run_id_from=run_id_from)
     q = qrels_columns(qrels, lenient=lenient) if qrels is not None else None
     # --- queries, sorted byte-wise (trec_eval's order)
     run_q_codes, run_q_first = dict_encode(r.qid)
