@@ -29,9 +29,10 @@ pytrec_eval takes it and
 ``judged_only=`` (trec_eval ``-J``). Like the pytrec_eval provider, a qrels
 query the run lacks yields the measure's default (0), so aggregates are over
 every qrels query. The C/W/L measures (``INST``, ``BPM``, ...) are computed by
-fasteval too (equal to cwl_eval on its own test fixtures), but not claimed here:
-on TREC-8's INQ603 ir_measures' cwl_eval provider gives an INST 1.3e-5 (relative)
-away from fasteval's, with or without tied scores, a difference not yet explained.
+fasteval too but not claimed here: ir_measures' cwl_eval provider keeps tied scores
+in file order, fasteval (as trec_eval) puts the larger document id first, so on
+runs with ties the values differ (INST on TREC-8's INQ603: 1.3e-5 relative; equal
+to 2e-16 once the ties are broken the same way).
 """
 
 from __future__ import annotations
