@@ -57,11 +57,13 @@ def test_compat10_every_input_kind_equals_trec_eval_10(data, qrels, tmp_path) ->
 
     from fasteval.cli import main
 
+    # 20 runs from an archive (ingest is timed elsewhere): the same rows as from their files
+    twenty = sorted((data / "runs").iterdir())[:20]
     archive = tmp_path / "trec8.parquet"
-    assert (
-        CliRunner().invoke(main, ["ingest", str(data / "runs"), "-o", str(archive)]).exit_code == 0
-    )
-    assert ev.evaluate(archive).equals(everything)
+    res = CliRunner().invoke(main, ["ingest", *map(str, twenty), "-o", str(archive)])
+    assert res.exit_code == 0, res.output
+    names = fasteval.load_runs(twenty)["run_id"].unique(maintain_order=True).to_list()
+    assert ev.evaluate(archive).equals(everything.filter(pl.col("run_id").is_in(names)))
     # single runs held in memory, evaluated one after the other by the same Evaluator
     runs = fasteval.load_runs([data / "runs" / f"{r}.gz" for r in SOME])
     for (run_id,), part in runs.partition_by("run_id", as_dict=True).items():
