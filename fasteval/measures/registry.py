@@ -899,24 +899,25 @@ _FAMILIES = [
 ]
 
 # The families defined over preference judgments (trec_eval -R prefs / qrels_prefs).
-PREFS_FAMILIES = frozenset(
-    {
-        "prefs_num_prefs_poss",
-        "prefs_num_prefs_ful",
-        "prefs_num_prefs_ful_ret",
-        "prefs_simp",
-        "prefs_pair",
-        "prefs_avgjg",
-        "prefs_avgjg_Rnonrel",
-        "prefs_simp_ret",
-        "prefs_pair_ret",
-        "prefs_avgjg_ret",
-        "prefs_avgjg_Rnonrel_ret",
-        "prefs_simp_imp",
-        "prefs_pair_imp",
-        "prefs_avgjg_imp",
-    }
+PREFS_ORDER = (
+    "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful",
+    "prefs_num_prefs_ful_ret",
+    "prefs_simp",
+    "prefs_pair",
+    "prefs_avgjg",
+    "prefs_avgjg_Rnonrel",
+    "prefs_simp_ret",
+    "prefs_pair_ret",
+    "prefs_avgjg_ret",
+    "prefs_avgjg_Rnonrel_ret",
+    "prefs_simp_imp",
+    "prefs_pair_imp",
+    "prefs_avgjg_imp",
 )
+"""trec_eval's preference measures, in its output order."""
+
+PREFS_FAMILIES = frozenset(PREFS_ORDER)
 
 # Families that only trec_eval 10 has: left out of nicknames under --compat 9.
 V10_ONLY = frozenset({"rbp", "rbp_resid", "unj"})
@@ -961,20 +962,7 @@ TREC_ORDER = [
     "set_map",
     "set_F",
     "num_nonrel_judged_ret",
-    "prefs_num_prefs_poss",
-    "prefs_num_prefs_ful",
-    "prefs_num_prefs_ful_ret",
-    "prefs_simp",
-    "prefs_pair",
-    "prefs_avgjg",
-    "prefs_avgjg_Rnonrel",
-    "prefs_simp_ret",
-    "prefs_pair_ret",
-    "prefs_avgjg_ret",
-    "prefs_avgjg_Rnonrel_ret",
-    "prefs_simp_imp",
-    "prefs_pair_imp",
-    "prefs_avgjg_imp",
+    *PREFS_ORDER,
     "map_avgjg",
     "P_avgjg",
     "Rprec_mult_avgjg",
