@@ -168,11 +168,9 @@ class FastevalEvaluator(providers.Evaluator):
                 yield Metric(query_id=q, measure=by_out[name], value=value)
 
 
-def _snapshot(qrels: Any) -> dict[Any, dict[Any, Any]] | None:
-    """A copy of a ``{qid: {doc: grade}}`` dict (to know it again by equality), else None."""
-    if not isinstance(qrels, dict) or not all(isinstance(d, dict) for d in qrels.values()):
-        return None
-    return {q: dict(d) for q, d in qrels.items()}
+def _is_qrels_dict(qrels: Any) -> bool:
+    """A ``{qid: {doc: grade}}`` dict (known again by equality with a copy kept of it)."""
+    return isinstance(qrels, dict) and all(isinstance(d, dict) for d in qrels.values())
 
 
 def _is_arrow_table(x: Any) -> bool:
@@ -202,11 +200,11 @@ class FastevalProvider(providers.Provider):
     def _evaluator(self, measures: Iterable[Any], qrels: Any) -> FastevalEvaluator:
         measures = list(measures)
         key = tuple(sorted(str(m) for m in measures))
-        snapshot = _snapshot(qrels)
-        if snapshot is not None:  # a dict: compared with dict equality (in C), not converted
+        is_dict = _is_qrels_dict(qrels)
+        if is_dict:  # compared with dict equality (in C), not converted
             with self._lock:
                 for ev in self._cache.get(key, []):
-                    if ev.snapshot is not None and ev.snapshot == snapshot:
+                    if ev.snapshot is not None and ev.snapshot == qrels:
                         self._cache.move_to_end(key)
                         return ev
         table = _qrels_table(qrels)
@@ -216,7 +214,7 @@ class FastevalProvider(providers.Provider):
                     self._cache.move_to_end(key)
                     return ev
         ev = FastevalEvaluator(measures, table)
-        ev.snapshot = snapshot
+        ev.snapshot = {q: dict(d) for q, d in qrels.items()} if is_dict else None
         with self._lock:
             self._cache.setdefault(key, []).insert(0, ev)
             del self._cache[key][2:]

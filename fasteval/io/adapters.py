@@ -201,22 +201,24 @@ def _flat_dict(x: Mapping[Any, Any], what: str, name: str) -> pa.Table:
 
 
 def _numbers(vals: list[Any], value: str, where: Any) -> np.ndarray:
-    """Values as float64 (strings, ``None`` and other objects are errors)."""
+    """Values as float64 (strings, ``None`` and other non-numbers are errors at ``where(i)``)."""
     try:
         arr = pa.array(vals, pa.float64())
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
         arr = None
-    if arr is None or arr.null_count:
-        i = next(
-            i
-            for i, v in enumerate(vals)
-            if v is None
-            or isinstance(v, (str, bytes))
-            or (not isinstance(v, (int, float)) and not hasattr(v, "__float__"))
-        )
-        msg = f"{where(i)}: {value} is not a number: {vals[i]!r}"
-        raise InputFormatError(msg)
-    out: np.ndarray = arr.to_numpy(zero_copy_only=False)
+    if arr is not None and not arr.null_count:
+        out: np.ndarray = arr.to_numpy(zero_copy_only=False)
+        return out
+    # the slow way, only for the unusual: the first bad value named, others converted
+    out = np.empty(len(vals), np.float64)
+    for i, v in enumerate(vals):
+        try:
+            if v is None or isinstance(v, (str, bytes)):
+                raise TypeError
+            out[i] = float(v)
+        except (TypeError, ValueError):
+            msg = f"{where(i)}: {value} is not a number: {v!r}"
+            raise InputFormatError(msg) from None
     return out
 
 
