@@ -26,7 +26,11 @@ import pyarrow as pa
 
 from fasteval.columns import Source, StrColumn, dict_encode
 from fasteval.errors import InputFormatError, SchemaError
-from fasteval.io import tables, trec
+from fasteval.io import tables
+from fasteval.io.files import PathLike
+from fasteval.io.tokens import Fields, Skipper, check_layout, integer_grades, tokenize_files
+
+DIVERSITY_LINE = Fields([0, 1, 2], 3, -1, -1)  # topic subtopic docno judgment
 
 
 @dataclass
@@ -67,7 +71,7 @@ def _subtopics(col: StrColumn) -> tuple[np.ndarray, list[str] | None]:
     return codes.astype(np.int32), labels
 
 
-def parse_diversity_files(paths: list[trec.PathLike], *, lenient: bool = False) -> DiversityQrels:
+def parse_diversity_files(paths: list[PathLike], *, lenient: bool = False) -> DiversityQrels:
     """Parse diversity qrels files (``topic subtopic docno judgment``, plain or gzip).
 
     Raises
@@ -76,29 +80,12 @@ def parse_diversity_files(paths: list[trec.PathLike], *, lenient: bool = False) 
         Naming the file, line and value of the first malformed line (fewer than
         four columns, a judgment that is not an integer), unless ``lenient``.
     """
-    skipper = trec._Skipper(lenient, "diversity qrels")
-    tok = trec._tokenize_files(paths, trec.Fields([0, 1, 2], 3, -1, -1))
-    layout = "topic subtopic docno judgment"
-    trec._check_not_a_run(tok, "diversity qrels", layout)
-    trec._check_header(tok, tok.ibad, lenient, layout, (3,))
-    tok = trec._check_columns(tok, trec.QRELS_FIELDS, skipper, layout)
-    t = tok
-    tok = skipper.reject(
-        tok, tok.ibad, lambda r: f"judgment is not an integer: {t.field_value(r, 3)!r}"
-    )
-    skipper.warn()
-    if tok.line_no.shape[0] == 0:
-        msg = f"{', '.join(tok.names)}: no valid diversity qrels lines"
-        raise InputFormatError(msg)
-    rel = tok.ival
-    if np.abs(rel).max() > np.iinfo(np.int32).max:
-        r = int(np.argmax(np.abs(rel)))
-        msg = f"{tok.where(r)}: judgment {int(rel[r])} is out of range"
-        raise InputFormatError(msg)
+    skipper = Skipper(lenient, "diversity qrels")
+    tok = tokenize_files(paths, DIVERSITY_LINE)
+    tok = check_layout(tok, skipper, "topic subtopic docno judgment")
+    tok, rel = integer_grades(tok, skipper, "judgment")
     sub, names = _subtopics(tok.field(1))
-    return DiversityQrels(
-        tok.field(0), sub, tok.field(2), rel.astype(np.int32), tok.source(), names
-    )
+    return DiversityQrels(tok.field(0), sub, tok.field(2), rel, tok.source(), names)
 
 
 def diversity_from_table(table: pa.Table, name: str) -> DiversityQrels:

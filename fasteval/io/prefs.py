@@ -29,7 +29,7 @@ import numpy as np
 import polars as pl
 
 from fasteval.errors import FastevalWarning, InputFormatError, SchemaError
-from fasteval.io.trec import read_text
+from fasteval.io.files import read_text
 
 PREFS_FORMATS = ("prefs", "qrels_prefs")
 _FIELDS = {"prefs": 5, "qrels_prefs": 4}

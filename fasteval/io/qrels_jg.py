@@ -23,8 +23,9 @@ import pyarrow as pa
 
 from fasteval.columns import QrelsColumns
 from fasteval.errors import FastevalWarning, InputFormatError, SchemaError
+from fasteval.io.files import read_text
 from fasteval.io.tables import qrels_from_table
-from fasteval.io.trec import RUN_FIELDS, is_number, is_run_line, read_text, run_layout_message
+from fasteval.io.tokens import RUN_FIELDS, is_number, is_run_line, run_layout_message
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from fasteval.errors import InputFormatError, SchemaError
-from fasteval.io.trec import read_text
+from fasteval.io.files import read_text
 
 # trec_eval's MISSING_ZSCORE_VALUE: printed when no (finite) z-score can be formed
 MISSING_ZSCORE = -1000000.0

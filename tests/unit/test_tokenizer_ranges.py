@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from fasteval.errors import InputFormatError
-from fasteval.io import trec
+from fasteval.io import files, tokens, trec
 
 
 def _run_lines(rng: np.random.Generator, tag: str, n_q: int = 12, depth: int = 30) -> list[str]:
@@ -40,7 +40,7 @@ def _columns(paths: list[Path]) -> dict[str, object]:
 def _both(monkeypatch: pytest.MonkeyPatch, fn, *args):  # type: ignore[no-untyped-def]
     whole = fn(*args)
     with monkeypatch.context() as m:
-        m.setattr(trec, "SUBRANGE_BYTES", 64)
+        m.setattr(tokens, "SUBRANGE_BYTES", 64)
         cut = fn(*args)
     return whole, cut
 
@@ -131,13 +131,13 @@ def test_gzip_files_are_read_alike_whatever_their_members(
     one.write_bytes(gzip.compress(text))
     two = tmp_path / "two.gz"  # two members: the trailer gives only the last one's size
     two.write_bytes(gzip.compress(text[:1000]) + gzip.compress(text[1000:]))
-    buf, starts, ends = trec._read_all([one, plain, two], 2)
+    raw = files.read_files([one, plain, two], 2)
     for i in range(3):
-        assert bytes(buf[starts[i] : ends[i] - 1]) == text
+        assert bytes(raw.buf[raw.starts[i] : raw.ends[i] - 1]) == text
     bad = tmp_path / "bad.gz"
     bad.write_bytes(gzip.compress(text)[:-50])
     with pytest.raises(InputFormatError, match=r"bad\.gz: not a valid gzip file"):
-        trec._read_all([one, bad], 2)
+        files.read_files([one, bad], 2)
     with pytest.raises(InputFormatError, match=r"bad\.gz: not a valid gzip file"):
         trec.read_bytes(bad)
 

@@ -1,0 +1,325 @@
+"""Text files read into one byte buffer: plain or gzip, UTF-8 checked, reused memory.
+
+The TREC readers (:mod:`fasteval.io.trec`) and the other text readers start
+here: :func:`read_text` for small files read whole, :func:`read_files` for
+runs and qrels, whose bytes go to the tokenizer (:mod:`fasteval.io.tokens`)
+as they are.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from fasteval import parallel
+from fasteval.errors import InputFormatError
+from fasteval.io import gz
+
+PathLike = str | os.PathLike[str]
+
+
+def read_bytes(path: PathLike) -> np.ndarray:
+    """Read a (possibly gzip-compressed) file into a ``uint8`` array."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        msg = f"no such file: {p}"
+        raise InputFormatError(msg) from None
+    except IsADirectoryError:
+        msg = f"expected a file, got a directory: {p}"
+        raise InputFormatError(msg) from None
+    except OSError as e:
+        msg = f"cannot read {p}: {e.strerror or e}"
+        raise InputFormatError(msg) from None
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gz.decompress(raw)
+        except gz.ERRORS as e:
+            msg = f"{p}: not a valid gzip file ({e})"
+            raise InputFormatError(msg) from None
+    return np.frombuffer(raw, dtype=np.uint8)
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def utf8_error(name: str, data: bytes | memoryview | np.ndarray, start: int) -> str:
+    """The message for bytes that are not UTF-8 at offset ``start`` of a file's contents."""
+    head = np.frombuffer(data, np.uint8, count=start) if start else np.zeros(0, np.uint8)
+    line = int(np.count_nonzero(head == 10)) + 1
+    byte = int(np.frombuffer(data, np.uint8, count=1, offset=start)[0])
+    return (
+        f"{name}:{line}: not valid UTF-8 (byte {start} of the file is 0x{byte:02x}); "
+        "ids and names must be UTF-8 text\n"
+        "  hint: convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8 FILE)"
+    )
+
+
+def read_text(path: PathLike) -> str:
+    """Read a (possibly gzip-compressed) UTF-8 file into a string, without a leading BOM.
+
+    Raises
+    ------
+    InputFormatError
+        For a missing or unreadable file, bad gzip data, or bytes that are not UTF-8
+        (the line and byte offset named).
+    """
+    raw = read_bytes(path).tobytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputFormatError(utf8_error(os.fspath(path), raw, e.start)) from None
+    return text.removeprefix("\ufeff")
+
+
+class Workspace:
+    """Arrays reused from one read to the next (a stream's batches, a file's pieces).
+
+    Fresh memory is expensive to touch the first time (the kernel zeroes every
+    page); a stream reading batch after batch into the same arrays pays that
+    once. Columns read with a workspace point into it: they are valid only until
+    the next read with the same workspace.
+    """
+
+    def __init__(self) -> None:
+        self._arrays: dict[str, np.ndarray] = {}
+
+    def array(self, name: str, shape: tuple[int, ...], dtype: type, fill: object = None) -> Any:
+        """An array of ``shape`` (C order) on the storage kept under ``name``.
+
+        ``fill`` sets every element (as ``np.zeros``/``np.full`` would); ``None``
+        leaves the contents as they are (as ``np.empty``).
+        """
+        size = int(np.prod(shape))
+        a = self._arrays.get(name)
+        if a is None or a.dtype != np.dtype(dtype) or a.shape[0] < size:
+            a = np.empty(max(size, int(size * 1.25)), dtype)  # some room for the next batch
+            self._arrays[name] = a
+        out = a[:size].reshape(shape)
+        if fill is not None:
+            out.fill(fill)
+        return out
+
+
+def new_array(
+    ws: Workspace | None, name: str, shape: tuple[int, ...], dtype: type, fill: object = None
+) -> Any:
+    """``np.empty``/``np.full`` of ``shape``, on the workspace's storage when there is one.
+
+    Parameters
+    ----------
+    ws
+        The workspace to reuse, or ``None`` for fresh memory.
+    name
+        The workspace's name for the array (one name, one storage).
+    shape, dtype
+        As ``np.empty``'s.
+    fill
+        A value for every element, or ``None`` to leave the contents as they are.
+    """
+    if ws is not None:
+        return ws.array(name, shape, dtype, fill)
+    return np.empty(shape, dtype) if fill is None else np.full(shape, fill, dtype)
+
+
+class RawFiles(NamedTuple):
+    """Files read into one byte buffer: file ``i`` is ``buf[starts[i]:ends[i]]``."""
+
+    paths: list[PathLike]
+    buf: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+
+
+def read_files(
+    paths: Sequence[PathLike], threads: int | None = None, workspace: Workspace | None = None
+) -> RawFiles:
+    """Read files (plain or gzip) into one buffer, each ending in a newline.
+
+    A UTF-8 byte-order mark at the start of a file is blanked. Reading
+    releases the GIL (file reads, inflate), so a stream reads its next batch
+    with this in a thread while the current one is scored; the result is
+    given to :func:`fasteval.io.trec.parse_run_files` as ``raw``.
+    """
+    buf, starts, ends = _read_all(list(paths), threads, workspace)
+    return RawFiles(list(paths), buf, starts, ends)
+
+
+def _gzip_isize(path: PathLike) -> int:
+    """The uncompressed size a gzip file's trailer states (of its last member, mod 2**32)."""
+    with open(path, "rb") as fh:
+        fh.seek(-4, os.SEEK_END)
+        return int.from_bytes(fh.read(4), "little")
+
+
+def _gunzip_into(path: PathLike, out: memoryview) -> int:
+    """Decompress a gzip file into ``out``; its size, or -1 when it does not fit exactly.
+
+    Chunks go straight into the caller's (reused) buffer: no fresh memory the
+    size of the file. -1 (a file with several members, or over 4 GiB, whose
+    trailer does not give the size) sends the caller to :func:`read_bytes`.
+    """
+    d = gz.decompressobj()
+    n = 0
+    cap = len(out)
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            data = d.decompress(chunk, cap - n + 1)
+            while True:
+                if n + len(data) > cap:
+                    return -1
+                out[n : n + len(data)] = data
+                n += len(data)
+                if d.eof or not d.unconsumed_tail:
+                    break
+                data = d.decompress(d.unconsumed_tail, cap - n + 1)
+            if d.eof:
+                break
+        if not d.eof or (d.unused_data + fh.read()).strip(b"\x00"):
+            return -1  # truncated, or another member follows
+    return n
+
+
+def _read_all(
+    paths: list[PathLike], threads: int | None, ws: Workspace | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """All files in one buffer, each ending in a newline; plain files are read in place.
+
+    A gzip file is decompressed straight into its place when its trailer gives
+    its size (one member); otherwise (or when anything fails) it goes through
+    :func:`read_bytes`, which raises the proper message for a bad file.
+    """
+    sizes = np.zeros(len(paths), np.int64)
+    unread: dict[int, np.ndarray] = {}
+    direct: list[int] = []
+    for i, p in enumerate(paths):
+        try:
+            with open(p, "rb") as fh:
+                magic = fh.read(2)
+            if magic == b"\x1f\x8b":
+                sizes[i] = _gzip_isize(p) + 1
+                direct.append(i)
+            else:
+                sizes[i] = os.path.getsize(p) + 1
+        except OSError:
+            unread[i] = read_bytes(p)  # raises the proper InputFormatError
+            sizes[i] = unread[i].size + 1
+    ends = np.cumsum(sizes)
+    starts = ends - sizes
+    buf = new_array(ws, "buf", (int(ends[-1]) if len(paths) else 0,), np.uint8)
+    view = buf.data
+
+    def unzip(i: int) -> int:
+        a = int(starts[i])
+        try:
+            return _gunzip_into(paths[i], view[a : a + int(sizes[i]) - 1])
+        except gz.ERRORS:
+            return -1
+
+    workers = threads or min(len(direct), os.cpu_count() or 1)
+    if workers > 1 and len(direct) > 1:
+        got = dict(zip(direct, parallel.map_threads(unzip, direct, workers), strict=True))
+    else:
+        got = {i: unzip(i) for i in direct}
+    if any(n != int(sizes[i]) - 1 for i, n in got.items()):
+        # a trailer that does not give the size (several members), or a bad file: the
+        # plain way for every gzip file (read_bytes names what is wrong)
+        return _read_all_decompressed(paths, threads, ws)
+    for i, p in enumerate(paths):
+        a = int(starts[i])
+        if i in got:
+            n = got[i]
+        elif i in unread:
+            n = unread[i].size
+            buf[a : a + n] = unread[i]
+        else:
+            with open(p, "rb") as fh:
+                n = fh.readinto(view[a : a + int(sizes[i]) - 1])
+        buf[a + n] = 10  # every file ends with a newline (an extra blank line is skipped)
+        ends[i] = a + n + 1
+        if n >= 3 and bytes(buf[a : a + 3]) == BOM:
+            buf[a : a + 3] = 32  # a UTF-8 byte-order mark: blanks keep every offset
+    return buf, starts, ends
+
+
+def _read_all_decompressed(
+    paths: list[PathLike], threads: int | None, ws: Workspace | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """As :func:`_read_all`, each gzip file decompressed whole first (:func:`read_bytes`)."""
+    sizes = np.zeros(len(paths), np.int64)
+    gz: dict[int, np.ndarray] = {}
+    for i, p in enumerate(paths):
+        try:
+            with open(p, "rb") as fh:
+                magic = fh.read(2)
+        except OSError:
+            gz[i] = read_bytes(p)  # raises the proper InputFormatError
+            continue
+        if magic == b"\x1f\x8b":
+            gz[i] = np.zeros(0, np.uint8)  # decompressed below
+        else:
+            sizes[i] = os.path.getsize(p) + 1
+    gz_paths = [i for i in gz if gz[i].size == 0]
+    workers = threads or min(len(gz_paths), os.cpu_count() or 1)
+    if workers > 1 and len(gz_paths) > 1:
+        got = parallel.map_threads(read_bytes, [paths[i] for i in gz_paths], workers)
+        for i, b in zip(gz_paths, got, strict=True):
+            gz[i] = b
+    else:
+        for i in gz_paths:
+            gz[i] = read_bytes(paths[i])
+    for i, b in gz.items():
+        sizes[i] = b.size + 1
+    ends = np.cumsum(sizes)
+    starts = ends - sizes
+    buf = new_array(ws, "buf", (int(ends[-1]) if len(paths) else 0,), np.uint8)
+    for i, p in enumerate(paths):
+        a = int(starts[i])
+        if i in gz:
+            n = gz[i].size
+            buf[a : a + n] = gz[i]
+        else:
+            with open(p, "rb") as fh:
+                n = fh.readinto(buf.data[a : a + int(sizes[i]) - 1])
+        buf[a + n] = 10  # every file ends with a newline (an extra blank line is skipped)
+        ends[i] = a + n + 1
+        if n >= 3 and bytes(buf[a : a + 3]) == BOM:
+            buf[a : a + 3] = 32  # a UTF-8 byte-order mark: blanks keep every offset
+    return buf, starts, ends
+
+
+def check_utf8(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, names: list[str]) -> None:
+    """Every file must be UTF-8: ids are text, and two ids must not differ in invalid bytes.
+
+    ASCII (the usual case) is told by one ``max`` over the buffer; only files
+    with other bytes are decoded (in C, a file at a time).
+
+    Parameters
+    ----------
+    buf, starts, ends
+        File ``i`` is ``buf[starts[i]:ends[i]]``.
+    names
+        The files' names, for the message.
+
+    Raises
+    ------
+    InputFormatError
+        For the first file that is not UTF-8 (its line and byte offset named).
+    """
+    if buf.shape[0] == 0 or int(buf.max()) < 0x80:
+        return
+    for i, name in enumerate(names):
+        a, b = int(starts[i]), int(ends[i])
+        if b <= a or int(buf[a:b].max()) < 0x80:
+            continue
+        data = buf.data[a:b]  # a view, not a copy
+        try:
+            codecs.utf_8_decode(data, "strict", True)
+        except UnicodeDecodeError as e:
+            raise InputFormatError(utf8_error(name, data, e.start)) from None

@@ -1,0 +1,647 @@
+"""Lines of text files as tokens, and the checks every line-based reader shares.
+
+The tokenizer (:func:`tokenize_files`) splits each line at blanks in numba
+kernels, keeping the requested fields as byte ranges into one buffer and
+parsing one integer and one decimal field; a :class:`Tokens` holds the
+result with the file and line of every row. A :class:`Skipper` collects
+malformed lines: it raises for the first one, or (lenient) drops them and
+warns once. :func:`check_layout` and :func:`integer_grades` are the checks
+of a four-column qrels-like file (TREC qrels, diversity qrels).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from fasteval import parallel
+from fasteval.columns import Source, StrColumn
+from fasteval.errors import FastevalError, FastevalWarning, InputFormatError
+from fasteval.io.files import PathLike, RawFiles, Workspace, check_utf8, new_array, read_files
+from fasteval.kernels import text as ktext
+
+QRELS_FIELDS = 4
+"""Columns of a qrels line: ``qid iter docno rel``."""
+RUN_FIELDS = 6
+"""Columns of a run line: ``qid Q0 docno rank score tag``."""
+
+
+@dataclass
+class Tokens:
+    """Tokenised lines of one or more files sharing one byte buffer (one row per line).
+
+    Attributes
+    ----------
+    names
+        The files' names.
+    buf
+        The files' bytes; string fields are ranges into it.
+    file_of, line_no, line_start, n_fields
+        Per row: its file, its line number (from 1), where the line starts in
+        ``buf``, and how many fields it has.
+    starts, ends
+        ``(k, rows)``: the byte range of each requested string field (:meth:`field`).
+    ival, ibad
+        The integer field and a mask of rows where it is not an integer.
+    fval, fbad
+        The decimal field and a mask of rows where it is not a number.
+    same_bad
+        Per file, the first row whose "same" field (a run's tag) differs from the
+        file's first, or -1.
+    """
+
+    names: list[str]
+    buf: np.ndarray
+    file_of: np.ndarray
+    line_no: np.ndarray
+    line_start: np.ndarray
+    n_fields: np.ndarray
+    starts: np.ndarray  # (rows, k) for the requested string fields
+    ends: np.ndarray
+    ival: np.ndarray
+    ibad: np.ndarray
+    fval: np.ndarray
+    fbad: np.ndarray
+    same_bad: np.ndarray  # per file
+
+    def where(self, r: int) -> str:
+        """``file:line`` of row ``r``."""
+        return f"{self.names[int(self.file_of[r])]}:{int(self.line_no[r])}"
+
+    def field(self, j: int) -> StrColumn:
+        """The ``j``-th requested string field of every row."""
+        return StrColumn(self.buf, self.starts[j], self.ends[j])
+
+    def line_bytes(self, r: int) -> bytes:
+        """Row ``r``'s whole line (for messages and checks of single rows)."""
+        s = int(self.line_start[r])
+        n = self.buf.shape[0]
+        e = s
+        while e < n:  # the newline, looked for in growing blocks: lines may be very long
+            block = self.buf[e : min(n, e + max(4096, e - s))]
+            hit = np.flatnonzero(block == 10)
+            if hit.size:
+                e += int(hit[0])
+                break
+            e += block.shape[0]
+        return bytes(self.buf[s:e])
+
+    def fields_of(self, r: int) -> list[str]:
+        """The fields of row ``r``'s line, re-split (for messages)."""
+        return self.line_bytes(r).decode("utf-8", "replace").split()
+
+    def field_value(self, r: int, j: int, limit: int | None = 200) -> str:
+        """Field ``j`` of row ``r``'s line (``""`` if absent), cut to ``limit`` characters."""
+        f = self.fields_of(r)
+        v = f[j] if j < len(f) else ""
+        return v if limit is None or len(v) <= limit else v[:limit] + "..."
+
+    def first_rows(self) -> np.ndarray:
+        """The first row of each file (files without rows get the next file's first row)."""
+        return np.searchsorted(self.file_of, np.arange(len(self.names)))
+
+    def line_text(self, r: int) -> str:
+        """Row ``r``'s fields joined by single blanks, cut to 200 characters (for messages)."""
+        text = " ".join(self.fields_of(r))
+        return text if len(text) <= 200 else text[:200] + "..."
+
+    def subset(self, keep: np.ndarray) -> Tokens:
+        """The rows where ``keep`` is true (a mask or row numbers)."""
+        return Tokens(
+            self.names,
+            self.buf,
+            self.file_of[keep],
+            self.line_no[keep],
+            self.line_start[keep],
+            self.n_fields[keep],
+            self.starts[:, keep],
+            self.ends[:, keep],
+            self.ival[keep],
+            self.ibad[keep],
+            self.fval[keep],
+            self.fbad[keep],
+            self.same_bad,
+        )
+
+    def source(self) -> Source:
+        """Where each row comes from (file and line), for the readers' columns."""
+        return Source(self.names, self.file_of, self.line_no)
+
+
+class Fields(NamedTuple):
+    """What the tokenizer takes from each line (field numbers from 0; -1: none)."""
+
+    strings: list[int]  # kept as byte ranges (ids)
+    integer: int  # parsed as a decimal integer
+    number: int  # parsed as a decimal, correctly rounded
+    same: int  # must be the same on every line of a file (a run's tag)
+
+
+RUN_LINE = Fields([0, 2], 3, 4, 5)  # qid Q0 docno rank score tag
+QRELS_LINE = Fields([0, 2], 3, -1, -1)  # qid iter docno rel
+
+
+SUBRANGE_BYTES = 4 << 20
+"""Files larger than this are tokenised in line-aligned ranges of about this size, in parallel."""
+
+
+def _subranges(
+    buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, size: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cut each file ``buf[starts[f]:ends[f]]`` into ranges of whole lines of about ``size``.
+
+    Returns the ranges' starts, ends and files, in buffer order. A file's
+    ranges end just after a newline (the last one where the file ends).
+    """
+    r_start: list[int] = []
+    r_end: list[int] = []
+    r_file: list[int] = []
+    for f in range(starts.shape[0]):
+        a, b = int(starts[f]), int(ends[f])
+        while b - a > 2 * size:
+            cut = a + size
+            nl = -1
+            while cut < b and nl < 0:  # the next newline: lines are short, look in blocks
+                hits = np.flatnonzero(buf[cut : min(b, cut + 65536)] == 10)
+                nl = cut + int(hits[0]) if hits.size else -1
+                cut += 65536
+            if nl < 0 or nl + 1 >= b:
+                break
+            r_start.append(a)
+            r_end.append(nl + 1)
+            r_file.append(f)
+            a = nl + 1
+        r_start.append(a)
+        r_end.append(b)
+        r_file.append(f)
+    return (
+        np.asarray(r_start, np.int64),
+        np.asarray(r_end, np.int64),
+        np.asarray(r_file, np.int64),
+    )
+
+
+def _join_same_bad(
+    buf: np.ndarray,
+    r_file: np.ndarray,
+    row_base: np.ndarray,
+    out: tuple[np.ndarray, ...],
+    same_field: int,
+    n_files: int,
+) -> np.ndarray:
+    """Per file, the first row whose field ``same_field`` differs from the file's first
+    (reference) row, from the kernel's answers per range (each compared to its own first).
+
+    A range's reference row is its first row with that field and a parsed
+    number (as in the kernel); when its field differs from the file's
+    reference, that row is the range's first differing row.
+    """
+    _, _, line_start, n_fields, _, _, _, ibad, _, fbad, r_bad = out
+    same_bad = np.full(n_files, -1, np.int64)
+    ref: dict[int, bytes] = {}
+    for k in range(r_file.shape[0]):
+        f = int(r_file[k])
+        if same_bad[f] >= 0:
+            continue
+        a, b = int(row_base[k]), int(row_base[k + 1])
+        cand = np.flatnonzero((n_fields[a:b] > same_field) & ~(ibad[a:b] & fbad[a:b]))
+        if not cand.size:
+            continue
+        r = a + int(cand[0])
+        s = int(line_start[r])
+        hits = np.flatnonzero(buf[s : s + 65536] == 10)
+        e = s + int(hits[0]) if hits.size else buf.shape[0]
+        field = bytes(buf[s:e]).split()[same_field]
+        first = ref.setdefault(f, field)
+        same_bad[f] = r if field != first else r_bad[k]
+    return same_bad
+
+
+def _split(
+    buf: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    fields: Fields,
+    ws: Workspace | None = None,
+) -> tuple[np.ndarray, ...]:
+    """Tokenise every file of ``buf`` in parallel (two passes: count newlines, then split).
+
+    Large files are cut into ranges of whole lines (:func:`_subranges`), so a
+    single big file is tokenised by every thread too; the ranges' rows are
+    then given back their file and line numbers. Rows are laid out by the
+    ranges' newline counts; blank and comment lines leave gaps, closed
+    afterwards (:func:`_close_gaps`).
+    """
+    n_files = starts.shape[0]
+    buf.flags.writeable = False  # one kernel signature for every byte buffer
+    filled = ends > starts
+    if (buf[ends[filled] - 1] != 10).any():  # the kernels stop at newlines only
+        msg = "internal error: a file in the buffer does not end in a newline"
+        raise FastevalError(msg)
+    r_start, r_end, r_file = _subranges(buf, starts, ends, SUBRANGE_BYTES)
+    n_r = r_start.shape[0]
+    sizes = (r_end - r_start).astype(np.float64)
+    lines = np.zeros(n_r, np.int64)
+    cap = np.zeros(n_r, np.int64)
+    parallel.run(ktext.count_newlines, sizes, buf, _words(buf), r_start, r_end, lines, cap)
+    row_base = np.concatenate([[0], np.cumsum(cap)]).astype(np.int64)
+    n = int(row_base[-1])
+    k = len(fields.strings)
+    slot_of = np.full(max(fields.strings, default=-1) + 1, -1, np.int64)
+    slot_of[fields.strings] = np.arange(k)
+    counts = np.zeros(n_r, np.int64)
+    lines_out = ktext.Lines(
+        new_array(ws, "file_of", (n,), np.int32),
+        new_array(ws, "line_no", (n,), np.int64),
+        new_array(ws, "line_start", (n,), np.int64),
+        new_array(ws, "n_fields", (n,), np.int32),
+        new_array(ws, "starts", (k, n), np.int64),  # one row per field
+        new_array(ws, "ends", (k, n), np.int64),
+        new_array(ws, "ival", (n,), np.int64, 0),
+        new_array(ws, "ibad", (n,), np.bool_, False),
+        new_array(ws, "fval", (n,), np.float64, 0.0),
+        new_array(ws, "fbad", (n,), np.bool_, False),
+        np.full(n_r, -1, np.int64),  # same_bad, per range
+    )
+    spec = ktext.FieldSpec(slot_of, int(fields.integer), int(fields.number), int(fields.same))
+    parallel.run(
+        ktext.split_lines, sizes, ktext.Str(buf, r_start, r_end), row_base, spec, lines_out, counts
+    )
+    out: tuple[np.ndarray, ...] = lines_out
+    if (counts != cap).any():  # blank or comment lines: close the gaps they left
+        out, row_base = _close_gaps(out, row_base, counts)
+    if n_r == n_files:  # no file was cut
+        return out
+    # ranges -> files: the file of each row, its line number within the file
+    first_of_file = np.concatenate([[True], r_file[1:] != r_file[:-1]])
+    before = np.cumsum(lines) - lines  # lines before each range in the buffer
+    file_first = np.maximum.accumulate(np.where(first_of_file, np.arange(n_r), 0))
+    line_base = before - before[file_first]
+    per_row = np.repeat(np.arange(n_r), counts)
+    file_of, line_no = out[0], out[1]
+    line_no += line_base[per_row]
+    file_of[:] = r_file[per_row]
+    if fields.same >= 0:
+        same_bad = _join_same_bad(buf, r_file, row_base, out, fields.same, n_files)
+    else:
+        same_bad = np.full(n_files, -1, np.int64)
+    return (*out[:-1], same_bad)
+
+
+def _words(buf: np.ndarray) -> np.ndarray:
+    """``buf`` seen as 64-bit words for the newline count (empty when it is not aligned)."""
+    if buf.ctypes.data % 8:
+        return np.zeros(0, np.uint64)
+    return buf[: buf.shape[0] // 8 * 8].view(np.uint64)
+
+
+def count_newlines(buf: np.ndarray, stop: int) -> int:
+    """The newlines in ``buf[:stop]`` (eight bytes at a time, no temporary array)."""
+    view = buf[:stop]
+    view.flags.writeable = False  # the tokenizer's kernel signature
+    return int(ktext.newlines(view, _words(view), 0, stop))
+
+
+def _close_gaps(
+    out: tuple[np.ndarray, ...], row_base: np.ndarray, counts: np.ndarray
+) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """The tokenizer's rows without the gaps of skipped lines: range ``r`` wrote
+    ``counts[r]`` rows from ``row_base[r]``. Returns the rows and the new bases."""
+    new_base = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    shift = np.repeat(row_base[:-1] - new_base[:-1], counts)
+    keep = np.arange(int(new_base[-1]), dtype=np.int64) + shift
+    *rows, same_bad = out
+    rows = [a[:, keep] if a.ndim == 2 else a[keep] for a in rows]
+    hit = same_bad >= 0  # a row number within the gapped layout
+    same_bad = same_bad.copy()
+    same_bad[hit] -= (row_base[:-1] - new_base[:-1])[hit]
+    return (*rows, same_bad), new_base
+
+
+def tokenize_files(
+    paths: list[PathLike],
+    fields: Fields,
+    threads: int | None = None,
+    ws: Workspace | None = None,
+    raw: RawFiles | None = None,
+) -> Tokens:
+    """Read and tokenise text files (plain or gzip): one row per line with content.
+
+    Parameters
+    ----------
+    paths
+        The files, in order; rows keep it (file ``i`` before file ``i + 1``).
+    fields
+        What to take from each line (:class:`Fields`, e.g. :data:`RUN_LINE`).
+    threads
+        Files read in parallel (decompression releases the GIL).
+    ws
+        Arrays to reuse (:class:`~fasteval.io.files.Workspace`); the tokens then
+        point into it and are valid only until its next use.
+    raw
+        The files' bytes, read ahead by :func:`~fasteval.io.files.read_files`
+        (the same paths).
+
+    Raises
+    ------
+    InputFormatError
+        For a file that cannot be read, is not UTF-8, or has no line with content.
+    """
+    if raw is not None and [os.fspath(p) for p in raw.paths] != [os.fspath(p) for p in paths]:
+        msg = "internal error: the files read ahead are not the files to parse"
+        raise FastevalError(msg)
+    if raw is None:
+        raw = read_files(paths, threads, ws)
+    names = [str(p) for p in paths]
+    return tokenize_buffer(raw.buf, raw.starts, raw.ends, names, fields, ws)
+
+
+def tokenize_buffer(
+    buf: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    names: list[str],
+    fields: Fields,
+    ws: Workspace | None = None,
+) -> Tokens:
+    """Tokenise files ``names`` held in ``buf[starts[i]:ends[i]]`` (each ending in a newline).
+
+    Parameters
+    ----------
+    buf, starts, ends
+        The files' bytes in one buffer (as :class:`~fasteval.io.files.RawFiles`).
+    names
+        The files' names, for messages and :meth:`Tokens.source`.
+    fields
+        What to take from each line.
+    ws
+        Arrays to reuse, as for :func:`tokenize_files`.
+
+    Raises
+    ------
+    InputFormatError
+        For a file that is not UTF-8 or has no line with content.
+    """
+    check_utf8(buf, starts, ends, names)
+    out = _split(buf, starts, ends, fields, ws)
+    tok = Tokens(names, buf, *out)
+    file_of = tok.file_of
+    counts = np.bincount(file_of, minlength=len(names))
+    if (counts == 0).any():
+        name = tok.names[int(np.flatnonzero(counts == 0)[0])]
+        msg = f"{name}: no lines found (the file is empty or all comments)"
+        raise InputFormatError(msg)
+    return tok
+
+
+class Skipper:
+    """Collects rejected lines: raises at once, or (lenient) counts them.
+
+    Parameters
+    ----------
+    lenient
+        Drop bad lines and warn once (:meth:`warn`) instead of raising.
+    what
+        What the lines are, for messages (``"qrels"``, ``"run"``, ...).
+    """
+
+    def __init__(self, lenient: bool, what: str) -> None:
+        self.lenient = lenient
+        self.what = what
+        self.skipped: list[str] = []
+        self.count = 0
+
+    def reject(self, tok: Tokens, bad: np.ndarray, reason: Callable[[int], str]) -> Tokens:
+        """Raise for the first bad row, or (lenient) drop all bad rows and remember them.
+
+        Parameters
+        ----------
+        tok
+            The rows.
+        bad
+            A mask of the bad rows.
+        reason
+            What is wrong with row ``r`` (one line, for the message).
+
+        Returns
+        -------
+        Tokens
+            ``tok`` without the bad rows.
+
+        Raises
+        ------
+        InputFormatError
+            Unless lenient, for the first bad row (its file, line and text named).
+        """
+        rows = np.flatnonzero(bad)
+        if rows.size == 0:
+            return tok
+        r = int(rows[0])
+        if not self.lenient:
+            msg = f"{tok.where(r)}: {reason(r)}\n  line: {tok.line_text(r)!r}"
+            if rows.size > 1:
+                msg += f"\n  ({rows.size - 1} more such line(s))"
+            msg += "\n  hint: fix the file, or pass lenient=True (CLI: --lenient) to skip bad lines"
+            raise InputFormatError(msg)
+        self.skipped.extend(f"{tok.where(int(x))} ({reason(int(x))})" for x in rows[:20])
+        if rows.size > 20:
+            self.skipped.append(f"... {rows.size - 20} more")
+        self.count += int(rows.size)
+        return tok.subset(~bad)
+
+    def warn(self, stacklevel: int = 3) -> None:
+        """One :class:`~fasteval.errors.FastevalWarning` counting the skipped lines (if any).
+
+        ``stacklevel`` is counted from this method, as ``warnings.warn``'s.
+        """
+        if self.skipped:
+            n = self.count
+            shown = "; ".join(self.skipped[:10])
+            msg = f"skipped {n} malformed {self.what} line(s): {shown}"
+            warnings.warn(msg, FastevalWarning, stacklevel=stacklevel)
+
+
+def check_columns(tok: Tokens, need: int, skipper: Skipper, fmt: str) -> Tokens:
+    """Rows with fewer than ``need`` columns rejected (``fmt``: the layout, for messages).
+
+    Parameters
+    ----------
+    tok
+        The rows.
+    need
+        The fewest columns a line may have.
+    skipper
+        Raises for a short line, or (lenient) drops it.
+    fmt
+        The layout, e.g. ``"qid iter docno rel"``.
+
+    Returns
+    -------
+    Tokens
+        ``tok`` without the short lines (lenient only; otherwise ``tok``).
+    """
+    return skipper.reject(
+        tok,
+        tok.n_fields < need,
+        lambda r: f"expected at least {need} columns ({fmt}), found {int(tok.n_fields[r])}",
+    )
+
+
+def is_number(s: str) -> bool:
+    """Whether ``s`` parses as a number (``float()`` accepts it)."""
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def check_header(
+    tok: Tokens, wordy: np.ndarray, lenient: bool, layout: str, cols: tuple[int, ...]
+) -> None:
+    """A first line whose numeric fields are words, followed by a good line, is a header.
+
+    ``wordy`` marks rows whose numeric fields did not parse; a header's fields
+    ``cols`` are words (not numbers such as ``1.5``). Unless lenient (the line is
+    then skipped as malformed), one message says what it is, rather than the
+    per-field errors (or, for runs, a run tag that differs from the "tag" title).
+    """
+    if lenient or tok.file_of.shape[0] == 0:
+        return
+    first = tok.first_rows()
+    n = tok.file_of.shape[0]
+    ok = first + 1 < n
+    cur = np.minimum(first, n - 1)
+    nxt = np.minimum(first + 1, n - 1)
+    same_file = tok.file_of[nxt] == np.arange(len(first))
+    for f in np.flatnonzero(ok & wordy[cur] & ~wordy[nxt] & same_file):
+        r = int(first[f])
+        fields = tok.fields_of(r)
+        if not all(j < len(fields) and not is_number(fields[j]) for j in cols):
+            continue
+        msg = (
+            f"{tok.where(r)}: this line looks like a header ({tok.line_text(r)!r}); TREC files "
+            f"have no header line, every line is {layout}\n"
+            "  hint: delete the line, or start it with '#' to make it a comment"
+        )
+        raise InputFormatError(msg)
+
+
+def is_run_line(fields: list[str]) -> bool:
+    """``fields`` have the layout of a run line, not of qrels: ``Q0``, or a non-integer score."""
+    if len(fields) < 6:
+        return False
+    if fields[1] in ("Q0", "q0"):
+        return True
+    try:
+        int(fields[4])
+    except ValueError:
+        try:
+            float(fields[4])
+        except ValueError:
+            return False
+        return True
+    return False
+
+
+def run_layout_message(where: str, fields: list[str], what: str, layout: str) -> str:
+    """The message for a run file given where ``what`` was expected."""
+    line = " ".join(fields)
+    return (
+        f"{where}: this looks like a run file, not {what}: {len(fields)} columns "
+        f"({line[:200]!r}), the layout qid Q0 docno rank score tag; {what} lines are {layout}\n"
+        "  hint: give the qrels first, then the runs"
+    )
+
+
+def check_not_a_run(tok: Tokens, what: str, layout: str) -> None:
+    """Refuse a run file read as qrels: each file's lines all have 6+ columns and the
+    first is a run line (``Q0`` in column 2 or a non-integer score in column 5)."""
+    if tok.file_of.shape[0] == 0:
+        return
+    first = tok.first_rows()
+    for f in range(len(tok.names)):
+        r = int(first[f])
+        if r >= tok.file_of.shape[0] or int(tok.file_of[r]) != f:
+            continue
+        rows = tok.file_of == f
+        if (tok.n_fields[rows] >= RUN_FIELDS).all() and is_run_line(tok.fields_of(r)):
+            raise InputFormatError(run_layout_message(tok.where(r), tok.fields_of(r), what, layout))
+
+
+def check_layout(tok: Tokens, skipper: Skipper, layout: str) -> Tokens:
+    """The layout checks of a qrels-like file (four columns, an integer grade in the 4th).
+
+    In order: a run file given instead (:func:`check_not_a_run`), a header line
+    (:func:`check_header`), lines with fewer than four columns (:func:`check_columns`).
+
+    Parameters
+    ----------
+    tok
+        The rows, tokenised with the grade as the integer field (column 3).
+    skipper
+        Its ``what`` names the files in messages (``"qrels"``, ``"diversity qrels"``).
+    layout
+        The columns' names, e.g. ``"qid iter docno rel"``.
+
+    Returns
+    -------
+    Tokens
+        ``tok`` without the short lines (lenient only).
+
+    Raises
+    ------
+    InputFormatError
+        For a run file, a header line, or (unless lenient) a short line.
+    """
+    check_not_a_run(tok, skipper.what, layout)
+    check_header(tok, tok.ibad, skipper.lenient, layout, (3,))
+    return check_columns(tok, QRELS_FIELDS, skipper, layout)
+
+
+def integer_grades(tok: Tokens, skipper: Skipper, grade: str) -> tuple[Tokens, np.ndarray]:
+    """The 4th column of qrels-like rows as ``int32`` grades; bad rows rejected.
+
+    Rows whose grade is not an integer go to ``skipper`` (which then warns for
+    everything it skipped); what is left must be a line at least, and every
+    grade must fit in 32 bits.
+
+    Parameters
+    ----------
+    tok
+        The rows, after :func:`check_layout`.
+    skipper
+        Raises for a bad grade, or (lenient) drops its row.
+    grade
+        The column's name in messages (``"relevance"``, ``"judgment"``).
+
+    Returns
+    -------
+    tuple of Tokens and numpy.ndarray
+        The rows kept and their grades.
+
+    Raises
+    ------
+    InputFormatError
+        For a grade that is not an integer (unless lenient) or is out of range,
+        or when no valid line is left.
+    """
+    t = tok
+    tok = skipper.reject(
+        tok, tok.ibad, lambda r: f"{grade} is not an integer: {t.field_value(r, 3)!r}"
+    )
+    skipper.warn(stacklevel=4)  # counted from the reader's caller
+    if tok.line_no.shape[0] == 0:
+        msg = f"{', '.join(tok.names)}: no valid {skipper.what} lines"
+        raise InputFormatError(msg)
+    rel = tok.ival
+    if np.abs(rel).max() > np.iinfo(np.int32).max:
+        r = int(np.argmax(np.abs(rel)))
+        msg = f"{tok.where(r)}: {grade} {int(rel[r])} is out of range"
+        raise InputFormatError(msg)
+    return tok, rel.astype(np.int32)
