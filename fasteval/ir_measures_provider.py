@@ -101,7 +101,7 @@ def _qrels_table(qrels: Any) -> Any:
     from fasteval.io import adapters
     from fasteval.io.tables import load_qrels
 
-    got = adapters.to_arrow(qrels, "qrels")
+    got = adapters.adapt(qrels, "qrels")
     return got[0] if got is not None else load_qrels(qrels).to_arrow()
 
 
@@ -140,7 +140,7 @@ class FastevalEvaluator(providers.Evaluator):
         from fasteval.io import adapters
         from fasteval.io.tables import as_run
 
-        got = adapters.to_arrow(run, "run", default_run="run")
+        got = adapters.adapt(run, "run", default_run="run")
         if got is not None:  # ir_measures' inputs: one run, converted once, straight to Arrow
             table = got[0]
             n = table.num_rows

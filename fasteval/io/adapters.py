@@ -1,7 +1,7 @@
 """Qrels and runs from where users already hold them -> fasteval's fixed schemas.
 
 Recognised inputs (besides the paths, polars frames and Arrow tables that
-:mod:`fasteval.io.tables` reads itself):
+:func:`fasteval.io.validate.to_arrow` reads itself):
 
 * **pandas DataFrames**, converted through Arrow; pandas is never imported
   by fasteval (an object is recognised by its type's module), and any other
@@ -363,13 +363,13 @@ def is_trec_reader(x: Any, what: str | None = None) -> bool:
 
 def _trec_table(src: Any, what: str) -> pa.Table:
     """Arrow table of a TREC qrels / run file (a path, or its bytes) read by fasteval."""
-    from fasteval.io import trec
+    from fasteval.io import files, trec
 
     name = src if isinstance(src, str) else f"ir_measures.read_trec_{what}"
     raw = None
     if isinstance(src, bytes):
         buf = np.frombuffer(src + b"\n", np.uint8).copy()
-        raw = trec.RawFiles([name], buf, np.zeros(1, np.int64), np.array([buf.shape[0]]))
+        raw = files.RawFiles([name], buf, np.zeros(1, np.int64), np.array([buf.shape[0]]))
     if what == "qrels":
         q = trec.parse_qrels_files([name], raw=raw)
         return pa.table(
@@ -390,7 +390,7 @@ def _trec_table(src: Any, what: str) -> pa.Table:
     )
 
 
-def to_arrow(
+def adapt(
     x: Any,
     what: str,
     *,
@@ -399,9 +399,21 @@ def to_arrow(
 ) -> tuple[pa.Table, str] | None:
     """``(table, name)`` in fasteval's column names, or ``None`` if ``x`` is not recognised.
 
-    ``what`` is ``"qrels"`` or ``"run"``. The table still goes through
+    The step of :func:`fasteval.io.validate.to_arrow` for the ecosystem's
+    objects (the module's docstring lists them). The table still goes through
     :func:`fasteval.io.tables.qrels_from_table` / ``runs_from_table`` for
     its checks (nulls, types, finite scores).
+
+    Parameters
+    ----------
+    x
+        Any object; those this module does not read give ``None``.
+    what
+        ``"qrels"`` or ``"run"`` (other tables keep their own readers: ``None``).
+    columns
+        Source column -> fasteval column, before the ecosystem's names are tried.
+    default_run
+        The run id of a run without a run id column.
     """
     if isinstance(x, (str, bytes)) or what not in ("qrels", "run"):
         return None  # other tables (diversity qrels, z-scores, ...) keep their own readers

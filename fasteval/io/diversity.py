@@ -26,9 +26,16 @@ import pyarrow as pa
 
 from fasteval.columns import Source, StrColumn, dict_encode
 from fasteval.errors import InputFormatError, SchemaError
-from fasteval.io import tables
 from fasteval.io.files import PathLike
 from fasteval.io.tokens import Fields, Skipper, check_layout, integer_grades, tokenize_files
+from fasteval.io.validate import (
+    is_parquet,
+    no_nulls,
+    require_columns,
+    str_column,
+    table_source,
+    to_arrow,
+)
 
 DIVERSITY_LINE = Fields([0, 1, 2], 3, -1, -1)  # topic subtopic docno judgment
 
@@ -91,8 +98,8 @@ def parse_diversity_files(paths: list[PathLike], *, lenient: bool = False) -> Di
 def diversity_from_table(table: pa.Table, name: str) -> DiversityQrels:
     """Diversity qrels from an Arrow table ``query_id, subtopic, doc_id, relevance``."""
     cols = {"query_id": "str", "subtopic": "int or str", "doc_id": "str", "relevance": "int"}
-    tables._require(table, name, cols)
-    tables._no_nulls(table, name, list(cols))
+    require_columns(table, name, cols)
+    no_nulls(table, name, list(cols))
     if table.num_rows == 0:
         msg = f"{name}: the diversity qrels are empty"
         raise InputFormatError(msg)
@@ -109,13 +116,13 @@ def diversity_from_table(table: pa.Table, name: str) -> DiversityQrels:
             raise InputFormatError(msg)
         subtopic, names = sv.astype(np.int32), None
     else:
-        subtopic, names = _subtopics(tables._str_col(table, name, "subtopic"))
+        subtopic, names = _subtopics(str_column(table, name, "subtopic"))
     return DiversityQrels(
-        tables._str_col(table, name, "query_id"),
+        str_column(table, name, "query_id"),
         subtopic,
-        tables._str_col(table, name, "doc_id"),
+        str_column(table, name, "doc_id"),
         rel.to_numpy().astype(np.int32),
-        tables._table_source(name),
+        table_source(name),
         names,
     )
 
@@ -124,9 +131,9 @@ def diversity_qrels_columns(x: Any, *, lenient: bool = False) -> DiversityQrels:
     """Diversity qrels from a text/.gz/Parquet path, a polars DataFrame or an Arrow table."""
     if isinstance(x, DiversityQrels):
         return x
-    if isinstance(x, (str, os.PathLike)) and not tables._is_parquet(Path(x)):
+    if isinstance(x, (str, os.PathLike)) and not is_parquet(Path(x)):
         return parse_diversity_files([x], lenient=lenient)
-    table, name = tables._to_arrow(x, "diversity qrels")
+    table, name = to_arrow(x, "diversity qrels")
     return diversity_from_table(table, name)
 
 

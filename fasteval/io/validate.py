@@ -1,0 +1,244 @@
+"""Tables checked on their way in: one conversion to Arrow, then the column checks.
+
+Every table reader (qrels and runs in :mod:`fasteval.io.tables`, diversity
+qrels, judgment groups) takes its input through :func:`to_arrow` (paths,
+Parquet archives, polars and Arrow tables, and the ecosystem's objects of
+:mod:`fasteval.io.adapters`), checks it with :func:`require_columns` and
+:func:`no_nulls`, and reads its id columns with :func:`str_column`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fasteval.columns import Source, StrColumn, numeric_numpy
+from fasteval.errors import InputFormatError, SchemaError
+from fasteval.io import adapters, archive, stored
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+
+
+def is_parquet(p: Path) -> bool:
+    """Whether ``p`` is named as a Parquet file (``.parquet`` or ``.pq``, any case)."""
+    return p.suffix.lower() in PARQUET_SUFFIXES
+
+
+def to_arrow(
+    x: Any,
+    what: str,
+    *,
+    columns: Mapping[str, str] | None = None,
+    default_run: str = "run",
+) -> tuple[pa.Table, str]:
+    """Any table-like input as an Arrow table, and its name for messages.
+
+    Objects of the ecosystem (pandas frames, dict-of-dicts, records, ranx
+    objects, ...: :func:`fasteval.io.adapters.adapt`) come in fasteval's column
+    names; polars and Arrow tables and Parquet files come as they are (their
+    columns are checked by the reader).
+
+    Parameters
+    ----------
+    x
+        A path to a Parquet file (a run archive, a table fasteval stored, any
+        other), a polars DataFrame, an Arrow table, or an object of the ecosystem.
+    what
+        What is read, for messages and the adapters (``"qrels"``, ``"run"``,
+        ``"diversity qrels"``, ...).
+    columns
+        Source column -> fasteval column, for the adapters' inputs.
+    default_run
+        The run id of a run without a run id column.
+
+    Returns
+    -------
+    tuple of pyarrow.Table and str
+        The table and its name (the path, or e.g. ``"run DataFrame"``).
+
+    Raises
+    ------
+    InputFormatError
+        For a missing or unreadable file.
+    SchemaError
+        For an object that is none of the above.
+    """
+    # pandas / dict-of-dicts / named-tuple records / ecosystem column names
+    adapted = adapters.adapt(x, what, columns=columns, default_run=default_run)
+    if adapted is not None:
+        return adapted
+    if isinstance(x, pl.DataFrame):
+        return x.to_arrow(compat_level=pl.CompatLevel.oldest()), f"{what} DataFrame"
+    if isinstance(x, pa.Table):
+        return x, f"{what} table"
+    if isinstance(x, (str, os.PathLike)):
+        return _parquet_to_arrow(Path(x)), str(Path(x))
+    msg = (
+        f"cannot read {what} from a {type(x).__name__}; "
+        "give a path, a polars DataFrame or an Arrow table"
+    )
+    raise SchemaError(msg)
+
+
+def _parquet_to_arrow(p: Path) -> pa.Table:
+    """A Parquet file as an Arrow table: a run archive, a table fasteval stored, any other."""
+    if not p.exists():
+        msg = f"no such file: {p}"
+        raise InputFormatError(msg)
+    if archive.archive_info(p) is not None:
+        # fasteval's own archive: pyarrow reads it straight into the types the
+        # readers use (ids dictionary-encoded, doc ids large_string): no cast
+        try:
+            return archive.read_archive(p)
+        except (OSError, pa.ArrowException) as e:
+            msg = f"{p}: not a readable Parquet file ({str(e).splitlines()[0]})"
+            raise InputFormatError(msg) from None
+    if stored.is_ours(p):
+        # a table fasteval wrote (a fused run, a result table): its checksums and
+        # digest are verified, which polars' reader does not do
+        return stored.read_table(p)
+    try:
+        # polars reads Parquet faster than pyarrow.parquet here (0.4 vs 1.0 s for a
+        # 5M-row archive in a fresh process) and hands over large_string columns
+        df = pl.read_parquet(p)
+    except (pl.exceptions.PolarsError, OSError) as e:
+        msg = f"{p}: not a readable Parquet file ({str(e).splitlines()[0]})"
+        raise InputFormatError(msg) from None
+    return df.to_arrow(compat_level=pl.CompatLevel.oldest())
+
+
+def require_columns(table: pa.Table, name: str, cols: dict[str, str]) -> None:
+    """Every column of ``cols`` (name -> its type, for the message) must be in ``table``.
+
+    Raises
+    ------
+    SchemaError
+        Naming the missing columns, the expected ones and those found.
+    """
+    missing = [c for c in cols if c not in table.column_names]
+    if missing:
+        msg = (
+            f"{name}: missing column(s) {', '.join(missing)}; expected "
+            + ", ".join(f"{c}: {t}" for c, t in cols.items())
+            + f"; found {', '.join(table.column_names)}"
+        )
+        raise SchemaError(msg)
+
+
+def no_nulls(table: pa.Table, name: str, cols: list[str]) -> None:
+    """Columns ``cols`` of ``table`` must hold no null.
+
+    Raises
+    ------
+    InputFormatError
+        Naming the first null's row (from 1) and column.
+    """
+    for c in cols:
+        col = table.column(c)
+        if col.null_count:
+            row = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
+            msg = f"{name}, row {row + 1}: column {c!r} is null"
+            raise InputFormatError(msg)
+
+
+def _binary_as_text(col: pa.Array | pa.ChunkedArray, name: str, c: str) -> pa.Array:
+    """A binary id column as text: every value must be UTF-8 (else the row is named)."""
+    try:
+        return pc.cast(col, pa.large_string())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    # error path only: find the first value that is not UTF-8
+    for i, v in enumerate(col.to_pylist()):
+        if v is None:
+            continue
+        try:
+            v.decode("utf-8")
+        except UnicodeDecodeError as e:
+            msg = (
+                f"{name}, row {i + 1}: column {c!r} is not valid UTF-8 (byte {e.start} of "
+                f"{v[:60]!r}); ids must be UTF-8 text"
+            )
+            raise InputFormatError(msg) from None
+    msg = f"{name}: column {c!r} cannot be read as text"
+    raise SchemaError(msg)
+
+
+def str_column(table: pa.Table, name: str, c: str) -> StrColumn:
+    """Column ``c`` of ``table`` as text (an id column).
+
+    Strings are taken as they are, dictionary-encoded strings as slices of
+    their dictionary, binary as UTF-8 text and integers as their decimal text.
+
+    Raises
+    ------
+    InputFormatError
+        For binary that is not UTF-8 (the row named).
+    SchemaError
+        For a column of any other type.
+    """
+    col = table.column(c)
+    if pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type):
+        col = _binary_as_text(col, name, c)
+    elif pa.types.is_binary_view(col.type):
+        col = _binary_as_text(pc.cast(col, pa.large_binary()), name, c)
+    if not (
+        pa.types.is_string(col.type)
+        or pa.types.is_large_string(col.type)
+        or pa.types.is_string_view(col.type)
+        or pa.types.is_dictionary(col.type)
+    ):
+        if pa.types.is_integer(col.type):
+            col = pc.cast(col, pa.large_string())
+        else:
+            msg = f"{name}: column {c!r} must hold strings, found {col.type}"
+            raise SchemaError(msg)
+    if pa.types.is_dictionary(col.type):
+        return _dictionary_str_col(col)
+    return StrColumn.from_arrow(col)
+
+
+def one_dictionary(col: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray | None:
+    """A dictionary-encoded string column as one array over one dictionary of distinct
+    strings (``None`` if its values are not strings or repeat: the caller decodes).
+
+    Parameters
+    ----------
+    col
+        A column of a dictionary type (an archive's run and query ids).
+    """
+    if isinstance(col, pa.ChunkedArray):
+        if col.num_chunks == 0:
+            return None
+        col = col.unify_dictionaries().combine_chunks() if col.num_chunks > 1 else col.chunk(0)
+    d = col.dictionary
+    if not (pa.types.is_string(d.type) or pa.types.is_large_string(d.type)):
+        return None
+    if d.null_count or pc.count_distinct(d).as_py() != len(d):
+        return None
+    return col
+
+
+def _dictionary_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
+    """A dictionary-encoded string column as slices of its dictionary (nothing decoded).
+
+    Each row's ``[start, end)`` points into the dictionary's bytes: a query id
+    column of an archive costs two integer gathers, not a copy of every string.
+    """
+    arr = one_dictionary(col)
+    if arr is None:
+        return StrColumn.from_arrow(pc.cast(col, pa.large_string()))
+    words = StrColumn.from_arrow(arr.dictionary)
+    idx = numeric_numpy(arr.indices, null=0)
+    return StrColumn(words.buf, words.starts[idx], words.ends[idx])
+
+
+def table_source(name: str) -> Source:
+    """Where a table's rows come from: ``name, row i + 1`` (nothing stored per row)."""
+    return Source([name], None, None, [True])
