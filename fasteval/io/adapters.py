@@ -212,14 +212,23 @@ def _numbers(vals: list[Any], value: str, where: Any) -> np.ndarray:
     # the slow way, only for the unusual: the first bad value named, others converted
     out = np.empty(len(vals), np.float64)
     for i, v in enumerate(vals):
-        try:
-            if v is None or isinstance(v, (str, bytes)):
-                raise TypeError
-            out[i] = float(v)
-        except (TypeError, ValueError):
+        number = _as_float(v)
+        if number is None:
             msg = f"{where(i)}: {value} is not a number: {v!r}"
-            raise InputFormatError(msg) from None
+            raise InputFormatError(msg)
+        out[i] = number
     return out
+
+
+def _as_float(v: Any) -> float | None:
+    """``float(v)`` for a number (``Decimal``, numpy scalars, ...); ``None`` for ``None``,
+    text, and what ``float()`` refuses."""
+    if v is None or isinstance(v, (str, bytes)):
+        return None
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
 
 
 def _typed(cols: dict[str, list[Any]], what: str, name: str) -> pa.Table:

@@ -55,7 +55,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fasteval.columns import RunColumns, dict_encode
-from fasteval.errors import InputFormatError
+from fasteval.errors import FastevalError, InputFormatError
 from fasteval.io import stored, trec
 from fasteval.io.writers import ParquetOut, output
 
@@ -334,7 +334,7 @@ class ArchiveWriter:
         """Append one batch of whole runs (sorted, cut into row groups at group ends)."""
         if self._writer is None:
             msg = "ArchiveWriter.write outside its with block"
-            raise RuntimeError(msg)
+            raise FastevalError(msg)
         if len(cols) == 0:
             return
         self._check_new_runs(cols)
