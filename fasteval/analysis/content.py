@@ -20,7 +20,6 @@ collection are skipped (they do not use up the depth) and counted.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +34,6 @@ from fasteval.engine import Prepared, QrelsLike, RunsLike, prepare
 from fasteval.engine.encode import Encoded
 from fasteval.engine.table import long_table
 from fasteval.errors import DataMismatchError, ParameterError
-from fasteval.io import writers
 from fasteval.io.collection import Collection, read_collection
 from fasteval.io.diversity import load_diversity_qrels
 from fasteval.io.tables import load_qrels
@@ -1275,15 +1273,3 @@ def select_judgments(
         }
     )
     return out, summary
-
-
-def write_qrels(df: pl.DataFrame, path: str | os.PathLike[str]) -> None:
-    """Write qrels as TREC text: ``qid 0 docno rel`` (or ``qid subtopic docno rel``)."""
-    second = (
-        df["subtopic"].cast(pl.String) if "subtopic" in df.columns else pl.Series(["0"] * len(df))
-    )
-    lines = pl.DataFrame(
-        {"q": df["query_id"], "s": second, "d": df["doc_id"], "r": df["relevance"].cast(pl.String)}
-    ).select(pl.concat_str(["q", "s", "d", "r"], separator=" ").alias("line"))
-    text = "\n".join(lines["line"].to_list())
-    writers.write_text(text + ("\n" if text else ""), path)

@@ -106,13 +106,14 @@ def complete_qrels_cmd(
 ) -> None:
     """Add content-predicted labels for unjudged pooled documents; write ordinary qrels."""
     from fasteval.analysis import content as ac
+    from fasteval.io.qrels_writer import write_qrels
 
     data = ac.prepare_content(
         qrels, list(runs), collection, diversity=diversity, relevance_level=level
     )
     comp = ac.complete(data, depth=depth)
     df = ac.completed_qrels(data, comp)
-    ac.write_qrels(df, output)
+    write_qrels(df, output)
     click.echo(
         f"{comp.pred_doc.shape[0]} predicted relevant of {comp.n_candidates} unjudged "
         f"candidates (depth {depth}); wrote {df.height} judgments to {output}",
@@ -155,6 +156,7 @@ def select_judgments_cmd(
 ) -> None:
     """Representative judgments: the depth-k pool, then documents chosen by content."""
     from fasteval.analysis import content as ac
+    from fasteval.io.qrels_writer import write_qrels
 
     used, summary = ac.select_judgments(
         qrels,
@@ -165,7 +167,7 @@ def select_judgments_cmd(
         diversity=diversity,
         relevance_level=level,
     )
-    ac.write_qrels(used, output)
+    write_qrels(used, output)
     judged = int(summary["judged"].sum())
     pool = int(summary["pool20"].sum())
     by_content = int(summary["by_content"].sum())
