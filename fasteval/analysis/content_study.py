@@ -482,8 +482,8 @@ def _warm(ctx: ContentContext) -> None:
     data = ctx.data
     ac.ensure_depth(data, max([ctx.depth, *(m.k for m in ctx.content)]))
     for m in ctx.content:
-        ac._group_blocks(data, data.enc, m.k)
-    ac._pool_models(data, ctx.depth)
+        ac.group_blocks(data, data.enc, m.k)
+    ac.pool_models(data, ctx.depth)
 
 
 def _unit_rows(ctx: ContentContext, s: st.Setting, rep: int, seed: int) -> list[dict[str, Any]]:
