@@ -51,8 +51,43 @@ def select(data: ContentData, *, depth: int = 3, max_depth: int = 20) -> Selecti
     if not 1 <= depth <= max_depth:
         msg = f"need 1 <= depth <= max_depth, got depth={depth}, max_depth={max_depth}"
         raise ParameterError(msg)
+    n_q = data.enc.qr_off.shape[0] - 1
+    pq, pd, pr, pj = _candidate_pool(data, max_depth)
+    rel_sub, known = _relevant_subtopics(data)
+    pool20 = np.bincount(pq, minlength=n_q)
+    q_off = np.searchsorted(pq, np.arange(n_q + 1))
+    dist = _PoolDistances(data, pd)
+    out_q: list[int] = []
+    out_i: list[int] = []
+    out_s: list[int] = []
+    for q in range(n_q):
+        a, b = int(q_off[q]), int(q_off[q + 1])
+        if a == b:
+            continue
+        want = known.get(q, set())
+        for i, step in _judge_query(dist, a, b, pr[a:b], pj[a:b], depth, rel_sub, want):
+            out_q.append(q)
+            out_i.append(a + i)
+            out_s.append(step)
+    at = np.array(out_i, np.int64)
+    return Selection(
+        np.array(out_q, np.int64),
+        pd[at].astype(np.int32),
+        pj[at].astype(np.int64),
+        np.array(out_s, np.int64),
+        pool20,
+    )
+
+
+def _candidate_pool(
+    data: ContentData, max_depth: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The depth-``max_depth`` pool: per (query, document in the collection) its best rank.
+
+    Returns the pairs sorted by query, then collection row: query, document,
+    best rank and judgment index (``-1``: not in the qrels).
+    """
     enc = data.enc
-    n_q = enc.qr_off.shape[0] - 1
     ensure_depth(data, max_depth)
     pos, rank, _ = position_ranks(enc)
     gq = np.repeat(enc.group_q.astype(np.int64), enc.ends - enc.starts)
@@ -71,8 +106,11 @@ def select(data: ContentData, *, depth: int = 3, max_depth: int = 20) -> Selecti
         j_all[order],
     )
     first = np.concatenate([[True], key[1:] != key[:-1]]) if key.size else np.zeros(0, bool)
-    pq, pd, pr, pj = q_all[first], d_all[first], r_all[first], j_all[first]
-    # subtopic relevance of each judgment
+    return q_all[first], d_all[first], r_all[first], j_all[first]
+
+
+def _relevant_subtopics(data: ContentData) -> tuple[dict[int, set[int]], dict[int, set[int]]]:
+    """Per judgment the subtopics it is relevant to; per query the subtopics known relevant."""
     rel_sub: dict[int, set[int]] = {}
     for j, s, g in zip(
         data.sub_j.tolist(), data.sub_s.tolist(), data.sub_rel.tolist(), strict=True
@@ -82,54 +120,65 @@ def select(data: ContentData, *, depth: int = 3, max_depth: int = 20) -> Selecti
     known: dict[int, set[int]] = {}
     for j, subs in rel_sub.items():
         known.setdefault(int(data.jquery[j]), set()).update(subs)
-    out_q: list[int] = []
-    out_d: list[int] = []
-    out_j: list[int] = []
-    out_s: list[int] = []
-    pool20 = np.bincount(pq, minlength=n_q)
-    q_off = np.searchsorted(pq, np.arange(n_q + 1))
-    doc_models: tuple[Models, ResultModels] | None = None  # built when first needed
-    for q in range(n_q):
-        a, b = int(q_off[q]), int(q_off[q + 1])
-        if a == b:
-            continue
-        docs, ranks, js = pd[a:b], pr[a:b], pj[a:b]
-        judged = ranks <= depth
-        found: set[int] = set()
-        for i in np.flatnonzero(judged).tolist():
-            out_q.append(q)
-            out_d.append(int(docs[i]))
-            out_j.append(int(js[i]))
-            out_s.append(0)
-            found |= rel_sub.get(int(js[i]), set())
-        want = known.get(q, set())
-        step = 0
-        cols: dict[int, np.ndarray] = {}  # JS of every pool document to pool document r
-        while not want <= found and not judged.all():
-            is_rel = np.array([bool(rel_sub.get(int(j), ())) for j in js]) & judged
-            ref = np.flatnonzero(is_rel if is_rel.any() else judged)
-            for r in ref.tolist():
-                if r not in cols:
-                    if doc_models is None:
-                        doc_models = _single_doc_models(data, pd)
-                    cols[r] = _js_to(data, doc_models, a, b, a + r)
-            mean = np.mean([cols[r] for r in ref.tolist()], axis=0)
-            mean[judged] = np.inf
-            i = int(np.argmin(mean))
-            judged[i] = True
-            step += 1
-            out_q.append(q)
-            out_d.append(int(docs[i]))
-            out_j.append(int(js[i]))
-            out_s.append(step)
-            found |= rel_sub.get(int(js[i]), set())
-    return Selection(
-        np.array(out_q, np.int64),
-        np.array(out_d, np.int32),
-        np.array(out_j, np.int64),
-        np.array(out_s, np.int64),
-        pool20,
-    )
+    return rel_sub, known
+
+
+def _judge_query(
+    dist: _PoolDistances,
+    a: int,
+    b: int,
+    ranks: np.ndarray,
+    js: np.ndarray,
+    depth: int,
+    rel_sub: dict[int, set[int]],
+    want: set[int],
+) -> list[tuple[int, int]]:
+    """The judgments of one query (pool documents ``a..b``) in order: ``(index in a..b, step)``.
+
+    Step 0: the depth-``depth`` pool; then, while a subtopic of ``want`` has no
+    relevant judged document and candidates remain, the candidate with the
+    smallest mean JS divergence to the judged relevant documents (to every
+    judged one while none is relevant), steps 1, 2, ...
+    """
+    judged = ranks <= depth
+    picks = [(i, 0) for i in np.flatnonzero(judged).tolist()]
+    found: set[int] = set()
+    for i, _ in picks:
+        found |= rel_sub.get(int(js[i]), set())
+    step = 0
+    cols: dict[int, np.ndarray] = {}  # JS of every pool document to pool document r
+    while not want <= found and not judged.all():
+        is_rel = np.array([bool(rel_sub.get(int(j), ())) for j in js]) & judged
+        ref = np.flatnonzero(is_rel if is_rel.any() else judged)
+        for r in ref.tolist():
+            if r not in cols:
+                cols[r] = dist.to(a, b, a + r)
+        mean = np.mean([cols[r] for r in ref.tolist()], axis=0)
+        mean[judged] = np.inf
+        i = int(np.argmin(mean))
+        judged[i] = True
+        step += 1
+        picks.append((i, step))
+        found |= rel_sub.get(int(js[i]), set())
+    return picks
+
+
+class _PoolDistances:
+    """JS divergences between pooled documents; their LMs are built when first needed."""
+
+    def __init__(self, data: ContentData, docs: np.ndarray) -> None:
+        self.data = data
+        self.docs = docs
+        self.models: tuple[Models, ResultModels] | None = None
+
+    def to(self, a: int, b: int, r: int) -> np.ndarray:
+        """JS divergence (bits) of each pool document ``a..b`` to pool document ``r``."""
+        if self.models is None:
+            self.models = _single_doc_models(self.data, self.docs)
+        truth, res = self.models
+        units = np.arange(a, b, dtype=np.int64)
+        v = similarity(self.data, truth, units, res, np.full(b - a, r, np.int64), kc.JS, 0.0)
+        return 1.0 - v
 
 
 def _single_doc_models(data: ContentData, docs: np.ndarray) -> tuple[Models, ResultModels]:
@@ -137,15 +186,6 @@ def _single_doc_models(data: ContentData, docs: np.ndarray) -> tuple[Models, Res
     docs = np.ascontiguousarray(docs, np.int32)
     starts = np.arange(docs.shape[0], dtype=np.int64)
     return build_models(data, m_off, docs), result_models(data, starts, starts + 1, docs, 1)
-
-
-def _js_to(
-    data: ContentData, models: tuple[Models, ResultModels], a: int, b: int, r: int
-) -> np.ndarray:
-    """JS divergence (bits) of each pool document ``a..b`` to pool document ``r``."""
-    units = np.arange(a, b, dtype=np.int64)
-    v = similarity(data, models[0], units, models[1], np.full(b - a, r, np.int64), kc.JS, 0.0)
-    return 1.0 - v
 
 
 def select_judgments(
