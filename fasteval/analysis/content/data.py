@@ -118,14 +118,7 @@ def prepare_content(
     """
     coll = read_collection(collection)
     if prepared is None:
-        qdf, has_sub = _read_qrels_frame(qrels, diversity)
-        if has_sub:
-            adhoc = qdf.group_by(["query_id", "doc_id"], maintain_order=True).agg(
-                pl.col("relevance").max()
-            )
-        else:
-            adhoc = qdf.select("query_id", "doc_id", "relevance")
-        prep = prepare(adhoc, runs, compat=compat, on_duplicate=on_duplicate)
+        prep, qdf, has_sub = _prepare_adhoc(qrels, runs, diversity, compat, on_duplicate)
     else:
         prep, has_sub = prepared, False
         qdf = pl.DataFrame()
@@ -133,26 +126,7 @@ def prepare_content(
     # ranked documents are looked up in the collection lazily, as deep as a measure reads
     pos_doc = np.full(enc.rel.shape[0], NOT_LOOKED_UP, np.int32)
     jdoc = np.ascontiguousarray(coll.index_of(prep.qrels.doc.take(enc.qr_rows)), np.int32)
-    n_j = enc.qr_rel.shape[0]
-    if has_sub:
-        # subtopic rows -> judgment index by (query, doc)
-        jq = pl.Series(prep.qrels.qid.take(enc.qr_rows)).cast(pl.String)
-        jd = pl.Series(prep.qrels.doc.take(enc.qr_rows)).cast(pl.String)
-        jt = pl.DataFrame({"query_id": jq, "doc_id": jd, "j": np.arange(n_j, dtype=np.int64)})
-        sub_lab = qdf["subtopic"].cast(pl.String)
-        names = sub_lab.unique(maintain_order=True).to_list()
-        code = {s: i for i, s in enumerate(names)}
-        rows = qdf.with_columns(
-            sub_lab.replace_strict(code, return_dtype=pl.Int32).alias("_s")
-        ).join(jt, on=["query_id", "doc_id"], how="inner")
-        sub_j = rows["j"].to_numpy().astype(np.int64)
-        sub_s = rows["_s"].to_numpy().astype(np.int32)
-        sub_rel = rows["relevance"].to_numpy().astype(np.int32)
-    else:
-        names = ["0"]
-        sub_j = np.arange(n_j, dtype=np.int64)
-        sub_s = np.zeros(n_j, np.int32)
-        sub_rel = enc.qr_rel.astype(np.int32)
+    names, sub_j, sub_s, sub_rel = _subtopic_judgments(prep, qdf if has_sub else None)
     return ContentData(
         prep=prep,
         coll=coll,
@@ -169,6 +143,52 @@ def prepare_content(
         has_subtopics=has_sub,
         looked=np.zeros(enc.starts.shape[0], np.int64),
     )
+
+
+def _prepare_adhoc(
+    qrels: QrelsLike, runs: RunsLike, diversity: bool, compat: int, on_duplicate: str
+) -> tuple[Prepared, pl.DataFrame, bool]:
+    """Qrels and runs prepared in the ad-hoc view, the qrels frame, and whether it has subtopics.
+
+    The ad-hoc grade of a document is its highest grade over the subtopics.
+    """
+    qdf, has_sub = _read_qrels_frame(qrels, diversity)
+    if has_sub:
+        adhoc = qdf.group_by(["query_id", "doc_id"], maintain_order=True).agg(
+            pl.col("relevance").max()
+        )
+    else:
+        adhoc = qdf.select("query_id", "doc_id", "relevance")
+    return prepare(adhoc, runs, compat=compat, on_duplicate=on_duplicate), qdf, has_sub
+
+
+def _subtopic_judgments(
+    prep: Prepared, qdf: pl.DataFrame | None
+) -> tuple[list[Any], np.ndarray, np.ndarray, np.ndarray]:
+    """Subtopic labels, and per subtopic judgment its judgment index, subtopic code and grade.
+
+    ``qdf`` holds the diversity qrels rows; without it (ad-hoc qrels) every
+    judgment is one judgment of subtopic ``"0"`` with its grade.
+    """
+    enc = prep.enc
+    n_j = enc.qr_rel.shape[0]
+    if qdf is None:
+        sub_j = np.arange(n_j, dtype=np.int64)
+        return ["0"], sub_j, np.zeros(n_j, np.int32), enc.qr_rel.astype(np.int32)
+    # subtopic rows -> judgment index by (query, doc)
+    jq = pl.Series(prep.qrels.qid.take(enc.qr_rows)).cast(pl.String)
+    jd = pl.Series(prep.qrels.doc.take(enc.qr_rows)).cast(pl.String)
+    jt = pl.DataFrame({"query_id": jq, "doc_id": jd, "j": np.arange(n_j, dtype=np.int64)})
+    sub_lab = qdf["subtopic"].cast(pl.String)
+    names = sub_lab.unique(maintain_order=True).to_list()
+    code = {s: i for i, s in enumerate(names)}
+    rows = qdf.with_columns(sub_lab.replace_strict(code, return_dtype=pl.Int32).alias("_s")).join(
+        jt, on=["query_id", "doc_id"], how="inner"
+    )
+    sub_j = rows["j"].to_numpy().astype(np.int64)
+    sub_s = rows["_s"].to_numpy().astype(np.int32)
+    sub_rel = rows["relevance"].to_numpy().astype(np.int32)
+    return names, sub_j, sub_s, sub_rel
 
 
 def _lookup(data: ContentData, positions: np.ndarray) -> None:
