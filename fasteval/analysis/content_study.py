@@ -436,46 +436,84 @@ def content_study(  # noqa: PLR0913 (keyword-only options)
         )
         settings = Setting.for_rates(rates, reps, "rate")
         out = Path(out_dir) if out_dir is not None else None
-        if out is not None:
-            fp = {
-                "kind": "content",
-                "seed": seed,
-                "measures": ctx.names,
-                "statistics": list(CURVE_STATISTICS),
-                "data": _data_hash(ctx),
-                "rates": [s.value for s in settings],
-                "reps": reps,
-                "depth": depth,
-            }
-            st.check_out_dir(out, fp)
+        fp: dict[str, Any] = {}
         parts: list[pl.DataFrame] = []
-        todo = []
-        for s in settings:
-            f = st.setting_file(out, s) if out is not None else None
-            if f is not None and f.exists():
-                parts.append(st.read_units(f, fp))
-            else:
-                todo.append(s)
-        with tqdm(
-            total=sum(s.reps for s in todo),
-            unit="variant",
-            desc="content study",
-            disable=not progress,
-        ) as bar:
-            for s, rows in _run_units(ctx, todo, seed, bar.update, concurrent):
-                df = pl.DataFrame(rows, schema=st.UNIT_SCHEMA)
-                if out is not None:
-                    st.write_part(df, st.setting_file(out, s), fp)
-                parts.append(df)
-        full = pl.DataFrame(
-            {
-                "run_id": ctx.data.enc.run_names,
-                "measure": [ctx.label] * len(ctx.data.enc.run_names),
-                "value": ctx.full,
-            },
-            schema={"run_id": pl.String, "measure": pl.String, "value": pl.Float64},
-        )
-        return st.finish_study(settings, parts, full, out)
+        todo = list(settings)
+        if out is not None:
+            fp = _fingerprint(ctx, settings, seed, reps, depth)
+            st.check_out_dir(out, fp)
+            parts, todo = _saved_parts(out, settings, fp)
+        parts += _run_todo(ctx, todo, seed, out, fp, progress=progress, concurrent=concurrent)
+        return st.finish_study(settings, parts, _full_frame(ctx), out)
+
+
+def _fingerprint(
+    ctx: ContentContext, settings: Sequence[Setting], seed: int, reps: int, depth: int
+) -> dict[str, Any]:
+    """What identifies a content study in its output folder (a resumed study must match)."""
+    return {
+        "kind": "content",
+        "seed": seed,
+        "measures": ctx.names,
+        "statistics": list(CURVE_STATISTICS),
+        "data": _data_hash(ctx),
+        "rates": [s.value for s in settings],
+        "reps": reps,
+        "depth": depth,
+    }
+
+
+def _saved_parts(
+    out: Path, settings: Sequence[Setting], fp: dict[str, Any]
+) -> tuple[list[pl.DataFrame], list[Setting]]:
+    """The units of the settings already saved in ``out``, and the settings still to run."""
+    parts: list[pl.DataFrame] = []
+    todo = []
+    for s in settings:
+        f = st.setting_file(out, s)
+        if f.exists():
+            parts.append(st.read_units(f, fp))
+        else:
+            todo.append(s)
+    return parts, todo
+
+
+def _run_todo(
+    ctx: ContentContext,
+    todo: Sequence[Setting],
+    seed: int,
+    out: Path | None,
+    fp: dict[str, Any],
+    *,
+    progress: bool,
+    concurrent: bool,
+) -> list[pl.DataFrame]:
+    """The units of every setting of ``todo``, in order, each saved in ``out`` when given."""
+    parts = []
+    with tqdm(
+        total=sum(s.reps for s in todo),
+        unit="variant",
+        desc="content study",
+        disable=not progress,
+    ) as bar:
+        for s, rows in _run_units(ctx, todo, seed, bar.update, concurrent):
+            df = pl.DataFrame(rows, schema=st.UNIT_SCHEMA)
+            if out is not None:
+                st.write_part(df, st.setting_file(out, s), fp)
+            parts.append(df)
+    return parts
+
+
+def _full_frame(ctx: ContentContext) -> pl.DataFrame:
+    """The full-qrels label scores: ``run_id, measure, value``."""
+    return pl.DataFrame(
+        {
+            "run_id": ctx.data.enc.run_names,
+            "measure": [ctx.label] * len(ctx.data.enc.run_names),
+            "value": ctx.full,
+        },
+        schema={"run_id": pl.String, "measure": pl.String, "value": pl.Float64},
+    )
 
 
 def _warm(ctx: ContentContext) -> None:
