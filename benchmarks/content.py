@@ -42,6 +42,7 @@ sys.path.insert(0, str(REPO))
 from fasteval.analysis import content as ac  # noqa: E402
 from fasteval.analysis.content_study import content_study  # noqa: E402
 from fasteval.io.collection import Collection  # noqa: E402
+from fasteval.io.qrels_writer import write_qrels  # noqa: E402
 
 OUT = REPO / "benchmarks" / "out" / "content"
 FIG = REPO / "benchmarks" / "figures"
@@ -190,7 +191,7 @@ def pooled_qrels(d: Path, depth: int) -> Path:
     both = pl.concat([q.with_columns(pl.col("relevance").cast(pl.Int32)), top]).sort(
         ["query_id", "doc_id"]
     )
-    ac.write_qrels(both, out)
+    write_qrels(both, out)
     return out
 
 

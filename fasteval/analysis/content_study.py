@@ -40,10 +40,10 @@ from tqdm import tqdm
 
 from fasteval import parallel
 from fasteval.analysis import content as ac
-from fasteval.analysis import correlation as corr
 from fasteval.analysis import studies as st
 from fasteval.analysis import study_scorers as ss
 from fasteval.analysis import variants as var
+from fasteval.analysis.studies import STATISTICS, Setting
 from fasteval.engine import QrelsLike, RunsLike, prepare
 from fasteval.engine.encode import Encoded
 from fasteval.errors import MeasureError, ParameterError
@@ -52,7 +52,8 @@ from fasteval.kernels.ranking import UNJUDGED
 from fasteval.measures.content import ContentMeasure, is_content_measure, parse_content_measures
 from fasteval.parallel import gc_paused
 
-STATISTICS = ("tau", "tau_ap")
+# the statistics of each curve (keys of fasteval.analysis.studies.STATISTICS)
+CURVE_STATISTICS = ("tau", "tau_ap")
 
 
 @dataclass
@@ -167,7 +168,7 @@ def completed_variant(
     return masker(kept_real | predicted), int(comp.pred_doc.shape[0])
 
 
-def run_unit(ctx: ContentContext, setting: st.Setting, rep: int, seed: int) -> list[dict[str, Any]]:
+def run_unit(ctx: ContentContext, setting: Setting, rep: int, seed: int) -> list[dict[str, Any]]:
     """Curves a, b and c of one (rate, repetition)."""
     rng = st.unit_rng(seed, "subsample", setting.key, rep)
     if ctx.div is not None:  # the diversity study's masks: over its judged documents
@@ -186,7 +187,7 @@ def run_unit(ctx: ContentContext, setting: st.Setting, rep: int, seed: int) -> l
     rows = []
     n_kept = int(keep.sum())
     for (name, stat), value in zip(
-        ((n, s) for n in ctx.names for s in STATISTICS), values, strict=True
+        ((n, s) for n in ctx.names for s in CURVE_STATISTICS), values, strict=True
     ):
         rows.append(
             {
@@ -203,7 +204,7 @@ def run_unit(ctx: ContentContext, setting: st.Setting, rep: int, seed: int) -> l
 
 
 def _statistics(ctx: ContentContext, keep: np.ndarray) -> tuple[list[float], int]:
-    """Tau and tau_AP of curves a, b, c for one keep-mask (``ctx.names`` x ``STATISTICS``)."""
+    """Tau and tau_AP of curves a, b, c for one keep-mask (``ctx.names`` x CURVE_STATISTICS)."""
     enc = ctx.data.enc
     sc = ac.score_groups(ctx.data, ctx.content, keep, reuse_results=True)
     b = ac.run_means(enc, sc.values)
@@ -217,12 +218,12 @@ def _statistics(ctx: ContentContext, keep: np.ndarray) -> tuple[list[float], int
         enc_c, n_pred = completed_variant(ctx, keep, sc.truth)
         c = ctx.scorer(enc_c)[:, 0]
     cols = [a, *(b[:, i] for i in range(b.shape[1])), c]
-    fns = {"tau": lambda x, y: corr.kendall_tau(x, y, "b"), "tau_ap": st._tau_ap}
     values = []
     for v in cols:
         ok = np.isfinite(ctx.full) & np.isfinite(v)
-        for stat in STATISTICS:
-            values.append(float(fns[stat](ctx.full[ok], v[ok])) if ok.sum() >= 2 else math.nan)
+        for stat in CURVE_STATISTICS:
+            fn = STATISTICS[stat]
+            values.append(float(fn(ctx.full[ok], v[ok])) if ok.sum() >= 2 else math.nan)
     return values, n_pred
 
 
@@ -433,48 +434,86 @@ def content_study(  # noqa: PLR0913 (keyword-only options)
             compat=compat,
             data=data,
         )
-        settings = st._rate_settings(rates, reps, "rate")
+        settings = Setting.for_rates(rates, reps, "rate")
         out = Path(out_dir) if out_dir is not None else None
-        if out is not None:
-            fp = {
-                "kind": "content",
-                "seed": seed,
-                "measures": ctx.names,
-                "statistics": list(STATISTICS),
-                "data": _data_hash(ctx),
-                "rates": [s.value for s in settings],
-                "reps": reps,
-                "depth": depth,
-            }
-            st.check_out_dir(out, fp)
+        fp: dict[str, Any] = {}
         parts: list[pl.DataFrame] = []
-        todo = []
-        for s in settings:
-            f = st.setting_file(out, s) if out is not None else None
-            if f is not None and f.exists():
-                parts.append(st.read_units(f, fp))
-            else:
-                todo.append(s)
-        with tqdm(
-            total=sum(s.reps for s in todo),
-            unit="variant",
-            desc="content study",
-            disable=not progress,
-        ) as bar:
-            for s, rows in _run_units(ctx, todo, seed, bar.update, concurrent):
-                df = pl.DataFrame(rows, schema=st.UNIT_SCHEMA)
-                if out is not None:
-                    st.write_part(df, st.setting_file(out, s), fp)
-                parts.append(df)
-        full = pl.DataFrame(
-            {
-                "run_id": ctx.data.enc.run_names,
-                "measure": [ctx.label] * len(ctx.data.enc.run_names),
-                "value": ctx.full,
-            },
-            schema={"run_id": pl.String, "measure": pl.String, "value": pl.Float64},
-        )
-        return st.finish_study(settings, parts, full, out)
+        todo = list(settings)
+        if out is not None:
+            fp = _fingerprint(ctx, settings, seed, reps, depth)
+            st.check_out_dir(out, fp)
+            parts, todo = _saved_parts(out, settings, fp)
+        parts += _run_todo(ctx, todo, seed, out, fp, progress=progress, concurrent=concurrent)
+        return st.finish_study(settings, parts, _full_frame(ctx), out)
+
+
+def _fingerprint(
+    ctx: ContentContext, settings: Sequence[Setting], seed: int, reps: int, depth: int
+) -> dict[str, Any]:
+    """What identifies a content study in its output folder (a resumed study must match)."""
+    return {
+        "kind": "content",
+        "seed": seed,
+        "measures": ctx.names,
+        "statistics": list(CURVE_STATISTICS),
+        "data": _data_hash(ctx),
+        "rates": [s.value for s in settings],
+        "reps": reps,
+        "depth": depth,
+    }
+
+
+def _saved_parts(
+    out: Path, settings: Sequence[Setting], fp: dict[str, Any]
+) -> tuple[list[pl.DataFrame], list[Setting]]:
+    """The units of the settings already saved in ``out``, and the settings still to run."""
+    parts: list[pl.DataFrame] = []
+    todo = []
+    for s in settings:
+        f = st.setting_file(out, s)
+        if f.exists():
+            parts.append(st.read_units(f, fp))
+        else:
+            todo.append(s)
+    return parts, todo
+
+
+def _run_todo(
+    ctx: ContentContext,
+    todo: Sequence[Setting],
+    seed: int,
+    out: Path | None,
+    fp: dict[str, Any],
+    *,
+    progress: bool,
+    concurrent: bool,
+) -> list[pl.DataFrame]:
+    """The units of every setting of ``todo``, in order, each saved in ``out`` when given."""
+    parts = []
+    with tqdm(
+        total=sum(s.reps for s in todo),
+        unit="variant",
+        desc="content study",
+        disable=not progress,
+    ) as bar:
+        for s, rows in _run_units(ctx, todo, seed, bar.update, concurrent):
+            df = pl.DataFrame(rows, schema=st.UNIT_SCHEMA)
+            if out is not None:
+                st.write_part(df, st.setting_file(out, s), fp)
+            parts.append(df)
+    return parts
+
+
+def _full_frame(ctx: ContentContext) -> pl.DataFrame:
+    """The full-qrels label scores: ``run_id, measure, value``."""
+    return pl.DataFrame(
+        {
+            "run_id": ctx.data.enc.run_names,
+            "measure": [ctx.label] * len(ctx.data.enc.run_names),
+            "value": ctx.full,
+        },
+        schema={"run_id": pl.String, "measure": pl.String, "value": pl.Float64},
+    )
 
 
 def _warm(ctx: ContentContext) -> None:
@@ -482,18 +521,18 @@ def _warm(ctx: ContentContext) -> None:
     data = ctx.data
     ac.ensure_depth(data, max([ctx.depth, *(m.k for m in ctx.content)]))
     for m in ctx.content:
-        ac._group_blocks(data, data.enc, m.k)
-    ac._pool_models(data, ctx.depth)
+        ac.group_blocks(data, data.enc, m.k)
+    ac.pool_models(data, ctx.depth)
 
 
-def _unit_rows(ctx: ContentContext, s: st.Setting, rep: int, seed: int) -> list[dict[str, Any]]:
+def _unit_rows(ctx: ContentContext, s: Setting, rep: int, seed: int) -> list[dict[str, Any]]:
     with parallel.kernel_threads(1):
         return run_unit(ctx, s, rep, seed)
 
 
 def _run_units(
     ctx: ContentContext,
-    todo: Sequence[st.Setting],
+    todo: Sequence[Setting],
     seed: int,
     tick: Any,
     concurrent: bool = True,

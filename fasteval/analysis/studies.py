@@ -81,7 +81,8 @@ def _tau_ap(a: np.ndarray, b: np.ndarray) -> float:
     return float(2.0 * (correct / np.arange(1, n)).sum() / (n - 1) - 1.0)
 
 
-STATISTICS = tuple(_stat_functions())
+# the statistics of a study unit by name: function(full, reduced) -> float
+STATISTICS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = _stat_functions()
 
 
 @dataclass
@@ -93,6 +94,11 @@ class Setting:
     key: int  # stable integer for seeding
     value: Any  # rate (float), depth (int), share of runs (float) or group name (str)
     reps: int
+
+    @classmethod
+    def for_rates(cls, rates: Sequence[float], reps: int, what: str) -> list[Setting]:
+        """One setting per rate in (0, 1], ``reps`` repetitions each (``what`` names them)."""
+        return _rate_settings(rates, reps, what)
 
 
 @dataclass
@@ -110,7 +116,7 @@ class Context:
     group_names: list[str] = field(default_factory=list)
     pool_rank: np.ndarray | None = None
     pairs: tuple[np.ndarray, np.ndarray] | None = None
-    statistics: tuple[str, ...] = STATISTICS
+    statistics: tuple[str, ...] = tuple(STATISTICS)
     higher_is_better: list[bool] | None = None  # per name (default: all)
     masker: var.Masker | None = None  # built by _context (or on first use)
     # the masker's buffers are reused: units of one context take turns (threads

@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,6 +23,9 @@ from fasteval.commands._common import (
     study_kept,
 )
 from fasteval.errors import ParameterError
+
+if TYPE_CHECKING:
+    import polars as pl
 
 collection_option = click.option(
     "--collection",
@@ -106,13 +109,14 @@ def complete_qrels_cmd(
 ) -> None:
     """Add content-predicted labels for unjudged pooled documents; write ordinary qrels."""
     from fasteval.analysis import content as ac
+    from fasteval.io.qrels_writer import write_qrels
 
     data = ac.prepare_content(
         qrels, list(runs), collection, diversity=diversity, relevance_level=level
     )
     comp = ac.complete(data, depth=depth)
     df = ac.completed_qrels(data, comp)
-    ac.write_qrels(df, output)
+    write_qrels(df, output)
     click.echo(
         f"{comp.pred_doc.shape[0]} predicted relevant of {comp.n_candidates} unjudged "
         f"candidates (depth {depth}); wrote {df.height} judgments to {output}",
@@ -155,6 +159,7 @@ def select_judgments_cmd(
 ) -> None:
     """Representative judgments: the depth-k pool, then documents chosen by content."""
     from fasteval.analysis import content as ac
+    from fasteval.io.qrels_writer import write_qrels
 
     used, summary = ac.select_judgments(
         qrels,
@@ -165,7 +170,7 @@ def select_judgments_cmd(
         diversity=diversity,
         relevance_level=level,
     )
-    ac.write_qrels(used, output)
+    write_qrels(used, output)
     judged = int(summary["judged"].sum())
     pool = int(summary["pool20"].sum())
     by_content = int(summary["by_content"].sum())
@@ -199,22 +204,11 @@ def content_eval(
     """
     from fasteval.engine.options import EvalOptions
     from fasteval.evaluator import evaluate_with_collection
-    from fasteval.io.writers import emit, require_path, write_parquet
     from fasteval.io.zscores import as_zscores
     from fasteval.measures.catalog import split
 
     opts = dict(label_options or {})
-    # the content measures read runs and qrels the plain way: refuse what would make
-    # the label rows name other runs (or read other judgments) than the content rows
-    differ = {
-        "run_id_from": ("tag", "--run-id filename"),
-        "lenient": (False, "--lenient"),
-        "rel_format": ("qrels", "-R qrels_jg"),
-    }
-    for key, (plain, flag) in differ.items():
-        if opts.get(key, plain) != plain:
-            msg = f"{flag} is not supported with --collection (content measures)"
-            raise ParameterError(msg)
+    _refuse_other_inputs(opts)
     groups = split(measures or ["LMJS@20"])
     content = groups.pop("content", [])
     df, report = evaluate_with_collection(
@@ -236,6 +230,31 @@ def content_eval(
     )
     for line in report.lines():
         click.echo(f"fasteval: note: {line}", err=True)
+    _write_table(df, fmt, output)
+
+
+def _refuse_other_inputs(opts: dict[str, Any]) -> None:
+    """Refuse ``eval`` options that would make the label rows read other inputs.
+
+    The content measures read runs and qrels the plain way: an option that
+    would make the label rows name other runs (or read other judgments) than
+    the content rows is an error.
+    """
+    differ = {
+        "run_id_from": ("tag", "--run-id filename"),
+        "lenient": (False, "--lenient"),
+        "rel_format": ("qrels", "-R qrels_jg"),
+    }
+    for key, (plain, flag) in differ.items():
+        if opts.get(key, plain) != plain:
+            msg = f"{flag} is not supported with --collection (content measures)"
+            raise ParameterError(msg)
+
+
+def _write_table(df: pl.DataFrame, fmt: str, output: str | None) -> None:
+    """Write or print the result table in ``eval``'s format ``fmt`` (parquet, csv, json, text)."""
+    from fasteval.io.writers import emit, require_path, write_parquet
+
     if fmt == "parquet":
         write_parquet(df, require_path(fmt, output))
         return

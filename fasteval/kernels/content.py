@@ -291,10 +291,9 @@ def score_lists(
     ``units`` (:class:`Units`), ``opts`` (:class:`Scoring`), ``docs``
     (:class:`Docs`), ``truth`` (:class:`LMs`), ``walks`` (:class:`Walks`).
     """
-    starts, ends, lst = lists
     group_unit0, group_units = units
     k, kind, lam = opts
-    doc_off, terms, counts, doc_len, coll_p = docs
+    coll_p = docs.coll_p
     u_off, u_n, u_term, u_p, u_plogp = truth
     out_kept, out_skipped = walks
     n_terms = coll_p.shape[0]
@@ -305,28 +304,7 @@ def score_lists(
     cur = -1
     for i in range(lo, hi):
         g = order[i]
-        # theta_k, unnormalised, in acc
-        kept = 0
-        skipped = 0
-        wsum = 0.0
-        nt = 0
-        for j in range(starts[g], ends[g]):
-            if kept == k:
-                break
-            d = lst[j]
-            if d < 0 or doc_len[d] == 0:
-                skipped += 1
-                continue
-            kept += 1
-            w = 1.0 / math.log2(kept + 1.0)
-            a = w / doc_len[d]
-            for e in range(doc_off[d], doc_off[d + 1]):
-                t = terms[e]
-                if acc[t] == 0.0:
-                    touched[nt] = t
-                    nt += 1
-                acc[t] += a * counts[e]
-            wsum += w
+        kept, skipped, wsum, nt = _walk_list(g, lists, k, docs, acc, touched)
         out_kept[g] = kept
         out_skipped[g] = skipped
         nu = group_units[g]
@@ -341,54 +319,111 @@ def score_lists(
             elif nt == 0:
                 out_value[g] = 0.0
             else:
-                s = 0.0
-                p_in = 0.0
-                for e in range(nt):
-                    t = touched[e]
-                    p = p_dense[t]
-                    q = acc[t] / wsum
-                    if p > 0.0:
-                        m = 0.5 * (p + q)
-                        s += pl_dense[t] + q * math.log2(q) - 2.0 * m * math.log2(m)
-                        p_in += p
-                    else:
-                        s += q
-                out_value[g] = 1.0 - 0.5 * (s + (1.0 - p_in))
+                out_value[g] = _js_scattered(touched, nt, acc, wsum, p_dense, pl_dense)
         else:
-            total = 0.0
-            for u in range(u0, u0 + nu):
-                a_ = u_off[u]
-                b_ = a_ + u_n[u]
-                if b_ == a_:
-                    total += np.nan
-                elif kind == JS:
-                    if nt == 0:
-                        continue  # 0
-                    # walk the ground truth's terms against the dense result model
-                    s = 0.0
-                    q_in = 0.0
-                    for e in range(a_, b_):
-                        t = u_term[e]
-                        p = u_p[e]
-                        if acc[t] > 0.0:
-                            q = acc[t] / wsum
-                            m = 0.5 * (p + q)
-                            s += u_plogp[e] + q * math.log2(q) - 2.0 * m * math.log2(m)
-                            q_in += q
-                        else:
-                            s += p
-                    total += 1.0 - 0.5 * (s + (1.0 - q_in))
-                else:
-                    kl = 0.0
-                    for e in range(a_, b_):
-                        t = u_term[e]
-                        qq = acc[t] / wsum if nt > 0 else 0.0
-                        mix = (1.0 - lam) * qq + lam * coll_p[t]
-                        if mix <= 0.0:
-                            kl = np.inf
-                            break
-                        kl += u_p[e] * math.log(u_p[e] / mix)
-                    total += math.exp(-kl)
-            out_value[g] = total / nu
+            out_value[g] = _mean_over_units(u0, nu, kind, lam, truth, acc, wsum, nt, coll_p)
         for e in range(nt):
             acc[touched[e]] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def _walk_list(g, lists, k, docs, acc, touched):  # pragma: no cover - numba
+    """theta_k of list ``g``, unnormalised, into ``acc`` (its terms listed in ``touched``).
+
+    Skips documents missing (``-1``) or without tokens, keeps the first ``k``
+    others with weights ``1/log2(i+1)``. Returns ``(kept, skipped, wsum, nt)``:
+    the counts, the sum of the weights (theta_k = acc / wsum) and the number
+    of terms touched.
+    """
+    starts, ends, lst = lists
+    doc_off, terms, counts, doc_len, _ = docs
+    kept = 0
+    skipped = 0
+    wsum = 0.0
+    nt = 0
+    for j in range(starts[g], ends[g]):
+        if kept == k:
+            break
+        d = lst[j]
+        if d < 0 or doc_len[d] == 0:
+            skipped += 1
+            continue
+        kept += 1
+        w = 1.0 / math.log2(kept + 1.0)
+        a = w / doc_len[d]
+        for e in range(doc_off[d], doc_off[d + 1]):
+            t = terms[e]
+            if acc[t] == 0.0:
+                touched[nt] = t
+                nt += 1
+            acc[t] += a * counts[e]
+        wsum += w
+    return kept, skipped, wsum, nt
+
+
+@njit(cache=True, nogil=True)
+def _js_scattered(touched, nt, acc, wsum, p_dense, pl_dense):  # pragma: no cover - numba
+    """``1 - JS`` (bits) of the result model in ``acc`` to the scattered ground truth.
+
+    Walks the result's ``nt`` terms against ``p_dense`` (p) and ``pl_dense``
+    (p log2 p), as :func:`similarity` does (same values).
+    """
+    s = 0.0
+    p_in = 0.0
+    for e in range(nt):
+        t = touched[e]
+        p = p_dense[t]
+        q = acc[t] / wsum
+        if p > 0.0:
+            m = 0.5 * (p + q)
+            s += pl_dense[t] + q * math.log2(q) - 2.0 * m * math.log2(m)
+            p_in += p
+        else:
+            s += q
+    return 1.0 - 0.5 * (s + (1.0 - p_in))
+
+
+@njit(cache=True, nogil=True)
+def _mean_over_units(u0, nu, kind, lam, truth, acc, wsum, nt, coll_p):  # pragma: no cover
+    """Mean over units ``u0 .. u0 + nu`` of the result model in ``acc`` scored against each.
+
+    Walks each unit's terms against the dense result model: ``1 - JS`` in
+    bits (0 for an empty result) or ``exp(-KL)`` in nats against the result
+    smoothed by ``lam`` theta_C; an empty unit makes the mean NaN.
+    """
+    u_off, u_n, u_term, u_p, u_plogp = truth
+    total = 0.0
+    for u in range(u0, u0 + nu):
+        a_ = u_off[u]
+        b_ = a_ + u_n[u]
+        if b_ == a_:
+            total += np.nan
+        elif kind == JS:
+            if nt == 0:
+                continue  # 0
+            # walk the ground truth's terms against the dense result model
+            s = 0.0
+            q_in = 0.0
+            for e in range(a_, b_):
+                t = u_term[e]
+                p = u_p[e]
+                if acc[t] > 0.0:
+                    q = acc[t] / wsum
+                    m = 0.5 * (p + q)
+                    s += u_plogp[e] + q * math.log2(q) - 2.0 * m * math.log2(m)
+                    q_in += q
+                else:
+                    s += p
+            total += 1.0 - 0.5 * (s + (1.0 - q_in))
+        else:
+            kl = 0.0
+            for e in range(a_, b_):
+                t = u_term[e]
+                qq = acc[t] / wsum if nt > 0 else 0.0
+                mix = (1.0 - lam) * qq + lam * coll_p[t]
+                if mix <= 0.0:
+                    kl = np.inf
+                    break
+                kl += u_p[e] * math.log(u_p[e] / mix)
+            total += math.exp(-kl)
+    return total / nu

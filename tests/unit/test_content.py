@@ -25,6 +25,7 @@ from fasteval.io.collection import (
     read_collection,
     write_collection,
 )
+from fasteval.io.qrels_writer import write_qrels
 from fasteval.measures.content import ContentMeasure, parse_content_measure
 from tests.conftest import shared_path
 from tests.reference import content_naive as ref
@@ -349,7 +350,7 @@ def test_selection_equals_reference(seed: int) -> None:
 def test_complete_and_select_write_qrels(tmp_path: Path) -> None:
     coll, _, qdf, rdf = _world(2)
     cq = ac.complete_qrels(qdf, rdf, coll, depth=10)
-    ac.write_qrels(cq, tmp_path / "c.qrels")
+    write_qrels(cq, tmp_path / "c.qrels")
     back = pl.read_csv(
         tmp_path / "c.qrels", separator=" ", has_header=False, new_columns=["q", "i", "d", "r"]
     )
@@ -552,7 +553,7 @@ def test_content_measures_without_a_collection_are_a_clear_error() -> None:
 def _write_world(tmp_path: Path, seed: int = 2) -> tuple[str, str, str]:
     coll, _, qdf, rdf = _world(seed, n_docs=60, n_q=5, n_runs=4)
     write_collection(coll, tmp_path / "coll.parquet")
-    ac.write_qrels(qdf, tmp_path / "qrels.txt")
+    write_qrels(qdf, tmp_path / "qrels.txt")
     (tmp_path / "runs").mkdir()
     for (run,), block in rdf.group_by("run_id"):
         with open(tmp_path / "runs" / f"{run}.txt", "w") as f:
