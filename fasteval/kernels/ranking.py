@@ -248,7 +248,7 @@ class Walk(NamedTuple):
     bing: float
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _ranking_of(rel, s, n, opts):  # pragma: no cover - numba
     """A group's relevance values, cut at ``max_depth`` and, with ``judged_only``, judged only."""
     if opts.max_depth >= 0 and n > opts.max_depth:
@@ -264,7 +264,7 @@ def _ranking_of(rel, s, n, opts):  # pragma: no cover - numba
     return rels, n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _walk(rels, n, R, level):  # pragma: no cover - numba
     """The running counts of one ranking (:class:`Walk`)."""
     cum_rel = np.empty(n, np.int64)
@@ -302,7 +302,7 @@ def _walk(rels, n, R, level):  # pragma: no cover - numba
     return Walk(rels, n, R, cum_rel, cum_ap, cum_dcg, relpos, smax, nrr, nonpool, unjudged, bing)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _bpref_infap(rels, n, R, level, num_nonrel):  # pragma: no cover - numba
     """trec_eval's bpref and infAP of one ranking."""
     bpref = 0.0
@@ -340,305 +340,6 @@ def _bpref_infap(rels, n, R, level, num_nonrel):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _set_value(f, w, params, p0, num_docs):  # pragma: no cover - numba
-    """A family of :data:`_SET` (computed from the retrieved set and its counts)."""
-    n = w.n
-    R = w.R
-    nrr = w.nrr
-    v = 0.0
-    if f == fm.NUM_Q:
-        v = 1.0
-    elif f == fm.NUM_RET:
-        v = n
-    elif f == fm.NUM_REL:
-        v = R
-    elif f == fm.NUM_REL_RET:
-        v = nrr
-    elif f == fm.MAP or f == fm.GM_MAP:
-        if nrr > 0:
-            v = w.cum_ap[n - 1] / R
-    elif f == fm.RPREC:
-        k = min(n, R)
-        if k > 0:
-            v = w.cum_rel[k - 1] / R
-    elif f == fm.SET_P:
-        if n > 0:
-            v = nrr / n
-    elif f == fm.SET_RECALL:
-        if R > 0:
-            v = nrr / R
-    elif f == fm.SET_F:
-        if nrr > 0:
-            beta = params[p0]
-            pp = nrr / n
-            rr = nrr / R
-            v = (beta + 1.0) * pp * rr / (beta * pp + rr)
-    elif f == fm.NUM_NONREL_JUDGED_RET:
-        v = n - w.nonpool - w.unjudged - nrr
-    elif f == fm.UTILITY:
-        v = (
-            params[p0] * nrr
-            + params[p0 + 1] * (n - nrr)
-            + params[p0 + 2] * (R - nrr)
-            + params[p0 + 3] * (num_docs + nrr - n - R)
-        )
-    elif f == fm.BING:
-        if nrr > 0:
-            v = w.bing / R
-    elif f == fm.SET_RELATIVE_P:
-        if n > 0 and R > 0:
-            v = nrr / min(n, R)
-    elif f == fm.SET_MAP and n > 0 and R > 0:
-        v = (nrr * nrr) / (n * R)
-    return v
-
-
-@njit(cache=True, nogil=True)
-def _rank_value(f, w, params, p0, p1, opts, bpref_infap):  # pragma: no cover - numba
-    """A family of :data:`_RANK` (walks the relevant documents' ranks)."""
-    n = w.n
-    R = w.R
-    nrr = w.nrr
-    v = 0.0
-    if f == fm.BPREF or f == fm.GM_BPREF:
-        v = bpref_infap[0]
-    elif f == fm.INFAP:
-        v = bpref_infap[1]
-    elif f == fm.RECIP_RANK:
-        # optional cutoff (ir_measures RR@k)
-        if nrr > 0 and (p1 == p0 or w.relpos[0] < params[p0]):
-            v = 1.0 / (w.relpos[0] + 1.0)
-    elif f == fm.IPREC_AT_RECALL:
-        cut = mp.recall_cutoff(params[p0], R, opts.round_mode)
-        v = mp.iprec(cut, nrr, n, w.smax, w.relpos)
-    elif f == fm.ELEVEN_PT_AVG:
-        acc = 0.0
-        for j in range(p1 - 1, p0 - 1, -1):
-            cut = mp.recall_cutoff(params[j], R, opts.round_mode)
-            acc += mp.iprec(cut, nrr, n, w.smax, w.relpos)
-        v = acc / (p1 - p0)
-    elif f == fm.RPREC_MULT:
-        # trec_eval's cutoff (long)(x * R + 0.9) in both versions
-        k = np.int64(math.floor(params[p0] * R + 0.9))
-        if k > 0:
-            v = (w.cum_rel[min(k, n) - 1] if n > 0 else 0) / k
-    elif f == fm.ACCURACY:
-        v = _accuracy(w.rels, n if p1 == p0 else min(np.int64(params[p0]), n), opts.level)
-    return v
-
-
-@njit(cache=True, nogil=True)
-def _accuracy(rels, k, level):  # pragma: no cover - numba
-    """The fraction of (relevant, non-relevant) pairs in the first ``k`` ranked in order."""
-    nonrel = 0
-    n_rel = 0
-    above = 0
-    for i in range(k):
-        if rels[i] >= level:
-            above += nonrel
-            n_rel += 1
-        else:
-            nonrel += 1
-    if n_rel == 0:
-        return 0.0
-    return 1.0 - above / (nonrel * n_rel) if nonrel > 0 else 1.0
-
-
-@njit(cache=True, nogil=True)
-def _cut_value(f, w, k):  # pragma: no cover - numba
-    """A family of :data:`_CUT` (a count down to rank ``k``)."""
-    n = w.n
-    R = w.R
-    v = 0.0
-    if f == fm.P:
-        v = (w.cum_rel[min(k, n) - 1] if n > 0 else 0) / k
-    elif f == fm.RECALL:
-        if R > 0 and n > 0:
-            v = w.cum_rel[min(k, n) - 1] / R
-    elif f == fm.SUCCESS:
-        if n > 0 and w.cum_rel[min(k, n) - 1] > 0:
-            v = 1.0
-    elif f == fm.MAP_CUT:
-        if R > 0 and n > 0:
-            v = w.cum_ap[min(k, n) - 1] / R
-    elif f == fm.RELATIVE_P:
-        if R > 0 and n > 0:
-            v = w.cum_rel[min(k, n) - 1] / min(k, R)
-    elif f == fm.HITS:
-        if n > 0:
-            v = w.cum_rel[min(k, n) - 1]
-    elif f == fm.UNJ:
-        cnt = 0
-        for i in range(min(k, n)):
-            if w.rels[i] == fm.NONPOOL or w.rels[i] == fm.UNJUDGED:
-                cnt += 1
-        v = cnt / k
-    elif f == fm.JUDGED:
-        kk = min(k, n)
-        if kk > 0:
-            cnt = 0
-            for i in range(kk):
-                if w.rels[i] != fm.NONPOOL:  # negative qrels grades are judged
-                    cnt += 1
-            v = cnt / kk
-    return v
-
-
-@njit(cache=True, nogil=True)
-def _graded_value(f, w, params, p0, ideal, rbp_lut):  # pragma: no cover - numba
-    """A family of :data:`_GRADED` (the grades themselves: the ideal ranking is ``ideal``).
-
-    ``rbp_lut()`` gives rbp's gain table (grade + 2 -> gain), for ``RBP`` only.
-    """
-    rels = w.rels
-    n = w.n
-    npos = ideal.shape[0]
-    k = np.int64(params[p0])
-    v = 0.0
-    if f == fm.ERR:
-        v = mp.err(rels, n, k)
-    elif f == fm.NERR:
-        best = mp.err(ideal, npos, k)
-        if best > 0.0:
-            v = mp.err(rels, n, k) / best
-    elif f == fm.NCG:
-        best = 0.0
-        for i in range(min(k, npos)):
-            best += ideal[i]
-        if best > 0.0:
-            got = 0.0
-            for i in range(min(k, n)):
-                if rels[i] > 0:
-                    got += rels[i]
-            v = got / best
-    elif f == fm.DCG_EXP or f == fm.NDCG_EXP:
-        v = mp.exp_dcg(rels, min(k, n))
-        if f == fm.NDCG_EXP:
-            best = mp.exp_dcg(ideal, min(k, npos))
-            v = v / best if best > 0.0 else 0.0
-    elif f == fm.COMPAT:
-        v = mp.compat(rels, n, ideal, params[p0], params[p0 + 1] != 0.0)
-    elif f >= fm.INST and f <= fm.RBP_BIN:
-        v = mp.cwl(rels, n, f, params[p0], params[p0 + 1], params[p0 + 2], params[p0 + 3])
-    elif f == fm.RBP_RESID:
-        v = _rbp(rels, n, params[p0], ideal, True)
-    elif f == fm.RBP:
-        v = _rbp(rels, n, params[p0], rbp_lut, False)
-    return v
-
-
-@njit(cache=True, nogil=True)
-def _rbp(rels, n, p, lut, resid):  # pragma: no cover - numba
-    """Rank-biased precision with gains ``lut``, or (``resid``) its residual."""
-    cur = 1.0
-    acc = 0.0
-    cnt = 0
-    for i in range(n):
-        if resid:
-            if rels[i] < 0:
-                cnt += 1
-                acc += cur
-        else:
-            gn = mp.gain(lut, rels[i], lut.shape[0])
-            if gn != 0.0:
-                acc += gn * cur
-        cur *= p
-    if resid:
-        return cur + (1.0 - p) * acc if cnt > 0 else 0.0
-    return (1.0 - p) * acc
-
-
-@njit(cache=True, nogil=True)
-def _gain_value(f, sp, w, q, k, stats, gains, gw, gw_done):  # pragma: no cover - numba
-    """A family of :data:`_GAIN` (gains from table ``sp``; the fused gain walk is done once).
-
-    ``k``: the cutoff of ``NDCG_CUT``.
-    """
-    rels = w.rels
-    n = w.n
-    io = stats.ideal_off[q]
-    npos = stats.ideal_off[q + 1] - io
-    v = 0.0
-    if f == fm.NDCG_CUT:
-        if n > 0:
-            v = w.cum_dcg[min(k, n) - 1]
-            if npos > 0:
-                v = v / stats.idcg[io + min(k, npos) - 1]
-        return v
-    if f == fm.NDCG and sp <= 0:
-        if npos > 0 and n > 0:
-            v = w.cum_dcg[n - 1] / stats.idcg[io + npos - 1]
-        return v
-    ig = gains.ideal[gains.spec_off[sp, q] : gains.spec_off[sp, q + 1]]
-    if f == fm.JK_DCG or f == fm.JK_NDCG:
-        lut = gains.lut[sp]
-        v = mp.jk_dcg(rels, n, lut, ig, False)
-        if f == fm.JK_NDCG:
-            best = mp.jk_dcg(rels, n, lut, ig, True)
-            v = v / best if best > 0.0 else 0.0
-    else:  # NDCG with a gain table, G, NDCG_REL, RNDCG, DCG, IDEAL_DCG
-        if not gw_done[sp]:
-            mp.gain_walk(rels, n, gains.lut[sp], ig, gains.top_pos[sp, q], w.R, gw[sp])
-            gw_done[sp] = True
-        v = gw[sp, _WALK_SLOT[f]]
-    return v
-
-
-# how evaluate_groups computes each family: family number -> kind
-_SET, _RANK, _CUT, _GRADED, _GAIN = 0, 1, 2, 3, 4
-_N_FAMILIES = 64
-_KIND = np.full(_N_FAMILIES, -1, np.int64)
-for _f in (fm.NUM_Q, fm.NUM_RET, fm.NUM_REL, fm.NUM_REL_RET, fm.MAP, fm.GM_MAP, fm.RPREC):
-    _KIND[_f] = _SET
-for _f in (fm.SET_P, fm.SET_RECALL, fm.SET_F, fm.NUM_NONREL_JUDGED_RET, fm.UTILITY, fm.BING):
-    _KIND[_f] = _SET
-for _f in (fm.SET_RELATIVE_P, fm.SET_MAP):
-    _KIND[_f] = _SET
-for _f in (fm.BPREF, fm.GM_BPREF, fm.INFAP, fm.RECIP_RANK, fm.IPREC_AT_RECALL, fm.ELEVEN_PT_AVG):
-    _KIND[_f] = _RANK
-for _f in (fm.RPREC_MULT, fm.ACCURACY):
-    _KIND[_f] = _RANK
-for _f in (fm.P, fm.RECALL, fm.SUCCESS, fm.MAP_CUT, fm.RELATIVE_P, fm.HITS, fm.UNJ, fm.JUDGED):
-    _KIND[_f] = _CUT
-for _f in (fm.ERR, fm.NERR, fm.NCG, fm.DCG_EXP, fm.NDCG_EXP, fm.COMPAT, fm.RBP_RESID, fm.RBP):
-    _KIND[_f] = _GRADED
-_KIND[fm.INST : fm.RBP_BIN + 1] = _GRADED
-for _f in (fm.NDCG, fm.NDCG_CUT, fm.JK_DCG, fm.JK_NDCG, fm.G, fm.NDCG_REL, fm.RNDCG, fm.DCG):
-    _KIND[_f] = _GAIN
-_KIND[fm.IDEAL_DCG] = _GAIN
-# the gain walk's output slot of each family it computes
-_WALK_SLOT = np.zeros(_N_FAMILIES, np.int64)
-_WALK_SLOT[fm.NDCG] = mp.GW_NDCG
-_WALK_SLOT[fm.DCG] = mp.GW_DCG
-_WALK_SLOT[fm.IDEAL_DCG] = mp.GW_IDEAL_DCG
-_WALK_SLOT[fm.NDCG_REL] = mp.GW_NDCG_REL
-_WALK_SLOT[fm.RNDCG] = mp.GW_RNDCG
-_WALK_SLOT[fm.G] = mp.GW_G
-
-
-@njit(cache=True, nogil=True)
-def _column(c, w, q, bpref_infap, stats, plan, gains, opts, gw, gw_done):  # pragma: no cover
-    """Measure column ``c`` of one ranking (:class:`Walk` ``w``, query ``q``)."""
-    f = plan.fam[c]
-    p0 = plan.p0[c]
-    kind = _KIND[f]
-    if kind == _SET:
-        return _set_value(f, w, plan.params, p0, opts.num_docs)
-    if kind == _RANK:
-        return _rank_value(f, w, plan.params, p0, plan.p1[c], opts, bpref_infap)
-    k = np.int64(plan.params[p0]) if plan.p1[c] > p0 else np.int64(0)
-    if kind == _CUT:
-        return _cut_value(f, w, k)
-    sp = gains.col_spec[c]
-    if kind == _GAIN:
-        return _gain_value(f, sp, w, q, k, stats, gains, gw, gw_done)
-    io = stats.ideal_off[q]
-    ideal = stats.ideal_g[io : stats.ideal_off[q + 1]]
-    rbp_lut = gains.rbp_lut[sp * (gains.spec_off.shape[1] - 1) + q] if f == fm.RBP else ideal
-    return _graded_value(f, w, plan.params, p0, ideal, rbp_lut)
-
-
-@njit(cache=True, nogil=True)
 def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: no cover - numba
     """Compute every planned measure column for every (run, query) group in one pass.
 
@@ -647,30 +348,263 @@ def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: n
     ``out[g, c]`` receives column ``c`` of group ``g``.
 
     ``rel`` holds, per ranked position of each group, the judged grade or
-    ``NONPOOL`` / ``UNJUDGED`` (see ``rank_groups``). Column ``c`` is family ``fam[c]``
-    with parameters ``params[p0[c]:p1[c]]``. Gain-based columns use gain
-    table ``s = col_spec[c]``: ``lut[s]`` (grade + 2 -> gain), the ideal
-    gains of query ``q`` in ``ideal[spec_off[s, q]:spec_off[s, q + 1]]``,
+    ``NONPOOL`` / ``UNJUDGED`` (see ``rank_groups``). Column ``c`` is family ``col_fam[c]``
+    with parameters ``params[col_p0[c]:col_p1[c]]``. Gain-based columns use gain
+    table ``s = col_spec[c]``: ``gain_lut[s]`` (grade + 2 -> gain), the ideal
+    gains of query ``q`` in ``ideal_gains[spec_off[s, q]:spec_off[s, q + 1]]``,
     ``top_pos[s, q]``; rbp's gains (normalised per query as trec_eval does)
     are ``rbp_lut[s * n_q + q]``.
+
+    One function on purpose: split into a helper per kind of family (and those
+    inlined), the same columns took 15-70 % more time (all_trec on 20 TREC-8
+    runs, one thread: 14 -> 24-33 ms), numba passing the per-ranking state
+    between them instead of keeping it in registers.
     """
-    n_cols = plan.fam.shape[0]
-    n_spec = gains.spec_off.shape[0]
+    starts, ends, group_q, rel = groups
+    num_rel_q, num_nonrel_q, ideal_off, idcg, ideal_g = stats
+    col_fam, col_p0, col_p1, params = plan
+    col_spec, gain_lut, spec_off, ideal_gains, top_pos, rbp_lut = gains
+    level = opts.level
+    round_mode = opts.round_mode
+    num_docs = opts.num_docs
+    n_q = spec_off.shape[1] - 1
+    n_cols = col_fam.shape[0]
+    n_spec = spec_off.shape[0]
     gw = np.zeros((n_spec, mp.GW_SIZE), np.float64)  # fused gain walk per gain table
     gw_done = np.zeros(n_spec, np.bool_)
     need_loop = False
     for c in range(n_cols):
-        f = plan.fam[c]
+        f = col_fam[c]
         if f == fm.BPREF or f == fm.INFAP or f == fm.GM_BPREF:
             need_loop = True
     for g in range(lo, hi):
-        q = groups.q[g]
-        s = groups.start[g]
-        rels, n = _ranking_of(groups.rel, s, groups.end[g] - s, opts)
-        w = _walk(rels, n, stats.num_rel[q], opts.level)
-        bpref_infap = (0.0, 0.0)
+        q = group_q[g]
+        s = starts[g]
+        rels, n = _ranking_of(rel, s, ends[g] - s, opts)
+        R = num_rel_q[q]
+        w = _walk(rels, n, R, level)
+        cum_rel, cum_ap, cum_dcg, relpos, smax = w.cum_rel, w.cum_ap, w.cum_dcg, w.relpos, w.smax
+        nrr, nonpool, unjudged, bing = w.nrr, w.nonpool, w.unjudged, w.bing
+        ap = cum_ap[n - 1] if n > 0 else 0.0
+        bpref = 0.0
+        infap = 0.0
         if need_loop:
-            bpref_infap = _bpref_infap(rels, n, w.R, opts.level, stats.num_nonrel[q])
+            bpref, infap = _bpref_infap(rels, n, R, level, num_nonrel_q[q])
+        io = ideal_off[q]
+        npos = ideal_off[q + 1] - io
         gw_done[:] = False
         for c in range(n_cols):
-            out[g, c] = _column(c, w, q, bpref_infap, stats, plan, gains, opts, gw, gw_done)
+            f = col_fam[c]
+            p0 = col_p0[c]
+            v = 0.0
+            if f == fm.NUM_Q:
+                v = 1.0
+            elif f == fm.NUM_RET:
+                v = n
+            elif f == fm.NUM_REL:
+                v = R
+            elif f == fm.NUM_REL_RET:
+                v = nrr
+            elif f == fm.MAP or f == fm.GM_MAP:
+                if nrr > 0:
+                    v = ap / R
+            elif f == fm.RPREC:
+                k = min(n, R)
+                if k > 0:
+                    v = cum_rel[k - 1] / R
+            elif f == fm.BPREF or f == fm.GM_BPREF:
+                v = bpref
+            elif f == fm.INFAP:
+                v = infap
+            elif f == fm.RECIP_RANK:
+                # optional cutoff (ir_measures RR@k)
+                if nrr > 0 and (col_p1[c] == p0 or relpos[0] < params[p0]):
+                    v = 1.0 / (relpos[0] + 1.0)
+            elif f == fm.IPREC_AT_RECALL:
+                cut = mp.recall_cutoff(params[p0], R, round_mode)
+                v = mp.iprec(cut, nrr, n, smax, relpos)
+            elif f == fm.ELEVEN_PT_AVG:
+                p1 = col_p1[c]
+                acc = 0.0
+                for j in range(p1 - 1, p0 - 1, -1):
+                    cut = mp.recall_cutoff(params[j], R, round_mode)
+                    acc += mp.iprec(cut, nrr, n, smax, relpos)
+                v = acc / (p1 - p0)
+            elif f == fm.P:
+                k = np.int64(params[p0])
+                v = (cum_rel[min(k, n) - 1] if n > 0 else 0) / k
+            elif f == fm.RECALL:
+                k = np.int64(params[p0])
+                if R > 0 and n > 0:
+                    v = cum_rel[min(k, n) - 1] / R
+            elif f == fm.SUCCESS:
+                k = np.int64(params[p0])
+                if n > 0 and cum_rel[min(k, n) - 1] > 0:
+                    v = 1.0
+            elif f == fm.MAP_CUT:
+                k = np.int64(params[p0])
+                if R > 0 and n > 0:
+                    v = cum_ap[min(k, n) - 1] / R
+            elif f == fm.NDCG:
+                sp = col_spec[c]
+                if sp > 0:
+                    if not gw_done[sp]:
+                        ig = ideal_gains[spec_off[sp, q] : spec_off[sp, q + 1]]
+                        mp.gain_walk(rels, n, gain_lut[sp], ig, top_pos[sp, q], R, gw[sp])
+                        gw_done[sp] = True
+                    v = gw[sp, mp.GW_NDCG]
+                elif npos > 0 and n > 0:
+                    v = cum_dcg[n - 1] / idcg[io + npos - 1]
+            elif f == fm.NDCG_CUT:
+                k = np.int64(params[p0])
+                if n > 0:
+                    v = cum_dcg[min(k, n) - 1]
+                    if npos > 0:
+                        v = v / idcg[io + min(k, npos) - 1]
+            elif f == fm.SET_P:
+                if n > 0:
+                    v = nrr / n
+            elif f == fm.SET_RECALL:
+                if R > 0:
+                    v = nrr / R
+            elif f == fm.SET_F:
+                if nrr > 0:
+                    beta = params[p0]
+                    pp = nrr / n
+                    rr = nrr / R
+                    v = (beta + 1.0) * pp * rr / (beta * pp + rr)
+            elif f == fm.NUM_NONREL_JUDGED_RET:
+                v = n - nonpool - unjudged - nrr
+            elif f == fm.RPREC_MULT:
+                # trec_eval's cutoff (long)(x * R + 0.9) in both versions
+                k = np.int64(math.floor(params[p0] * R + 0.9))
+                if k > 0:
+                    v = (cum_rel[min(k, n) - 1] if n > 0 else 0) / k
+            elif f == fm.UTILITY:
+                v = (
+                    params[p0] * nrr
+                    + params[p0 + 1] * (n - nrr)
+                    + params[p0 + 2] * (R - nrr)
+                    + params[p0 + 3] * (num_docs + nrr - n - R)
+                )
+            elif f == fm.BING:
+                if nrr > 0:
+                    v = bing / R
+            elif f == fm.RELATIVE_P:
+                k = np.int64(params[p0])
+                if R > 0 and n > 0:
+                    v = cum_rel[min(k, n) - 1] / min(k, R)
+            elif f == fm.SET_RELATIVE_P:
+                if n > 0 and R > 0:
+                    v = nrr / min(n, R)
+            elif f == fm.SET_MAP:
+                if n > 0 and R > 0:
+                    v = (nrr * nrr) / (n * R)
+            elif f == fm.UNJ:
+                k = np.int64(params[p0])
+                cnt = 0
+                for i in range(min(k, n)):
+                    if rels[i] == fm.NONPOOL or rels[i] == fm.UNJUDGED:
+                        cnt += 1
+                v = cnt / k
+            elif f == fm.RBP_RESID:
+                pp = params[p0]
+                cur = 1.0
+                acc = 0.0
+                cnt = 0
+                for i in range(n):
+                    if rels[i] < 0:
+                        cnt += 1
+                        acc += cur
+                    cur *= pp
+                if cnt > 0:
+                    v = cur + (1.0 - pp) * acc
+            elif f == fm.RBP:
+                lut = rbp_lut[col_spec[c] * n_q + q]
+                pp = params[p0]
+                cur = 1.0
+                acc = 0.0
+                for i in range(n):
+                    gn = mp.gain(lut, rels[i], lut.shape[0])
+                    if gn != 0.0:
+                        acc += gn * cur
+                    cur *= pp
+                v = (1.0 - pp) * acc
+            elif f == fm.ERR:
+                v = mp.err(rels, n, np.int64(params[p0]))
+            elif f == fm.NERR:
+                k = np.int64(params[p0])
+                best = mp.err(ideal_g[io : io + npos], npos, k)
+                if best > 0.0:
+                    v = mp.err(rels, n, k) / best
+            elif f == fm.NCG:
+                k = np.int64(params[p0])
+                best = 0.0
+                for i in range(min(k, npos)):
+                    best += ideal_g[io + i]
+                if best > 0.0:
+                    got = 0.0
+                    for i in range(min(k, n)):
+                        if rels[i] > 0:
+                            got += rels[i]
+                    v = got / best
+            elif f == fm.JUDGED:
+                k = min(np.int64(params[p0]), n)
+                if k > 0:
+                    cnt = 0
+                    for i in range(k):
+                        if rels[i] != fm.NONPOOL:  # negative qrels grades are judged
+                            cnt += 1
+                    v = cnt / k
+            elif f == fm.HITS:
+                k = np.int64(params[p0])
+                if n > 0:
+                    v = cum_rel[min(k, n) - 1]
+            elif f == fm.DCG_EXP or f == fm.NDCG_EXP:
+                k = np.int64(params[p0])
+                v = mp.exp_dcg(rels, min(k, n))
+                if f == fm.NDCG_EXP:
+                    best = mp.exp_dcg(ideal_g[io : io + npos], min(k, npos))
+                    v = v / best if best > 0.0 else 0.0
+            elif f == fm.COMPAT:
+                v = mp.compat(rels, n, ideal_g[io : io + npos], params[p0], params[p0 + 1] != 0.0)
+            elif f == fm.ACCURACY:
+                kk = n if col_p1[c] == p0 else min(np.int64(params[p0]), n)
+                nonrel = 0
+                n_rel = 0
+                above = 0
+                for i in range(kk):
+                    if rels[i] >= level:
+                        above += nonrel
+                        n_rel += 1
+                    else:
+                        nonrel += 1
+                if n_rel > 0:
+                    v = 1.0 - above / (nonrel * n_rel) if nonrel > 0 else 1.0
+            elif f >= fm.INST and f <= fm.RBP_BIN:
+                v = mp.cwl(rels, n, f, params[p0], params[p0 + 1], params[p0 + 2], params[p0 + 3])
+            elif f == fm.JK_DCG or f == fm.JK_NDCG:
+                sp = col_spec[c]
+                lut = gain_lut[sp]
+                ig = ideal_gains[spec_off[sp, q] : spec_off[sp, q + 1]]
+                v = mp.jk_dcg(rels, n, lut, ig, False)
+                if f == fm.JK_NDCG:
+                    best = mp.jk_dcg(rels, n, lut, ig, True)
+                    v = v / best if best > 0.0 else 0.0
+            elif f == fm.G or f == fm.NDCG_REL or f == fm.RNDCG or f == fm.DCG or f == fm.IDEAL_DCG:
+                sp = col_spec[c]
+                if not gw_done[sp]:
+                    ig = ideal_gains[spec_off[sp, q] : spec_off[sp, q + 1]]
+                    mp.gain_walk(rels, n, gain_lut[sp], ig, top_pos[sp, q], R, gw[sp])
+                    gw_done[sp] = True
+                if f == fm.NDCG_REL:
+                    v = gw[sp, mp.GW_NDCG_REL]
+                elif f == fm.RNDCG:
+                    v = gw[sp, mp.GW_RNDCG]
+                elif f == fm.DCG:
+                    v = gw[sp, mp.GW_DCG]
+                elif f == fm.G:
+                    v = gw[sp, mp.GW_G]
+                else:
+                    v = gw[sp, mp.GW_IDEAL_DCG]
+            out[g, c] = v
