@@ -13,6 +13,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from fasteval.kernels.hashing import equal_bytes as _equal2
+
 # isspace() in C: space, \t, \n, \v, \f, \r
 _NL = 10
 _HASH = 35
@@ -648,14 +650,6 @@ def _float_exact(buf, s, e):
 
 
 @njit(cache=True, nogil=True)
-def _hash(buf, s, e):
-    h = np.uint64(14695981039346656037)
-    for i in range(s, e):
-        h = (h ^ np.uint64(buf[i])) * np.uint64(1099511628211)
-    return h
-
-
-@njit(cache=True, nogil=True)
 def change_points(lo, hi, buf, starts, ends, out):  # pragma: no cover - numba
     """``out[i]`` = string ``i`` differs from string ``i - 1`` (``out[0]`` is True),
     for ``i`` in ``lo..hi``.
@@ -684,13 +678,3 @@ def gather(buf, starts, ends, rows):  # pragma: no cover - numba
         for k in range(ends[r] - s):
             out[o + k] = buf[s + k]
     return out, offsets
-
-
-@njit(cache=True, nogil=True)
-def _equal2(b1, s1, e1, b2, s2, e2):
-    if e1 - s1 != e2 - s2:
-        return False
-    for k in range(e1 - s1):
-        if b1[s1 + k] != b2[s2 + k]:
-            return False
-    return True

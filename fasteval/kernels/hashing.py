@@ -1,0 +1,189 @@
+"""Byte-string hashing and the per-query hash tables of judged documents.
+
+Document ids are never re-encoded: a run's ids are hashed (FNV-1a over their
+bytes) and looked up in their query's open-addressing table of judged ids, then
+compared byte for byte, so a hash collision can never judge the wrong document.
+
+Each query's table is a power of two of at least ``2m + 2`` slots for ``m``
+judgments (load factor below one half), with the ids' hashes stored beside the
+slots. A ranking's documents are looked up in the order of their home slots
+(:func:`judge_ranking`): the table is then read front to back, one pass, instead
+of at a random place for each document. On one TREC-8 run (50 queries x 1,000
+documents against 86,830 judgments) that took the lookups from 7-16 ms to 3.6 ms,
+the tables (2 MB of slots, 2 MB of hashes) being far larger than the cache a
+single ranking warms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from fasteval.kernels.families import NONPOOL, UNJUDGED
+
+# home slots per bucket when a ranking's lookups are put in slot order
+_BUCKETS = 256
+
+
+@njit(cache=True, nogil=True)
+def hash_bytes(buf, s, e):  # pragma: no cover - numba
+    """FNV-1a hash of ``buf[s:e]``."""
+    h = np.uint64(14695981039346656037)
+    for i in range(s, e):
+        h = (h ^ np.uint64(buf[i])) * np.uint64(1099511628211)
+    return h
+
+
+@njit(cache=True, nogil=True)
+def equal_bytes(b1, s1, e1, b2, s2, e2):  # pragma: no cover - numba
+    """``b1[s1:e1] == b2[s2:e2]``, byte for byte."""
+    if e1 - s1 != e2 - s2:
+        return False
+    for k in range(e1 - s1):
+        if b1[s1 + k] != b2[s2 + k]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def compare_bytes(buf, s1, e1, s2, e2):  # pragma: no cover - numba
+    """-1, 0 or 1 as ``buf[s1:e1]`` sorts before, equals or sorts after ``buf[s2:e2]``."""
+    n1 = e1 - s1
+    n2 = e2 - s2
+    m = n1 if n1 < n2 else n2
+    for k in range(m):
+        a = buf[s1 + k]
+        b = buf[s2 + k]
+        if a != b:
+            return -1 if a < b else 1
+    if n1 == n2:
+        return 0
+    return -1 if n1 < n2 else 1
+
+
+@njit(cache=True, nogil=True)
+def next_pow2(x):  # pragma: no cover - numba
+    """The smallest power of two ``>= x`` (at least 16)."""
+    c = 16
+    while c < x:
+        c *= 2
+    return c
+
+
+def qrels_table_offsets(qr_off: np.ndarray) -> np.ndarray:
+    """Slot offsets of the per-query hash tables (a power of two >= 2m + 2 each)."""
+    m = np.diff(qr_off)
+    cap = np.maximum(16, 2 ** np.ceil(np.log2(2 * m + 2)).astype(np.int64))
+    return np.concatenate([[0], np.cumsum(cap)]).astype(np.int64)
+
+
+@njit(cache=True, nogil=True)
+def build_qrels_tables(
+    lo, hi, qbuf, qs, qe, qr_off, qr_rows, t_off, slots, hashes, dup
+):  # pragma: no cover - numba
+    """Fill the hash tables of queries ``lo..hi`` with their judged document ids.
+
+    Judgment ``j`` (grouped by query) has its document id at
+    ``qbuf[qs[j]:qe[j]]``: the ids are copied together per query, so a
+    query's table and ids stay in cache while its rankings are judged.
+    Query ``q``'s table is ``slots[t_off[q]:t_off[q+1]]`` (judgment indices
+    ``j``, -1 = empty) with the ids' hashes beside them; ``dup[q]`` gets the
+    qrels row (``qr_rows[j]``) of a judgment that repeats an earlier
+    judgment of the same document.
+    """
+    for q in range(lo, hi):
+        base = t_off[q]
+        mask = t_off[q + 1] - base - 1
+        for j in range(qr_off[q], qr_off[q + 1]):
+            h = hash_bytes(qbuf, qs[j], qe[j])
+            slot = np.int64(h & np.uint64(mask))
+            while True:
+                u = slots[base + slot]
+                if u == -1:
+                    slots[base + slot] = j
+                    hashes[base + slot] = h
+                    break
+                if hashes[base + slot] == h and equal_bytes(qbuf, qs[u], qe[u], qbuf, qs[j], qe[j]):
+                    if dup[q] < 0:
+                        dup[q] = qr_rows[j]
+                    break
+                slot = (slot + 1) & mask
+
+
+@njit(cache=True, nogil=True)
+def hash_ranking(buf, d_s, d_e, rows, hs, dup):  # pragma: no cover - numba
+    """Hash the ids of ``rows`` into ``hs``; flag in ``dup`` each repeat of an earlier id."""
+    n = rows.shape[0]
+    cap = next_pow2(2 * n + 2)
+    seen = np.full(cap, -1, np.int64)
+    for i in range(n):
+        r = rows[i]
+        a = d_s[r]
+        b = d_e[r]
+        h = hash_bytes(buf, a, b)
+        hs[i] = h
+        slot = np.int64(h & np.uint64(cap - 1))
+        while True:
+            u = seen[slot]
+            if u == -1:
+                seen[slot] = i
+                break
+            if hs[u] == h and equal_bytes(buf, d_s[rows[u]], d_e[rows[u]], buf, a, b):
+                dup[i] = True
+                break
+            slot = (slot + 1) & (cap - 1)
+
+
+@njit(cache=True, nogil=True)
+def slot_order(hs, mask):  # pragma: no cover - numba
+    """Indices of ``hs`` ordered by home slot ``hs & mask`` in buckets (a counting sort)."""
+    n = hs.shape[0]
+    size = mask + 1
+    nb = _BUCKETS if size >= _BUCKETS else size
+    shift = 0
+    while (size >> shift) > nb:
+        shift += 1
+    cnt = np.zeros(nb + 1, np.int64)
+    for i in range(n):
+        cnt[(np.int64(hs[i] & np.uint64(mask)) >> shift) + 1] += 1
+    for k in range(nb):
+        cnt[k + 1] += cnt[k]
+    order = np.empty(n, np.int64)
+    for i in range(n):
+        b = np.int64(hs[i] & np.uint64(mask)) >> shift
+        order[cnt[b]] = i
+        cnt[b] += 1
+    return order
+
+
+@njit(cache=True, nogil=True)
+def judge_ranking(buf, d_s, d_e, rows, hs, q, table, grade, jud):  # pragma: no cover - numba
+    """Look up the documents ``rows`` (hashes ``hs``) in query ``q``'s judgments.
+
+    ``table`` is a :class:`fasteval.kernels.ranking.QrelsTable`.
+
+    ``grade[i]`` receives the judged grade (``UNJUDGED`` for a negative one,
+    ``NONPOOL`` for a document not in the qrels) and ``jud[i]`` the judgment's
+    index (-1 if none). Lookups go in home-slot order (see the module docstring).
+    """
+    qdocs, qr_rel, t_off, t_slots, t_hash = table
+    qbuf, qs, qe = qdocs
+    base = t_off[q]
+    qmask = t_off[q + 1] - base - 1
+    for i in slot_order(hs, qmask):
+        h = hs[i]
+        r = rows[i]
+        gv = NONPOOL
+        jq = np.int64(-1)
+        slot = np.int64(h & np.uint64(qmask))
+        while True:
+            u = t_slots[base + slot]
+            if u == -1:
+                break
+            if t_hash[base + slot] == h and equal_bytes(qbuf, qs[u], qe[u], buf, d_s[r], d_e[r]):
+                gv = qr_rel[u] if qr_rel[u] >= 0 else UNJUDGED
+                jq = u
+                break
+            slot = (slot + 1) & qmask
+        grade[i] = gv
+        jud[i] = jq

@@ -1,0 +1,132 @@
+"""trec_eval's order of a ranking: score descending, then document id descending, byte-wise.
+
+Scores compare as C ``float`` when ``f32`` (trec_eval <= 9 stores them so) and as
+``double`` otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from fasteval.kernels.hashing import compare_bytes
+
+
+@njit(cache=True, nogil=True)
+def before(a, b, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
+    """Row ``a`` ranks strictly above row ``b``: higher score, then larger doc id (trec_eval).
+
+    With ``f32`` scores compare as C ``float`` (trec_eval <= 9).
+    """
+    sa = score[a]
+    sb = score[b]
+    if f32:
+        sa = np.float64(np.float32(sa))
+        sb = np.float64(np.float32(sb))
+    if sa != sb:
+        return sa > sb
+    return compare_bytes(buf, d_s[a], d_e[a], d_s[b], d_e[b]) > 0
+
+
+@njit(cache=True, nogil=True)
+def trec_order(rows, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
+    """Local indices of ``rows`` in trec_eval order: score descending, then doc id descending.
+
+    Sorting is by the numeric key alone (a stable merge sort, skipped
+    when the rows are already in score order, the usual case for run files);
+    only runs of equal scores then compare document ids, by insertion sort
+    when short and merge sort when long.
+    """
+    n = rows.shape[0]
+    key = np.empty(n, np.float64)
+    mono = True
+    for i in range(n):
+        s = score[rows[i]]
+        if f32:
+            s = np.float64(np.float32(s))
+        key[i] = -s
+        if i > 0 and key[i] < key[i - 1]:
+            mono = False
+    idx = np.arange(n) if mono else merge_sort(key, rows, buf, d_s, d_e, False)
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and key[idx[j]] == key[idx[i]]:
+            j += 1
+        m = j - i
+        if m > 16:
+            sub = np.empty(m, np.int64)
+            for k in range(m):
+                sub[k] = rows[idx[i + k]]
+            loc = merge_sort(key, sub, buf, d_s, d_e, True)
+            tie = idx[i:j].copy()
+            for k in range(m):
+                idx[i + k] = tie[loc[k]]
+        elif m > 1:
+            for k in range(i + 1, j):
+                v = idx[k]
+                t = k
+                while (
+                    t > i
+                    and compare_bytes(
+                        buf,
+                        d_s[rows[v]],
+                        d_e[rows[v]],
+                        d_s[rows[idx[t - 1]]],
+                        d_e[rows[idx[t - 1]]],
+                    )
+                    > 0
+                ):
+                    idx[t] = idx[t - 1]
+                    t -= 1
+                idx[t] = v
+        i = j
+    return idx
+
+
+@njit(cache=True, nogil=True)
+def merge_sort(key, rows, buf, d_s, d_e, by_doc):  # pragma: no cover - numba
+    """A stable order (local indices) of ``rows``: a bottom-up merge sort.
+
+    ``by_doc``: doc id descending, byte-wise (``key`` unused); otherwise
+    ``key[i]`` ascending. Hand-written because numba's ``np.argsort(...,
+    kind="mergesort")`` adds about a second to a cold compile.
+    """
+    n = rows.shape[0]
+    idx = np.arange(n)
+    tmp = np.empty(n, np.int64)
+    width = 1
+    while width < n:
+        lo = 0
+        while lo < n:
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            k = lo
+            while i < mid and j < hi:
+                if by_doc:
+                    a = rows[idx[j]]
+                    b = rows[idx[i]]
+                    right_first = compare_bytes(buf, d_s[a], d_e[a], d_s[b], d_e[b]) > 0
+                else:
+                    right_first = key[idx[j]] < key[idx[i]]
+                if right_first:
+                    tmp[k] = idx[j]
+                    j += 1
+                else:
+                    tmp[k] = idx[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                tmp[k] = idx[i]
+                i += 1
+                k += 1
+            while j < hi:
+                tmp[k] = idx[j]
+                j += 1
+                k += 1
+            lo += 2 * width
+        idx, tmp = tmp, idx
+        width *= 2
+    return idx
