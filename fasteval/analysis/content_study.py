@@ -43,6 +43,7 @@ from fasteval.analysis import content as ac
 from fasteval.analysis import correlation as corr
 from fasteval.analysis import studies as st
 from fasteval.analysis import study_scorers as ss
+from fasteval.analysis import study_store as store
 from fasteval.analysis import variants as var
 from fasteval.engine import QrelsLike, RunsLike, prepare
 from fasteval.engine.encode import Encoded
@@ -217,7 +218,7 @@ def _statistics(ctx: ContentContext, keep: np.ndarray) -> tuple[list[float], int
         enc_c, n_pred = completed_variant(ctx, keep, sc.truth)
         c = ctx.scorer(enc_c)[:, 0]
     cols = [a, *(b[:, i] for i in range(b.shape[1])), c]
-    fns = {"tau": lambda x, y: corr.kendall_tau(x, y, "b"), "tau_ap": st._tau_ap}
+    fns = {"tau": lambda x, y: corr.kendall_tau(x, y, "b"), "tau_ap": st.STATISTICS["tau_ap"]}
     values = []
     for v in cols:
         ok = np.isfinite(ctx.full) & np.isfinite(v)
@@ -433,7 +434,7 @@ def content_study(  # noqa: PLR0913 (keyword-only options)
             compat=compat,
             data=data,
         )
-        settings = st._rate_settings(rates, reps, "rate")
+        settings = st.Setting.for_rates(rates, reps, "rate")
         out = Path(out_dir) if out_dir is not None else None
         if out is not None:
             fp = {
@@ -446,13 +447,13 @@ def content_study(  # noqa: PLR0913 (keyword-only options)
                 "reps": reps,
                 "depth": depth,
             }
-            st.check_out_dir(out, fp)
+            store.check_out_dir(out, fp)
         parts: list[pl.DataFrame] = []
         todo = []
         for s in settings:
-            f = st.setting_file(out, s) if out is not None else None
+            f = store.setting_file(out, s) if out is not None else None
             if f is not None and f.exists():
-                parts.append(st.read_units(f, fp))
+                parts.append(store.read_units(f, fp))
             else:
                 todo.append(s)
         with tqdm(
@@ -462,9 +463,9 @@ def content_study(  # noqa: PLR0913 (keyword-only options)
             disable=not progress,
         ) as bar:
             for s, rows in _run_units(ctx, todo, seed, bar.update, concurrent):
-                df = pl.DataFrame(rows, schema=st.UNIT_SCHEMA)
+                df = pl.DataFrame(rows, schema=store.UNIT_SCHEMA)
                 if out is not None:
-                    st.write_part(df, st.setting_file(out, s), fp)
+                    store.write_part(df, store.setting_file(out, s), fp)
                 parts.append(df)
         full = pl.DataFrame(
             {
