@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from fasteval import distributed as fd  # noqa: E402
-from fasteval import studies  # noqa: E402
+from fasteval.analysis import studies  # noqa: E402
 from fasteval.engine import prepare  # noqa: E402
 
 RATES = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
@@ -145,7 +145,7 @@ def main() -> None:
             t_cold = time.perf_counter() - t0
             t_warm, warm = timed(run, args.repeat)
             assert same(cold, local) and same(warm, local), "cluster result differs"
-            n_tasks = -(-units // fd._block_size(units, c, None))
+            n_tasks = -(-units // fd.block_size(units, c, None))
             rows_per_task = local.units.height / n_tasks
             one_block = local.units.head(int(rows_per_task))
             nbytes = len(pickle.dumps(one_block))

@@ -38,8 +38,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
+from harness.report import write_results  # noqa: E402
 from peers import MEASURES, parse_trec_eval_output, run_files  # noqa: E402
-from run import write_results  # noqa: E402
 
 SYNTHETIC = HERE / "data" / "synthetic"
 SCALED = HERE / "data" / "scaling"

@@ -43,8 +43,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from fasteval import studies  # noqa: E402
-from fasteval.analysis import meta  # noqa: E402
+from fasteval.analysis import meta, studies  # noqa: E402
 from fasteval.analysis import variants as var  # noqa: E402
 from fasteval.engine import compute, prepare  # noqa: E402
 from fasteval.engine.compact import Compact, prepare_compact  # noqa: E402
@@ -96,7 +95,7 @@ def stages(prep, n: int = 20) -> str:
     m = masker(prep.enc, with_jdx=False) if masker else (lambda k: var.apply_mask(prep.enc, k))
     full = sc(m.full() if hasattr(m, "full") else prep.enc)
     tot = dict.fromkeys(("mask", "regrade", "score", "compare"), 0.0)
-    fns = st._stat_functions()
+    fns = st.STATISTICS
     for i in range(n):
         c = time.process_time()
         keep = var.subsample_mask(prep.enc, RATES[i % len(RATES)], np.random.default_rng(i))

@@ -1,6 +1,9 @@
 """Robustness studies: ``fasteval.studies.subsample(...)`` etc.
 
-See :mod:`fasteval.analysis.studies`.
+The documented public path of the study API (docs/studies.md): the names users
+call, gathered from where they are defined (:mod:`fasteval.analysis.studies`,
+:mod:`fasteval.analysis.study_scorers`, :mod:`fasteval.analysis.variants`).
+Code inside the package imports them from there.
 """
 
 from fasteval.analysis.studies import (

@@ -77,8 +77,8 @@ def steps(tmp: Path) -> list[tuple[str, Callable[[], object]]]:
     import fasteval
     from fasteval.analysis.fusion import fuse
     from fasteval.analysis.meta import discriminative_power
+    from fasteval.analysis.studies import subsample
     from fasteval.measures.registry import FAMILIES
-    from fasteval.studies import subsample
 
     run_dir, div = _text_copies(tmp)
     q, r = SAMPLE_QRELS, SAMPLE_RUNS

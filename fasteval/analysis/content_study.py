@@ -42,6 +42,7 @@ from fasteval import parallel
 from fasteval.analysis import content as ac
 from fasteval.analysis import studies as st
 from fasteval.analysis import study_scorers as ss
+from fasteval.analysis import study_store as store
 from fasteval.analysis import variants as var
 from fasteval.analysis.studies import STATISTICS, Setting
 from fasteval.engine import QrelsLike, RunsLike, prepare
@@ -441,7 +442,7 @@ def content_study(  # noqa: PLR0913 (keyword-only options)
         todo = list(settings)
         if out is not None:
             fp = _fingerprint(ctx, settings, seed, reps, depth)
-            st.check_out_dir(out, fp)
+            store.check_out_dir(out, fp)
             parts, todo = _saved_parts(out, settings, fp)
         parts += _run_todo(ctx, todo, seed, out, fp, progress=progress, concurrent=concurrent)
         return st.finish_study(settings, parts, _full_frame(ctx), out)
@@ -470,9 +471,9 @@ def _saved_parts(
     parts: list[pl.DataFrame] = []
     todo = []
     for s in settings:
-        f = st.setting_file(out, s)
+        f = store.setting_file(out, s)
         if f.exists():
-            parts.append(st.read_units(f, fp))
+            parts.append(store.read_units(f, fp))
         else:
             todo.append(s)
     return parts, todo
@@ -497,9 +498,9 @@ def _run_todo(
         disable=not progress,
     ) as bar:
         for s, rows in _run_units(ctx, todo, seed, bar.update, concurrent):
-            df = pl.DataFrame(rows, schema=st.UNIT_SCHEMA)
+            df = pl.DataFrame(rows, schema=store.UNIT_SCHEMA)
             if out is not None:
-                st.write_part(df, st.setting_file(out, s), fp)
+                store.write_part(df, store.setting_file(out, s), fp)
             parts.append(df)
     return parts
 

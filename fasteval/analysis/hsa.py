@@ -76,29 +76,60 @@ class Histograms:
         return np.asarray((np.arange(k) + 0.5) / k)
 
 
-def _check(
-    values: str, bins: int, normalize: str, nonrel_sample: int | None, unjudged: str
-) -> None:
-    if values not in VALUES:
-        msg = f"values must be 'rank' or 'score', got {values!r}"
-        raise ParameterError(msg)
-    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
-        msg = f"bins must be a positive integer, got {bins!r}"
-        raise ParameterError(msg)
-    if normalize not in NORMALIZE:
-        msg = f"normalize must be 'query' or 'run', got {normalize!r}"
-        raise ParameterError(msg)
-    if unjudged not in UNJUDGED:
-        msg = f"unjudged must be 'exclude' or 'nonrel', got {unjudged!r}"
-        raise ParameterError(msg)
-    if nonrel_sample is not None:
-        if isinstance(nonrel_sample, bool) or not isinstance(nonrel_sample, (int, np.integer)):
-            msg = f"nonrel_sample must be a non-negative integer or None, got {nonrel_sample!r}"
+@dataclass(frozen=True)
+class HSAOptions:
+    """How histogram analysis builds its histograms: one value, checked when made.
+
+    Parameters
+    ----------
+    values
+        ``"rank"`` (normalised rank) or ``"score"`` (min-max normalised score).
+    bins
+        Number of equal-width bins on [0, 1] (a positive integer).
+    normalize
+        Min-max bounds of scores: per ``"query"`` or per ``"run"``.
+    nonrel_sample
+        At most this many judged non-relevant documents per query (``None``: all);
+        not with ``unjudged="nonrel"``.
+    unjudged
+        Retrieved documents without a judgment: ``"exclude"`` or ``"nonrel"``.
+
+    Raises
+    ------
+    ParameterError
+        For a value out of its domain, naming it.
+    """
+
+    values: str = "rank"
+    bins: int = 20
+    normalize: str = "query"
+    nonrel_sample: int | None = None
+    unjudged: str = "exclude"
+
+    def __post_init__(self) -> None:
+        if self.values not in VALUES:
+            msg = f"values must be 'rank' or 'score', got {self.values!r}"
             raise ParameterError(msg)
-        if nonrel_sample < 0:
-            msg = f"nonrel_sample must be a non-negative integer or None, got {nonrel_sample!r}"
+        bins = self.bins
+        if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
+            msg = f"bins must be a positive integer, got {bins!r}"
             raise ParameterError(msg)
-        if unjudged == "nonrel":
+        if self.normalize not in NORMALIZE:
+            msg = f"normalize must be 'query' or 'run', got {self.normalize!r}"
+            raise ParameterError(msg)
+        if self.unjudged not in UNJUDGED:
+            msg = f"unjudged must be 'exclude' or 'nonrel', got {self.unjudged!r}"
+            raise ParameterError(msg)
+        self._check_sample()
+
+    def _check_sample(self) -> None:
+        sample = self.nonrel_sample
+        if sample is None:
+            return
+        if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)) or sample < 0:
+            msg = f"nonrel_sample must be a non-negative integer or None, got {sample!r}"
+            raise ParameterError(msg)
+        if self.unjudged == "nonrel":
             msg = (
                 "nonrel_sample draws from the judged non-relevant documents and cannot be "
                 "combined with unjudged='nonrel'"
@@ -250,7 +281,7 @@ def sample_judgments(
         their original order.
     """
 
-    _check("rank", 1, "query", nonrel_sample, "exclude")
+    HSAOptions("rank", 1, "query", nonrel_sample, "exclude")
     q = load_qrels(qrels)
     keep = _sample_keep(
         q["query_id"],
@@ -344,7 +375,7 @@ def histogram_analysis_prepared(  # noqa: PLR0913 (keyword-only options)
     With ``return_histograms`` also returns the :class:`Histograms` (rows =
     runs when pooled, (run, query) groups otherwise), e.g. for plots.
     """
-    _check(values, bins, normalize, nonrel_sample, unjudged)
+    HSAOptions(values, bins, normalize, nonrel_sample, unjudged)
     enc = prep.enc
     relevant = enc.qr_rel >= relevance_level
     if nonrel_sample is None:
@@ -446,7 +477,7 @@ def histogram_analysis(  # noqa: PLR0913 (keyword-only options)
         is no relevant or no non-relevant document, HSA also with fewer than
         2 supported bins; ``reason`` says which (null when both are defined).
     """
-    _check(values, bins, normalize, nonrel_sample, unjudged)
+    HSAOptions(values, bins, normalize, nonrel_sample, unjudged)
     prep = prepare(
         qrels,
         runs,
@@ -501,42 +532,9 @@ def histogram_analysis_scores(
         As :func:`histogram_analysis`.
     """
 
-    _check("score", bins, normalize, None, unjudged)
-    if not isinstance(scores, pl.DataFrame):
-        msg = f"scores must be a polars DataFrame, got {type(scores).__name__}"
-        raise SchemaError(msg)
-    missing = [c for c in ("query_id", "doc_id", "score") if c not in scores.columns]
-    if missing:
-        msg = f"scores table lacks column(s) {', '.join(missing)} (has {', '.join(scores.columns)})"
-        raise SchemaError(msg)
-    s = scores.select(
-        (pl.col("run_id") if "run_id" in scores.columns else pl.lit("run"))
-        .cast(pl.String)
-        .alias("run_id"),
-        pl.col("query_id").cast(pl.String),
-        pl.col("doc_id").cast(pl.String),
-        pl.col("score").cast(pl.Float64),
-    )
-    if s.null_count().sum_horizontal().item() > 0:
-        msg = "scores table has null values"
-        raise SchemaError(msg)
-    dup = s.select(pl.struct("run_id", "query_id", "doc_id").is_duplicated().any()).item()
-    if dup:
-        msg = "scores table has a (run_id, query_id, doc_id) more than once"
-        raise InputFormatError(msg)
-    q = load_qrels(qrels)
-    if q.select(pl.struct("query_id", "doc_id").is_duplicated().any()).item():
-        msg = "qrels have a (query_id, doc_id) judged more than once"
-        raise InputFormatError(msg)
-    qset = q["query_id"].unique()
-    j = (
-        s.filter(pl.col("query_id").is_in(qset.implode()))
-        .join(q, on=["query_id", "doc_id"], how="left")
-        .sort(["run_id", "query_id"], maintain_order=True)
-    )
-    if j.height == 0:
-        msg = "the scores and the qrels have no query in common"
-        raise ParameterError(msg)
+    HSAOptions("score", bins, normalize, None, unjudged)
+    s = _scores_table(scores)  # checked before the qrels are read
+    j = _judged_scores(load_qrels(qrels), s)
     run_ids, run_code = np.unique(j["run_id"].to_numpy().astype(str), return_inverse=True)
     key = j.select(pl.struct("run_id", "query_id").rank("dense") - 1).to_series().to_numpy()
     change = np.flatnonzero(np.diff(key)) + 1
@@ -573,6 +571,50 @@ def histogram_analysis_scores(
     return _per_query_frame(hist, group_run, np.arange(len(starts)), names, qids)
 
 
+def _scores_table(scores: pl.DataFrame) -> pl.DataFrame:
+    """``run_id, query_id, doc_id, score`` of a scores table, checked (no nulls, no repeats)."""
+    if not isinstance(scores, pl.DataFrame):
+        msg = f"scores must be a polars DataFrame, got {type(scores).__name__}"
+        raise SchemaError(msg)
+    missing = [c for c in ("query_id", "doc_id", "score") if c not in scores.columns]
+    if missing:
+        msg = f"scores table lacks column(s) {', '.join(missing)} (has {', '.join(scores.columns)})"
+        raise SchemaError(msg)
+    s = scores.select(
+        (pl.col("run_id") if "run_id" in scores.columns else pl.lit("run"))
+        .cast(pl.String)
+        .alias("run_id"),
+        pl.col("query_id").cast(pl.String),
+        pl.col("doc_id").cast(pl.String),
+        pl.col("score").cast(pl.Float64),
+    )
+    if s.null_count().sum_horizontal().item() > 0:
+        msg = "scores table has null values"
+        raise SchemaError(msg)
+    dup = s.select(pl.struct("run_id", "query_id", "doc_id").is_duplicated().any()).item()
+    if dup:
+        msg = "scores table has a (run_id, query_id, doc_id) more than once"
+        raise InputFormatError(msg)
+    return s
+
+
+def _judged_scores(q: pl.DataFrame, s: pl.DataFrame) -> pl.DataFrame:
+    """The scores of the qrels' queries with their grades (null: unjudged), by run and query."""
+    if q.select(pl.struct("query_id", "doc_id").is_duplicated().any()).item():
+        msg = "qrels have a (query_id, doc_id) judged more than once"
+        raise InputFormatError(msg)
+    qset = q["query_id"].unique()
+    j = (
+        s.filter(pl.col("query_id").is_in(qset.implode()))
+        .join(q, on=["query_id", "doc_id"], how="left")
+        .sort(["run_id", "query_id"], maintain_order=True)
+    )
+    if j.height == 0:
+        msg = "the scores and the qrels have no query in common"
+        raise ParameterError(msg)
+    return j
+
+
 def histogram_arrays(
     score: np.ndarray,
     label: np.ndarray,
@@ -600,7 +642,7 @@ def histogram_arrays(
     Histograms
         One row (pooled) or one row per query.
     """
-    _check("score", bins, normalize, None, "exclude")
+    HSAOptions("score", bins, normalize, None, "exclude")
     score = np.ascontiguousarray(score, dtype=np.float64)
     lab = np.ascontiguousarray(label, dtype=np.int8)
     off = np.ascontiguousarray(offsets, dtype=np.int64)

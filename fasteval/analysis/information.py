@@ -42,6 +42,7 @@ import polars as pl
 
 from fasteval import parallel
 from fasteval.engine import Prepared, QrelsLike, RunsLike, compute, prepare
+from fasteval.engine.encode import Encoded
 from fasteval.errors import ParameterError
 from fasteval.kernels import pairs as kp
 from fasteval.measures.catalog import RIC
@@ -272,20 +273,55 @@ def pair_data(
     **kw
         Passed to :func:`fasteval.engine.prepare` (``compat``, ``on_duplicate``, ...).
     """
-    if isinstance(qrels, Prepared):
-        if runs is not None:
-            msg = "pass either a Prepared input or qrels and runs, not both"
-            raise ParameterError(msg)
-        prep = qrels
-    else:
-        if runs is None:
-            msg = "runs are required"
-            raise ParameterError(msg)
-        prep = prepare(qrels, runs, **kw)
+    prep = _prepared(qrels, runs, kw)
     if not isinstance(relevance_level, (int, np.integer)):
         msg = f"relevance_level must be an integer, got {relevance_level!r}"
         raise ParameterError(msg)
     enc = prep.enc
+    gclass, hist_off, hist, n_pairs = _grade_classes(enc)
+    lists, lens = _truncated_lists(enc, int(relevance_level))
+    cdz = np.zeros((enc.starts.shape[0], 3), np.int64)
+    parallel.run(
+        kp.group_counts,
+        lens.astype(np.float64) + 1.0,
+        enc.starts,
+        lens,
+        lists,
+        enc.group_q.astype(np.int64),
+        gclass,
+        hist_off,
+        hist,
+        gclass.shape[0],
+        cdz,
+    )
+    gmap = np.full((len(enc.run_names), len(enc.qids)), -1, np.int64)
+    gmap[enc.group_run, enc.group_q] = np.arange(enc.starts.shape[0])
+    return PairData(
+        prep, int(relevance_level), lists, lens, gclass, hist_off, hist, n_pairs, cdz, gmap
+    )
+
+
+def _prepared(qrels: QrelsLike | Prepared, runs: RunsLike, kw: dict[str, Any]) -> Prepared:
+    """``qrels`` if already prepared (then no ``runs``), else qrels and runs read and joined."""
+    if isinstance(qrels, Prepared):
+        if runs is not None:
+            msg = "pass either a Prepared input or qrels and runs, not both"
+            raise ParameterError(msg)
+        return qrels
+    if runs is None:
+        msg = "runs are required"
+        raise ParameterError(msg)
+    return prepare(qrels, runs, **kw)
+
+
+def _grade_classes(enc: Encoded) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per query, the histogram of its judged grades, and each judgment's class in it.
+
+    Returns ``gclass`` (the judgment's index in its query's histogram; -1 for a
+    negative grade), ``hist_off`` (query ``q``'s classes are
+    ``hist[hist_off[q]:hist_off[q + 1]]``), ``hist`` (judgments per class) and
+    ``n_pairs`` (per query, the pairs of judgments of different grades).
+    """
     n_q = len(enc.qids)
     qr_rel = enc.qr_rel.astype(np.int64)
     qidx = np.repeat(np.arange(n_q, dtype=np.int64), np.diff(enc.qr_off))
@@ -300,10 +336,13 @@ def pair_data(
     tot = np.bincount(uq, weights=hist, minlength=n_q).astype(np.int64)
     sq = np.bincount(uq, weights=hist * hist, minlength=n_q).astype(np.int64)
     n_pairs = ((tot * tot - sq) // 2).astype(np.int64)
+    return gclass, hist_off, hist, n_pairs
 
-    n_groups = enc.starts.shape[0]
+
+def _truncated_lists(enc: Encoded, relevance_level: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each (run, query) ranking cut at its truncation point (:func:`kp.truncate_groups`)."""
     lists = np.zeros(max(enc.rel.shape[0], 1), np.int64)
-    lens = np.zeros(n_groups, np.int64)
+    lens = np.zeros(enc.starts.shape[0], np.int64)
     work = (enc.ends - enc.starts).astype(np.float64) + 1.0
     parallel.run(
         kp.truncate_groups,
@@ -313,29 +352,11 @@ def pair_data(
         enc.rel,
         enc.jdx,
         enc.qr_rel,
-        int(relevance_level),
+        relevance_level,
         lists,
         lens,
     )
-    cdz = np.zeros((n_groups, 3), np.int64)
-    parallel.run(
-        kp.group_counts,
-        lens.astype(np.float64) + 1.0,
-        enc.starts,
-        lens,
-        lists,
-        enc.group_q.astype(np.int64),
-        gclass,
-        hist_off,
-        hist,
-        gclass.shape[0],
-        cdz,
-    )
-    gmap = np.full((len(enc.run_names), n_q), -1, np.int64)
-    gmap[enc.group_run, enc.group_q] = np.arange(n_groups)
-    return PairData(
-        prep, int(relevance_level), lists, lens, gclass, hist_off, hist, n_pairs, cdz, gmap
-    )
+    return lists, lens
 
 
 def ric(

@@ -22,15 +22,14 @@ the min and the max over repetitions.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 import threading
-import warnings
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -42,11 +41,19 @@ from fasteval.analysis import study_scorers as ss
 from fasteval.analysis import variants as var
 from fasteval.analysis.meta import student_t_ppf
 from fasteval.analysis.study_scorers import higher_is_better
+from fasteval.analysis.study_store import (
+    UNIT_SCHEMA,
+    check_out_dir,
+    read_part,
+    record_files,
+    setting_file,
+    write_part,
+)
 from fasteval.engine import Prepared, QrelsLike, RunsLike
 from fasteval.engine.compact import Compact, prepare_compact
 from fasteval.engine.encode import Encoded
-from fasteval.errors import DamagedFileError, FastevalWarning, ParameterError
-from fasteval.io import stored, writers
+from fasteval.errors import ParameterError
+from fasteval.io import writers
 from fasteval.measures.parser import parse_measures
 
 KINDS = {"subsample": 1, "pool-depth": 2, "leave-out": 3}
@@ -55,19 +62,21 @@ DEFAULT_DEPTHS = (1, 2, 3, 5, 10, 20, 30, 50, 75, 100)
 DEFAULT_MEASURES = ("map", "ndcg", "P_10")
 
 
-def _stat_functions() -> dict[str, Callable[[np.ndarray, np.ndarray], float]]:
-    stats: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
-        "tau": lambda full, v: corr.kendall_tau(full, v, "b"),
-        "tau_ap": _tau_ap,
-        "spearman": corr.spearman,
-        "rmse": lambda full, v: float(np.sqrt(np.mean((full - v) ** 2))),
-        "information_tau": lambda a, b: float(corr.information_tau(a, b)),
-    }
-    return stats
+def fast_tau_ap(a: np.ndarray, b: np.ndarray) -> float:
+    """:func:`fasteval.analysis.correlation.tau_ap` without its Python loop (for many calls).
 
+    Parameters
+    ----------
+    a, b
+        Scores of the same systems (``a`` the reference, e.g. full-qrels scores).
 
-def _tau_ap(a: np.ndarray, b: np.ndarray) -> float:
-    """:func:`fasteval.analysis.correlation.tau_ap` without its Python loop (for many calls)."""
+    Returns
+    -------
+    float
+        tau_AP of ``b`` against ``a``; inputs the vectorized form cannot take
+        (fewer than 2 systems, NaN, unequal shapes) go to the loop, for its
+        checks and messages.
+    """
     x = np.asarray(a, np.float64)
     y = np.asarray(b, np.float64)
     n = x.shape[0]
@@ -81,8 +90,31 @@ def _tau_ap(a: np.ndarray, b: np.ndarray) -> float:
     return float(2.0 * (correct / np.arange(1, n)).sum() / (n - 1) - 1.0)
 
 
-# the statistics of a study unit by name: function(full, reduced) -> float
-STATISTICS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = _stat_functions()
+def kendall_tau_b(a: np.ndarray, b: np.ndarray) -> float:
+    """Kendall's tau-b of two score vectors (:func:`fasteval.analysis.correlation.kendall_tau`)."""
+    return corr.kendall_tau(a, b, "b")
+
+
+def rmse(a: np.ndarray, b: np.ndarray) -> float:
+    """Root mean squared difference of two score vectors."""
+    return float(np.sqrt(np.mean((a - b) ** 2)))
+
+
+def information_tau(a: np.ndarray, b: np.ndarray) -> float:
+    """Information tau of two score vectors (:func:`.correlation.information_tau`)."""
+    return float(corr.information_tau(a, b))
+
+
+#: The statistics a study reports per unit and measure: name -> ``f(full, variant) -> float``.
+STATISTICS: Mapping[str, Callable[[np.ndarray, np.ndarray], float]] = MappingProxyType(
+    {
+        "tau": kendall_tau_b,
+        "tau_ap": fast_tau_ap,
+        "spearman": corr.spearman,
+        "rmse": rmse,
+        "information_tau": information_tau,
+    }
+)
 
 
 @dataclass
@@ -97,8 +129,41 @@ class Setting:
 
     @classmethod
     def for_rates(cls, rates: Sequence[float], reps: int, what: str) -> list[Setting]:
-        """One setting per rate in (0, 1], ``reps`` repetitions each (``what`` names them)."""
-        return _rate_settings(rates, reps, what)
+        """One setting per rate in (0, 1], each repeated ``reps`` times.
+
+        Parameters
+        ----------
+        rates
+            Sampling rates or shares, each in (0, 1] and distinct.
+        reps
+            Repetitions per rate (>= 1).
+        what
+            What a rate is, for messages (``"rate"``, ``"leave-out share"``).
+
+        Returns
+        -------
+        list of Setting
+            Labelled ``f"{rate:g}"``, keyed by ``round(rate * 1e6)`` for seeding.
+
+        Raises
+        ------
+        ParameterError
+            For ``reps < 1``, a rate outside (0, 1], or a repeated rate.
+        """
+        if reps < 1:
+            msg = f"reps must be >= 1, got {reps}"
+            raise ParameterError(msg)
+        out = []
+        for rate in rates:
+            r = float(rate)
+            if not 0.0 < r <= 1.0:
+                msg = f"{what} must be in (0, 1], got {r!r}"
+                raise ParameterError(msg)
+            out.append(cls(f"{r:g}", r, round(r * 1_000_000), r, reps))
+        if len({s.label for s in out}) != len(out):
+            msg = f"repeated {what}s in {list(rates)}"
+            raise ParameterError(msg)
+        return out
 
 
 @dataclass
@@ -122,6 +187,39 @@ class Context:
     # the masker's buffers are reused: units of one context take turns (threads
     # of one Dask worker share its cached context)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def fingerprint(self, seed: int, extra: dict[str, Any]) -> dict[str, Any]:
+        """What makes two studies the same: data, measures and their scores, seed, kind, plan.
+
+        ``data`` hashes the runs and qrels only, ``scores`` the full-qrels scores, so a
+        study with other measures differs in ``measures`` (and scores), not in its data.
+
+        Parameters
+        ----------
+        seed
+            The study seed.
+        extra
+            The plan and options of the study kind (rates, reps, depths, groups...).
+
+        Returns
+        -------
+        dict
+            JSON-able; written to ``study.json`` and hashed into each part file.
+        """
+        h = hashlib.sha256()
+        h.update("\n".join(self.enc.run_names).encode())
+        h.update(self.enc.qr_rel.tobytes())
+        h.update(self.enc.qr_off.tobytes())
+        scores = hashlib.sha256(np.ascontiguousarray(self.full).tobytes())
+        return {
+            "kind": self.kind,
+            "seed": seed,
+            "measures": list(self.names),
+            "statistics": list(self.statistics),
+            "data": h.hexdigest()[:16],
+            "scores": scores.hexdigest()[:16],
+            **extra,
+        }
 
 
 def unit_rng(seed: int, kind: str, setting_key: int, rep: int) -> np.random.Generator:
@@ -175,7 +273,6 @@ def run_unit(ctx: Context, setting: Setting, rep: int, seed: int) -> list[dict[s
             ctx.masker = var.Masker(ctx.enc, with_jdx=uses_jdx)
         enc_v = ctx.masker(keep)
         scores = var.check_scores(ctx.scorer(enc_v), enc_v, ctx.names)
-    fns = _stat_functions()
     n_kept = int(keep.sum())
     hib = ctx.higher_is_better or [True] * len(ctx.names)
     rows = []
@@ -187,7 +284,7 @@ def run_unit(ctx: Context, setting: Setting, rep: int, seed: int) -> list[dict[s
         if not hib[j]:
             full, v = -full, -v
         for st in ctx.statistics:
-            value = float(fns[st](full, v)) if full.shape[0] >= 2 else math.nan
+            value = float(STATISTICS[st](full, v)) if full.shape[0] >= 2 else math.nan
             rows.append(
                 {
                     "setting": setting.label,
@@ -200,17 +297,6 @@ def run_unit(ctx: Context, setting: Setting, rep: int, seed: int) -> list[dict[s
                 }
             )
     return rows
-
-
-UNIT_SCHEMA = {
-    "setting": pl.String,
-    "x": pl.Float64,
-    "rep": pl.Int64,
-    "measure": pl.String,
-    "statistic": pl.String,
-    "value": pl.Float64,
-    "judgments": pl.Int64,
-}
 
 
 def summarize(units: pl.DataFrame, confidence: float = 0.95) -> pl.DataFrame:
@@ -271,219 +357,6 @@ class StudyResult(_StudyTables):
     resumed: int = 0
 
 
-#: Fingerprint keys that only say how far a study goes: a folder with other values is
-#: extended (its finished units reused), not refused.
-PLAN_KEYS = ("rates", "reps", "depths")
-
-#: ``study.json``'s manifest: each Parquet file of the folder -> ``{"bytes", "sha256"}``.
-FILES_KEY = "files"
-
-#: Footer key of a part file: the study it belongs to (:func:`study_id`).
-STUDY_KEY = b"fasteval.study"
-
-#: What to do about a damaged part file (the study recomputes it on its own).
-STUDY_AGAIN = "delete it and run the study again: it resumes and recomputes that part"
-
-
-def study_id(fp: dict[str, Any]) -> str:
-    """The identity of a study, whatever its plan: a hash of its fingerprint but
-    :data:`PLAN_KEYS` (written into each part file's footer)."""
-    core = {k: v for k, v in fp.items() if k not in PLAN_KEYS and k != FILES_KEY}
-    return hashlib.sha256(json.dumps(core, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def _load_manifest(out: Path) -> dict[str, Any]:
-    try:
-        old = json.loads((out / "study.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
-        return {}
-    return old if isinstance(old, dict) else {}
-
-
-def manifest_entry(out: Path, name: str) -> dict[str, Any] | None:
-    """The size and digest ``study.json`` lists for the file ``name`` of ``out``, if any."""
-    files = _load_manifest(out).get(FILES_KEY)
-    entry = files.get(name) if isinstance(files, dict) else None
-    return entry if isinstance(entry, dict) else None
-
-
-def record_files(out: Path, *paths: Path) -> None:
-    """List ``paths`` (written into ``out``) with their size and digest in ``study.json``.
-
-    Read, updated and written back at once; a study folder shared by two
-    processes may lose an entry, and a part without one is checked by its own
-    digest and study identity alone.
-    """
-    meta = _load_manifest(out)
-    if not meta:
-        return
-    files = meta.get(FILES_KEY)
-    files = dict(files) if isinstance(files, dict) else {}
-    for p in paths:
-        files[p.name] = stored.file_entry(p)
-    meta[FILES_KEY] = dict(sorted(files.items()))
-    writers.write_text(json.dumps(meta, indent=1) + "\n", out / "study.json")
-
-
-def write_part(df: pl.DataFrame, path: Path, fp: dict[str, Any]) -> None:
-    """Save a part file (units of one setting) marked with its study, and list it."""
-    writers.write_parquet(df, path, metadata={STUDY_KEY: study_id(fp).encode()})
-    record_files(path.parent, path)
-
-
-def read_units(path: Path, fp: dict[str, Any] | None = None) -> pl.DataFrame:
-    """A study's part file read back, only if it is sound and of this study.
-
-    Checked: its size and digest against ``study.json`` (when listed there), its
-    whole-file digest and page checksums, and (with ``fp``) the study it was written by.
-
-    Raises
-    ------
-    DamagedFileError
-        For a file that does not hold what was written.
-    ValueError
-        For a part of another study.
-    """
-    want = manifest_entry(path.parent, path.name)
-    if want is not None:
-        have = stored.file_entry(path)
-        if have != want:
-            raise stored.damaged(path, "its size or digest differs from study.json's", STUDY_AGAIN)
-    f = stored.parquet_file(path, advice=STUDY_AGAIN)
-    mark = (f.metadata.metadata or {}).get(STUDY_KEY)
-    if fp is not None and mark is not None and mark.decode() != study_id(fp):
-        msg = "written by another study (its data, measures or seed differ)"
-        raise ValueError(msg)
-    with stored.reading(path, advice=STUDY_AGAIN, ours=stored.digest_entry(f.metadata) is not None):
-        table = f.read(use_threads=True)
-    df = pl.from_arrow(table)
-    assert isinstance(df, pl.DataFrame)
-    return df
-
-
-def _fingerprint(ctx: Context, seed: int, extra: dict[str, Any]) -> dict[str, Any]:
-    """What makes two studies the same: data, measures and their scores, seed, kind, plan.
-
-    ``data`` hashes the runs and qrels only, ``scores`` the full-qrels scores, so a
-    study with other measures differs in ``measures`` (and scores), not in its data.
-    """
-    h = hashlib.sha256()
-    h.update("\n".join(ctx.enc.run_names).encode())
-    h.update(ctx.enc.qr_rel.tobytes())
-    h.update(ctx.enc.qr_off.tobytes())
-    scores = hashlib.sha256(np.ascontiguousarray(ctx.full).tobytes())
-    return {
-        "kind": ctx.kind,
-        "seed": seed,
-        "measures": list(ctx.names),
-        "statistics": list(ctx.statistics),
-        "data": h.hexdigest()[:16],
-        "scores": scores.hexdigest()[:16],
-        **extra,
-    }
-
-
-def setting_file(out: Path, s: Setting) -> Path:
-    """The part file holding the units of setting ``s`` in the study folder ``out``."""
-    return out / f"setting={s.label}.parquet"
-
-
-def _short(v: Any) -> str:
-    text = ",".join(map(str, v)) if isinstance(v, list) else str(v)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def check_out_dir(out: Path, fp: dict[str, Any], *, extend: bool = False) -> bool:
-    """Create ``out`` with the study's fingerprint, or check it holds the same study.
-
-    With ``extend`` (callers that reuse saved units repetition by repetition, as
-    :func:`run_study` does), a folder whose study differs only in :data:`PLAN_KEYS`
-    (more or fewer rates, repetitions, depths) is the same study extended: its
-    ``study.json`` is updated; without it, any difference is refused.
-    An empty or corrupt ``study.json`` (a machine that died while writing it) is
-    rewritten with a :class:`~fasteval.errors.FastevalWarning`.
-
-    Returns
-    -------
-    bool
-        Whether the part files in ``out`` belong to this study (False when
-        ``study.json`` was damaged: they are recomputed).
-
-    Raises
-    ------
-    ParameterError
-        When ``out`` holds another study, naming what differs (``measures: map ->
-        P_10``); a change of measures is not reported as a change of data.
-    """
-    writers.make_folder(out)
-    meta_path = out / "study.json"
-    text = json.dumps(fp, indent=1) + "\n"
-    if not meta_path.exists():
-        writers.write_text(text, meta_path)
-        return True
-    try:
-        old = json.loads(meta_path.read_text(encoding="utf-8"))
-        if not isinstance(old, dict):
-            msg = f"expected a JSON object, got {type(old).__name__}"
-            raise ValueError(msg)
-    except (ValueError, UnicodeDecodeError) as e:
-        reason = "empty" if meta_path.stat().st_size == 0 else f"corrupt: {e}"
-        warnings.warn(
-            f"{meta_path} is damaged ({reason}); rewritten, and the study's units are "
-            "recomputed (its part files cannot be matched to a study)",
-            FastevalWarning,
-            stacklevel=2,
-        )
-        writers.write_text(text, meta_path)
-        return False
-    files = old.pop(FILES_KEY, None)
-    plan = PLAN_KEYS if extend else ()
-    diff = [k for k in fp if k not in plan and old.get(k) != fp.get(k)]
-    diff += [k for k in old if k not in fp and k not in plan]
-    if "measures" in diff and "scores" in diff:
-        diff.remove("scores")  # other measures, other scores: not a difference of its own
-    if diff:
-        what = "; ".join(f"{k}: {_short(old.get(k))} -> {_short(fp.get(k))}" for k in diff)
-        msg = (
-            f"{out} holds a different study (differs in {what})\n"
-            "  hint: choose another output folder, or delete it to start over"
-        )
-        raise ParameterError(msg)
-    if old != fp:  # the same study, extended or shortened: reuse its units
-        kept = {**fp, FILES_KEY: files} if files is not None else fp
-        writers.write_text(json.dumps(kept, indent=1) + "\n", meta_path)
-    return True
-
-
-def read_part(path: Path, s: Setting, fp: dict[str, Any] | None = None) -> pl.DataFrame | None:
-    """The finished units of setting ``s`` saved at ``path``, or None.
-
-    A part file that is damaged (:func:`read_units`: its size, digest or page
-    checksums), belongs to another study (``fp``), or does not hold units of
-    ``s``, is reported with a :class:`~fasteval.errors.FastevalWarning` naming
-    it and recomputed: never are its numbers used.
-    """
-    if not path.exists():
-        return None
-    try:
-        df = read_units(path, fp)
-        if dict(df.schema) != UNIT_SCHEMA:
-            msg = f"columns {list(df.columns)}, not a study's units"
-            raise ValueError(msg)
-        if df.height and (df["setting"] != s.label).any():
-            msg = f"holds units of another setting than {s.label!r}"
-            raise ValueError(msg)
-    except Exception as e:
-        reason = e.what if isinstance(e, DamagedFileError) else " ".join(str(e).split())
-        warnings.warn(
-            f"{path}: damaged part file ({reason[:120]}); recomputed",
-            FastevalWarning,
-            stacklevel=2,
-        )
-        return None
-    return df
-
-
 def run_study(
     ctx: Context,
     settings: Sequence[Setting],
@@ -502,7 +375,7 @@ def run_study(
     warning naming them).
     """
     out = Path(out_dir) if out_dir is not None else None
-    fp = _fingerprint(ctx, seed, extra or {})
+    fp = ctx.fingerprint(seed, extra or {})
     trusted = out is not None and check_out_dir(out, fp, extend=True)
     parts: list[pl.DataFrame] = []
     plan: list[tuple[Setting, pl.DataFrame | None, list[int]]] = []
@@ -652,23 +525,6 @@ def _context(
     )
 
 
-def _rate_settings(rates: Sequence[float], reps: int, what: str) -> list[Setting]:
-    if reps < 1:
-        msg = f"reps must be >= 1, got {reps}"
-        raise ParameterError(msg)
-    out = []
-    for rate in rates:
-        r = float(rate)
-        if not 0.0 < r <= 1.0:
-            msg = f"{what} must be in (0, 1], got {r!r}"
-            raise ParameterError(msg)
-        out.append(Setting(f"{r:g}", r, round(r * 1_000_000), r, reps))
-    if len({s.label for s in out}) != len(out):
-        msg = f"repeated {what}s in {list(rates)}"
-        raise ParameterError(msg)
-    return out
-
-
 def subsample(  # noqa: PLR0913 (keyword-only options)
     qrels: QrelsLike | None = None,
     runs: RunsLike | None = None,
@@ -749,7 +605,7 @@ def plan_subsample(  # noqa: PLR0913 (keyword-only options)
 ) -> Plan:
     """Context, settings and fingerprint extras of :func:`subsample` (no unit run yet)."""
     ctx = _context("subsample", qrels, runs, measures, prepared, scorer, relevance_level, compat)
-    settings = _rate_settings(rates, reps, "rate")
+    settings = Setting.for_rates(rates, reps, "rate")
     return ctx, settings, {"rates": [s.value for s in settings], "reps": reps}
 
 
@@ -921,7 +777,7 @@ def plan_leave_out(  # noqa: PLR0913 (keyword-only options)
         ctx.groups = np.array([names.index(groups[r]) for r in ctx.enc.run_names], np.int64)
         extra["groups"] = {r: groups[r] for r in ctx.enc.run_names}
     if rates is not None:
-        settings = _rate_settings(rates, reps, "leave-out share")
+        settings = Setting.for_rates(rates, reps, "leave-out share")
         extra.update(rates=[s.value for s in settings], reps=reps)
     elif groups is not None:
         settings = [

@@ -304,7 +304,7 @@ class HSAScorer:
             raise ParameterError(msg)
         self.names = list(self.names)
         self.higher_is_better = [n == HSA for n in self.names]
-        hsa._check(self.values, self.bins, self.normalize, self.nonrel_sample, self.unjudged)
+        hsa.HSAOptions(self.values, self.bins, self.normalize, self.nonrel_sample, self.unjudged)
         if (
             self.values == "score"
             and isinstance(self.prepared, Compact)

@@ -195,8 +195,8 @@ def subsample_cmd(
     reps: int,
 ) -> None:
     """Randomly subsample the judgments at each rate, REPS times, and re-rank the systems."""
+    from fasteval.analysis.studies import subsample
     from fasteval.distributed import with_cluster
-    from fasteval.studies import subsample
 
     on_interrupt(study_kept(out))
     t0 = time.perf_counter()
@@ -236,8 +236,8 @@ def pool_depth_cmd(
     depths: str,
 ) -> None:
     """Keep only judgments of documents some run ranks in its top k, for each depth k."""
+    from fasteval.analysis.studies import pool_depth
     from fasteval.distributed import with_cluster
-    from fasteval.studies import pool_depth
 
     on_interrupt(study_kept(out))
     t0 = time.perf_counter()
@@ -282,8 +282,8 @@ def leave_out_cmd(
     reps: int,
 ) -> None:
     """Drop judgments that only left-out runs (or groups) contributed to the depth-K pool."""
+    from fasteval.analysis.studies import leave_out
     from fasteval.distributed import with_cluster
-    from fasteval.studies import leave_out
 
     on_interrupt(study_kept(out))
     t0 = time.perf_counter()

@@ -78,7 +78,7 @@ def check_file(path: Path, advice: str | None = None) -> Finding:
 
 def check_study(folder: Path) -> list[Finding]:
     """A study folder: ``study.json``, each file it lists, every Parquet file in it."""
-    from fasteval.analysis import studies as st
+    from fasteval.analysis import study_store as st
     from fasteval.io import stored
 
     meta_path = folder / "study.json"
@@ -121,7 +121,7 @@ def check_study(folder: Path) -> list[Finding]:
 def _study_mark(path: Path) -> str | None:
     import pyarrow.parquet as pq
 
-    from fasteval.analysis.studies import STUDY_KEY
+    from fasteval.analysis.study_store import STUDY_KEY
 
     raw = (pq.read_metadata(path).metadata or {}).get(STUDY_KEY)
     return raw.decode() if raw is not None else None

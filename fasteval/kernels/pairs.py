@@ -186,6 +186,91 @@ def group_counts(
 
 
 @njit(cache=True, nogil=True)
+def _set_positions(lists, s, m, where):  # pragma: no cover - numba
+    """``where[j] = t`` for the judgment ``j`` at position ``t`` of the list ``lists[s:s + m]``."""
+    for t in range(m):
+        where[lists[s + t]] = t
+
+
+@njit(cache=True, nogil=True)
+def _clear_positions(lists, s, m, where):  # pragma: no cover - numba
+    """Undo :func:`_set_positions` (``where`` back to -1 for the list's judgments)."""
+    for t in range(m):
+        where[lists[s + t]] = -1
+
+
+@njit(cache=True, nogil=True)
+def _retrieval_hists(
+    lists, sa, ma, sb, mb, gclass, pos_b, in_a, hist, h0, G, hists
+):  # pragma: no cover - numba
+    """Per grade class, the judgments retrieved by both runs, A only, B only and neither.
+
+    ``hists`` rows 0..3 (zero on entry) receive those four counts.
+    """
+    h_rr, h_ru, h_ur, h_uu = hists[0], hists[1], hists[2], hists[3]
+    for t in range(ma):
+        j = lists[sa + t]
+        if pos_b[j] >= 0:
+            h_rr[gclass[j]] += 1
+        else:
+            h_ru[gclass[j]] += 1
+    for t in range(mb):
+        j = lists[sb + t]
+        if in_a[j] < 0:
+            h_ur[gclass[j]] += 1
+    for k in range(G):
+        h_uu[k] = hist[h0 + k] - h_rr[k] - h_ru[k] - h_ur[k]
+
+
+@njit(cache=True, nogil=True)
+def _correct_in_both(
+    lists, sa, ma, sb, mb, gclass, pos_b, in_a, hists, G, tree, fw
+):  # pragma: no cover - numba
+    """Pairs both runs order correctly: the higher-graded document above in A and in B.
+
+    A dominance count: A's list swept with one Fenwick tree per grade class over
+    B's positions, then B's documents A misses, then the pairs whose lower
+    document neither run retrieves. ``tree`` and ``fw`` are zero on entry and exit.
+    """
+    h_rr, h_uu = hists[0], hists[3]
+    npp = 0
+    width = mb + 1
+    n_rr = 0
+    for t in range(ma):
+        j = lists[sa + t]
+        k = gclass[j]
+        p = pos_b[j]
+        if p >= 0:  # b retrieved by both: 2-D query over classes > k, B-positions < p
+            for kk in range(k + 1, G):
+                npp += _fw_sum(tree, kk * width, p)
+            _fw_add(tree, k * width, mb, p, 1)
+            _fw_add(fw, 0, G, k, 1)
+            n_rr += 1
+        else:  # b retrieved by A only: any earlier doc retrieved by both, higher grade
+            npp += n_rr - _fw_sum(fw, 0, k + 1)
+    for x in range(G * width):
+        tree[x] = 0
+    for x in range(G + 1):
+        fw[x] = 0
+    n_rr = 0
+    for t in range(mb):  # b retrieved by B only
+        j = lists[sb + t]
+        k = gclass[j]
+        if in_a[j] >= 0:
+            _fw_add(fw, 0, G, k, 1)
+            n_rr += 1
+        else:
+            npp += n_rr - _fw_sum(fw, 0, k + 1)
+    for x in range(G + 1):
+        fw[x] = 0
+    above = 0  # b unretrieved by both: every doc retrieved by both with a higher grade
+    for k in range(G - 1, -1, -1):
+        npp += h_uu[k] * above
+        above += h_rr[k]
+    return npp
+
+
+@njit(cache=True, nogil=True)
 def pair_tables(lo, hi, q_of, side_a, side_b, graded, n_judg, max_len, out):  # pragma: no cover
     """Joint counts of two runs' pair variables, per (run pair, query) item.
 
@@ -209,10 +294,7 @@ def pair_tables(lo, hi, q_of, side_a, side_b, graded, n_judg, max_len, out):  # 
     in_a = np.full(n_judg, -1, np.int64)
     tree = np.zeros(gmax * (max_len + 2), np.int64)
     fw = np.zeros(gmax + 1, np.int64)
-    h_rr = np.zeros(gmax, np.int64)
-    h_ru = np.zeros(gmax, np.int64)
-    h_ur = np.zeros(gmax, np.int64)
-    h_uu = np.zeros(gmax, np.int64)
+    hists = np.zeros((4, gmax), np.int64)  # retrieved by both, A only, B only, neither
     for i in range(lo, hi):
         q = q_of[i]
         h0 = hist_off[q]
@@ -221,68 +303,21 @@ def pair_tables(lo, hi, q_of, side_a, side_b, graded, n_judg, max_len, out):  # 
         ma = m_a[i]
         sb = s_b[i]
         mb = m_b[i]
-        for t in range(mb):
-            pos_b[lists[sb + t]] = t
-        for t in range(ma):
-            in_a[lists[sa + t]] = t
-        for t in range(ma):
-            j = lists[sa + t]
-            if pos_b[j] >= 0:
-                h_rr[gclass[j]] += 1
-            else:
-                h_ru[gclass[j]] += 1
-        for t in range(mb):
-            j = lists[sb + t]
-            if in_a[j] < 0:
-                h_ur[gclass[j]] += 1
-        for k in range(G):
-            h_uu[k] = hist[h0 + k] - h_rr[k] - h_ru[k] - h_ur[k]
-        n00 = _within(h_uu, G)
+        _set_positions(lists, sb, mb, pos_b)
+        _set_positions(lists, sa, ma, in_a)
+        _retrieval_hists(lists, sa, ma, sb, mb, gclass, pos_b, in_a, hist, h0, G, hists)
+        n00 = _within(hists[3], G)
         # both unretrieved by A: B's order of its documents A misses, and vs UU
         c, d = _sweep(lists, sb, mb, gclass, in_a, True, fw, G)
-        c2, d2 = _versus(h_ur, h_uu, G)
+        c2, d2 = _versus(hists[2], hists[3], G)
         n0p = c + c2
         n0m = d + d2
         # both unretrieved by B
         c, d = _sweep(lists, sa, ma, gclass, pos_b, True, fw, G)
-        c2, d2 = _versus(h_ru, h_uu, G)
+        c2, d2 = _versus(hists[1], hists[3], G)
         np0 = c + c2
         nm0 = d + d2
-        # correct in both: higher grade a above b in A and in B
-        npp = 0
-        width = mb + 1
-        n_rr = 0
-        for t in range(ma):
-            j = lists[sa + t]
-            k = gclass[j]
-            p = pos_b[j]
-            if p >= 0:  # b retrieved by both: 2-D query over classes > k, B-positions < p
-                for kk in range(k + 1, G):
-                    npp += _fw_sum(tree, kk * width, p)
-                _fw_add(tree, k * width, mb, p, 1)
-                _fw_add(fw, 0, G, k, 1)
-                n_rr += 1
-            else:  # b retrieved by A only: any earlier doc retrieved by both, higher grade
-                npp += n_rr - _fw_sum(fw, 0, k + 1)
-        for x in range(G * width):
-            tree[x] = 0
-        for x in range(G + 1):
-            fw[x] = 0
-        n_rr = 0
-        for t in range(mb):  # b retrieved by B only
-            j = lists[sb + t]
-            k = gclass[j]
-            if in_a[j] >= 0:
-                _fw_add(fw, 0, G, k, 1)
-                n_rr += 1
-            else:
-                npp += n_rr - _fw_sum(fw, 0, k + 1)
-        for x in range(G + 1):
-            fw[x] = 0
-        above = 0  # b unretrieved by both: every doc retrieved by both with a higher grade
-        for k in range(G - 1, -1, -1):
-            npp += h_uu[k] * above
-            above += h_rr[k]
+        npp = _correct_in_both(lists, sa, ma, sb, mb, gclass, pos_b, in_a, hists, G, tree, fw)
         npm = cdz_a[i, 0] - npp - np0
         nmp = cdz_b[i, 0] - npp - n0p
         nmm = cdz_a[i, 1] - nmp - nm0
@@ -295,15 +330,11 @@ def pair_tables(lo, hi, q_of, side_a, side_b, graded, n_judg, max_len, out):  # 
         out[i, 6] = nmp
         out[i, 7] = nm0
         out[i, 8] = nmm
-        for t in range(mb):
-            pos_b[lists[sb + t]] = -1
-        for t in range(ma):
-            in_a[lists[sa + t]] = -1
+        _clear_positions(lists, sb, mb, pos_b)
+        _clear_positions(lists, sa, ma, in_a)
         for k in range(G):
-            h_rr[k] = 0
-            h_ru[k] = 0
-            h_ur[k] = 0
-            h_uu[k] = 0
+            for row in range(4):
+                hists[row, k] = 0
 
 
 @njit(cache=True, nogil=True)
@@ -316,6 +347,205 @@ def _h2_part(a, b):  # pragma: no cover - numba
 
 
 _DENSE_MAX_K = 12  # 3**12 codes: two 4 MB count tables per call
+
+
+@njit(cache=True, nogil=True)
+def _query_pairs(hist, h0, G):  # pragma: no cover - numba
+    """Pairs of the query's judgments with different grades."""
+    n_tot = 0
+    sq = 0
+    for k in range(G):
+        n_tot += hist[h0 + k]
+        sq += hist[h0 + k] * hist[h0 + k]
+    return (n_tot * n_tot - sq) // 2
+
+
+@njit(cache=True, nogil=True)
+def _active_docs(grp, starts, lens, lists, act):  # pragma: no cover - numba
+    """The judgments some run of the item retrieves, numbered in ``act`` (was -1).
+
+    Returns ``(docs, n_act)``: ``docs[a]`` is the judgment numbered ``a``.
+    """
+    n_act_max = 0
+    for s in range(grp.shape[0]):
+        g = grp[s]
+        if g >= 0:
+            n_act_max += lens[g]
+    docs = np.empty(n_act_max, np.int64)
+    n_act = 0
+    for s in range(grp.shape[0]):
+        g = grp[s]
+        if g < 0:
+            continue
+        for t in range(lens[g]):
+            j = lists[starts[g] + t]
+            if act[j] < 0:
+                act[j] = n_act
+                docs[n_act] = j
+                n_act += 1
+    return docs, n_act
+
+
+@njit(cache=True, nogil=True)
+def _active_positions(grp, starts, lens, lists, act, n_act, big):  # pragma: no cover - numba
+    """``pos[a, s]``: the rank of active document ``a`` in run ``s`` (``big``: not retrieved)."""
+    k_sys = grp.shape[0]
+    pos = np.full((n_act, k_sys), big, np.int64)
+    for s in range(k_sys):
+        g = grp[s]
+        if g < 0:
+            continue
+        for t in range(lens[g]):
+            pos[act[lists[starts[g] + t]], s] = t
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def _patterns(pos, n_act, k_sys, big):  # pragma: no cover - numba
+    """Base-3 retrieval pattern of each active document (digit 1 = retrieved) and its negation."""
+    pat = np.zeros(n_act, np.int64)
+    npat = np.zeros(n_act, np.int64)
+    for a in range(n_act):
+        p3 = np.int64(1)
+        for s in range(k_sys):
+            if pos[a, s] < big:
+                pat[a] += p3
+                npat[a] += 2 * p3
+            p3 *= 3
+    return pat, npat
+
+
+@njit(cache=True, nogil=True)
+def _by_class(cls, n_act, G):  # pragma: no cover - numba
+    """Active documents sorted by grade class, each class's first index, and sum of squares."""
+    srt = np.argsort(cls, kind="mergesort")
+    first = np.zeros(G + 1, np.int64)  # first sorted index of class k
+    for a in range(n_act):
+        first[cls[a] + 1] += 1
+    for k in range(G):
+        first[k + 1] += first[k]
+    act_sq = 0
+    for k in range(G):
+        act_sq += (first[k + 1] - first[k]) ** 2
+    return srt, first, act_sq
+
+
+@njit(cache=True, nogil=True)
+def _active_pair_records(
+    pos, srt, first, cls, n_act, k_sys, keys, wa, wb
+):  # pragma: no cover - numba
+    """One record per active pair (higher grade first): its canonical sign-vector code.
+
+    The code is the min of the vector's code and its negation's; ``wa``/``wb``
+    say on which side the pair falls. Returns the number of records written.
+    """
+    r = 0
+    for ia in range(n_act):
+        a = srt[ia]
+        for ib in range(first[cls[a]]):
+            b = srt[ib]
+            code = np.int64(0)
+            neg = np.int64(0)
+            p3 = np.int64(1)
+            for s in range(k_sys):
+                pa = pos[a, s]
+                pb = pos[b, s]
+                if pa < pb:
+                    code += p3
+                    neg += 2 * p3
+                elif pa > pb:
+                    code += 2 * p3
+                    neg += p3
+                p3 *= 3
+            if code <= neg:
+                keys[r] = code
+                wa[r] = 1
+            else:
+                keys[r] = neg
+                wb[r] = 1
+            r += 1
+    return r
+
+
+@njit(cache=True, nogil=True)
+def _unretrieved_records(
+    pat, npat, cls, n_act, h_uu, G, keys, wa, wb, r
+):  # pragma: no cover - numba
+    """Records of the pairs with a document no run retrieves, from grade histograms.
+
+    Two per active document (the other document lower or higher graded) and one
+    for the pairs of two unretrieved documents (the zero vector). Returns the
+    number of records written in all.
+    """
+    below = np.zeros(G + 1, np.int64)  # UU docs with class < k
+    for k in range(G):
+        below[k + 1] = below[k] + h_uu[k]
+    for a in range(n_act):
+        lower = below[cls[a]]  # a is the higher-graded doc: vector = pattern
+        higher = below[G] - below[cls[a] + 1]  # the UU doc is higher: vector = -pattern
+        if pat[a] <= npat[a]:
+            keys[r] = pat[a]
+            wa[r] = lower
+            keys[r + 1] = pat[a]
+            wb[r + 1] = higher
+        else:
+            keys[r] = npat[a]
+            wb[r] = lower
+            keys[r + 1] = npat[a]
+            wa[r + 1] = higher
+        r += 2
+    keys[r] = 0
+    wa[r] = _within(h_uu, G)
+    return r + 1
+
+
+@njit(cache=True, nogil=True)
+def _entropy_dense(keys, wa, wb, r, tab_a, tab_b, seen, distinct):  # pragma: no cover - numba
+    """Sum over codes of (a + b) H2 in bits: records added into tables indexed by code, O(r).
+
+    The tables (``seen`` False, counts 0) are left as found.
+    """
+    h = 0.0
+    nd = 0
+    for x in range(r):
+        key = keys[x]
+        if not seen[key]:
+            seen[key] = True
+            distinct[nd] = key
+            nd += 1
+        tab_a[key] += wa[x]
+        tab_b[key] += wb[x]
+    for x in range(nd):
+        key = distinct[x]
+        if key == 0:
+            h += tab_a[key] + tab_b[key]  # the zero vector: Q is a fair coin
+        else:
+            h += _h2_part(tab_a[key], tab_b[key])
+        tab_a[key] = 0
+        tab_b[key] = 0
+        seen[key] = False
+    return h
+
+
+@njit(cache=True, nogil=True)
+def _entropy_sorted(keys, wa, wb, r):  # pragma: no cover - numba
+    """As :func:`_entropy_dense`, grouping the records by sorting their codes (many systems)."""
+    h = 0.0
+    order = np.argsort(keys[:r])
+    x = 0
+    while x < r:
+        key = keys[order[x]]
+        sa = 0
+        sb = 0
+        while x < r and keys[order[x]] == key:
+            sa += wa[order[x]]
+            sb += wb[order[x]]
+            x += 1
+        if key == 0:
+            h += sa + sb  # the zero vector: Q is a fair coin
+        else:
+            h += _h2_part(sa, sb)
+    return h
 
 
 @njit(cache=True, nogil=True)
@@ -344,44 +574,18 @@ def joint_ric(
     tab_b = np.zeros(n_codes, np.int64)
     seen = np.zeros(n_codes, np.bool_)
     distinct = np.empty(n_codes, np.int64)
+    big = np.int64(1) << 62
     for i in range(lo, hi):
         q = q_of[i]
         h0 = hist_off[q]
         G = hist_off[q + 1] - h0
-        n_tot = 0
-        sq = 0
-        for k in range(G):
-            n_tot += hist[h0 + k]
-            sq += hist[h0 + k] * hist[h0 + k]
-        n_pairs = (n_tot * n_tot - sq) // 2
+        n_pairs = _query_pairs(hist, h0, G)
         if n_pairs == 0:
             out[i] = np.nan
             continue
-        n_act_max = 0
-        for s in range(k_sys):
-            g = groups[i, s]
-            if g >= 0:
-                n_act_max += lens[g]
-        docs = np.empty(n_act_max, np.int64)
-        n_act = 0
-        for s in range(k_sys):
-            g = groups[i, s]
-            if g < 0:
-                continue
-            for t in range(lens[g]):
-                j = lists[starts[g] + t]
-                if act[j] < 0:
-                    act[j] = n_act
-                    docs[n_act] = j
-                    n_act += 1
-        big = np.int64(1) << 62
-        pos = np.full((n_act, k_sys), big, np.int64)
-        for s in range(k_sys):
-            g = groups[i, s]
-            if g < 0:
-                continue
-            for t in range(lens[g]):
-                pos[act[lists[starts[g] + t]], s] = t
+        grp = groups[i]
+        docs, n_act = _active_docs(grp, starts, lens, lists, act)
+        pos = _active_positions(grp, starts, lens, lists, act, n_act, big)
         cls = np.empty(n_act, np.int64)
         h_uu = np.empty(G, np.int64)
         for k in range(G):
@@ -389,112 +593,20 @@ def joint_ric(
         for a in range(n_act):
             cls[a] = gclass[docs[a]]
             h_uu[cls[a]] -= 1
-        # pattern codes of active docs (digit 1 = retrieved, above any UU doc)
-        pat = np.zeros(n_act, np.int64)
-        npat = np.zeros(n_act, np.int64)
-        for a in range(n_act):
-            p3 = np.int64(1)
-            for s in range(k_sys):
-                if pos[a, s] < big:
-                    pat[a] += p3
-                    npat[a] += 2 * p3
-                p3 *= 3
+        pat, npat = _patterns(pos, n_act, k_sys, big)
         # active docs by grade class: a's lower-graded partners are a prefix
-        srt = np.argsort(cls, kind="mergesort")
-        first = np.zeros(G + 1, np.int64)  # first sorted index of class k
-        for a in range(n_act):
-            first[cls[a] + 1] += 1
-        for k in range(G):
-            first[k + 1] += first[k]
-        act_sq = 0
-        for k in range(G):
-            act_sq += (first[k + 1] - first[k]) ** 2
+        srt, first, act_sq = _by_class(cls, n_act, G)
         # records: canonical code (min of code and negated code), counts on each side
         n_rec = (n_act * n_act - act_sq) // 2 + 2 * n_act + 1
         keys = np.empty(n_rec, np.int64)
         wa = np.zeros(n_rec, np.int64)
         wb = np.zeros(n_rec, np.int64)
-        r = 0
-        for ia in range(n_act):
-            a = srt[ia]
-            for ib in range(first[cls[a]]):
-                b = srt[ib]
-                code = np.int64(0)
-                neg = np.int64(0)
-                p3 = np.int64(1)
-                for s in range(k_sys):
-                    pa = pos[a, s]
-                    pb = pos[b, s]
-                    if pa < pb:
-                        code += p3
-                        neg += 2 * p3
-                    elif pa > pb:
-                        code += 2 * p3
-                        neg += p3
-                    p3 *= 3
-                if code <= neg:
-                    keys[r] = code
-                    wa[r] = 1
-                else:
-                    keys[r] = neg
-                    wb[r] = 1
-                r += 1
-        below = np.zeros(G + 1, np.int64)  # UU docs with class < k
-        for k in range(G):
-            below[k + 1] = below[k] + h_uu[k]
-        for a in range(n_act):
-            lower = below[cls[a]]  # a is the higher-graded doc: vector = pattern
-            higher = below[G] - below[cls[a] + 1]  # the UU doc is higher: vector = -pattern
-            if pat[a] <= npat[a]:
-                keys[r] = pat[a]
-                wa[r] = lower
-                keys[r + 1] = pat[a]
-                wb[r + 1] = higher
-            else:
-                keys[r] = npat[a]
-                wb[r] = lower
-                keys[r + 1] = npat[a]
-                wa[r + 1] = higher
-            r += 2
-        keys[r] = 0
-        wa[r] = _within(h_uu, G)
-        r += 1
-        h = 0.0
+        r = _active_pair_records(pos, srt, first, cls, n_act, k_sys, keys, wa, wb)
+        r = _unretrieved_records(pat, npat, cls, n_act, h_uu, G, keys, wa, wb, r)
         if dense:
-            # few systems: add the records into tables indexed by code, O(r)
-            nd = 0
-            for x in range(r):
-                key = keys[x]
-                if not seen[key]:
-                    seen[key] = True
-                    distinct[nd] = key
-                    nd += 1
-                tab_a[key] += wa[x]
-                tab_b[key] += wb[x]
-            for x in range(nd):
-                key = distinct[x]
-                if key == 0:
-                    h += tab_a[key] + tab_b[key]  # the zero vector: Q is a fair coin
-                else:
-                    h += _h2_part(tab_a[key], tab_b[key])
-                tab_a[key] = 0
-                tab_b[key] = 0
-                seen[key] = False
+            h = _entropy_dense(keys, wa, wb, r, tab_a, tab_b, seen, distinct)
         else:
-            order = np.argsort(keys[:r])
-            x = 0
-            while x < r:
-                key = keys[order[x]]
-                sa = 0
-                sb = 0
-                while x < r and keys[order[x]] == key:
-                    sa += wa[order[x]]
-                    sb += wb[order[x]]
-                    x += 1
-                if key == 0:
-                    h += sa + sb  # the zero vector: Q is a fair coin
-                else:
-                    h += _h2_part(sa, sb)
+            h = _entropy_sorted(keys, wa, wb, r)
         out[i] = 1.0 - h / n_pairs
         for a in range(n_act):
             act[docs[a]] = -1

@@ -9,7 +9,7 @@ import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fasteval.analysis.diversity import diversity_evaluate
+from fasteval.engine.diversity import diversity_evaluate
 from tests.oracle._pyndeval import compare, oracle, order_docs
 from tests.property.strategies import diversity_archives, examples
 from tests.reference.ndeval_naive import topic_measures

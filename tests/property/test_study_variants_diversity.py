@@ -8,8 +8,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from fasteval.analysis import variants as var
-from fasteval.analysis.diversity import diversity_evaluate
 from fasteval.analysis.study_scorers import DiversityScorer
+from fasteval.engine.diversity import diversity_evaluate
 from tests.property.strategies import diversity_archives, examples, shares_query
 
 NAMES = ["alpha_nDCG@5", "alpha_nDCG@20", "ERR_IA@3", "nERR_IA@20", "NRBP", "nNRBP", "MAP_IA",

@@ -21,10 +21,13 @@ import pytest
 from click.testing import CliRunner
 
 from fasteval import distributed as fd
-from fasteval import evaluate, information_difference, studies
+from fasteval import evaluate, information_difference
+from fasteval.analysis import studies
 from fasteval.analysis import studies as st
 from fasteval.analysis import variants as var
 from fasteval.cli import main
+from fasteval.distributed import evaluation as fde
+from fasteval.distributed import studies as fds
 from fasteval.errors import ParameterError
 from tests.conftest import shared_path
 
@@ -101,9 +104,9 @@ def textdata(tmp_path_factory) -> tuple[Path, Path]:
 
 
 def test_missing_blocks_cover_exactly_the_missing_reps() -> None:
-    assert fd._missing_blocks(7, set(), 3) == [(0, 3), (3, 6), (6, 7)]
-    assert fd._missing_blocks(7, {1, 2, 5}, 3) == [(0, 1), (3, 5), (6, 7)]
-    assert fd._missing_blocks(3, {0, 1, 2}, 2) == []
+    assert fds._missing_blocks(7, set(), 3) == [(0, 3), (3, 6), (6, 7)]
+    assert fds._missing_blocks(7, {1, 2, 5}, 3) == [(0, 1), (3, 5), (6, 7)]
+    assert fds._missing_blocks(3, {0, 1, 2}, 2) == []
 
 
 def test_cluster_address_from_option_or_env(monkeypatch) -> None:
@@ -137,7 +140,7 @@ def test_eval_blocks_read_only_their_own_runs(textdata, monkeypatch) -> None:
     extra.write_text("1 Q0 D1-0 1 0.5 gen2\n")
     try:
         spec = fd.EvalSpec(fd.Source.of(qrels, [runs, extra, RUNS], "tag"))
-        groups = fd._eval_plan(spec)
+        groups = fde._eval_plan(spec)
     finally:
         extra.unlink()
     assert groups[:7] == [[str(f)] for f in files[:2]] + [[str(files[2]), str(extra)]] + [
@@ -146,9 +149,9 @@ def test_eval_blocks_read_only_their_own_runs(textdata, monkeypatch) -> None:
     assert groups[7:] == [[str(RUNS)]]  # tables after the text files, as the readers read
     spec = fd.EvalSpec(fd.Source.of(qrels, runs, "tag"))
     opened: list[str] = []
-    real = fd._fetch_one
-    monkeypatch.setattr(fd, "_fetch_one", lambda x: opened.append(x) or real(x))
-    block = fd._eval_block("t-eval-test", spec, [str(files[4]), str(files[5])], ["map"], {}, 1)
+    real = fde.fetch_one
+    monkeypatch.setattr(fde, "fetch_one", lambda x: opened.append(x) or real(x))
+    block = fde._eval_block("t-eval-test", spec, [str(files[4]), str(files[5])], ["map"], {}, 1)
     assert opened == [str(qrels), str(files[4]), str(files[5])]
     assert block["run_id"].unique(maintain_order=True).to_list() == ["gen4", "gen5"]
     whole = evaluate(qrels, runs, ["map"])

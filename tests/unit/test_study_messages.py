@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 from polars.testing import assert_frame_equal
 
+from fasteval.analysis.studies import subsample
 from fasteval.cli import main
 from fasteval.errors import FastevalWarning, ParameterError
-from fasteval.studies import subsample
 
 DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
 QRELS = str(DATA / "sample.qrels")

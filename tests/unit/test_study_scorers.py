@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from fasteval import studies
+from fasteval.analysis import studies
 from fasteval.analysis import study_scorers as ss
 from fasteval.analysis import variants as var
 from fasteval.analysis.hsa import histogram_analysis

@@ -1,0 +1,1 @@
+"""The benchmark harness behind ``benchmarks/run.py`` (one module per stage)."""
