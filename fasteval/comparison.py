@@ -21,7 +21,7 @@ Rules
   (every other run against it), or, without a baseline, every pair of runs
   for that measure, as PyTerrier does.
 * The tests themselves, their tie and zero rules and the Monte Carlo p-value
-  bound: :mod:`fasteval.analysis.significance`.
+  bound: :mod:`fasteval.analysis.statistics`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from fasteval.analysis import significance as sg
+from fasteval.analysis import statistics as sg
 from fasteval.api import evaluate
 from fasteval.errors import ParameterError
 from fasteval.measures.ir_measures_names import canonical, split_judged_only
