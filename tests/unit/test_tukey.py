@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fasteval.analysis import statistics as sg
-from fasteval.comparison import compare_table
+from fasteval.analysis.comparison import compare_table
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
