@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -132,3 +134,18 @@ def test_correlation_table() -> None:
     sel = np.argsort(-a, kind="stable")[:4]
     assert top["n"][0] == 4
     assert top["spearman"][0] == corr.spearman(a[sel], b[sel])
+
+
+def test_scipy_is_imported_only_when_a_test_runs() -> None:
+    """scipy.stats takes ~0.5 s to import: the statistics load it when they are called."""
+    code = (
+        "import sys\n"
+        "import fasteval.analysis.meta, fasteval.analysis.statistics, fasteval.comparison\n"
+        "import fasteval.cli\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('scipy.stats', 'scipy.special'))))\n"
+        "from fasteval.analysis import statistics\n"
+        "statistics.paired_t([0.1, 0.3, -0.2])\n"
+        "print('scipy.special' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["[]", "True"]
