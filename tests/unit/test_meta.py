@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -149,3 +150,12 @@ def test_scipy_is_imported_only_when_a_test_runs() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split("\n")[:2] == ["[]", "True"]
+
+
+@pytest.mark.parametrize("df", [3.0, 24.0, 191.0, 1000.0])
+def test_student_t_near_zero_is_one_minus_twice_the_density(df: float) -> None:
+    """p(t) = 1 - 2 f(0) t + O(t^3): where the former continued fraction lost digits."""
+    f0 = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+    for t in (1e-9, 6e-7, 1e-5):
+        want = 1.0 - 2.0 * f0 * t
+        assert statistics.student_t_sf2(np.array([t]), df)[0] == pytest.approx(want, rel=1e-13)
