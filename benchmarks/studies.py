@@ -43,8 +43,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from fasteval.analysis import meta, studies  # noqa: E402
+from fasteval.analysis import studies  # noqa: E402
 from fasteval.analysis import variants as var  # noqa: E402
+from fasteval.analysis.statistics import pair_tests  # noqa: E402
 from fasteval.engine import compute, prepare  # noqa: E402
 from fasteval.engine.compact import Compact, prepare_compact  # noqa: E402
 from fasteval.measures.parser import parse_measures  # noqa: E402
@@ -231,18 +232,18 @@ def main() -> None:
     ev = compute(wide, parse_measures(["map"]))
     X, _ = var.per_query_matrix(wide, ev.values, ev.has_rows)
     X = np.ascontiguousarray(X[:, :, 0])
-    meta.pair_tests(X[:3], B=10, R=10)  # compile
+    pair_tests(X[:3], B=10, R=10)  # compile
     n_pairs = n_runs * (n_runs - 1) // 2
     tt = []
     for _ in range(3):
         t0 = time.perf_counter()
-        r = meta.pair_tests(X, B=args.B, R=0, seed=0)
+        r = pair_tests(X, B=args.B, R=0, seed=0)
         tt.append(time.perf_counter() - t0)
     dp = float((r["p_bootstrap"] < 0.05).mean())
     t2 = []
     for _ in range(3):
         t0 = time.perf_counter()
-        meta.pair_tests(X, B=args.B, R=args.B, seed=0)
+        pair_tests(X, B=args.B, R=args.B, seed=0)
         t2.append(time.perf_counter() - t0)
     print(
         f"discriminative power (AP): {n_pairs} pairs x B={args.B}: median "

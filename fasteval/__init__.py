@@ -22,13 +22,14 @@ from fasteval.errors import (
 )
 
 if TYPE_CHECKING:
+    from fasteval.analysis.comparison import Comparison
     from fasteval.analysis.correlation import information_tau, rank_correlation
     from fasteval.analysis.fusion import cross_validate_fusion, fuse, optimize_fusion
     from fasteval.analysis.hsa import histogram_analysis, histogram_analysis_scores
     from fasteval.analysis.information import information_difference, joint_ric, ric
     from fasteval.analysis.report import Report, report
     from fasteval.api import evaluate
-    from fasteval.comparison import Comparison, compare
+    from fasteval.comparison import compare
     from fasteval.engine.diversity import diversity_evaluate, subtopic_coverage
     from fasteval.engine.table import wide_table
     from fasteval.evaluator import Evaluator
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
 # public name -> the module that defines it
 _LAZY = {
-    "Comparison": "fasteval.comparison",
+    "Comparison": "fasteval.analysis.comparison",
     "compare": "fasteval.comparison",
     "information_tau": "fasteval.analysis.correlation",
     "rank_correlation": "fasteval.analysis.correlation",

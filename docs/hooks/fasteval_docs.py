@@ -54,6 +54,7 @@ _SECTIONS = {
     "fasteval.engine.table": "Result tables",
     "fasteval.measures.parser": "Measures",
     "fasteval.comparison": "Comparing systems",
+    "fasteval.analysis.comparison": "Comparing systems",
     "fasteval.analysis.report": "The evaluation report",
     "fasteval.engine.diversity": "Diversity (ndeval)",
     "fasteval.analysis.information": "Information-theoretic evaluation",

@@ -9,7 +9,9 @@
   separates at level ``alpha`` by the paired bootstrap test.
 
 Inputs are the long tables :func:`fasteval.evaluate` returns
-(``run_id, query_id, measure, value``) or plain matrices.
+(``run_id, query_id, measure, value``). The tests, their p-value estimators and
+the corrections are those of :mod:`fasteval.analysis.statistics`, the same as
+:func:`fasteval.compare` uses.
 """
 
 from __future__ import annotations
@@ -21,10 +23,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import polars as pl
 
-from fasteval import parallel
 from fasteval.analysis import correlation as corr
+from fasteval.analysis.statistics import benjamini_hochberg, holm, pair_tests
 from fasteval.errors import ParameterError
-from fasteval.kernels import bootstrap as kb
 
 # --------------------------------------------------------------------------- correlations
 
@@ -138,177 +139,6 @@ def per_query_matrix(table: pl.DataFrame, measure: str) -> tuple[np.ndarray, lis
     return wide.select(full).to_numpy().astype(np.float64), wide["run_id"].to_list(), full
 
 
-def student_t_sf2(t: np.ndarray, df: float) -> np.ndarray:
-    """Two-sided p-value ``P(|T| >= |t|)`` of Student's t with ``df`` degrees of freedom.
-
-    Through the regularised incomplete beta function,
-    ``p = I_{df/(df+t^2)}(df/2, 1/2)``, by its continued fraction (Lentz).
-    """
-    t = np.asarray(t, dtype=np.float64)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        x = np.where(np.isinf(t), 0.0, df / (df + t * t))
-    return _betainc(df / 2.0, 0.5, x)
-
-
-def _betacf(a: float, b: float, x: np.ndarray) -> np.ndarray:
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c = np.ones_like(x)
-    d = 1.0 - qab * x / qap
-    d = 1.0 / np.where(np.abs(d) < tiny, tiny, d)
-    h = d.copy()
-    for m in range(1, 400):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / np.where(np.abs(d) < tiny, tiny, d)
-        c = 1.0 + aa / c
-        c = np.where(np.abs(c) < tiny, tiny, c)
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / np.where(np.abs(d) < tiny, tiny, d)
-        c = 1.0 + aa / c
-        c = np.where(np.abs(c) < tiny, tiny, c)
-        de = d * c
-        h *= de
-        if np.all(np.abs(de - 1.0) < 1e-15):
-            break
-    return h
-
-
-def _betainc(a: float, b: float, x: np.ndarray) -> np.ndarray:
-    x = np.clip(np.asarray(x, np.float64), 0.0, 1.0)
-    out = np.where(x >= 1.0, 1.0, 0.0)
-    inner = (x > 0.0) & (x < 1.0)
-    if not inner.any():
-        return out
-    xi = x[inner]
-    lbeta = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-    bt = np.exp(lbeta + a * np.log(xi) + b * np.log1p(-xi))
-    direct = xi < (a + 1.0) / (a + b + 2.0)
-    res = np.empty_like(xi)
-    if direct.any():
-        res[direct] = bt[direct] * _betacf(a, b, xi[direct]) / a
-    if (~direct).any():
-        res[~direct] = 1.0 - bt[~direct] * _betacf(b, a, 1.0 - xi[~direct]) / b
-    out[inner] = res
-    return out
-
-
-def student_t_ppf(q: float, df: float) -> float:
-    """The ``q`` quantile (``q > 0.5``) of Student's t, by bisection on :func:`student_t_sf2`."""
-    target = 2.0 * (1.0 - q)
-    lo, hi = 0.0, 1e3
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if student_t_sf2(np.array([mid]), df)[0] > target:
-            lo = mid
-        else:
-            hi = mid
-    return 0.5 * (lo + hi)
-
-
-def holm(p: np.ndarray) -> np.ndarray:
-    """Holm's step-down adjusted p-values (family-wise error rate)."""
-    p = np.asarray(p, np.float64)
-    m = p.shape[0]
-    order = np.argsort(p, kind="stable")
-    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
-    out = np.empty(m)
-    out[order] = np.minimum(adj, 1.0)
-    return out
-
-
-def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
-    """Benjamini-Hochberg adjusted p-values (false discovery rate)."""
-    p = np.asarray(p, np.float64)
-    m = p.shape[0]
-    order = np.argsort(p, kind="stable")
-    ranked = p[order] * m / np.arange(1, m + 1)
-    adj = np.minimum.accumulate(ranked[::-1])[::-1]
-    out = np.empty(m)
-    out[order] = np.minimum(adj, 1.0)
-    return out
-
-
-def resamples(n_queries: int, B: int, seed: int) -> np.ndarray:
-    """``(B, n_queries)`` bootstrap query indices, the same for every pair."""
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
-    return rng.integers(0, n_queries, size=(B, n_queries), dtype=np.int64)
-
-
-def sign_flips(n_queries: int, R: int, seed: int) -> np.ndarray:
-    """``(R, n_queries)`` random signs (+-1.0) for the randomisation test."""
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))
-    return np.where(rng.random((R, n_queries)) < 0.5, -1.0, 1.0)
-
-
-RAND_TOL = 1e-9
-
-
-def pair_tests(
-    X: np.ndarray,
-    *,
-    B: int = 1000,
-    R: int = 1000,
-    seed: int = 0,
-    pairs: tuple[np.ndarray, np.ndarray] | None = None,
-) -> dict[str, np.ndarray]:
-    """Paired tests for pairs of rows of ``X`` (``(n_systems, n_queries)``).
-
-    Returns arrays per pair (all ``i < j`` pairs by default): ``a``, ``b``,
-    ``mean_diff``, ``t``, ``p_t`` (two-sided paired t-test), ``p_randomisation``
-    (``R`` sign flips) and ``p_bootstrap`` (Sakai's ASL from ``B`` resamples of
-    the centred differences; ``B = 0`` / ``R = 0`` skip a test).
-    """
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    if X.ndim != 2 or X.shape[1] < 2:
-        msg = f"need a (systems, queries) matrix with >= 2 queries, got shape {X.shape}"
-        raise ParameterError(msg)
-    if B < 0 or R < 0:
-        msg = f"B and R must be >= 0, got B={B}, R={R}"
-        raise ParameterError(msg)
-    if np.isnan(X).any():
-        msg = "per-query values contain NaN"
-        raise ParameterError(msg)
-    if pairs is None:
-        ia, ib = np.triu_indices(X.shape[0], k=1)
-    else:
-        ia, ib = pairs
-    pa = np.ascontiguousarray(ia, dtype=np.int64)
-    pb = np.ascontiguousarray(ib, dtype=np.int64)
-    n_pairs = pa.shape[0]
-    n = X.shape[1]
-    idx = resamples(n, B, seed)
-    signs = sign_flips(n, R, seed)
-    t = np.empty(n_pairs)
-    asl = np.empty(n_pairs)
-    p_rand = np.empty(n_pairs)
-    parallel.run(
-        kb.paired_tests,
-        np.full(n_pairs, float(n * (B + R + 1))),
-        X,
-        pa,
-        pb,
-        idx,
-        signs,
-        RAND_TOL,
-        t,
-        asl,
-        p_rand,
-    )
-    return {
-        "a": pa,
-        "b": pb,
-        "mean_diff": X[pa].mean(axis=1) - X[pb].mean(axis=1),
-        "t": t,
-        "p_t": student_t_sf2(t, n - 1.0),
-        "p_randomisation": p_rand,
-        "p_bootstrap": asl,
-    }
-
-
 def significance(
     table: pl.DataFrame,
     measure: str,
@@ -335,7 +165,9 @@ def significance(
     polars.DataFrame
         ``run_a, run_b, mean_diff, t, p_t, p_randomisation, p_bootstrap`` and
         ``*_holm`` / ``*_bh`` adjusted columns over all pairs (Holm 1979;
-        Benjamini & Hochberg 1995).
+        Benjamini & Hochberg 1995). The Monte Carlo p-values are
+        ``(hits + 1) / (B + 1)`` (:func:`fasteval.analysis.statistics.monte_carlo_p`),
+        never 0, as in :func:`fasteval.compare`.
 
     References
     ----------
@@ -372,8 +204,11 @@ def discriminative_power(
 
     For every pair, per-query differences ``z``, ``t = mean(z) / (sd(z) /
     sqrt(n))``; the centred differences are resampled ``B`` times with
-    replacement (the same query indices for every pair and measure); ASL is
-    the share of resamples with ``|t*| >= |t|``.
+    replacement (the same query indices for every pair and measure); the ASL
+    of a pair is ``(hits + 1) / (B + 1)``, ``hits`` the resamples with
+    ``|t*| >= |t|`` (the estimator of every Monte Carlo test here; Sakai's
+    ``hits / B`` separates the same pairs whenever ``alpha * B`` is a whole
+    number, e.g. ``alpha = 0.05`` and ``B = 1000``).
 
     Returns
     -------

@@ -40,11 +40,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
 
 from fasteval.engine import QrelsLike, RunsLike, evaluate_ranking, prepare
+from fasteval.engine.encode import Encoded
 from fasteval.errors import ParameterError
 from fasteval.measures.parser import parse_measures
 
@@ -288,6 +290,27 @@ def _modern(
 # --- trec_eval before 9 ------------------------------------------------------------
 
 
+class _TopicGroups(NamedTuple):
+    """The (run, topic) groups that retrieved something, in output order."""
+
+    starts: np.ndarray  # first ranked position of each group
+    g_run: np.ndarray  # run index of each group
+    g_q: np.ndarray  # query index of each group
+    n_ret: np.ndarray  # documents retrieved
+    num_rel: np.ndarray  # relevant documents of the group's topic
+
+
+class _Relevant(NamedTuple):
+    """Every relevant retrieved document, group by group, top down."""
+
+    rg: np.ndarray  # its group
+    rank: np.ndarray  # its rank (1-based)
+    nrr: np.ndarray  # per group: relevant retrieved
+    first: np.ndarray  # per group: index of its first relevant document in these arrays
+    kth: np.ndarray  # it is the kth relevant document of its group
+    prec: np.ndarray  # precision at it (double)
+
+
 def _classic(
     qrels: QrelsLike,
     runs: RunsLike,
@@ -298,7 +321,6 @@ def _classic(
     run_id_from: str,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Per-topic values and averages with trec_eval 8's integer cutoffs and floats."""
-    f32 = np.float32
     prep = prepare(
         qrels,
         runs,
@@ -308,94 +330,125 @@ def _classic(
         run_id_from=run_id_from,
     )
     enc = prep.enc
+    grp = _topic_groups(enc, level)
+    rel = _relevant(enc, grp, level)
+    cols = _topic_columns(grp, rel)
+    return _classic_per_query(enc, grp, cols), _classic_summary(enc, grp, cols)
+
+
+def _topic_groups(enc: Encoded, level: int) -> _TopicGroups:
     n_q = enc.qr_off.shape[0] - 1
     judged_q = np.repeat(np.arange(n_q), np.diff(enc.qr_off))
     num_rel_q = np.bincount(judged_q, weights=enc.qr_rel >= level, minlength=n_q).astype(np.int64)
-
     keep = np.flatnonzero(enc.ends > enc.starts)
-    starts, ends = enc.starts[keep], enc.ends[keep]
-    g_run, g_q = enc.group_run[keep], enc.group_q[keep]
-    n_g = keep.shape[0]
-    n_ret = (ends - starts).astype(np.int64)
-    num_rel = num_rel_q[g_q]
+    g_q = enc.group_q[keep]
+    return _TopicGroups(
+        starts=enc.starts[keep],
+        g_run=enc.group_run[keep],
+        g_q=g_q,
+        n_ret=(enc.ends[keep] - enc.starts[keep]).astype(np.int64),
+        num_rel=num_rel_q[g_q],
+    )
 
-    # relevant ranked positions, group by group, top down
-    pos_g = np.repeat(np.arange(n_g), n_ret)
-    offs = np.concatenate([[0], np.cumsum(n_ret)]).astype(np.int64)
-    rank_all = np.arange(int(offs[-1]), dtype=np.int64) - np.repeat(offs[:-1], n_ret) + 1
-    is_rel = enc.rel[np.repeat(starts, n_ret) + rank_all - 1] >= level
+
+def _relevant(enc: Encoded, grp: _TopicGroups, level: int) -> _Relevant:
+    n_g = grp.n_ret.shape[0]
+    pos_g = np.repeat(np.arange(n_g), grp.n_ret)
+    offs = np.concatenate([[0], np.cumsum(grp.n_ret)]).astype(np.int64)
+    rank_all = np.arange(int(offs[-1]), dtype=np.int64) - np.repeat(offs[:-1], grp.n_ret) + 1
+    is_rel = enc.rel[np.repeat(grp.starts, grp.n_ret) + rank_all - 1] >= level
     rg = pos_g[is_rel]
     rank = rank_all[is_rel].astype(np.int64)
     nrr = np.bincount(rg, minlength=n_g).astype(np.int64)
     first = np.concatenate([[0], np.cumsum(nrr)[:-1]]).astype(np.int64)
     kth = np.arange(rg.shape[0], dtype=np.int64) - first[rg] + 1  # k-th relevant of its group
-    prec = kth / rank  # precision at each relevant document (double)
+    return _Relevant(rg=rg, rank=rank, nrr=nrr, first=first, kth=kth, prec=kth / rank)
 
-    # from the last relevant document up: float32 AP accumulator and the running
-    # maximum of precision (interpolated precision at that document)
-    step = nrr[rg] - kth
+
+def _ap_and_iprec(rel: _Relevant, num_rel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Float32 average precision per group, and interpolated precision at each relevant document.
+
+    From the last relevant document up: a float32 AP accumulator, and the
+    running maximum of precision (the interpolated precision at that document).
+    """
+    f32 = np.float32
+    n_g = rel.nrr.shape[0]
+    step = rel.nrr[rel.rg] - rel.kth
     order = np.argsort(step, kind="stable")
-    bounds = np.searchsorted(step[order], np.arange(int(nrr.max(initial=0)) + 1))
+    bounds = np.searchsorted(step[order], np.arange(int(rel.nrr.max(initial=0)) + 1))
     acc = np.zeros(n_g, f32)
     run_max = np.zeros(n_g, np.float64)
-    iprec_at = np.zeros(rg.shape[0], f32)
+    iprec_at = np.zeros(rel.rg.shape[0], f32)
     for s in range(bounds.shape[0] - 1):
         idx = order[bounds[s] : bounds[s + 1]]
-        gs = rg[idx]
-        acc[gs] = (acc[gs].astype(np.float64) + prec[idx]).astype(f32)
-        run_max[gs] = np.maximum(run_max[gs], prec[idx])
+        gs = rel.rg[idx]
+        acc[gs] = (acc[gs].astype(np.float64) + rel.prec[idx]).astype(f32)
+        run_max[gs] = np.maximum(run_max[gs], rel.prec[idx])
         iprec_at[idx] = run_max[gs].astype(f32)
     safe_r = np.maximum(num_rel, 1).astype(f32)
-    ap = np.where(nrr > 0, acc / safe_r, f32(0)).astype(f32)
+    ap = np.where(rel.nrr > 0, acc / safe_r, f32(0)).astype(f32)
+    return ap, iprec_at
 
-    cols: dict[str, np.ndarray] = {
-        "num_ret": n_ret,
-        "num_rel": num_rel,
-        "num_rel_ret": nrr,
-    }
+
+def _topic_columns(grp: _TopicGroups, rel: _Relevant) -> dict[str, np.ndarray]:
+    """Every :data:`COLUMNS` value per group, as trec_eval 8 computes it."""
+    f32 = np.float32
+    n_g = grp.n_ret.shape[0]
+    num_rel = grp.num_rel
+    ap, iprec_at = _ap_and_iprec(rel, num_rel)
 
     def rel_within(limit: np.ndarray | int) -> np.ndarray:
-        lim = limit if isinstance(limit, int) else limit[rg]
-        return np.bincount(rg[rank <= lim], minlength=n_g).astype(np.int64)
+        lim = limit if isinstance(limit, int) else limit[rel.rg]
+        return np.bincount(rel.rg[rel.rank <= lim], minlength=n_g).astype(np.int64)
 
-    cols["rel_ret_100"] = rel_within(100)
-    cols["rel_ret_1000"] = rel_within(1000)
+    cols: dict[str, np.ndarray] = {
+        "num_ret": grp.n_ret,
+        "num_rel": num_rel,
+        "num_rel_ret": rel.nrr,
+        "rel_ret_100": rel_within(100),
+        "rel_ret_1000": rel_within(1000),
+    }
     for i, name in enumerate(IPREC):
         c = (num_rel * i + 9) // 10  # ceil(i * R / 10), the old integer cutoff
         c = np.maximum(c, 1)  # level 0.0: the maximum precision anywhere
-        ok = c <= nrr
+        ok = c <= rel.nrr
         v = np.zeros(n_g, f32)
-        v[ok] = iprec_at[first[ok] + c[ok] - 1]
+        v[ok] = iprec_at[rel.first[ok] + c[ok] - 1]
         cols[name] = v
     cols["map"] = ap
     for k, name in zip(CUTOFFS, PREC, strict=True):
         cols[name] = (rel_within(k) / k).astype(f32)
-    cols["Rprec"] = np.where(num_rel > 0, rel_within(num_rel) / np.maximum(num_rel, 1), 0).astype(
-        f32
-    )
+    rprec = np.where(num_rel > 0, rel_within(num_rel) / np.maximum(num_rel, 1), 0)
+    cols["Rprec"] = rprec.astype(f32)
+    return cols
 
+
+def _classic_per_query(
+    enc: Encoded, grp: _TopicGroups, cols: dict[str, np.ndarray]
+) -> pl.DataFrame:
+    ints = (*COUNTS, "rel_ret_100", "rel_ret_1000")
     run_names = np.asarray(enc.run_names, dtype=object)
     qids = np.asarray(enc.qids, dtype=object)
-    per_query = pl.DataFrame(
+    return pl.DataFrame(
         {
-            "run_id": pl.Series(run_names[g_run], dtype=pl.String),
-            "query_id": pl.Series(qids[g_q], dtype=pl.String),
+            "run_id": pl.Series(run_names[grp.g_run], dtype=pl.String),
+            "query_id": pl.Series(qids[grp.g_q], dtype=pl.String),
             **{
-                c: (
-                    v.astype(np.int64)
-                    if c in (*COUNTS, "rel_ret_100", "rel_ret_1000")
-                    else v.astype(np.float64)
-                )
+                c: v.astype(np.int64) if c in ints else v.astype(np.float64)
                 for c, v in cols.items()
             },
         }
     ).select("run_id", "query_id", *COLUMNS)
 
-    # averages: float32 sums in topic order, divided in float32
+
+def _classic_summary(enc: Encoded, grp: _TopicGroups, cols: dict[str, np.ndarray]) -> pl.DataFrame:
+    """Per run: summed counts; averages as float32 sums in topic order, divided in float32."""
+    f32 = np.float32
+    g_run = grp.g_run
     n_runs = len(enc.run_names)
     nq = np.bincount(g_run, minlength=n_runs).astype(np.int64)
     run_first = np.concatenate([[0], np.cumsum(nq)[:-1]])
-    within = np.arange(n_g) - run_first[g_run]
+    within = np.arange(g_run.shape[0]) - run_first[g_run]
     summary: dict[str, object] = {
         "run_id": pl.Series(list(enc.run_names), dtype=pl.String),
         "num_q": nq,
@@ -410,8 +463,7 @@ def _classic(
             sel = within == j
             total[g_run[sel]] = (total[g_run[sel]] + v[sel].astype(f32)).astype(f32)
         summary[c] = np.where(nq > 0, total / np.maximum(nq, 1).astype(f32), 0).astype(np.float64)
-    out = pl.DataFrame(summary).filter(pl.col("num_q") > 0).select("run_id", "num_q", *COLUMNS)
-    return per_query, out
+    return pl.DataFrame(summary).filter(pl.col("num_q") > 0).select("run_id", "num_q", *COLUMNS)
 
 
 # --- text, laid out like the 1999 NIST summaries -----------------------------------

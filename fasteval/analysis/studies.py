@@ -39,7 +39,7 @@ from tqdm import tqdm
 from fasteval.analysis import correlation as corr
 from fasteval.analysis import study_scorers as ss
 from fasteval.analysis import variants as var
-from fasteval.analysis.meta import student_t_ppf
+from fasteval.analysis.statistics import student_t_ppf
 from fasteval.analysis.study_scorers import higher_is_better
 from fasteval.analysis.study_store import (
     UNIT_SCHEMA,

@@ -35,7 +35,7 @@ from fasteval.commands._common import (
     type=click.Choice(["t", "wilcoxon", "randomization", "bootstrap", "tukey"]),
     default="t",
     show_default=True,
-    help="Paired two-sided test, or tukey (Tukey's HSD over all runs; needs scipy).",
+    help="Paired two-sided test, or tukey (Tukey's HSD over all runs).",
 )
 @click.option(
     "--correction",

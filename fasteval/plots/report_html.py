@@ -91,14 +91,43 @@ def _page(title: str, body: str) -> str:
 
 
 def run_html(rep: Report, run_id: str, *, figures: bool = True) -> str:
-    """One run's report as a self-contained HTML page."""
-    from fasteval.plots import report as plots
+    """One run's report as a self-contained HTML page.
 
-    s = rep.run_summary(run_id)
+    Parameters
+    ----------
+    rep
+        The report.
+    run_id
+        The run.
+    figures
+        Embed the precision-recall and median-difference figures (needs matplotlib).
+
+    Returns
+    -------
+    str
+        The page: summary, recall- and document-level precision, the figures,
+        and per topic the run against its group's best / median / worst.
+    """
+    rep.run_summary(run_id)  # an unknown run: a ParameterError naming the runs
     group = rep.groups[run_id]
     members = [r for r in rep.runs if rep.groups[r] == group]
+    parts = _summary_parts(rep, run_id, members)
+    if figures:
+        parts.append(_figures(rep, run_id, members))
+    parts += [
+        f"<h2>Per topic, against the best / median / worst of {len(members)} runs</h2>",
+        _topic_table(rep, run_id),
+    ]
+    return _page(f"{run_id}: evaluation report", "\n".join(parts))
+
+
+def _summary_parts(rep: Report, run_id: str, members: list[str]) -> list[str]:
+    """The page's heading and its three summary tables."""
+    s = rep.run_summary(run_id)
+    group = rep.groups[run_id]
     what = rep.descriptions.get(group, group)
-    parts = [
+    counts = [s["num_q"], s["num_ret"], s["num_rel"], s["num_rel_ret"]]
+    return [
         '<p><a href="index.html">all runs</a></p>',
         f"<h1>{html.escape(run_id)}</h1>",
         f"<p>trec_eval {rep.compat} arithmetic; group: {html.escape(what)} "
@@ -106,16 +135,7 @@ def run_html(rep: Report, run_id: str, *, figures: bool = True) -> str:
         "<h2>Summary statistics</h2>",
         _table(
             ["Topics", "Retrieved", "Relevant", "Rel_ret", "MAP", "R-prec"],
-            [
-                [
-                    s["num_q"],
-                    s["num_ret"],
-                    s["num_rel"],
-                    s["num_rel_ret"],
-                    f"{s['map']:.4f}",
-                    f"{s['Rprec']:.4f}",
-                ]
-            ],
+            [[*counts, f"{s['map']:.4f}", f"{s['Rprec']:.4f}"]],
             left=0,
         ),
         "<h2>Recall-level precision averages</h2>",
@@ -128,21 +148,44 @@ def run_html(rep: Report, run_id: str, *, figures: bool = True) -> str:
             ["At docs", *(str(k) for k in CUTOFFS)], [["Precision", *(f"{s[c]:.4f}" for c in PREC)]]
         ),
     ]
-    if figures:
-        pr = _png(
-            lambda p: plots.precision_recall(
-                rep, p, members, highlight=run_id, title=f"{run_id} among its group"
-            )
+
+
+def _figures(rep: Report, run_id: str, members: list[str]) -> str:
+    """The precision-recall curve among the group and, with company, the median difference."""
+    from fasteval.plots import report as plots
+
+    pr = _png(
+        lambda p: plots.precision_recall(
+            rep, p, members, highlight=run_id, title=f"{run_id} among its group"
         )
-        figs = [pr]
-        if len(members) > 1:
-            figs.append(_png(lambda p: plots.median_difference(rep, run_id, p)))
-        parts.append('<div class="figs">' + "".join(figs) + "</div>")
-    vs = rep.vs_median(run_id)
+    )
+    figs = [pr]
+    if len(members) > 1:
+        figs.append(_png(lambda p: plots.median_difference(rep, run_id, p)))
+    return '<div class="figs">' + "".join(figs) + "</div>"
+
+
+_TOPIC_HEADER = (
+    "Topic",
+    "Relevant",
+    "Retrieved",
+    "Rel_ret",
+    "P@10",
+    "R-prec",
+    "AP",
+    "Best AP",
+    "Median AP",
+    "Worst AP",
+    "AP - median",
+)
+
+
+def _topic_table(rep: Report, run_id: str) -> str:
+    """Per topic: the run's counts, P@10, R-prec and AP; its group's best / median / worst AP."""
     mine = rep.per_query.filter(pl.col("run_id") == run_id).select(
         "query_id", "num_ret", "num_rel_ret", "P_10", "Rprec"
     )
-    t = vs.join(mine, on="query_id", how="left")
+    t = rep.vs_median(run_id).join(mine, on="query_id", how="left")
     rows = [
         [
             r["query_id"],
@@ -159,26 +202,7 @@ def run_html(rep: Report, run_id: str, *, figures: bool = True) -> str:
         ]
         for r in t.iter_rows(named=True)
     ]
-    parts += [
-        f"<h2>Per topic, against the best / median / worst of {len(members)} runs</h2>",
-        _table(
-            [
-                "Topic",
-                "Relevant",
-                "Retrieved",
-                "Rel_ret",
-                "P@10",
-                "R-prec",
-                "AP",
-                "Best AP",
-                "Median AP",
-                "Worst AP",
-                "AP - median",
-            ],
-            rows,
-        ),
-    ]
-    return _page(f"{run_id}: evaluation report", "\n".join(parts))
+    return _table(_TOPIC_HEADER, rows)
 
 
 def index_html(rep: Report, stems: dict[str, str], *, figures: bool = True) -> str:

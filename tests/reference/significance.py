@@ -6,6 +6,7 @@ so the same resamples give bit-identical statistics.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 
@@ -27,8 +28,8 @@ def t_stat(z: list[float]) -> float:
     return t_value(total, sq, len(z))
 
 
-def bootstrap_asl(x: list[float], y: list[float], resamples: list[list[int]]) -> float:
-    """Sakai (2006): resample the centred differences; share of |t*| >= |t|."""
+def bootstrap_hits(x: list[float], y: list[float], resamples: list[list[int]]) -> int:
+    """Sakai (2006): resample the centred differences; count the resamples with |t*| >= |t|."""
     z = [a - b for a, b in zip(x, y, strict=True)]
     t = t_stat(z)
     total = 0.0
@@ -36,12 +37,11 @@ def bootstrap_asl(x: list[float], y: list[float], resamples: list[list[int]]) ->
         total += v
     mean = total / len(z)
     w = [v - mean for v in z]
-    hits = sum(1 for idx in resamples if abs(t_stat([w[i] for i in idx])) >= abs(t))
-    return hits / len(resamples)
+    return sum(1 for idx in resamples if abs(t_stat([w[i] for i in idx])) >= abs(t))
 
 
-def randomisation_p(x: list[float], y: list[float], signs: list[list[float]], tol: float) -> float:
-    """Fisher's randomisation test with the given sign flips."""
+def randomisation_hits(x: list[float], y: list[float], signs: list[list[float]], tol: float) -> int:
+    """Fisher's randomisation test with the given sign flips: the flips at least as extreme."""
     z = [a - b for a, b in zip(x, y, strict=True)]
     total = 0.0
     absum = 0.0
@@ -55,7 +55,28 @@ def randomisation_p(x: list[float], y: list[float], signs: list[list[float]], to
             acc += v * f
         if abs(acc) >= abs(total) - tol * absum:
             hits += 1
-    return hits / len(signs)
+    return hits
+
+
+def monte_carlo_p(hits: int, n: int) -> float:
+    """Phipson & Smyth (2010): never 0."""
+    return (hits + 1) / (n + 1)
+
+
+def wilcoxon_exact(d: list[float]) -> float:
+    """Exact two-sided signed-rank p over all 2^n sign assignments (no zeros, no ties)."""
+    n = len(d)
+    order = sorted(range(n), key=lambda i: abs(d[i]))
+    rank = [0] * n
+    for r, i in enumerate(order, 1):
+        rank[i] = r
+    w = sum(rank[i] for i in range(n) if d[i] > 0)
+    le = ge = 0
+    for signs in itertools.product((0, 1), repeat=n):
+        s = sum(r for r, up in zip(range(1, n + 1), signs, strict=True) if up)
+        le += s <= w
+        ge += s >= w
+    return min(1.0, 2 * min(le, ge) / 2**n)
 
 
 def holm(p: list[float]) -> list[float]:

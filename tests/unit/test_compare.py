@@ -14,7 +14,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from fasteval import evaluate
-from fasteval.analysis import significance as sg
+from fasteval.analysis import statistics as sg
 from fasteval.cli import main
 from fasteval.comparison import compare, compare_table
 from fasteval.errors import ParameterError
@@ -22,15 +22,6 @@ from fasteval.errors import ParameterError
 DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
 QRELS = DATA / "sample.qrels"
 RUNS = DATA / "sample_runs.parquet"
-
-
-def _wilcoxon_method(d: np.ndarray) -> str:
-    """The scipy method that our rule stands for (see fasteval.analysis.significance)."""
-    nz = d[d != 0]
-    _, c = np.unique(np.abs(nz), return_counts=True)
-    if len(d) <= 50 and (c == 1).all() and len(nz) == len(d):
-        return "exact"
-    return "asymptotic"
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -41,7 +32,7 @@ def test_t_and_wilcoxon_equal_scipy(seed: int) -> None:
     y = rng.random(n).round(int(rng.integers(1, 4)))
     d = x - y
     assert sg.paired_t(d) == pytest.approx(scipy.stats.ttest_rel(x, y).pvalue, rel=1e-12)
-    want = scipy.stats.wilcoxon(x, y, method=_wilcoxon_method(d)).pvalue
+    want = scipy.stats.wilcoxon(x, y, method=sg.wilcoxon_method(d)).pvalue
     assert sg.wilcoxon(d) == pytest.approx(want, rel=1e-12, abs=1e-15)
 
 
@@ -52,7 +43,7 @@ def test_wilcoxon_property_equals_scipy(pairs: list[tuple[int, int]]) -> None:
     y = np.array([b for _, b in pairs], float) / 8
     d = x - y
     assume(np.count_nonzero(d) >= 1)
-    want = scipy.stats.wilcoxon(x, y, method=_wilcoxon_method(d)).pvalue
+    want = scipy.stats.wilcoxon(x, y, method=sg.wilcoxon_method(d)).pvalue
     assert sg.wilcoxon(d) == pytest.approx(want, rel=1e-10, abs=1e-14)
 
 
@@ -64,6 +55,13 @@ def test_degenerate_differences() -> None:
     assert math.isnan(sg.paired_t(np.array([0.3])))
     p, hits = sg.monte_carlo(np.full(20, 0.1), "randomization", 999, 0)
     assert hits <= 2 and p == (hits + 1) / 1000 and p > 0
+
+
+def test_wilcoxon_method_is_the_documented_rule() -> None:
+    assert sg.wilcoxon_method(np.array([0.1, -0.2, 0.3])) == "exact"
+    assert sg.wilcoxon_method(np.array([0.1, -0.1, 0.3])) == "asymptotic"  # a tie
+    assert sg.wilcoxon_method(np.array([0.1, 0.0, 0.3])) == "asymptotic"  # a zero
+    assert sg.wilcoxon_method(np.arange(1, 52) / 100) == "asymptotic"  # more than 50
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -18,8 +18,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fasteval.analysis import meta
-from fasteval.analysis import significance as sg
+from fasteval.analysis import statistics
 from fasteval.kernels import bootstrap as kb
 
 
@@ -49,7 +48,7 @@ def kernel_p(z: np.ndarray, signs: np.ndarray) -> float:
         np.array([1]),
         np.zeros((0, n), np.int64),
         signs,
-        meta.RAND_TOL,
+        statistics.RAND_TOL,
         t,
         asl,
         p,
@@ -99,6 +98,6 @@ def test_monte_carlo_p_is_within_sampling_error_of_the_exact_p():
     y = np.array([0.2, 0.4, 0.4, 0.2, 0.6, 0.2, 0.6, 0.0, 0.2, 0.6, 0.4, 0.4, 0.2, 0.6])
     exact = exact_p(np.rint((x - y) * 5).astype(int).tolist())
     B = 99_999
-    p = sg.p_value(x - y, "randomization", B=B, seed=11)
+    p = statistics.p_value(x - y, "randomization", B=B, seed=11)
     se = math.sqrt(exact * (1 - exact) / B)
     assert abs(p - exact) < 5 * se + 1 / B, (p, exact)

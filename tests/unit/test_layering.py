@@ -27,7 +27,7 @@ LAYERS: dict[str, int] = {
     "api": 6,
     "evaluator": 6,  # fasteval.Evaluator: routes requests to engine and analysis kinds
     "studies": 6,  # facade: fasteval.studies re-exports analysis.studies
-    "comparison": 6,  # fasteval.compare(): evaluates, then tests and tabulates
+    "comparison": 6,  # fasteval.compare(): evaluates, then analysis.comparison tests and tabulates
     "": 6,  # fasteval/__init__.py: the lazy public names
     "plots": 7,
     "distributed": 7,

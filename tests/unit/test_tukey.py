@@ -9,8 +9,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fasteval.analysis import significance as sg
-from fasteval.comparison import compare_table
+from fasteval.analysis import statistics as sg
+from fasteval.analysis.comparison import compare_table
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
