@@ -179,7 +179,7 @@ def _narrowed(
     )
 
 
-class _FallbackError(Exception):
+class _FallbackError(FastevalError):
     """The batches cannot reproduce the unbatched result (or its error): read unbatched."""
 
 
