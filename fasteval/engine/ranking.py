@@ -217,16 +217,7 @@ def compute(  # noqa: PLR0913 (keyword-only options)
     """
     n_groups = enc.starts.shape[0]
     values = np.zeros((n_groups, len(measures)), dtype=np.float64)
-    by_level: dict[int, list[int]] = {}
-    text: dict[int, list[str]] | None = None
-    for i, m in enumerate(measures):
-        if m.info.text:  # relstring: strings, not kernel values
-            text = text or {}
-            text[i] = relstrings(
-                enc, int(m.params[0]), max_depth=max_depth, judged_only=judged_only
-            )
-            continue
-        by_level.setdefault(relevance_level if m.rel is None else m.rel, []).append(i)
+    by_level, text = _columns_by_level(enc, measures, relevance_level, max_depth, judged_only)
     qr_off, qr_rel, group_q, cached = _qrels_side(enc, memo)
     groups = kr.Groups(
         np.ascontiguousarray(enc.starts, dtype=np.int64),
@@ -264,6 +255,27 @@ def compute(  # noqa: PLR0913 (keyword-only options)
     summary = aggregate(enc, measures, values, relevance_level, complete)
     has_rows = enc.ends > enc.starts
     return Evaluation(measures, enc, values, summary, has_rows, text)
+
+
+def _columns_by_level(
+    enc: Encoded,
+    measures: MeasureSet,
+    relevance_level: int,
+    max_depth: int | None,
+    judged_only: bool,
+) -> tuple[dict[int, list[int]], dict[int, list[str]] | None]:
+    """The kernel columns by relevance level, and the text columns' strings (relstring)."""
+    by_level: dict[int, list[int]] = {}
+    text: dict[int, list[str]] | None = None
+    for i, m in enumerate(measures):
+        if m.info.text:  # relstring: strings, not kernel values
+            text = text or {}
+            text[i] = relstrings(
+                enc, int(m.params[0]), max_depth=max_depth, judged_only=judged_only
+            )
+            continue
+        by_level.setdefault(relevance_level if m.rel is None else m.rel, []).append(i)
+    return by_level, text
 
 
 def _qrels_side(
