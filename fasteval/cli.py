@@ -18,6 +18,7 @@ os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -183,112 +184,133 @@ def _finished(*_: Any, **__: Any) -> None:
 )
 @progress_option
 @_friendly
-def eval_cmd(
-    qrels: str,
-    runs: tuple[str, ...],
-    measures: tuple[str, ...],
-    per_query: bool,
-    complete: bool,
-    level: int,
-    max_depth: int | None,
-    judged_only: bool,
-    num_docs: int,
-    compat: str,
-    fmt: str | None,
-    output: str | None,
-    run_id_from: str,
-    keep_first: bool,
-    lenient: bool,
-    cluster: str | None,
-    zscore_file: str | None,
-    rel_format: str,
-    collection: str | None,
-    quiet: bool,
-    progress: bool | None,
-) -> None:
+def eval_cmd(**params: Any) -> None:
     """Evaluate RUNS (files, directories, Parquet archives) against QRELS."""
-    fmt = output_format(fmt, output)
-    if collection is not None:  # content measures (SPEC 9): fasteval.commands.content
-        from fasteval.commands.content import content_eval
-
-        content_eval(
-            qrels,
-            list(runs),
-            collection,
-            list(measures),
-            per_query=per_query,
-            fmt=fmt,
-            output=output,
-            level=level,
-            compat=int(compat),
-            keep_first=keep_first,
-            label_options={
-                "complete": complete,
-                "max_depth": max_depth,
-                "judged_only": judged_only,
-                "num_docs": num_docs,
-                "zscores": zscore_file,
-                "lenient": lenient,
-                "run_id_from": run_id_from,
-                "rel_format": rel_format,
-            },
-        )
+    args = _EvalArgs(**params)
+    fmt = output_format(args.fmt, args.output)
+    if args.collection is not None:  # content measures (SPEC 9): fasteval.commands.content
+        _content_eval(args, fmt)
         return
-    from fasteval.api import evaluate
     from fasteval.io.writers import DIVERSITY_FORMATS, FORMATS, emit, write_table
     from fasteval.measures.catalog import parse_request
     from fasteval.measures.ir_measures_names import normalise_measures
 
-    if fmt == "ndeval" and not measures:
-        measures = ("ndeval",)
-    if measures:  # ir_measures' judged_only=True on every measure is trec_eval's -J
-        names, all_judged_only = normalise_measures(list(measures))
-        measures, judged_only = tuple(names), judged_only or all_judged_only
-    req = parse_request(list(measures) or None, compat=int(compat), rel_format=rel_format)
+    if fmt == "ndeval" and not args.measures:
+        args = replace(args, measures=("ndeval",))
+    if args.measures:  # ir_measures' judged_only=True on every measure is trec_eval's -J
+        names, all_judged_only = normalise_measures(list(args.measures))
+        args = replace(args, measures=tuple(names), judged_only=args.judged_only or all_judged_only)
+    measures = args.measures
+    req = parse_request(list(measures) or None, compat=int(args.compat), rel_format=args.rel_format)
     if fmt == "ndeval" and not req.diversity:
         msg = f"--format ndeval prints diversity measures only, got {', '.join(measures)}"
         raise ParameterError(msg)
-    options: dict[str, Any] = {
-        "per_query": per_query or fmt == "ndeval",  # ndeval prints every topic
-        "compat": int(compat),
-        "relevance_level": level,
-        "complete": complete,
-        "max_depth": max_depth,
-        "judged_only": judged_only,
-        "num_docs": num_docs,
-        "zscores": zscore_file,
-        "on_duplicate": "first" if keep_first else "error",
-        "lenient": lenient,
-        "run_id_from": run_id_from,
-    }
-    if cluster:  # blocks of runs on a Dask cluster (fasteval.distributed)
-        from fasteval.distributed import refuse_diversity, with_cluster
-
-        refuse_diversity(measures, fmt)
-        if rel_format != "qrels":
-            msg = f"--cluster reads plain qrels only; run -R {rel_format} without --cluster"
-            raise ParameterError(msg)
-        df = with_cluster(evaluate, cluster)(qrels, list(runs), list(measures) or None, **options)
-    else:
-        with _BatchBar(show=show_progress(False if quiet else progress)) as bar:
-            df = evaluate(
-                qrels, list(runs), req, rel_format=rel_format, progress=bar.update, **options
-            )
+    df = _evaluate(args, req, fmt)
+    zscore = args.zscore_file is not None
     if not req.diversity:
-        _per_query_only_note(req.ranking, measures, per_query)
+        _per_query_only_note(req.ranking, measures, args.per_query)
     if fmt == "trec" and not req.diversity:
-        text = emit(trec_text(df, req.ranking, zscore=zscore_file is not None), output)
+        text = emit(trec_text(df, req.ranking, zscore=zscore), args.output)
     else:
         text = write_table(
             df,
             fmt,
-            output,
+            args.output,
             measures=None if req.diversity else req.ranking,
-            zscore=zscore_file is not None,
+            zscore=zscore,
             formats=DIVERSITY_FORMATS if req.diversity else FORMATS,
         )
     if text is not None:
         click.echo(text, nl=False)
+
+
+@dataclass(frozen=True)
+class _EvalArgs:
+    """The options of ``fasteval eval``, as click passes them."""
+
+    qrels: str
+    runs: tuple[str, ...]
+    measures: tuple[str, ...]
+    per_query: bool
+    complete: bool
+    level: int
+    max_depth: int | None
+    judged_only: bool
+    num_docs: int
+    compat: str
+    fmt: str | None
+    output: str | None
+    run_id_from: str
+    keep_first: bool
+    lenient: bool
+    cluster: str | None
+    zscore_file: str | None
+    rel_format: str
+    collection: str | None
+    quiet: bool
+    progress: bool | None
+
+
+def _content_eval(args: _EvalArgs, fmt: str) -> None:
+    """``eval --collection``: content measures (fasteval.commands.content)."""
+    from fasteval.commands.content import content_eval
+
+    content_eval(
+        args.qrels,
+        list(args.runs),
+        str(args.collection),
+        list(args.measures),
+        per_query=args.per_query,
+        fmt=fmt,
+        output=args.output,
+        level=args.level,
+        compat=int(args.compat),
+        keep_first=args.keep_first,
+        label_options={
+            "complete": args.complete,
+            "max_depth": args.max_depth,
+            "judged_only": args.judged_only,
+            "num_docs": args.num_docs,
+            "zscores": args.zscore_file,
+            "lenient": args.lenient,
+            "run_id_from": args.run_id_from,
+            "rel_format": args.rel_format,
+        },
+    )
+
+
+def _evaluate(args: _EvalArgs, req: Any, fmt: str) -> Any:
+    """The evaluation's table: on the Dask cluster (``--cluster``) or here, with a bar."""
+    from fasteval.api import evaluate
+
+    options: dict[str, Any] = {
+        "per_query": args.per_query or fmt == "ndeval",  # ndeval prints every topic
+        "compat": int(args.compat),
+        "relevance_level": args.level,
+        "complete": args.complete,
+        "max_depth": args.max_depth,
+        "judged_only": args.judged_only,
+        "num_docs": args.num_docs,
+        "zscores": args.zscore_file,
+        "on_duplicate": "first" if args.keep_first else "error",
+        "lenient": args.lenient,
+        "run_id_from": args.run_id_from,
+    }
+    measures, runs = args.measures, list(args.runs)
+    if args.cluster:  # blocks of runs on a Dask cluster (fasteval.distributed)
+        from fasteval.distributed import refuse_diversity, with_cluster
+
+        refuse_diversity(measures, fmt)
+        if args.rel_format != "qrels":
+            msg = f"--cluster reads plain qrels only; run -R {args.rel_format} without --cluster"
+            raise ParameterError(msg)
+        return with_cluster(evaluate, args.cluster)(
+            args.qrels, runs, list(measures) or None, **options
+        )
+    with _BatchBar(show=show_progress(False if args.quiet else args.progress)) as bar:
+        return evaluate(
+            args.qrels, runs, req, rel_format=args.rel_format, progress=bar.update, **options
+        )
 
 
 def trec_text(df: Any, measures: Any, *, zscore: bool = False) -> str:

@@ -49,7 +49,7 @@ from fasteval.engine import QrelsLike, RunsLike, prepare
 from fasteval.engine.encode import Encoded
 from fasteval.errors import MeasureError, ParameterError
 from fasteval.io.tables import qrels_to_table, runs_to_table
-from fasteval.kernels.ranking import UNJUDGED
+from fasteval.kernels.families import UNJUDGED
 from fasteval.measures.content import ContentMeasure, is_content_measure, parse_content_measures
 from fasteval.parallel import gc_paused
 

@@ -42,7 +42,7 @@ from fasteval.engine import compute
 from fasteval.engine.encode import Encoded
 from fasteval.errors import ParameterError
 from fasteval.kernels import variants as kv
-from fasteval.kernels.ranking import NONPOOL
+from fasteval.kernels.families import NONPOOL
 from fasteval.measures.parser import parse_measures
 
 # --------------------------------------------------------------------------- masks -> Encoded

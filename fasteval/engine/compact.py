@@ -55,7 +55,7 @@ from fasteval.errors import FastevalError, ParameterError
 from fasteval.io.archive import EVAL_COLUMNS, read_row_groups, row_group_pieces
 from fasteval.io.batches import BATCH_ROWS_ENV, batch_rows_of, plan_batches
 from fasteval.io.tables import qrels_columns, run_columns, runs_from_table
-from fasteval.kernels.ranking import UNJUDGED
+from fasteval.kernels.families import UNJUDGED
 
 COMPACT_BATCH_ROWS = 500_000
 """Rows (estimated) read at a time by :func:`prepare_compact` by default (TREC-8: peak RSS
@@ -179,7 +179,7 @@ def _narrowed(
     )
 
 
-class _FallbackError(Exception):
+class _FallbackError(FastevalError):
     """The batches cannot reproduce the unbatched result (or its error): read unbatched."""
 
 

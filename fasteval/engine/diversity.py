@@ -148,7 +148,45 @@ def prepare_diversity(
         }
     ).with_row_index("row")
     _check_duplicates(dq, df)
-    # one judged document per (query, doc): what encode() joins the runs against
+    udocs, first, enc = _encode_judged(dq, df, rc, relevance_level, complete, on_duplicate)
+    udocs = udocs.with_row_index("u")
+    subs, m_q, sub_off, ent, qd_off, rd, rd_off = _subtopic_tables(
+        df, udocs, enc.qids, relevance_level
+    )
+    entry_of_u = np.full(udocs.height, -1, np.int64)
+    entry_of_u[ent["u"].to_numpy()] = ent["e"].to_numpy()
+    jdx = enc.jdx
+    pos_e = np.where(jdx >= 0, entry_of_u[enc.qr_rows[np.maximum(jdx, 0)]], -1)
+    seq = _ordered(enc, rc, order, pos_e)
+    return DiversityPrepared(
+        qrels=dq,
+        runs=rc,
+        enc=enc,
+        order=order,
+        seq=np.ascontiguousarray(seq, dtype=np.int64),
+        m_q=m_q,
+        sub_off=sub_off,
+        sub_value=subs["sub"].to_numpy().astype(np.int64),
+        nrel=subs["nrel"].to_numpy().astype(np.int64),
+        qd_off=qd_off,
+        rd_off=rd_off,
+        rd_sub=rd["j"].to_numpy().astype(np.int64),
+        entry_u=ent["u"].to_numpy().astype(np.int64),
+        doc_rows=first,
+    )
+
+
+def _encode_judged(
+    dq: DiversityQrels,
+    df: pl.DataFrame,
+    rc: RunColumns,
+    relevance_level: int,
+    complete: bool,
+    on_duplicate: str,
+) -> tuple[pl.DataFrame, np.ndarray, Encoded]:
+    """The runs encoded against one judged document per (query, doc), relevant when
+    any subtopic is: those documents (``qid, doc, first, any``), their first qrels
+    rows and the encoding. Every run must share a query with the qrels."""
     udocs = df.group_by(["qid", "doc"], maintain_order=True).agg(
         pl.col("row").first().alias("first"), (pl.col("rel") >= relevance_level).any().alias("any")
     )
@@ -169,9 +207,20 @@ def prepare_diversity(
             f"run(s) {', '.join(map(repr, bad))} share no query with the qrels; nothing to evaluate"
         )
         raise DataMismatchError(msg)
-    n_q = len(enc.qids)
-    udocs = udocs.with_row_index("u")
-    qmap = pl.DataFrame({"qid": enc.qids, "q": np.arange(n_q, dtype=np.int64)})
+    return udocs, first, enc
+
+
+def _subtopic_tables(
+    df: pl.DataFrame, udocs: pl.DataFrame, qids: list[str], relevance_level: int
+) -> tuple[Any, ...]:
+    """The relevant judgments in kernel layout, by query number (``qids``' order).
+
+    Returns the subtopics (``q, sub, nrel, j``), subtopics per query and their
+    offsets, the relevant documents (entries ``q, u, doc, e``) and their
+    offsets per query, each entry's subtopics (``e, j``) and their offsets.
+    """
+    n_q = len(qids)
+    qmap = pl.DataFrame({"qid": qids, "q": np.arange(n_q, dtype=np.int64)})
     relv = (
         df.filter(pl.col("rel") >= relevance_level)
         .join(udocs.select("qid", "doc", "u"), on=["qid", "doc"])
@@ -203,27 +252,7 @@ def prepare_diversity(
     rd_off = np.concatenate(
         [[0], np.cumsum(np.bincount(rd["e"].to_numpy(), minlength=n_e))]
     ).astype(np.int64)
-    entry_of_u = np.full(udocs.height, -1, np.int64)
-    entry_of_u[ent["u"].to_numpy()] = ent["e"].to_numpy()
-    jdx = enc.jdx
-    pos_e = np.where(jdx >= 0, entry_of_u[enc.qr_rows[np.maximum(jdx, 0)]], -1)
-    seq = _ordered(enc, rc, order, pos_e)
-    return DiversityPrepared(
-        qrels=dq,
-        runs=rc,
-        enc=enc,
-        order=order,
-        seq=np.ascontiguousarray(seq, dtype=np.int64),
-        m_q=m_q,
-        sub_off=sub_off,
-        sub_value=subs["sub"].to_numpy().astype(np.int64),
-        nrel=subs["nrel"].to_numpy().astype(np.int64),
-        qd_off=qd_off,
-        rd_off=rd_off,
-        rd_sub=rd["j"].to_numpy().astype(np.int64),
-        entry_u=ent["u"].to_numpy().astype(np.int64),
-        doc_rows=first,
-    )
+    return subs, m_q, sub_off, ent, qd_off, rd, rd_off
 
 
 def _ordered(enc: Encoded, rc: RunColumns, order: str, pos_e: np.ndarray) -> np.ndarray:
@@ -321,13 +350,6 @@ def compute_diversity(
     check_params(alpha, beta, max_depth)
     enc = prep.enc
     k = max([1, *(x.k for x in measures)])
-    disc = _discounts(k)
-    n_q = prep.m_q.shape[0]
-    order = np.empty(int(prep.qd_off[-1]), np.int64)
-    idcg = np.zeros((n_q, k), np.float64)
-    ierr = np.zeros((n_q, k), np.float64)
-    inrbp = np.zeros(n_q, np.float64)
-    sizes = np.diff(prep.qd_off).astype(np.float64)
     sub = kd.Subtopics(
         np.ascontiguousarray(prep.rd_off, dtype=np.int64),
         np.ascontiguousarray(prep.rd_sub, dtype=np.int64),
@@ -335,30 +357,13 @@ def compute_diversity(
         np.ascontiguousarray(prep.sub_off, dtype=np.int64),
         np.ascontiguousarray(prep.nrel, dtype=np.int64),
     )
-    par = kd.Params(float(alpha), float(beta), disc)
-    ideal = kd.Ideal(idcg, ierr, inrbp)
-    parallel.run(
-        kd.ideal_queries,
-        sizes * sizes * (prep.m_q + 1) + 1.0,
-        prep.qd_off,
-        sub,
-        par,
-        order,
-        ideal,
-    )
+    par = kd.Params(float(alpha), float(beta), _discounts(k))
+    ideal = _ideal_rankings(prep, sub, par, k)
     n_g = enc.starts.shape[0]
     mcode = np.array([FAMILIES[x.family][0] for x in measures], np.int64)
     mk = np.array([x.k if x.k else 1 for x in measures], np.int64)
     out = np.zeros((n_g, len(measures)), np.float64)
-    if per_subtopic_depth is not None:
-        grp_sub_off = np.concatenate([[0], np.cumsum(prep.m_q[enc.group_q])]).astype(np.int64)
-        n_s = int(grp_sub_off[-1])
-    else:
-        grp_sub_off = np.zeros(n_g + 1, np.int64)
-        n_s = 0
-    sub_first = np.zeros(n_s, np.int64)
-    sub_hits = np.zeros(n_s, np.int64)
-    sub_ap = np.zeros(n_s, np.float64)
+    per_sub = _per_subtopic_outputs(prep, per_subtopic_depth)
     parallel.run(
         kd.score_groups,
         (enc.ends - enc.starts).astype(np.float64) + 1.0,
@@ -374,7 +379,7 @@ def compute_diversity(
         ideal,
         kd.Plan(mcode, mk),
         out,
-        kd.PerSubtopic(grp_sub_off, sub_first, sub_hits, sub_ap, int(per_subtopic_depth or 0)),
+        per_sub,
     )
     empty = enc.ends == enc.starts
     if complete:
@@ -385,7 +390,46 @@ def compute_diversity(
     for c in range(len(measures)):
         s = np.bincount(enc.group_run, weights=out[:, c], minlength=n_runs)
         summary[:, c] = np.divide(s, counts, out=np.zeros(n_runs), where=counts > 0)
+    grp_sub_off, sub_first, sub_hits, sub_ap, _ = per_sub
     return DiversityResult(prep, measures, out, summary, grp_sub_off, sub_first, sub_hits, sub_ap)
+
+
+def _ideal_rankings(prep: DiversityPrepared, sub: kd.Subtopics, par: kd.Params, k: int) -> kd.Ideal:
+    """Each query's ideal ranking (greedy, as ndeval) and its gains to depth ``k``."""
+    n_q = prep.m_q.shape[0]
+    order = np.empty(int(prep.qd_off[-1]), np.int64)
+    ideal = kd.Ideal(
+        np.zeros((n_q, k), np.float64), np.zeros((n_q, k), np.float64), np.zeros(n_q, np.float64)
+    )
+    sizes = np.diff(prep.qd_off).astype(np.float64)
+    parallel.run(
+        kd.ideal_queries,
+        sizes * sizes * (prep.m_q + 1) + 1.0,
+        prep.qd_off,
+        sub,
+        par,
+        order,
+        ideal,
+    )
+    return ideal
+
+
+def _per_subtopic_outputs(prep: DiversityPrepared, depth: int | None) -> kd.PerSubtopic:
+    """The per-subtopic outputs of every group (empty unless ``depth`` is given)."""
+    enc = prep.enc
+    if depth is not None:
+        grp_sub_off = np.concatenate([[0], np.cumsum(prep.m_q[enc.group_q])]).astype(np.int64)
+        n_s = int(grp_sub_off[-1])
+    else:
+        grp_sub_off = np.zeros(enc.starts.shape[0] + 1, np.int64)
+        n_s = 0
+    return kd.PerSubtopic(
+        grp_sub_off,
+        np.zeros(n_s, np.int64),
+        np.zeros(n_s, np.int64),
+        np.zeros(n_s, np.float64),
+        int(depth or 0),
+    )
 
 
 def diversity_evaluate(  # noqa: PLR0913 (keyword-only options)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -223,8 +223,58 @@ def encode(
     """
     check_on_duplicate(on_duplicate)
     pq = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels)
+    run_q_codes, q = _queries(pq, runs)
+    n_q = len(q.qids)
+
+    # --- group rows by (run, query)
+    n_runs = len(runs.run_names)
+    perm, kstarts = kr.group_rows(runs.run, run_q_codes, q.lut, n_q, n_runs)
+    gstarts = np.ascontiguousarray(kstarts[:-1])
+    gends = np.ascontiguousarray(kstarts[1:])
+    grid_q = np.tile(np.arange(n_q, dtype=np.int32), n_runs)
+    grid_run = np.repeat(np.arange(n_runs, dtype=np.int32), n_q)
+    rel, row, jdx, gstarts, gends = _rank(
+        runs, pq, perm, gstarts, gends, np.ascontiguousarray(q.qp[grid_q]), compat, on_duplicate
+    )
+
+    # --- which (run, query) groups are evaluated
+    present = gends > gstarts
+    evaluated = q.in_qrels[grid_q] & (present | complete)
+    sel = np.flatnonzero(evaluated)
+
+    return Encoded(
+        run_names=list(runs.run_names),
+        qids=list(q.qids),
+        in_qrels=q.in_qrels,
+        starts=np.ascontiguousarray(gstarts[sel]),
+        ends=np.ascontiguousarray(gends[sel]),
+        group_run=grid_run[sel],
+        group_q=grid_q[sel],
+        rel=rel,
+        row=row,
+        jdx=jdx,
+        qr_off=q.qr_off,
+        qr_rel=pq.qr_rel,
+        qr_rows=pq.qr_rows,
+        prepared=pq,
+        qp=q.qp,
+    )
+
+
+class _Queries(NamedTuple):
+    """The queries of an encoding: the qrels', then those only the runs have."""
+
+    qids: list[str]
+    lut: np.ndarray  # the number of each distinct run query (first-appearance order)
+    qp: np.ndarray  # each query's number in the prepared qrels (n_queries: none)
+    in_qrels: np.ndarray
+    qr_off: np.ndarray  # each query's judgments in the prepared qrels
+
+
+def _queries(pq: PreparedQrels, runs: RunColumns) -> tuple[np.ndarray, _Queries]:
+    """The runs' query codes and the queries: the qrels', and those of the runs the
+    qrels lack, in byte order."""
     n_qp = pq.n_queries
-    # --- queries: the qrels queries, and those of the runs the qrels lack, in byte order
     run_q_codes, run_q_first = dict_encode(runs.qid)
     run_q = runs.qid.take(run_q_first)  # distinct query ids, first-appearance order
     run_qp = _lookup(run_q, pq.qid_values)  # their number in the qrels (-1: none)
@@ -237,34 +287,39 @@ def encode(
         )
         raise DataMismatchError(msg)
     if (run_qp >= 0).all():  # the usual case: no query outside the qrels
-        qids = pq.qids
-        q_lut = run_qp
         qp = np.arange(n_qp, dtype=np.int32)
-        in_qrels = np.ones(n_qp, bool)
-        qr_off = pq.qr_off[: n_qp + 1]
-    else:
-        extra = run_q.filter(pa.array(run_qp < 0))
-        all_q = _byte_order(pa.concat_arrays([pq.qid_values.cast(extra.type), extra]))
-        qids = all_q.to_pylist()
-        q_lut = _lookup(run_q, all_q)
-        in_qrels = np.zeros(len(qids), bool)
-        in_qrels[_lookup(pq.qid_values.cast(all_q.type), all_q)] = True
-        qp = np.full(len(qids), n_qp, np.int32)  # the empty query for the others
-        qp[in_qrels] = np.arange(n_qp, dtype=np.int32)
-        before = np.concatenate([[0], np.cumsum(in_qrels)])  # qrels queries before each
-        qr_off = pq.qr_off[before]
-    n_q = len(qids)
+        return run_q_codes, _Queries(
+            pq.qids, run_qp, qp, np.ones(n_qp, bool), pq.qr_off[: n_qp + 1]
+        )
+    extra = run_q.filter(pa.array(run_qp < 0))
+    all_q = _byte_order(pa.concat_arrays([pq.qid_values.cast(extra.type), extra]))
+    qids = all_q.to_pylist()
+    in_qrels = np.zeros(len(qids), bool)
+    in_qrels[_lookup(pq.qid_values.cast(all_q.type), all_q)] = True
+    qp = np.full(len(qids), n_qp, np.int32)  # the empty query for the others
+    qp[in_qrels] = np.arange(n_qp, dtype=np.int32)
+    before = np.concatenate([[0], np.cumsum(in_qrels)])  # qrels queries before each
+    return run_q_codes, _Queries(qids, _lookup(run_q, all_q), qp, in_qrels, pq.qr_off[before])
 
-    # --- group rows by (run, query)
-    n_runs = len(runs.run_names)
-    perm, kstarts = kr.group_rows(runs.run, run_q_codes, q_lut, n_q, n_runs)
-    gstarts = np.ascontiguousarray(kstarts[:-1])
-    gends = np.ascontiguousarray(kstarts[1:])
-    grid_q = np.tile(np.arange(n_q, dtype=np.int32), n_runs)
-    grid_run = np.repeat(np.arange(n_runs, dtype=np.int32), n_q)
 
-    # --- judge and order every ranking (documents compared by bytes, never re-encoded)
+def _rank(
+    runs: RunColumns,
+    pq: PreparedQrels,
+    perm: np.ndarray,
+    gstarts: np.ndarray,
+    gends: np.ndarray,
+    group_qp: np.ndarray,
+    compat: int,
+    on_duplicate: str,
+) -> tuple[np.ndarray, ...]:
+    """Judge and order every ranking (documents compared by bytes, never re-encoded).
+
+    Returns the rows' grades, run rows and qrels rows, and the groups' starts
+    and ends, less the repeated documents (``on_duplicate="first"``).
+    """
     n = perm.shape[0]
+    n_runs = len(runs.run_names)
+    n_q = gstarts.shape[0] // max(n_runs, 1)
     rel = np.empty(n, np.int32)
     row = np.empty(n, np.int64)
     jdx = np.empty(n, np.int64)
@@ -278,7 +333,7 @@ def encode(
         ktext.Str(runs.doc.buf, runs.doc.starts, runs.doc.ends),
         runs.score,
         compat == 9,
-        kr.Rankings(perm, g_order, gstarts, gends, np.ascontiguousarray(qp[grid_q])),
+        kr.Rankings(perm, g_order, gstarts, gends, group_qp),
         pq.table,
         kr.Ranked(rel, row, jdx, is_dup, was_sorted),
     )
@@ -292,26 +347,4 @@ def encode(
         removed = np.concatenate([[0], np.cumsum(is_dup, dtype=np.int64)])
         gstarts = gstarts - removed[gstarts]
         gends = gends - removed[gends]
-
-    # --- which (run, query) groups are evaluated
-    present = gends > gstarts
-    evaluated = in_qrels[grid_q] & (present | complete)
-    sel = np.flatnonzero(evaluated)
-
-    return Encoded(
-        run_names=list(runs.run_names),
-        qids=list(qids),
-        in_qrels=in_qrels,
-        starts=np.ascontiguousarray(gstarts[sel]),
-        ends=np.ascontiguousarray(gends[sel]),
-        group_run=grid_run[sel],
-        group_q=grid_q[sel],
-        rel=rel,
-        row=row,
-        jdx=jdx,
-        qr_off=qr_off,
-        qr_rel=pq.qr_rel,
-        qr_rows=pq.qr_rows,
-        prepared=pq,
-        qp=qp,
-    )
+    return rel, row, jdx, gstarts, gends

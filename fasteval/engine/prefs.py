@@ -66,6 +66,7 @@ from fasteval.errors import DataMismatchError, InputFormatError
 from fasteval.io.prefs import Prefs, as_prefs
 from fasteval.io.tables import run_columns, runs_to_table
 from fasteval.measures.catalog import parse_prefs_measures
+from fasteval.measures.parser import MeasureSet
 
 
 def _bytes_key(s: str) -> bytes:
@@ -115,69 +116,11 @@ def _prepare_query(prefs: Prefs, qid: str, lines: list[int]) -> _Query:
     groups: list[_Group] = []
     for jg in sorted(by_group, key=_bytes_key):
         rows = by_group[jg]
-        subgroups = {prefs.jsg[i] for i in rows}
-        if len(subgroups) == 1:
-            levels = sorted({float(prefs.rel[i]) for i in rows}, reverse=True)
-            ecs = [
-                (lv, np.array([index[prefs.doc[i]] for i in rows if prefs.rel[i] == lv], np.int64))
-                for lv in levels
-            ]
-            seen: dict[int, float] = {}
-            for lv, d in ecs:
-                for x in d.tolist():
-                    if x in seen and seen[x] != lv:
-                        msg = (
-                            f"{prefs.name}: query {qid!r}, judgment group {jg!r}: document "
-                            f"{docs[x]!r} has two rel_levels ({seen[x]:g}, {lv:g}) in one sub-group"
-                        )
-                        raise InputFormatError(msg)
-                    seen[x] = lv
-            pu = [
-                np.repeat(ecs[a][1], ecs[b][1].shape[0])
-                for a in range(len(ecs))
-                for b in range(a + 1, len(ecs))
-            ]
-            pv = [
-                np.tile(ecs[b][1], ecs[a][1].shape[0])
-                for a in range(len(ecs))
-                for b in range(a + 1, len(ecs))
-            ]
-            g = _Group(ecs, None)
-            if pu:
-                g.pu, g.pv = np.concatenate(pu), np.concatenate(pv)
-            groups.append(g)
-            continue
-        rel = np.full(n, -1.0)
-        # the relation over this group's documents only (the closure is cubic in their number)
-        mine = np.unique(np.array([index[prefs.doc[i]] for i in rows], np.int64))
-        local = np.full(n, -1, np.int64)
-        local[mine] = np.arange(mine.shape[0])
-        adj = np.zeros((mine.shape[0], mine.shape[0]), bool)
-        by_sub: dict[str, list[int]] = {}
-        for i in rows:
-            by_sub.setdefault(prefs.jsg[i], []).append(i)
-        for sub in sorted(by_sub, key=_bytes_key):
-            d = np.array([index[prefs.doc[i]] for i in by_sub[sub]], np.int64)
-            levels_of = prefs.rel[np.asarray(by_sub[sub], np.int64)]
-            for x, v in zip(d.tolist(), levels_of.tolist(), strict=True):
-                if (rel[x] > 0.0 and v == 0.0) or (rel[x] == 0.0 and v > 0.0):
-                    msg = (
-                        f"{prefs.name}: query {qid!r}, judgment group {jg!r}: document "
-                        f"{docs[x]!r} is both non-relevant (0) and relevant ({max(v, rel[x]):g})"
-                    )
-                    raise InputFormatError(msg)
-                rel[x] = v
-            adj[np.ix_(local[d], local[d])] |= levels_of[:, None] > levels_of[None, :]
-        closed = _closure(adj)
-        if (closed & closed.T).any():
-            a, b = mine[np.argwhere(closed & closed.T)[0]]
-            msg = (
-                f"{prefs.name}: query {qid!r}, judgment group {jg!r}: inconsistent preferences "
-                f"between {docs[a]!r} and {docs[b]!r} (each preferred to the other)"
-            )
-            raise InputFormatError(msg)
-        u, v = np.nonzero(closed)
-        groups.append(_Group(None, rel, mine[u], mine[v]))
+        where = f"{prefs.name}: query {qid!r}, judgment group {jg!r}"
+        if len({prefs.jsg[i] for i in rows}) == 1:
+            groups.append(_levels_group(prefs, rows, docs, index, where))
+        else:
+            groups.append(_relation_group(prefs, rows, docs, index, where))
     for g in groups:  # document indices fit in 32 bits: half the memory of the pair lists
         g.pu, g.pv = g.pu.astype(np.int32), g.pv.astype(np.int32)
     all_u = np.concatenate([g.pu for g in groups]).astype(np.int64)
@@ -196,6 +139,81 @@ def _prepare_query(prefs: Prefs, qid: str, lines: list[int]) -> _Query:
         fwd,
         back,
     )
+
+
+def _levels_group(
+    prefs: Prefs, rows: list[int], docs: list[str], index: dict[str, int], where: str
+) -> _Group:
+    """A judgment group of one sub-group: its documents in classes by rel_level, each
+    class preferred to every lower one (``where`` names the group in messages)."""
+    levels = sorted({float(prefs.rel[i]) for i in rows}, reverse=True)
+    ecs = [
+        (lv, np.array([index[prefs.doc[i]] for i in rows if prefs.rel[i] == lv], np.int64))
+        for lv in levels
+    ]
+    seen: dict[int, float] = {}
+    for lv, d in ecs:
+        for x in d.tolist():
+            if x in seen and seen[x] != lv:
+                msg = (
+                    f"{where}: document "
+                    f"{docs[x]!r} has two rel_levels ({seen[x]:g}, {lv:g}) in one sub-group"
+                )
+                raise InputFormatError(msg)
+            seen[x] = lv
+    pu = [
+        np.repeat(ecs[a][1], ecs[b][1].shape[0])
+        for a in range(len(ecs))
+        for b in range(a + 1, len(ecs))
+    ]
+    pv = [
+        np.tile(ecs[b][1], ecs[a][1].shape[0])
+        for a in range(len(ecs))
+        for b in range(a + 1, len(ecs))
+    ]
+    g = _Group(ecs, None)
+    if pu:
+        g.pu, g.pv = np.concatenate(pu), np.concatenate(pv)
+    return g
+
+
+def _relation_group(
+    prefs: Prefs, rows: list[int], docs: list[str], index: dict[str, int], where: str
+) -> _Group:
+    """A judgment group of several sub-groups: the transitive closure of their
+    preferences, which must not contradict itself (``where`` names the group)."""
+    n = len(docs)
+    rel = np.full(n, -1.0)
+    # the relation over this group's documents only (the closure is cubic in their number)
+    mine = np.unique(np.array([index[prefs.doc[i]] for i in rows], np.int64))
+    local = np.full(n, -1, np.int64)
+    local[mine] = np.arange(mine.shape[0])
+    adj = np.zeros((mine.shape[0], mine.shape[0]), bool)
+    by_sub: dict[str, list[int]] = {}
+    for i in rows:
+        by_sub.setdefault(prefs.jsg[i], []).append(i)
+    for sub in sorted(by_sub, key=_bytes_key):
+        d = np.array([index[prefs.doc[i]] for i in by_sub[sub]], np.int64)
+        levels_of = prefs.rel[np.asarray(by_sub[sub], np.int64)]
+        for x, v in zip(d.tolist(), levels_of.tolist(), strict=True):
+            if (rel[x] > 0.0 and v == 0.0) or (rel[x] == 0.0 and v > 0.0):
+                msg = (
+                    f"{where}: document "
+                    f"{docs[x]!r} is both non-relevant (0) and relevant ({max(v, rel[x]):g})"
+                )
+                raise InputFormatError(msg)
+            rel[x] = v
+        adj[np.ix_(local[d], local[d])] |= levels_of[:, None] > levels_of[None, :]
+    closed = _closure(adj)
+    if (closed & closed.T).any():
+        a, b = mine[np.argwhere(closed & closed.T)[0]]
+        msg = (
+            f"{where}: inconsistent preferences "
+            f"between {docs[a]!r} and {docs[b]!r} (each preferred to the other)"
+        )
+        raise InputFormatError(msg)
+    u, v = np.nonzero(closed)
+    return _Group(None, rel, mine[u], mine[v])
 
 
 def _ratio(num: float, den: float) -> float:
@@ -431,44 +449,16 @@ def evaluate_prefs(  # noqa: PLR0913 (keyword-only options)
     rows: list[tuple[str, str, str, float]] = []
     any_query = False
     for run_id in rc.run_names:
-        mine = table.filter(pl.col("run_id") == run_id).sort(
-            ["query_id", "score", "_key"], descending=[False, True, False]
-        )
-        rankings: dict[str, list[str]] = {}
-        for q, docs in mine.group_by("query_id", maintain_order=True).agg("doc_id").iter_rows():
-            rankings[q] = docs
-        values: list[dict[str, float]] = []
-        shown: list[str] = []
-        for q in qids:
-            ranking = rankings.get(q)
-            if ranking is None and not complete:
-                continue
-            ranking = list(ranking or [])
-            if max_depth is not None:
-                ranking = ranking[:max_depth]
-            if len(set(ranking)) != len(ranking):
-                ranking = _first_occurrences(ranking, run_id, q, on_duplicate)
-            v = query_values(prepared[q], ranking)
-            values.append(v)
-            if per_query and (q in rankings or compat != 9):
-                shown.append(q)
+        evaluated = _run_values(table, run_id, qids, prepared, complete, max_depth, on_duplicate)
+        any_query = any_query or bool(evaluated)
+        for q, v, retrieved in evaluated:
+            if per_query and (retrieved or compat != 9):
                 rows += [
                     (run_id, q, n, v[f])
                     for n, f, pq in zip(names, fams, per_q_cols, strict=True)
                     if pq
                 ]
-        any_query = any_query or bool(values)
-        n_q = len(values)
-        for n, f in zip(names, fams, strict=True):
-            col = [v[f] for v in values]
-            agg = mset[names.index(n)].info.aggregate
-            if agg == "count":
-                total = float(n_q)
-            elif agg == "sum":
-                total = float(sum(col))
-            else:
-                total = float(sum(col)) / n_q if n_q else 0.0
-            rows.append((run_id, "all", n, total))
+        rows += _summary_rows(run_id, mset, [v for _, v, _ in evaluated])
     if not any_query:
         msg = f"no run retrieved any query of the preferences in {p.name}"
         raise DataMismatchError(msg)
@@ -482,6 +472,56 @@ def evaluate_prefs(  # noqa: PLR0913 (keyword-only options)
         },
         orient="row",
     )
+
+
+def _run_values(
+    table: pl.DataFrame,
+    run_id: str,
+    qids: list[str],
+    prepared: dict[str, _Query],
+    complete: bool,
+    max_depth: int | None,
+    on_duplicate: str,
+) -> list[tuple[str, dict[str, float], bool]]:
+    """One run's values per query evaluated: (query, values, whether the run retrieved it)."""
+    mine = table.filter(pl.col("run_id") == run_id).sort(
+        ["query_id", "score", "_key"], descending=[False, True, False]
+    )
+    rankings: dict[str, list[str]] = {}
+    for q, docs in mine.group_by("query_id", maintain_order=True).agg("doc_id").iter_rows():
+        rankings[q] = docs
+    out: list[tuple[str, dict[str, float], bool]] = []
+    for q in qids:
+        ranking = rankings.get(q)
+        if ranking is None and not complete:
+            continue
+        ranking = list(ranking or [])
+        if max_depth is not None:
+            ranking = ranking[:max_depth]
+        if len(set(ranking)) != len(ranking):
+            ranking = _first_occurrences(ranking, run_id, q, on_duplicate)
+        out.append((q, query_values(prepared[q], ranking), q in rankings))
+    return out
+
+
+def _summary_rows(
+    run_id: str, mset: MeasureSet, values: list[dict[str, float]]
+) -> list[tuple[str, str, str, float]]:
+    """The ``all`` rows of one run: each measure aggregated over its queries' values."""
+    rows: list[tuple[str, str, str, float]] = []
+    names = [m.name for m in mset]
+    n_q = len(values)
+    for m in mset:
+        col = [v[m.family] for v in values]
+        agg = mset[names.index(m.name)].info.aggregate
+        if agg == "count":
+            total = float(n_q)
+        elif agg == "sum":
+            total = float(sum(col))
+        else:
+            total = float(sum(col)) / n_q if n_q else 0.0
+        rows.append((run_id, "all", m.name, total))
+    return rows
 
 
 def _first_occurrences(ranking: list[str], run_id: str, qid: str, on_duplicate: str) -> list[str]:

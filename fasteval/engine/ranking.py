@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cmp_to_key, partial
 from typing import Any
 
@@ -87,14 +87,7 @@ def gain_tables(
     times as it was judged, and stops at the first non-positive gain.
     Under ``compat=9`` gains are C ``float``, as trec_eval 9 parsed them.
     """
-    # key: (exact, level/gain pairs); trec_eval's families sort gain levels with its
-    # truncating comparison, fasteval's own (jk_*) by the exact gain
-    specs: dict[tuple[bool, tuple[float, ...]], int] = {(False, ()): 0}
-    col_spec = np.full(len(measures), -1, np.int64)
-    for i, m in enumerate(measures):
-        if m.info.kind == "gains":
-            key = (m.family.startswith("jk_"), tuple(m.params[1:]))
-            col_spec[i] = specs.setdefault(key, len(specs))
+    specs, col_spec = _gain_specs(measures)
     n_q = qr_off.shape[0] - 1
     top_grade = int(qr_rel.max()) if qr_rel.size else 0
     max_param = max((abs(int(x)) for _, sp in specs for x in sp[0::2]), default=0)
@@ -140,30 +133,65 @@ def gain_tables(
                 lut[s, lv + 2] = g
         for q in range(n_q):
             spec_off[s, q] = len(ideal)
-            nl = int(n_levels[q])
-            levels = [(lv, g, int(counts[q, lv]) if 0 <= lv < nl else 0) for lv, g in pairs]
-            seen = {lv for lv, _ in pairs}
-            levels += [(lv, float(lv), int(counts[q, lv])) for lv in range(nl) if lv not in seen]
-            levels.sort(key=(lambda t: t[1]) if exact else cmp_to_key(_trunc_cmp))
+            levels = _query_levels(pairs, counts[q], int(n_levels[q]), exact)
             if levels:
                 top_pos[s, q] = levels[-1][1] > 0.0
-            for _, g, c in reversed(levels):
-                if c == 0:
-                    continue
-                if g <= 0.0:
-                    break
-                ideal.extend([g] * c)
-            # rbp scales gains to [0, 1] when any lies outside (min/max start at 0)
-            gs = [g for _, g, _ in levels]
-            lo, hi = min([0.0, *gs]), max([0.0, *gs])
-            row = rbp_lut[s * n_q + q]
-            for lv, g, _ in levels:
-                if -2 <= lv < width - 2:
-                    row[lv + 2] = (g - lo) / (hi - lo) if (lo < 0.0 or hi > 1.0) else g
+            ideal += _ideal_gains(levels)
+            _rbp_gains(levels, rbp_lut[s * n_q + q], width)
         spec_off[s, n_q] = len(ideal)
     return GainTables(
         col_spec, lut, spec_off, np.asarray(ideal or [0.0], np.float64), top_pos, rbp_lut
     )
+
+
+def _gain_specs(
+    measures: Sequence[Measure],
+) -> tuple[dict[tuple[bool, tuple[float, ...]], int], np.ndarray]:
+    """The distinct gain specifications (0: the default) and each column's (-1: none)."""
+    # key: (exact, level/gain pairs); trec_eval's families sort gain levels with its
+    # truncating comparison, fasteval's own (jk_*) by the exact gain
+    specs: dict[tuple[bool, tuple[float, ...]], int] = {(False, ()): 0}
+    col_spec = np.full(len(measures), -1, np.int64)
+    for i, m in enumerate(measures):
+        if m.info.kind == "gains":
+            key = (m.family.startswith("jk_"), tuple(m.params[1:]))
+            col_spec[i] = specs.setdefault(key, len(specs))
+    return specs, col_spec
+
+
+def _query_levels(
+    pairs: list[tuple[int, float]], counts: np.ndarray, nl: int, exact: bool
+) -> list[tuple[int, float, int]]:
+    """A query's gain levels (level, gain, times judged), sorted by gain: the named
+    levels, then its grades ``0..nl-1`` the parameters do not name."""
+    levels = [(lv, g, int(counts[lv]) if 0 <= lv < nl else 0) for lv, g in pairs]
+    seen = {lv for lv, _ in pairs}
+    levels += [(lv, float(lv), int(counts[lv])) for lv in range(nl) if lv not in seen]
+    levels.sort(key=(lambda t: t[1]) if exact else cmp_to_key(_trunc_cmp))
+    return levels
+
+
+def _ideal_gains(levels: list[tuple[int, float, int]]) -> list[float]:
+    """The ideal ranking's gains: the levels from the top, each as often as judged,
+    up to the first non-positive gain."""
+    ideal: list[float] = []
+    for _, g, c in reversed(levels):
+        if c == 0:
+            continue
+        if g <= 0.0:
+            break
+        ideal.extend([g] * c)
+    return ideal
+
+
+def _rbp_gains(levels: list[tuple[int, float, int]], row: np.ndarray, width: int) -> None:
+    """rbp's gain per grade into ``row``: scaled to [0, 1] when any lies outside
+    (min/max start at 0)."""
+    gs = [g for _, g, _ in levels]
+    lo, hi = min([0.0, *gs]), max([0.0, *gs])
+    for lv, g, _ in levels:
+        if -2 <= lv < width - 2:
+            row[lv + 2] = (g - lo) / (hi - lo) if (lo < 0.0 or hi > 1.0) else g
 
 
 def compute(  # noqa: PLR0913 (keyword-only options)
@@ -189,32 +217,8 @@ def compute(  # noqa: PLR0913 (keyword-only options)
     """
     n_groups = enc.starts.shape[0]
     values = np.zeros((n_groups, len(measures)), dtype=np.float64)
-    by_level: dict[int, list[int]] = {}
-    text: dict[int, list[str]] | None = None
-    for i, m in enumerate(measures):
-        if m.info.text:  # relstring: strings, not kernel values
-            text = text or {}
-            text[i] = relstrings(
-                enc, int(m.params[0]), max_depth=max_depth, judged_only=judged_only
-            )
-            continue
-        by_level.setdefault(relevance_level if m.rel is None else m.rel, []).append(i)
-    # the per-query tables depend on the qrels alone: those of prepared qrels are made
-    # once and indexed by the prepared query numbers (enc.qp); not for an encoding
-    # whose judgments were changed since (a study's variant has grades of its own)
-    pq = enc.prepared
-    if pq is not None and enc.qp is not None and enc.qr_rel is pq.qr_rel:
-        qr_off, qr_rel, group_q = pq.qr_off, pq.qr_rel, enc.qp[enc.group_q]
-        cached = pq.cached
-    else:
-        memo = {} if memo is None else memo
-        qr_off, qr_rel, group_q = enc.qr_off, enc.qr_rel, enc.group_q
-
-        def cached(key: Any, make: Any) -> Any:
-            if key not in memo:
-                memo[key] = make()
-            return memo[key]
-
+    by_level, text = _columns_by_level(enc, measures, relevance_level, max_depth, judged_only)
+    qr_off, qr_rel, group_q, cached = _qrels_side(enc, memo)
     groups = kr.Groups(
         np.ascontiguousarray(enc.starts, dtype=np.int64),
         np.ascontiguousarray(enc.ends, dtype=np.int64),
@@ -251,6 +255,48 @@ def compute(  # noqa: PLR0913 (keyword-only options)
     summary = aggregate(enc, measures, values, relevance_level, complete)
     has_rows = enc.ends > enc.starts
     return Evaluation(measures, enc, values, summary, has_rows, text)
+
+
+def _columns_by_level(
+    enc: Encoded,
+    measures: MeasureSet,
+    relevance_level: int,
+    max_depth: int | None,
+    judged_only: bool,
+) -> tuple[dict[int, list[int]], dict[int, list[str]] | None]:
+    """The kernel columns by relevance level, and the text columns' strings (relstring)."""
+    by_level: dict[int, list[int]] = {}
+    text: dict[int, list[str]] | None = None
+    for i, m in enumerate(measures):
+        if m.info.text:  # relstring: strings, not kernel values
+            text = text or {}
+            text[i] = relstrings(
+                enc, int(m.params[0]), max_depth=max_depth, judged_only=judged_only
+            )
+            continue
+        by_level.setdefault(relevance_level if m.rel is None else m.rel, []).append(i)
+    return by_level, text
+
+
+def _qrels_side(
+    enc: Encoded, memo: dict[Any, Any] | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, Callable[[Any, Any], Any]]:
+    """The judgments the per-query tables are made from, the groups' query numbers in
+    them and the store of those tables (``cached(key, make)``)."""
+    # the per-query tables depend on the qrels alone: those of prepared qrels are made
+    # once and indexed by the prepared query numbers (enc.qp); not for an encoding
+    # whose judgments were changed since (a study's variant has grades of its own)
+    pq = enc.prepared
+    if pq is not None and enc.qp is not None and enc.qr_rel is pq.qr_rel:
+        return pq.qr_off, pq.qr_rel, enc.qp[enc.group_q], pq.cached
+    store = {} if memo is None else memo
+
+    def cached(key: Any, make: Any) -> Any:
+        if key not in store:
+            store[key] = make()
+        return store[key]
+
+    return enc.qr_off, enc.qr_rel, enc.group_q, cached
 
 
 def aggregate(

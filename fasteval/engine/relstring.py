@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from fasteval.engine.encode import Encoded
-from fasteval.kernels.ranking import NONPOOL, UNJUDGED
+from fasteval.kernels.families import NONPOOL, UNJUDGED
 
 
 def relstring_chars(rel: np.ndarray) -> np.ndarray:

@@ -70,7 +70,7 @@ Progress = Callable[[int, int], None]
 """Called after each batch with (input units done, input units in all)."""
 
 
-class _SplitGroupError(Exception):
+class _SplitGroupError(FastevalError):
     """A (run, query) group met in two pieces of one file: such files are read whole."""
 
 

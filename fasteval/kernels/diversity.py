@@ -267,11 +267,8 @@ def score_groups(lo, hi, rk, sub, par, ideal, plan, out, per):  # pragma: no cov
     precision (the terms of MAP-IA).
     """
     starts, ends, seq, group_q, max_depth = rk
-    m_q, sub_off, nrel, rd_off, rd_sub = sub.m_q, sub.sub_off, sub.nrel, sub.rd_off, sub.rd_sub
-    idcg, ierr, inrbp = ideal
-    mcode, mk = plan
-    grp_sub_off, sub_first, sub_hits, sub_ap, hit_depth = per
-    k = idcg.shape[1]
+    m_q, sub_off, nrel = sub.m_q, sub.sub_off, sub.nrel
+    k = ideal.idcg.shape[1]
     mmax = 1
     for g in range(lo, hi):
         mmax = max(mmax, m_q[group_q[g]])
@@ -284,7 +281,7 @@ def score_groups(lo, hi, rk, sub, par, ideal, plan, out, per):  # pragma: no cov
     prec = np.empty(k, np.float64)
     strec = np.empty(k, np.float64)
     tmp = _Scratch(gains, counts, totals, seen, prec, strec)
-    per_sub = sub_first.shape[0] > 0
+    per_sub = per.first.shape[0] > 0
     for g in range(lo, hi):
         q = group_q[g]
         m = m_q[q]
@@ -298,45 +295,67 @@ def score_groups(lo, hi, rk, sub, par, ideal, plan, out, per):  # pragma: no cov
             map_ia += totals[j] / nrel[sub_off[q] + j]
         if m > 0:
             map_ia /= m
-        for c in range(mcode.shape[0]):
-            code = mcode[c]
-            i = mk[c] - 1
-            v = 0.0
-            if code == 0:
-                v = err[i]
-            elif code == 1:
-                if dcg[i] != 0.0:
-                    v = err[i] / ierr[q, i]
-            elif code == 2:
-                v = dcg[i]
-            elif code == 3:
-                if dcg[i] != 0.0:
-                    v = dcg[i] / idcg[q, i]
-            elif code == 4:
-                v = nrbp
-            elif code == 5:
-                v = nrbp / inrbp[q] if inrbp[q] != 0.0 else np.nan
-            elif code == 6:
-                v = map_ia
-            elif code == 7:
-                v = prec[i]
-            elif code == 8:
-                v = strec[i]
-            out[g, c] = v
+        _write_measures(g, q, plan, ideal, tmp, dcg, err, nrbp, map_ia, out)
         if per_sub:
-            s0 = sub_off[q]
-            base = grp_sub_off[g]
-            for j in range(m):
-                sub_first[base + j] = 0
-                sub_hits[base + j] = 0
-                sub_ap[base + j] = totals[j] / nrel[s0 + j]
-            for i in range(n):
-                e = seq[a + i]
-                if e < 0:
-                    continue
-                for t in range(rd_off[e], rd_off[e + 1]):
-                    j = rd_sub[t]
-                    if sub_first[base + j] == 0:
-                        sub_first[base + j] = i + 1
-                    if i < hit_depth:
-                        sub_hits[base + j] += 1
+            _write_per_subtopic(g, q, seq, a, n, sub, totals, per)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _write_measures(g, q, plan, ideal, tmp, dcg, err, nrbp, map_ia, out):  # pragma: no cover
+    """``out[g, c]``: measure ``mcode[c]`` at cutoff ``mk[c]`` of group ``g`` (query ``q``)
+    from its ranking's scores (``dcg``, ``err``, ``nrbp``, ``map_ia``, ``tmp``'s
+    precision and subtopic recall) and the query's ideal ones."""
+    mcode, mk = plan
+    idcg, ierr, inrbp = ideal
+    prec = tmp.prec
+    strec = tmp.strec
+    for c in range(mcode.shape[0]):
+        code = mcode[c]
+        i = mk[c] - 1
+        v = 0.0
+        if code == 0:
+            v = err[i]
+        elif code == 1:
+            if dcg[i] != 0.0:
+                v = err[i] / ierr[q, i]
+        elif code == 2:
+            v = dcg[i]
+        elif code == 3:
+            if dcg[i] != 0.0:
+                v = dcg[i] / idcg[q, i]
+        elif code == 4:
+            v = nrbp
+        elif code == 5:
+            v = nrbp / inrbp[q] if inrbp[q] != 0.0 else np.nan
+        elif code == 6:
+            v = map_ia
+        elif code == 7:
+            v = prec[i]
+        elif code == 8:
+            v = strec[i]
+        out[g, c] = v
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _write_per_subtopic(g, q, seq, a, n, sub, totals, per):  # pragma: no cover - numba
+    """Per subtopic ``j`` of group ``g``'s query ``q`` (its ranking ``seq[a:a+n]``): the
+    rank of its first relevant document, its hits within the depth, its AP."""
+    m_q, sub_off, nrel, rd_off, rd_sub = sub.m_q, sub.sub_off, sub.nrel, sub.rd_off, sub.rd_sub
+    grp_sub_off, sub_first, sub_hits, sub_ap, hit_depth = per
+    m = m_q[q]
+    s0 = sub_off[q]
+    base = grp_sub_off[g]
+    for j in range(m):
+        sub_first[base + j] = 0
+        sub_hits[base + j] = 0
+        sub_ap[base + j] = totals[j] / nrel[s0 + j]
+    for i in range(n):
+        e = seq[a + i]
+        if e < 0:
+            continue
+        for t in range(rd_off[e], rd_off[e + 1]):
+            j = rd_sub[t]
+            if sub_first[base + j] == 0:
+                sub_first[base + j] = i + 1
+            if i < hit_depth:
+                sub_hits[base + j] += 1

@@ -165,22 +165,16 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
         pos = file_starts[f]
         stop = file_ends[f]
         line = 0
-        ref_s = -1
+        ref_s = -1  # the range's first value of the ``same`` field
         ref_e = -1
         while pos < stop:
             line += 1
+            pos = _skip_blanks(buf, pos)
             c = buf[pos]
-            while c != _NL and _is_space(c):
-                pos += 1
-                c = buf[pos]
             if c == _NL or c == _HASH:  # blank line or comment
-                while buf[pos] != _NL:
-                    pos += 1
-                pos += 1
+                pos = _line_end(buf, pos) + 1
                 continue
-            for j in range(n_sf):
-                starts[j, row] = -1
-                ends[j, row] = -1
+            _clear_row(starts, ends, n_sf, row)
             line_start[row] = pos
             nf = 0
             ibad[row] = True
@@ -193,9 +187,7 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
                     pos += 1
                     continue
                 s = pos
-                pos += 1
-                while not _is_space(buf[pos]):  # the line's newline stops it
-                    pos += 1
+                pos = _field_end(buf, pos + 1)
                 if nf < n_slot:
                     j = slot_of[nf]
                     if j >= 0:
@@ -212,10 +204,8 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
                 if nf == same_field and same_bad[f] < 0 and not (ibad[row] and fbad[row]):
                     # a line whose int and float fields are both words (a header)
                     # is neither the reference nor compared: it has its own message
-                    if ref_s < 0:
-                        ref_s = s
-                        ref_e = pos
-                    elif not _equal2(buf, ref_s, ref_e, buf, s, pos):
+                    ref_s, ref_e, differs = _same_value(buf, ref_s, ref_e, s, pos)
+                    if differs:
                         same_bad[f] = row
                 nf += 1
             file_of[row] = f
@@ -224,6 +214,52 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
             row += 1
             pos += 1
         counts[f] = row - row_base[f]
+
+
+@njit(cache=True, nogil=True)
+def _skip_blanks(buf, pos):
+    """The first byte at or after ``pos`` that is not a blank (the line's newline at the latest)."""
+    c = buf[pos]
+    while c != _NL and _is_space(c):
+        pos += 1
+        c = buf[pos]
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def _line_end(buf, pos):
+    """The position of the newline that ends the line at ``pos``."""
+    while buf[pos] != _NL:
+        pos += 1
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def _field_end(buf, pos):
+    """The end of the field running through ``pos``: the next blank (the newline at the latest)."""
+    while not _is_space(buf[pos]):
+        pos += 1
+    return pos
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _clear_row(starts, ends, n_sf, row):
+    """Mark every kept field of ``row`` absent (-1) until the line gives it."""
+    for j in range(n_sf):
+        starts[j, row] = -1
+        ends[j, row] = -1
+
+
+@njit(cache=True, nogil=True)
+def _same_value(buf, ref_s, ref_e, s, e):
+    """Compare a range's ``same`` field ``buf[s:e]`` with its reference ``buf[ref_s:ref_e]``.
+
+    The first value becomes the reference (``ref_s`` is -1 until then).
+    Returns the reference and whether the value differs from it.
+    """
+    if ref_s < 0:
+        return s, e, False
+    return ref_s, ref_e, not _equal2(buf, ref_s, ref_e, buf, s, e)
 
 
 @njit(cache=True, nogil=True)
@@ -359,10 +395,37 @@ def _parse_float(buf, s, e):
     if k < e and (buf[k] == 45 or buf[k] == 43):
         neg = buf[k] == 45
         k += 1
+    k, m, shift, trunc, any_digit = _scan_digits(buf, k, e)
+    if not any_digit:
+        return np.nan, True
+    if k < e:
+        c = buf[k]
+        if c != 101 and c != 69:
+            return np.nan, True
+        x, bad = _scan_exponent(buf, k + 1, e)
+        if bad:
+            return np.nan, True
+        shift += x
+    if m == np.uint64(0):
+        return (-0.0 if neg else 0.0), False
+    v, ok = _round_fast(m, shift, trunc)
+    if not ok:
+        v = _float_exact(buf, s, e)
+    return (-v if neg else v), False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scan_digits(buf, k, e):
+    """The digits and optional ``.`` of a decimal from ``buf[k]`` (up to ``e``).
+
+    Returns where they stop, ``m`` (the first 19 significant digits), ``shift``
+    (the value is ``m * 10**shift``, less the exponent), whether a nonzero digit
+    beyond the 19th was dropped and whether there was any digit.
+    """
     m = np.uint64(0)
     nd = 0  # significant digits kept in m (at most 19)
-    shift = 0  # value = m * 10**(shift + exponent)
-    trunc = False  # a nonzero digit beyond the 19th
+    shift = 0
+    trunc = False
     any_digit = False
     dot = False
     while k < e:
@@ -387,31 +450,36 @@ def _parse_float(buf, s, e):
         else:
             break
         k += 1
-    if not any_digit:
-        return np.nan, True
-    if k < e:
-        c = buf[k]
-        if c != 101 and c != 69:
-            return np.nan, True
+    return k, m, shift, trunc, any_digit
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scan_exponent(buf, k, e):
+    """The exponent ``[+-]digits`` in ``buf[k:e]`` (capped near 100000); ``bad`` if not one."""
+    eneg = False
+    if k < e and (buf[k] == 45 or buf[k] == 43):
+        eneg = buf[k] == 45
         k += 1
-        eneg = False
-        if k < e and (buf[k] == 45 or buf[k] == 43):
-            eneg = buf[k] == 45
-            k += 1
-        if k >= e:
-            return np.nan, True
-        x = 0
-        while k < e:
-            c = buf[k]
-            if c < 48 or c > 57:
-                return np.nan, True
-            if x < 100000:
-                x = x * 10 + (c - 48)
-            k += 1
-        shift += -x if eneg else x
-    if m == np.uint64(0):
-        return (-0.0 if neg else 0.0), False
-    q = shift
+    if k >= e:
+        return 0, True
+    x = 0
+    while k < e:
+        c = buf[k]
+        if c < 48 or c > 57:
+            return 0, True
+        if x < 100000:
+            x = x * 10 + (c - 48)
+        k += 1
+    return (-x if eneg else x), False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _round_fast(m, q, trunc):
+    """``m * 10**q`` (``m > 0``) by the first two tiers, or ``ok = False`` for the exact one.
+
+    ``trunc``: digits beyond ``m``'s 19 were dropped, so the value lies
+    strictly between ``m`` and ``m + 1`` units.
+    """
     if not trunc:
         while m > _TWO53 and m % _U10 == np.uint64(0):
             m //= _U10
@@ -419,17 +487,14 @@ def _parse_float(buf, s, e):
         if m <= _TWO53 and q >= -22 and q <= 22:
             v = float(m)
             v = v * _POW10[q] if q >= 0 else v / _POW10[-q]
-            return (-v if neg else v), False
-        v, ok = _eisel_lemire(m, q)
-    else:
-        # the first 19 digits (m) and one more unit (m + 1) bracket the value
-        v, ok = _eisel_lemire(m, q)
-        if ok:
-            v2, ok2 = _eisel_lemire(m + _U1, q)
-            ok = ok2 and v2 == v
-    if not ok:
-        v = _float_exact(buf, s, e)
-    return (-v if neg else v), False
+            return v, True
+        return _eisel_lemire(m, q)
+    # the first 19 digits (m) and one more unit (m + 1) bracket the value
+    v, ok = _eisel_lemire(m, q)
+    if ok:
+        v2, ok2 = _eisel_lemire(m + _U1, q)
+        ok = ok2 and v2 == v
+    return v, ok
 
 
 @njit(cache=True, nogil=True)
@@ -515,10 +580,30 @@ def _float_exact(buf, s, e):
     time until the value lies between the midpoints to its neighbours (a tie
     goes to the even significand), each comparison exact in integers.
     """
+    dig = np.empty(_MAX_DIGITS + 1, np.uint8)
+    nd, e10 = _exact_digits(buf, s, e, dig)
+    if nd == 0 or e10 + nd < -330:  # below 1e-330: under half the smallest subnormal
+        return 0.0
+    if e10 + nd > 310:  # at least 1e309
+        return np.inf
+    lhs, n_lhs, p5, n_p5 = _exact_sides(dig, nd, e10)
+    m, k2 = _first_guess(dig, nd, e10)
+    m, k2 = _step_to_nearest(lhs, n_lhs, p5, n_p5, e10, m, k2)
+    if k2 >= 972:
+        return np.inf
+    return math.ldexp(float(m), k2)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _exact_digits(buf, s, e, dig):
+    """The significant digits of the decimal ``buf[s:e]`` into ``dig``: ``(nd, e10)``.
+
+    The value is ``D * 10**e10`` with ``D = dig[:nd]`` (no trailing zeros; past
+    ``_MAX_DIGITS`` digits, a sticky 1 stands for any nonzero rest).
+    """
     k = s
     if buf[k] == 45 or buf[k] == 43:
         k += 1
-    dig = np.empty(_MAX_DIGITS + 1, np.uint8)
     nd = 0
     e10 = 0
     dot = False
@@ -545,17 +630,8 @@ def _float_exact(buf, s, e):
             break
         k += 1
     if k < e:
-        k += 1
-        eneg = False
-        if buf[k] == 45 or buf[k] == 43:
-            eneg = buf[k] == 45
-            k += 1
-        x = 0
-        while k < e:
-            if x < 100000:
-                x = x * 10 + (buf[k] - 48)
-            k += 1
-        e10 += -x if eneg else x
+        x, _ = _scan_exponent(buf, k + 1, e)
+        e10 += x
     if sticky:
         dig[nd] = 1
         nd += 1
@@ -563,11 +639,13 @@ def _float_exact(buf, s, e):
     while nd > 0 and dig[nd - 1] == 0:
         nd -= 1
         e10 += 1
-    if nd == 0 or e10 + nd < -330:  # below 1e-330: under half the smallest subnormal
-        return 0.0
-    if e10 + nd > 310:  # at least 1e309
-        return np.inf
-    # lhs = D * 5**max(e10, 0) and p5 = 5**max(-e10, 0), little-endian 32-bit limbs
+    return nd, e10
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _exact_sides(dig, nd, e10):
+    """``lhs = D * 5**max(e10, 0)`` and ``p5 = 5**max(-e10, 0)`` as little-endian 32-bit
+    limbs, with their lengths: the integers :func:`_cmp_half` compares."""
     ep = max(e10, 0)
     em = max(-e10, 0)
     lhs = np.zeros(nd // 9 + 4 + (ep * 73) // 1000, np.uint64)
@@ -586,7 +664,16 @@ def _float_exact(buf, s, e):
     p5 = np.zeros(4 + (em * 73) // 1000, np.uint64)
     p5[0] = 1
     n_p5 = _big_mul_pow5(p5, 1, em)
-    # a start within a few units in the last place: the first 18 digits in floats
+    return lhs, n_lhs, p5, n_p5
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _first_guess(dig, nd, e10):
+    """A double within a few units in the last place of ``D * 10**e10``, as ``(m, k2)``.
+
+    Its first 18 digits in float arithmetic, then written ``m * 2**k2`` with
+    ``m < 2**53`` (``2**1024``, one step past the largest double, for inf).
+    """
     n19 = min(nd, 18)  # < 2**63
     m19 = 0
     for t in range(n19):
@@ -603,20 +690,23 @@ def _float_exact(buf, s, e):
         x *= _POW10[min(q, 22)]
     else:
         x /= _POW10[min(-q, 22)]
-    # the candidate as m * 2**k2 (m < 2**53; 2**1024, one step past the largest, is inf)
     if x == np.inf:
-        m = (1 << 53) - 1
-        k2 = 971
-    elif x == 0.0:
-        m = 0
+        return (1 << 53) - 1, 971
+    if x == 0.0:
+        return 0, -1074
+    f, ex = math.frexp(x)
+    m = np.int64(f * 9007199254740992.0)
+    k2 = ex - 53
+    if k2 < -1074:
+        m >>= -1074 - k2
         k2 = -1074
-    else:
-        f, ex = math.frexp(x)
-        m = np.int64(f * 9007199254740992.0)
-        k2 = ex - 53
-        if k2 < -1074:
-            m >>= -1074 - k2
-            k2 = -1074
+    return m, k2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _step_to_nearest(lhs, n_lhs, p5, n_p5, e10, m, k2):
+    """Move the double ``m * 2**k2`` one step at a time until the decimal lies between
+    the midpoints to its neighbours (a tie to the even significand); ``k2 >= 972``: inf."""
     while k2 < 972:
         # the next double up and the midpoint to it
         if m == (1 << 53) - 1:
@@ -644,9 +734,7 @@ def _float_exact(buf, s, e):
             k2 = kd
             continue
         break
-    if k2 >= 972:
-        return np.inf
-    return math.ldexp(float(m), k2)
+    return m, k2
 
 
 @njit(cache=True, nogil=True)

@@ -176,49 +176,57 @@ def parse_diversity_measures(measures: str | Sequence[str] | None) -> list[Diver
             if s.lower() == "ndeval":
                 out.extend(parse_diversity_measures(NDEVAL_SET))
                 continue
-            m = _NAME.match(s)
-            fam = _family(m["fam"]) if m else None
-            if m is None or fam is None:
-                msg = (
-                    f"unknown diversity measure {s!r}; known: "
-                    + ", ".join(FAMILIES)
-                    + " (with @k for cutoffs), or 'ndeval'"
-                )
-                raise MeasureError(msg)
-            takes_k = FAMILIES[fam][1]
-            if m["k"] is None:
-                ks = DEFAULT_CUTOFFS if takes_k else (0,)
-            elif not takes_k:
-                msg = (
-                    f"{fam} has no cutoff (got {s!r}); it uses the whole ranking\n"
-                    "  hint: max_depth (CLI: -M) cuts every ranking"
-                )
-                raise MeasureError(msg)
-            else:
-                ks = (int(m["k"]),)
-                if ks[0] < 1:
-                    msg = f"cutoff must be at least 1, got {s!r}"
-                    raise MeasureError(msg)
-            args = _args(fam, m["args"], s)
-            if not args and "\u03b1" not in s:  # an α spelling keeps its name
-                out.extend(DiversityMeasure(fam, k) for k in ks)
-                continue
-            rel = int(args["rel"]) if "rel" in args else None
-            base = s.split("@")[0] if m["k"] is None else None
-            out.extend(
-                DiversityMeasure(
-                    fam,
-                    k,
-                    rel,
-                    args.get("alpha"),
-                    args.get("beta"),
-                    s if base is None else (f"{base}@{k}" if k else base),
-                )
-                for k in ks
-            )
+            out.extend(_parse_one(s))
     seen: set[DiversityMeasure] = set()
     uniq = [x for x in out if not (x in seen or seen.add(x))]  # type: ignore[func-returns-value]
     if not uniq:
         msg = "no diversity measure given"
         raise MeasureError(msg)
     return uniq
+
+
+def _parse_one(s: str) -> list[DiversityMeasure]:
+    """One diversity measure name (``alpha_nDCG(rel=2)@20``): one measure per cutoff."""
+    m = _NAME.match(s)
+    fam = _family(m["fam"]) if m else None
+    if m is None or fam is None:
+        msg = (
+            f"unknown diversity measure {s!r}; known: "
+            + ", ".join(FAMILIES)
+            + " (with @k for cutoffs), or 'ndeval'"
+        )
+        raise MeasureError(msg)
+    ks = _cutoffs(fam, m["k"], s)
+    args = _args(fam, m["args"], s)
+    if not args and "\u03b1" not in s:  # an α spelling keeps its name
+        return [DiversityMeasure(fam, k) for k in ks]
+    rel = int(args["rel"]) if "rel" in args else None
+    base = s.split("@", maxsplit=1)[0] if m["k"] is None else None
+    return [
+        DiversityMeasure(
+            fam,
+            k,
+            rel,
+            args.get("alpha"),
+            args.get("beta"),
+            s if base is None else (f"{base}@{k}" if k else base),
+        )
+        for k in ks
+    ]
+
+
+def _cutoffs(fam: str, k: str | None, s: str) -> tuple[int, ...]:
+    """The cutoffs of name ``s`` (family ``fam``, ``@k`` text or None): 0 for none."""
+    takes_k = FAMILIES[fam][1]
+    if k is None:
+        return DEFAULT_CUTOFFS if takes_k else (0,)
+    if not takes_k:
+        msg = (
+            f"{fam} has no cutoff (got {s!r}); it uses the whole ranking\n"
+            "  hint: max_depth (CLI: -M) cuts every ranking"
+        )
+        raise MeasureError(msg)
+    if int(k) < 1:
+        msg = f"cutoff must be at least 1, got {s!r}"
+        raise MeasureError(msg)
+    return (int(k),)

@@ -8,7 +8,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from fasteval.engine import prepare
-from fasteval.kernels.ranking import NONPOOL, UNJUDGED
+from fasteval.kernels.families import NONPOOL, UNJUDGED
 
 
 def _frames(judg: list[tuple[str, str, int]], ranked: list[tuple[str, str, str, float]]):

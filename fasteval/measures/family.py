@@ -1,0 +1,54 @@
+"""A measure family: the value every entry of the registry's tables is.
+
+Also the default parameter lists the tables share (trec_eval's cutoffs, recall
+levels and R multiples).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_CUTOFFS = (5.0, 10.0, 15.0, 20.0, 30.0, 100.0, 200.0, 500.0, 1000.0)
+RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+R_MULTIPLES = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+
+
+@dataclass(frozen=True)
+class Family:
+    """A measure family (trec_eval's ``TREC_MEAS``).
+
+    Attributes
+    ----------
+    name
+        trec_eval name (``P``, ``ndcg_cut``, ...).
+    code
+        Kernel family code (``fasteval.kernels.ranking``).
+    kind
+        ``"single"`` (one value), ``"cutoffs"`` (one value per integer cutoff,
+        e.g. ``P_10``), ``"levels"`` (one value per recall level,
+        ``iprec_at_recall_0.10``), ``"list"`` (one value from a parameter
+        list, e.g. ``11pt_avg``, ``set_F``) or ``"gains"`` (one value from
+        ``name=value`` pairs: grade gains ``1=3,2=9`` and, for rbp, ``p=0.95``).
+    defaults
+        Default parameters.
+    aggregate
+        ``"mean"``, ``"sum"``, ``"gm"`` (geometric mean, trec_eval's
+        ``log(max(x, 1e-5))``) or ``"count"``.
+    per_query
+        Whether trec_eval prints per-query values.
+    doc
+        One line: what it measures, formula, citation.
+    text
+        A string-valued, per-query-only measure (``relstring``): not computed
+        by the kernels, no ``all`` row; its value is in the ``text`` column.
+    """
+
+    name: str
+    code: int
+    kind: str
+    defaults: tuple[float, ...]
+    aggregate: str
+    per_query: bool
+    integer: bool
+    doc: str
+    text: bool = False
