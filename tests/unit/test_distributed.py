@@ -339,6 +339,7 @@ def test_evaluate_identical(client, textdata, kw) -> None:
         )
 
 
+@pytest.mark.slow
 def test_eval_and_study_cli_identical(client, textdata, tmp_path, monkeypatch) -> None:
     qrels, runs = textdata
     address = client.scheduler.address

@@ -81,6 +81,7 @@ def test_non_decimal_scores_are_rejected(tmp_path: Path, bad: str) -> None:
 
 
 @pytest.mark.realdata
+@pytest.mark.slow
 def test_every_trec8_score_equals_float(trec8_dir: Path) -> None:
     runs = sorted((trec8_dir / "runs").glob("input.*.gz"))
     assert len(runs) == 129
