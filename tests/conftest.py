@@ -2,15 +2,22 @@
 
 Real TREC data lives outside the repository, in ``../shared/data`` next to
 the checkout (``FASTEVAL_SHARED_DATA`` overrides). Tests that need it are
-marked ``realdata`` and skip with a clear reason where it is absent.
+marked ``realdata`` and skip with a clear reason where it is absent; the
+fixtures below (``trec8_dir``, ``trec8_qrels``, ``robust03_dir``) skip the
+same way.
 """
 
 from __future__ import annotations
 
+import gzip
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    import polars as pl
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("FASTEVAL_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -24,6 +31,14 @@ def shared_path(*parts: str) -> Path:
     return p
 
 
+def write_lines(path: Path | str, lines: list[str]) -> Path:
+    """Write ``lines`` (each ended by a newline) to ``path``, gzipped if it ends in .gz."""
+    path = Path(path)
+    data = ("\n".join(lines) + "\n").encode()
+    path.write_bytes(gzip.compress(data) if path.suffix == ".gz" else data)
+    return path
+
+
 @pytest.fixture
 def write(tmp_path: Path):
     """Write a text file under tmp_path and return its path."""
@@ -34,3 +49,25 @@ def write(tmp_path: Path):
         return p
 
     return _write
+
+
+@pytest.fixture(scope="session")
+def trec8_dir() -> Path:
+    """TREC-8 ad hoc: qrels, the 129 runs, trec_eval outputs, NIST summaries
+    (``trec8_adhoc/PROVENANCE.md``)."""
+    return shared_path("trec8_adhoc")
+
+
+@pytest.fixture(scope="session")
+def trec8_qrels(trec8_dir: Path) -> pl.DataFrame:
+    """The TREC-8 ad hoc qrels, loaded once per session."""
+    import fasteval
+
+    return fasteval.load_qrels(trec8_dir / "qrels.trec8.adhoc.gz")
+
+
+@pytest.fixture(scope="session")
+def robust03_dir() -> Path:
+    """TREC 2003 Robust: graded qrels, 17 runs, trectools' expectations
+    (``robust03_trectools/PROVENANCE.md``)."""
+    return shared_path("robust03_trectools")

@@ -13,7 +13,6 @@ from click.testing import CliRunner
 
 from fasteval import compare, load_qrels, load_runs
 from fasteval.cli import main
-from tests.conftest import shared_path
 
 pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 
@@ -23,8 +22,8 @@ MEASURES = {"map": "map", "ndcg_cut_10": "ndcg_cut_10", "P_10": "P_10"}
 
 
 @pytest.fixture(scope="module")
-def paths():
-    base = shared_path("trec8_adhoc")
+def paths(trec8_dir):
+    base = trec8_dir
     runs = [base / "runs" / f"input.{r}.gz" for r in [BASELINE, *OTHERS]]
     return base / "qrels.trec8.adhoc.gz", runs
 

@@ -27,7 +27,6 @@ import polars as pl
 import pytest
 
 from fasteval.analysis import fusion as fu
-from tests.conftest import shared_path
 
 pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 
@@ -35,8 +34,8 @@ RUNS = ["CL99XT", "ok8alx", "INQ603", "Flab8as"]
 
 
 @pytest.fixture(scope="module")
-def trec8():
-    base = shared_path("trec8_adhoc", "runs")
+def trec8(trec8_dir):
+    base = trec8_dir / "runs"
     return fu.prepare_fusion([base / f"input.{r}.gz" for r in RUNS])
 
 

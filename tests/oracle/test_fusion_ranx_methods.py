@@ -20,7 +20,6 @@ import polars as pl
 import pytest
 
 from fasteval.analysis import fusion as fu
-from tests.conftest import shared_path
 
 ranx = pytest.importorskip("ranx")
 
@@ -250,8 +249,8 @@ def test_trained_tables_equal_ranx():
 
 
 @pytest.fixture(scope="module")
-def trec8() -> tuple[dict, dict]:
-    base = shared_path("trec8_adhoc")
+def trec8(trec8_dir) -> tuple[dict, dict]:
+    base = trec8_dir
     names = ["CL99XT", "ok8alx", "INQ603"]
     df = fasteval_runs([base / "runs" / f"input.{n}.gz" for n in names])
     # rank-based methods read the input order, which ranx breaks arbitrarily on tied

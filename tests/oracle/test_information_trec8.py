@@ -7,7 +7,6 @@ import pytest
 
 import fasteval
 from fasteval.analysis import information as inf
-from tests.conftest import shared_path
 from tests.reference import information as ref
 
 RUNS = ["input.INQ604.gz", "input.Flab8atd2.gz", "input.att99atdc.gz"]
@@ -15,8 +14,8 @@ RUNS = ["input.INQ604.gz", "input.Flab8atd2.gz", "input.att99atdc.gz"]
 pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 
 
-def test_trec8_against_brute_force():
-    base = shared_path("trec8_adhoc")
+def test_trec8_against_brute_force(trec8_dir):
+    base = trec8_dir
     qrels = fasteval.load_qrels(base / "qrels.trec8.adhoc.gz")
     runs = fasteval.load_runs([base / "runs" / r for r in RUNS])
     # the two queries with the fewest judgments keep the brute force to seconds

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import shared_path
-
 pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 
 irm = pytest.importorskip("ir_measures")
@@ -46,13 +44,13 @@ def claimed():
 
 @pytest.mark.parametrize("judged_only", [False, True])
 @pytest.mark.parametrize("run_id", RUNS)
-def test_provider_equals_ir_measures_on_trec8(run_id, judged_only):
+def test_provider_equals_ir_measures_on_trec8(run_id, judged_only, trec8_dir):
     """judged_only measures are asked separately: ir_measures' pytrec_eval provider puts
     NumRet / NumQ / nDCG into whichever pytrec_eval invocation already exists, so NumRet
     comes out with -J when a judged_only measure happens to be first (set order)."""
     from fasteval.ir_measures_provider import provider
 
-    base = shared_path("trec8_adhoc")
+    base = trec8_dir
     qrels = list(irm.read_trec_qrels(str(base / "qrels.trec8.adhoc.gz")))
     run = list(irm.read_trec_run(str(base / "runs" / f"input.{run_id}.gz")))
     ms = [m for m in claimed() if m.params.get("judged_only", False) == judged_only]
@@ -83,10 +81,10 @@ def claimed_beyond_pytrec_eval():
 
 
 @pytest.mark.parametrize("run_id", RUNS[:2])
-def test_provider_claims_beyond_pytrec_eval_equal_ir_measures(run_id):
+def test_provider_claims_beyond_pytrec_eval_equal_ir_measures(run_id, trec8_dir):
     from fasteval.ir_measures_provider import provider
 
-    base = shared_path("trec8_adhoc")
+    base = trec8_dir
     qrels = list(irm.read_trec_qrels(str(base / "qrels.trec8.adhoc.gz")))
     run = list(irm.read_trec_run(str(base / "runs" / f"input.{run_id}.gz")))
     ms = claimed_beyond_pytrec_eval()

@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 
 from fasteval.analysis.report import COLUMNS, format_text, report
-from tests.conftest import shared_path
+from tests.oracle._harness import differences
 from tests.oracle._nist_summary import read_summaries
 
 pytestmark = pytest.mark.realdata
@@ -59,13 +59,8 @@ FLOAT_BOUNDARY_AP = {("plt8ah4", "431", "map"), ("umd99a1", "410", "map")}
 
 
 @pytest.fixture(scope="module")
-def data():
-    return shared_path("trec8_adhoc")
-
-
-@pytest.fixture(scope="module")
-def summaries(data):
-    s = read_summaries(data / "official_summary_1999")
+def summaries(trec8_dir):
+    s = read_summaries(trec8_dir / "official_summary_1999")
     assert len(s) == 129
     return s
 
@@ -117,10 +112,6 @@ def cutoff_moved(level: str, num_rel: int) -> bool:
     return int(float(level) * num_rel + 0.9) != (num_rel * i + 9) // 10
 
 
-def differences(expected, got) -> dict:
-    return {k: (v, got.get(k)) for k, v in expected.items() if got.get(k) != v}
-
-
 def as_c_float(value: float) -> str:
     """The value printed after storing it as a C float, as trec_eval before 9 did."""
     return f"{np.float32(value):.4f}"
@@ -157,14 +148,14 @@ def check_compat8(data, summaries, rep, runs, full_groups):
     assert differences(expected_values(summaries, runs), printed(rep)) == {}
 
 
-def test_a_handful_of_runs(data, summaries):
+def test_a_handful_of_runs(trec8_dir, summaries):
     runs = MANUAL + SPECIAL
     groups, descriptions = groups_of(summaries)
-    files = [data / "runs" / f"input.{r}.gz" for r in runs]
-    qrels = data / "qrels.trec8.adhoc.gz"
+    files = [trec8_dir / "runs" / f"input.{r}.gz" for r in runs]
+    qrels = trec8_dir / "qrels.trec8.adhoc.gz"
     rep8 = report(qrels, files, compat=8, groups=groups, descriptions=descriptions)
     assert sorted(rep8.runs) == sorted(runs)
-    check_compat8(data, summaries, rep8, runs, {summaries["CL99SD"].group})
+    check_compat8(trec8_dir, summaries, rep8, runs, {summaries["CL99SD"].group})
     assert summaries["uwmt8a0"].values[("401", "map")] == "0.0075"  # float32 scores
 
     rep9 = report(qrels, files, compat=9, groups=groups, descriptions=descriptions)
@@ -175,20 +166,20 @@ def test_a_handful_of_runs(data, summaries):
 
 
 @pytest.mark.slow
-def test_all_129_runs(data, summaries):
+def test_all_129_runs(trec8_dir, summaries):
     groups, descriptions = groups_of(summaries)
-    qrels = data / "qrels.trec8.adhoc.gz"
-    rep8 = report(qrels, data / "runs", compat=8, groups=groups, descriptions=descriptions)
+    qrels = trec8_dir / "qrels.trec8.adhoc.gz"
+    rep8 = report(qrels, trec8_dir / "runs", compat=8, groups=groups, descriptions=descriptions)
     assert len(rep8.runs) == 129
     # group sizes as the summaries state them
     for r, s in summaries.items():
         assert rep8.topics.filter(rep8.topics["group"] == s.group)["n_runs"].max() == s.n_group, r
-    check_compat8(data, summaries, rep8, list(summaries), set(descriptions))
+    check_compat8(trec8_dir, summaries, rep8, list(summaries), set(descriptions))
     # every printed number: 129 runs x 51 blocks x 25, and 129 x 50 x 10 statistics
     assert sum(len(s.values) for s in summaries.values()) == 129 * 51 * 25
     assert sum(len(t) for s in summaries.values() for t in s.stats.values()) == 129 * 50 * 10
 
-    rep9 = report(qrels, data / "runs", compat=9, groups=groups)
+    rep9 = report(qrels, trec8_dir / "runs", compat=9, groups=groups)
     diffs = differences(expected_values(summaries, list(summaries)), printed(rep9))
     assert unexplained(diffs, summaries, raw(rep9)) == {}
     assert set(diffs) >= FLOAT_BOUNDARY_AP

@@ -16,8 +16,7 @@ import polars as pl
 import pytest
 
 import fasteval
-from tests.conftest import shared_path
-from tests.oracle import _pytrec
+from tests.oracle import _harness, _pytrec
 
 pytestmark = pytest.mark.realdata
 
@@ -25,20 +24,13 @@ N_RUNS = 17
 
 
 @pytest.fixture(scope="module")
-def data():
-    return shared_path("robust03_trectools")
+def qrels(robust03_dir) -> pl.DataFrame:
+    return fasteval.load_qrels(robust03_dir / "qrels.robust03.txt.gz")
 
 
 @pytest.fixture(scope="module")
-def qrels(data) -> pl.DataFrame:
-    return fasteval.load_qrels(data / "qrels.robust03.txt.gz")
-
-
-@pytest.fixture(scope="module")
-def runs(data) -> pl.DataFrame:
-    runs = fasteval.load_runs(data / "runs")
-    assert runs["run_id"].n_unique() == N_RUNS
-    return runs
+def runs(robust03_dir) -> pl.DataFrame:
+    return _harness.load_track_runs(robust03_dir, N_RUNS)
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +44,7 @@ def test_compat9_equals_pytrec_eval_per_query(qrels, runs, run_dicts, level):
     grades = set(qrels["relevance"].unique().to_list())
     assert grades == {0, 1, 2}  # graded: level 2 changes what is relevant
     scores = fasteval.evaluate(qrels, runs, _pytrec.FAMILIES, compat=9, relevance_level=level)
-    c = _pytrec.compare(scores, _pytrec.qrels_dict(qrels), run_dicts, relevance_level=level)
-    assert not c.problems, c.report()
+    c = _harness.check_pytrec_eval(scores, qrels, run_dicts, relevance_level=level)
     # runs miss some topics (humR03dc, NLPR03vb10, ... are shallow or partial)
     n_groups = (
         runs.select("run_id", "query_id")
@@ -81,17 +72,17 @@ def fasteval_name(measure: str, depth: str) -> str:
     return measure
 
 
-def test_trectools_expected_values(data):
-    rows = expected_rows(data)
+def test_trectools_expected_values(robust03_dir):
+    rows = expected_rows(robust03_dir)
     assert len(rows) == 29
-    unit = data / "unittests"
+    unit = robust03_dir / "unittests"
     inputs = {
         # r4.run's tag column alternates 'NR'/'R', which fasteval rejects by default
         # (trec_eval keeps the last line's tag); name the run after the file instead
         ("r4.run", "qrel1.txt"): (unit / "qrel1.txt", unit / "r4.run"),
         ("input.uic0301", "robust03_cs_qrels.txt"): (
             unit / "robust03_cs_qrels.txt.gz",
-            data / "runs" / "input.uic0301.gz",
+            robust03_dir / "runs" / "input.uic0301.gz",
         ),
     }
     checked = 0
@@ -112,13 +103,13 @@ def test_trectools_expected_values(data):
     assert checked == len(rows)
 
 
-def test_modified_qrels_change_the_result(data):
+def test_modified_qrels_change_the_result(robust03_dir):
     """The trectools values need the modified qrels: uic0301 MAP 0.2396 (modified) vs
     0.2404 (real), as PROVENANCE.md says."""
-    run = data / "runs" / "input.uic0301.gz"
-    real = fasteval.evaluate(data / "qrels.robust03.txt.gz", run, ["map"], per_query=False)
+    run = robust03_dir / "runs" / "input.uic0301.gz"
+    real = fasteval.evaluate(robust03_dir / "qrels.robust03.txt.gz", run, ["map"], per_query=False)
     mod = fasteval.evaluate(
-        data / "unittests" / "robust03_cs_qrels.txt.gz", run, ["map"], per_query=False
+        robust03_dir / "unittests" / "robust03_cs_qrels.txt.gz", run, ["map"], per_query=False
     )
     assert f"{real['value'][0]:.4f}" == "0.2404"
     assert f"{mod['value'][0]:.4f}" == "0.2396"
@@ -127,18 +118,18 @@ def test_modified_qrels_change_the_result(data):
 # official NIST summaries ------------------------------------------------------------
 
 
-def test_official_summaries_map_and_p100(data, qrels, runs):
+def test_official_summaries_map_and_p100(robust03_dir, qrels, runs):
     """map and P_100 equal NIST's 2003 summaries for all 17 runs.
 
     Not compared: 'P_10' (trec-browser's column is really P@15), and Rprec/P_1000 where
     PROVENANCE.md reports 0.0001 differences for SABIR03BASE and THUIRr0301.
     """
     official = {}
-    with (data / "official_summaries_trec_browser.tsv").open() as f:
+    with (robust03_dir / "official_summaries_trec_browser.tsv").open() as f:
         for row in csv.DictReader(f, delimiter="\t"):
             if row["track"] == "robust2003" and row["measure"] in ("map", "P_100"):
                 official[(row["run"], row["measure"])] = row["value"]
     scores = fasteval.evaluate(qrels, runs, ["map", "P.100"], per_query=False, compat=9)
-    got = {(r, m): f"{v:6.4f}" for r, _, m, v in scores.iter_rows()}
+    got = {(r, m): v for (r, _, m), v in _harness.printed(scores).items()}
     assert len(got) == 2 * N_RUNS
     assert got == {k: official.get(k) for k in got}

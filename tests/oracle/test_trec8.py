@@ -14,16 +14,11 @@ All runs are evaluated by one ``fasteval.evaluate`` call per compat mode.
 
 from __future__ import annotations
 
-import re
-
 import polars as pl
 import pytest
 
 import fasteval
-from fasteval.io.writers import format_trec
-from tests.conftest import shared_path
-from tests.oracle import _pytrec
-from tests.oracle._trec_text import as_dict, diff_report, implemented, parse_lines, read_text
+from tests.oracle import _harness, _pytrec
 
 pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 
@@ -33,43 +28,31 @@ FLOAT_RUN = "uwmt8a0"  # scores like 100000.1546100: float32 storage changes its
 
 
 @pytest.fixture(scope="module")
-def data():
-    return shared_path("trec8_adhoc")
+def runs(trec8_dir) -> pl.DataFrame:
+    return _harness.load_track_runs(trec8_dir, N_RUNS)
 
 
 @pytest.fixture(scope="module")
-def qrels(data) -> pl.DataFrame:
-    return fasteval.load_qrels(data / "qrels.trec8.adhoc.gz")
+def scores9(trec8_qrels, runs) -> pl.DataFrame:
+    return fasteval.evaluate(trec8_qrels, runs, _pytrec.FAMILIES, compat=9)
 
 
 @pytest.fixture(scope="module")
-def runs(data) -> pl.DataFrame:
-    runs = fasteval.load_runs(data / "runs")
-    assert runs["run_id"].n_unique() == N_RUNS
-    return runs
-
-
-@pytest.fixture(scope="module")
-def scores9(qrels, runs) -> pl.DataFrame:
-    return fasteval.evaluate(qrels, runs, _pytrec.FAMILIES, compat=9)
-
-
-@pytest.fixture(scope="module")
-def scores10(qrels, runs) -> pl.DataFrame:
-    return fasteval.evaluate(qrels, runs, ["runid", *_pytrec.FAMILIES_V10, "relstring"], compat=10)
+def scores10(trec8_qrels, runs) -> pl.DataFrame:
+    return fasteval.evaluate(
+        trec8_qrels, runs, ["runid", *_pytrec.FAMILIES_V10, "relstring"], compat=10
+    )
 
 
 def overall_map(scores: pl.DataFrame) -> dict[str, str]:
-    rows = scores.filter((pl.col("measure") == "map") & (pl.col("query_id") == "all"))
-    return {r: f"{v:6.4f}" for r, v in rows.select("run_id", "value").iter_rows()}
+    return {r: v for (r, q, m), v in _harness.printed(scores).items() if (q, m) == ("all", "map")}
 
 
 # (a) ------------------------------------------------------------------------------
 
 
-def test_compat9_equals_pytrec_eval_per_query(qrels, runs, scores9):
-    c = _pytrec.compare(scores9, _pytrec.qrels_dict(qrels), _pytrec.run_dicts(runs))
-    assert not c.problems, c.report()
+def test_compat9_equals_pytrec_eval_per_query(trec8_qrels, runs, scores9):
+    c = _harness.check_pytrec_eval(scores9, trec8_qrels, runs)
     # 129 runs x 50 topics x 90 per-query measures (num_q, gm_map, gm_bpref only aggregated)
     assert c.per_query == N_RUNS * N_TOPICS * 90
     assert c.aggregates == N_RUNS * 93
@@ -78,19 +61,9 @@ def test_compat9_equals_pytrec_eval_per_query(qrels, runs, scores9):
 # (b) ------------------------------------------------------------------------------
 
 
-def test_compat10_equals_trec_eval_10_outputs(data, scores10):
+def test_compat10_equals_trec_eval_10_outputs(trec8_dir, scores10):
     mset = fasteval.parse_measures(["runid", *_pytrec.FAMILIES_V10, "relstring"], compat=10)
-    compared = 0
-    failures = []
-    for (run_id,), part in scores10.partition_by("run_id", as_dict=True).items():
-        expected = as_dict(
-            implemented(parse_lines(read_text(data / "trec_eval_q_all_trec" / f"eval.{run_id}.gz")))
-        )
-        got = as_dict(parse_lines(format_trec(part, mset)))
-        compared += len(expected)
-        if got != expected:
-            failures.append(f"{run_id}: {diff_report(expected, got, limit=5)}")
-    assert not failures, f"{len(failures)} runs differ:\n" + "\n".join(failures[:20])
+    _, compared = _harness.check_trec_eval_10(trec8_dir, scores10, mset)
     # per run: 50 topics x 96 per-query lines (relstring included) + 99 "all" lines
     # (with runid, num_q, gm_map, gm_bpref)
     assert compared == N_RUNS * (N_TOPICS * 96 + 99)
@@ -107,35 +80,24 @@ def read_official_map(data) -> dict[str, str]:
     return out
 
 
-SUMMARY_BLOCK = re.compile(r"Queryid \(Num\):\s+(\S+)\s+(\S+)\n(.*?)(?=Queryid|\Z)", re.S)
-SUMMARY_AP = re.compile(r"Average precision \(non-interpolated\)[^\n]*\n\s+(\S+)")
-SUMMARY_P = re.compile(r"At\s+(\d+) docs:\s+(\S+)")
-SUMMARY_RPREC = re.compile(r"Exact:\s+(\S+)")
-
-
 def read_1999_summaries(data) -> dict[tuple[str, str, str], str]:
     """``{(run, topic or 'all', measure): value}`` for map, P_k and Rprec, from the
     1999 NIST summaries (old trec_eval text format, one block per topic + 'all')."""
-    out = {}
-    for path in sorted((data / "official_summary_1999").glob("summary.*.gz")):
-        blocks = SUMMARY_BLOCK.findall(read_text(path))
-        assert len(blocks) == N_TOPICS + 1, path.name
-        for qid, run_id, body in blocks:
-            out[(run_id, qid, "map")] = SUMMARY_AP.search(body)[1]
-            out[(run_id, qid, "Rprec")] = SUMMARY_RPREC.search(body)[1]
-            for k, v in SUMMARY_P.findall(body):
-                out[(run_id, qid, f"P_{k}")] = v
-    return out
+    return _harness.nist_1999_values(
+        data / "official_summary_1999",
+        N_TOPICS,
+        lambda m: m in ("map", "Rprec") or m.startswith("P_"),
+    )
 
 
-def test_official_map_equals_compat10_for_every_run(data, scores10):
-    official = read_official_map(data)
+def test_official_map_equals_compat10_for_every_run(trec8_dir, scores10):
+    official = read_official_map(trec8_dir)
     assert len(official) == N_RUNS
     assert overall_map(scores10) == official
 
 
-def test_official_map_equals_compat9_except_the_float_run(data, scores9):
-    official = read_official_map(data)
+def test_official_map_equals_compat9_except_the_float_run(trec8_dir, scores9):
+    official = read_official_map(trec8_dir)
     got = overall_map(scores9)
     assert set(got) == set(official)
     differ = {r: (got[r], official[r]) for r in official if got[r] != official[r]}
@@ -143,7 +105,7 @@ def test_official_map_equals_compat9_except_the_float_run(data, scores9):
     assert differ == {FLOAT_RUN: ("0.2143", "0.2142")}
 
 
-def test_1999_summaries_equal_compat9(data, scores9, scores10):
+def test_1999_summaries_equal_compat9(trec8_dir, scores9, scores10):
     """Per topic and overall map, P_5..P_1000 and Rprec of the 1999 summaries.
 
     The trec_eval of 1999 stored scores as C float, as ``compat=9`` does: ``uwmt8a0``
@@ -152,18 +114,13 @@ def test_1999_summaries_equal_compat9(data, scores9, scores10):
     files print 0.4941 and 0.8077 as fasteval does), which the 1999 program (older
     arithmetic, presumably single precision) rounded the other way.
     """
-    expected = read_1999_summaries(data)
+    expected = read_1999_summaries(trec8_dir)
     assert len(expected) == N_RUNS * (N_TOPICS + 1) * 11
     assert expected[(FLOAT_RUN, "401", "map")] == "0.0075"
     assert expected[(FLOAT_RUN, "all", "map")] == "0.2143"
 
     def differences(scores: pl.DataFrame) -> dict:
-        rows = scores.filter(pl.col("value").is_not_null())  # relstring rows: text only
-        got = {
-            (r, q, m): f"{v:6.4f}"
-            for r, q, m, v in rows.select("run_id", "query_id", "measure", "value").iter_rows()
-        }
-        return {k: (v, got.get(k)) for k, v in expected.items() if got.get(k) != v}
+        return _harness.differences(expected, _harness.printed(scores))  # relstring: text only
 
     assert differences(scores9) == {
         ("plt8ah4", "431", "map"): ("0.4942", "0.4941"),

@@ -98,6 +98,7 @@ def test_matches_naive_reference(data, level, compat, depth, judged_only):
     assert checked >= len(runs) * (len(want) - 1)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(adhoc_collections(), st.randoms(use_true_random=False))
 def test_invariant_to_row_order(data, rnd):
@@ -113,6 +114,7 @@ def test_invariant_to_row_order(data, rnd):
     assert sorted(got.rows()) == sorted(want.rows())
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(adhoc_collections(), st.sampled_from([9, 10]))
 def test_complete_averages_over_every_qrels_query(data, compat):

@@ -51,6 +51,7 @@ def _values(judg: dict[str, int], ranking: list[str], names: list[str]) -> dict[
     return dict(df.filter(pl.col("query_id") == "1").select("measure", "value").iter_rows())
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(judg=judgments, ranking=rankings)
 def test_against_naive_reference(judg, ranking):

@@ -8,7 +8,6 @@ evaluate) force many batches and many row groups.
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 from typing import Any
 
@@ -25,18 +24,12 @@ from fasteval.errors import InputFormatError
 from fasteval.io import archive
 from fasteval.io import batches as io_batches
 from fasteval.io.tables import load_runs, run_columns
-from tests.conftest import shared_path
+from tests.conftest import write_lines
 
 UNBATCHED = 10**12
 MEASURES = ["map", "P_10", "ndcg_cut_10", "recall_100", "recip_rank", "bpref", "ndcg", "Rprec"]
 # query ids whose byte order differs from their numeric and first-appearance order
 QIDS = ["10", "9", "101", "2", "q7", "Q7", "3", "30"]
-
-
-def _write(p: Path, lines: list[str]) -> Path:
-    data = ("\n".join(lines) + "\n").encode()
-    p.write_bytes(gzip.compress(data) if p.suffix == ".gz" else data)
-    return p
 
 
 def _make(tmp_path: Path, seed: int = 11, n_runs: int = 9) -> tuple[Path, list[Path]]:
@@ -46,7 +39,7 @@ def _make(tmp_path: Path, seed: int = 11, n_runs: int = 9) -> tuple[Path, list[P
     for q in QIDS[:-1]:  # "30" is in the runs only
         for d in rng.choice(50, size=int(rng.integers(3, 20)), replace=False):
             qlines.append(f"{q} 0 d{d} {int(rng.integers(0, 3))}")
-    qrels = _write(tmp_path / "qrels.txt", qlines)
+    qrels = write_lines(tmp_path / "qrels.txt", qlines)
     paths = []
     for i in range(n_runs):
         lines = []
@@ -61,7 +54,7 @@ def _make(tmp_path: Path, seed: int = 11, n_runs: int = 9) -> tuple[Path, list[P
                 for k, (d, s) in enumerate(zip(docs, scores, strict=True))
             ]
         p = tmp_path / (f"r{i}.txt" + (".gz" if i % 2 else ""))
-        paths.append(_write(p, lines))
+        paths.append(write_lines(p, lines))
     return qrels, paths
 
 
@@ -155,7 +148,7 @@ def test_archive_pieces_are_really_streamed(tmp_path: Path, monkeypatch: Any) ->
     assert len(pieces) > 2
     # mixed with text files: the archive is its own batch among them
     more = [paths[0].with_name("x.txt")]
-    _write(more[0], [x.replace("run0", "extra") for x in paths[0].read_text().splitlines()])
+    write_lines(more[0], [x.replace("run0", "extra") for x in paths[0].read_text().splitlines()])
     monkeypatch.undo()
     ref2 = evaluate(qrels, [*more, out], MEASURES, batch_rows=UNBATCHED)
     monkeypatch.setattr(stream, "read_archive", whole)
@@ -177,7 +170,7 @@ def test_an_error_inside_an_archive_piece_is_the_unbatched_message(tmp_path: Pat
 def test_a_run_id_in_two_inputs_is_an_error_in_streaming_ingest(tmp_path: Path) -> None:
     _, paths = _make(tmp_path, n_runs=4)
     # two text files naming one run, in what would be different batches
-    twin = _write(tmp_path / "twin.txt", [paths[0].read_text().splitlines()[0]])
+    twin = write_lines(tmp_path / "twin.txt", [paths[0].read_text().splitlines()[0]])
     out = tmp_path / "a.parquet"
     res = _ingest([*paths, twin], out, 10)
     assert res.exit_code == 1
@@ -194,14 +187,14 @@ def test_a_run_id_in_two_inputs_is_an_error_in_streaming_ingest(tmp_path: Path) 
     # run ids from file names: the same name in two folders
     for d in ("x", "y"):
         (tmp_path / d).mkdir()
-        _write(tmp_path / d / "same.txt", [f"2 Q0 d{i} {i} 1.0 t{d}" for i in range(30)])
+        write_lines(tmp_path / d / "same.txt", [f"2 Q0 d{i} {i} 1.0 t{d}" for i in range(30)])
     res = _ingest([tmp_path / "x", tmp_path / "y"], out, 10, "--run-id", "filename")
     assert res.exit_code == 1 and "run id 'same'" in res.output and "rename" in res.output
 
 
 def test_an_interrupted_ingest_leaves_no_file(tmp_path: Path, monkeypatch: Any) -> None:
     _, paths = _make(tmp_path, n_runs=6)
-    bad = _write(tmp_path / "r9.txt", ["2 Q0 d1 1 not-a-score run9"])  # the last batch
+    bad = write_lines(tmp_path / "r9.txt", ["2 Q0 d1 1 not-a-score run9"])  # the last batch
     out = tmp_path / "a.parquet"
     out.write_bytes(b"an older archive")
     res = _ingest([*paths, bad], out, 20)
@@ -275,10 +268,9 @@ def test_an_archive_of_a_newer_layout_is_refused_in_one_line(tmp_path: Path) -> 
 
 @pytest.mark.realdata
 @pytest.mark.slow
-def test_trec8_ingest_then_eval_equals_text_eval(tmp_path: Path) -> None:
-    d = shared_path("trec8_adhoc")
-    runs = sorted((d / "runs").glob("*.gz"))[:5]
-    qrels = d / "qrels.trec8.adhoc.gz"
+def test_trec8_ingest_then_eval_equals_text_eval(tmp_path: Path, trec8_dir: Path) -> None:
+    runs = sorted((trec8_dir / "runs").glob("*.gz"))[:5]
+    qrels = trec8_dir / "qrels.trec8.adhoc.gz"
     out = tmp_path / "trec8.parquet"
     res = _ingest(runs, out, 60_000)  # one or two files a batch
     assert res.exit_code == 0, res.output

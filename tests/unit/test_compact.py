@@ -25,7 +25,6 @@ from fasteval.engine import prepare
 from fasteval.engine.compact import Compact, prepare_compact
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
 from fasteval.io.batches import BATCH_ROWS_ENV, plan_batches
-from tests.conftest import shared_path
 
 
 def gen_data(
@@ -261,10 +260,9 @@ def test_a_frame_and_files_together(data, no_fallback) -> None:
 
 @pytest.mark.realdata
 @pytest.mark.slow
-def test_trec8_runs_compact_study_equal(no_fallback, monkeypatch) -> None:
-    data = shared_path("trec8_adhoc")
-    qrels = data / "qrels.trec8.adhoc.gz"
-    runs = sorted((data / "runs").iterdir())[:8]
+def test_trec8_runs_compact_study_equal(no_fallback, monkeypatch, trec8_dir) -> None:
+    qrels = trec8_dir / "qrels.trec8.adhoc.gz"
+    runs = sorted((trec8_dir / "runs").iterdir())[:8]
     full = prepare(qrels, runs)
     c = prepare_compact(qrels, runs, batch_rows=60_000)  # about one run per batch
     same_encoded(Compact.of(full), c)

@@ -29,7 +29,6 @@ from fasteval.cli import main
 from fasteval.distributed import evaluation as fde
 from fasteval.distributed import studies as fds
 from fasteval.errors import ParameterError
-from tests.conftest import shared_path
 
 DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
 QRELS = DATA / "sample.qrels"
@@ -343,6 +342,7 @@ def test_evaluate_identical(client, textdata, kw) -> None:
         )
 
 
+@pytest.mark.slow
 def test_eval_and_study_cli_identical(client, textdata, tmp_path, monkeypatch) -> None:
     qrels, runs = textdata
     address = client.scheduler.address
@@ -371,9 +371,8 @@ def test_eval_and_study_cli_identical(client, textdata, tmp_path, monkeypatch) -
 
 @pytest.mark.realdata
 @pytest.mark.slow
-def test_trec8_subsample_identical(client) -> None:
-    data = shared_path("trec8_adhoc")
-    qrels, runs = data / "qrels.trec8.adhoc.gz", data / "runs"
+def test_trec8_subsample_identical(client, trec8_dir) -> None:
+    qrels, runs = trec8_dir / "qrels.trec8.adhoc.gz", trec8_dir / "runs"
     kw = {"rates": [0.1, 0.5], "reps": 2, "seed": 3}
     local = studies.subsample(qrels, runs, ["map", "P_10"], **kw)
     remote = fd.study("subsample", qrels, runs, ["map", "P_10"], client=client, block=1, **kw)

@@ -16,7 +16,6 @@ import pytest
 
 from fasteval.errors import InputFormatError
 from fasteval.io import trec
-from tests.conftest import shared_path
 
 getcontext().prec = 1200
 
@@ -82,8 +81,9 @@ def test_non_decimal_scores_are_rejected(tmp_path: Path, bad: str) -> None:
 
 
 @pytest.mark.realdata
-def test_every_trec8_score_equals_float() -> None:
-    runs = sorted(shared_path("trec8_adhoc", "runs").glob("input.*.gz"))
+@pytest.mark.slow
+def test_every_trec8_score_equals_float(trec8_dir: Path) -> None:
+    runs = sorted((trec8_dir / "runs").glob("input.*.gz"))
     assert len(runs) == 129
     got = np.asarray(trec.parse_run_files(runs).score)
     want = []

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 import fasteval
 from fasteval.analysis import hsa
 from fasteval.errors import ParameterError, SchemaError
-from tests.conftest import shared_path
 from tests.property.strategies import adhoc_frames
 from tests.reference import hsa_naive
 
@@ -215,12 +214,12 @@ def test_parameter_errors():
 
 @pytest.mark.realdata
 @pytest.mark.slow
-def test_trec8_matches_reference():
+def test_trec8_matches_reference(trec8_dir):
     """Ten TREC-8 runs: kernels vs the naive reference, rank and score values."""
     import gzip
 
-    qpath = shared_path("trec8_adhoc", "qrels.trec8.adhoc.gz")
-    runs_dir = shared_path("trec8_adhoc", "runs")
+    qpath = trec8_dir / "qrels.trec8.adhoc.gz"
+    runs_dir = trec8_dir / "runs"
     names = [
         "input.INQ603.gz",
         "input.uwmt8a0.gz",

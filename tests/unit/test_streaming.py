@@ -20,7 +20,7 @@ from fasteval.cli import main
 from fasteval.errors import DataMismatchError, FastevalError, InputFormatError, ParameterError
 from fasteval.io.batches import BATCH_ROWS_ENV, PieceReader, plan_batches
 from fasteval.io.trec import Workspace, parse_run_files, parse_run_piece
-from tests.conftest import shared_path
+from tests.conftest import write_lines
 
 UNBATCHED = 10**12
 MEASURES = ["map", "P_10", "ndcg_cut_10", "recall_100", "recip_rank", "bpref", "ndcg"]
@@ -59,21 +59,14 @@ def archive(tmp_path: Path) -> tuple[Path, list[Path]]:
     for i in range(8):
         lines = _run_lines(rng, f"run{i}")
         p = tmp_path / (f"r{i}.txt" + (".gz" if i % 2 else ""))
-        paths.append(_write(p, lines))
-    paths.append(_write(tmp_path / "one.txt", ["9 Q0 d3 1 0.5 oneline"]))
+        paths.append(write_lines(p, lines))
+    paths.append(write_lines(tmp_path / "one.txt", ["9 Q0 d3 1 0.5 oneline"]))
     big = _run_lines(rng, "big", QIDS * 3)  # repeated queries: many rows, same groups
     seen: set[tuple[str, str]] = set()
     big = [x for x in big if (k := (x.split()[0], x.split()[2])) not in seen and not seen.add(k)]
     big.sort(key=lambda x: QIDS.index(x.split()[0]))  # each query's lines together
-    paths.insert(3, _write(tmp_path / "big.txt", big))
+    paths.insert(3, write_lines(tmp_path / "big.txt", big))
     return qrels, paths
-
-
-def _write(p: Path | str, lines: list[str]) -> Path:
-    p = Path(p)
-    data = ("\n".join(lines) + "\n").encode()
-    p.write_bytes(gzip.compress(data) if p.suffix == ".gz" else data)
-    return p
 
 
 def _same(qrels: object, runs: object, budgets: list[int], **kw: object) -> pl.DataFrame:
@@ -125,13 +118,13 @@ def test_relstring_and_zscores(archive: tuple[Path, list[Path]], tmp_path: Path)
 
 def test_one_run_in_two_files(tmp_path: Path) -> None:
     rng = np.random.default_rng(3)
-    qrels = _write(tmp_path / "qrels", _qrels_text(rng).splitlines())
+    qrels = write_lines(tmp_path / "qrels", _qrels_text(rng).splitlines())
     half1 = _run_lines(rng, "split", ["10", "9"])
     half2 = _run_lines(rng, "split", ["2", "3"])
     paths = [
-        _write(tmp_path / "a", half1),
-        _write(tmp_path / "b", _run_lines(rng, "other")),
-        _write(tmp_path / "c.gz", half2),
+        write_lines(tmp_path / "a", half1),
+        write_lines(tmp_path / "b", _run_lines(rng, "other")),
+        write_lines(tmp_path / "c.gz", half2),
     ]
     batches = plan_batches(list(paths), 1, split=False)
     assert [[Path(u.item).name for u in b.units] for b in batches] == [["a", "c.gz"], ["b"]]
@@ -146,7 +139,7 @@ def test_one_run_in_two_files(tmp_path: Path) -> None:
 
 def test_same_run_in_two_archives_falls_back_to_unbatched(tmp_path: Path) -> None:
     rng = np.random.default_rng(5)
-    qrels = _write(tmp_path / "qrels", _qrels_text(rng).splitlines())
+    qrels = write_lines(tmp_path / "qrels", _qrels_text(rng).splitlines())
 
     def frame(lines: list[str]) -> pl.DataFrame:
         rows = [x.split() for x in lines]
@@ -194,7 +187,7 @@ def test_a_run_without_qrels_queries_is_an_error_in_a_later_batch(
     archive: tuple[Path, list[Path]], tmp_path: Path
 ) -> None:
     qrels, paths = archive
-    stray = _write(tmp_path / "stray", ["30 Q0 d1 1 0.5 stray"])
+    stray = write_lines(tmp_path / "stray", ["30 Q0 d1 1 0.5 stray"])
     with pytest.raises(DataMismatchError, match="stray"):
         evaluate(qrels, [*paths, stray], MEASURES, batch_rows=1)
     with pytest.raises(DataMismatchError):
@@ -205,7 +198,7 @@ def test_duplicate_document_still_raises_in_a_batch(
     archive: tuple[Path, list[Path]], tmp_path: Path
 ) -> None:
     qrels, paths = archive
-    dup = _write(tmp_path / "dup", ["9 Q0 d1 1 0.5 dup", "9 Q0 d1 2 0.4 dup"])
+    dup = write_lines(tmp_path / "dup", ["9 Q0 d1 1 0.5 dup", "9 Q0 d1 2 0.4 dup"])
     with pytest.raises(Exception, match="appears more than once"):
         evaluate(qrels, [*paths, dup], MEASURES, batch_rows=1)
     kept = evaluate(qrels, [*paths, dup], MEASURES, batch_rows=1, on_duplicate="first")
@@ -260,10 +253,9 @@ def test_cli_batched_output_is_the_same(
 
 @pytest.mark.realdata
 @pytest.mark.slow
-def test_trec8_runs_batched_equal_unbatched() -> None:
-    d = shared_path("trec8_adhoc")
-    runs = sorted((d / "runs").glob("*.gz"))[:8]
-    qrels = d / "qrels.trec8.adhoc.gz"
+def test_trec8_runs_batched_equal_unbatched(trec8_dir: Path) -> None:
+    runs = sorted((trec8_dir / "runs").glob("*.gz"))[:8]
+    qrels = trec8_dir / "qrels.trec8.adhoc.gz"
     # 20,000: each file (~50,000 lines) in pieces; 120,000: two or three files a batch
     _same(qrels, runs, [20_000, 120_000])
     _same(qrels, runs, [20_000], complete=True, compat=10, per_query=False)
@@ -309,23 +301,23 @@ def test_a_piece_parses_as_those_lines_of_the_whole_file(
 
 def test_a_query_met_again_later_in_a_file(tmp_path: Path) -> None:
     rng = np.random.default_rng(11)
-    qrels = _write(tmp_path / "qrels", _qrels_text(rng).splitlines())
+    qrels = write_lines(tmp_path / "qrels", _qrels_text(rng).splitlines())
     lines = _run_lines(rng, "unsorted", ["10", "9", "2"])
     lines += [x.replace("d", "e", 1) for x in _run_lines(rng, "unsorted", ["10"])]
     lines = [
         f"{x.split()[0]} Q0 e{i} 0 0.3 unsorted" if x.split()[2].startswith("e") else x
         for i, x in enumerate(lines)
     ]
-    p = _write(tmp_path / "unsorted.gz", lines)
+    p = write_lines(tmp_path / "unsorted.gz", lines)
     # the (run, "10") group in two pieces: the unbatched path joins it
-    ref = _same(qrels, [p, _write(tmp_path / "o", _run_lines(rng, "o"))], [1])
+    ref = _same(qrels, [p, write_lines(tmp_path / "o", _run_lines(rng, "o"))], [1])
     n10 = ref.filter((pl.col("run_id") == "unsorted") & (pl.col("query_id") == "10"))
     assert n10.height == len(MEASURES)
 
 
 def test_errors_in_a_piece_name_the_whole_file(tmp_path: Path) -> None:
     rng = np.random.default_rng(13)
-    qrels = _write(tmp_path / "qrels", _qrels_text(rng).splitlines())
+    qrels = write_lines(tmp_path / "qrels", _qrels_text(rng).splitlines())
     good = _run_lines(rng, "t", ["10", "9", "2", "3"])
     cases = {
         "bad score": ([*good, "q7 Q0 d1 0 nan? t"], 1),
@@ -333,7 +325,7 @@ def test_errors_in_a_piece_name_the_whole_file(tmp_path: Path) -> None:
         "duplicate": ([*good, "q7 Q0 d1 0 0.5 t", "q7 Q0 d1 1 0.4 t"], 2),
     }
     for name, (lines, at) in cases.items():
-        p = _write(tmp_path / f"{name}.txt", lines)
+        p = write_lines(tmp_path / f"{name}.txt", lines)
         with pytest.raises(FastevalError) as whole:
             evaluate(qrels, [p], MEASURES, batch_rows=UNBATCHED)
         with pytest.raises(FastevalError) as pieces:

@@ -302,8 +302,8 @@ def test_web2012_diversity_mask_equals_written_qrels(tmp_path: Path) -> None:
 
 @pytest.mark.realdata
 @pytest.mark.slow
-def test_trec8_ric_hsa_mask_equals_written_qrels(tmp_path: Path) -> None:
-    t8 = shared_path("trec8_adhoc")
+def test_trec8_ric_hsa_mask_equals_written_qrels(tmp_path: Path, trec8_dir: Path) -> None:
+    t8 = trec8_dir
     runs = sorted((t8 / "runs").iterdir())[:12]
     p = prepare(t8 / "qrels.trec8.adhoc.gz", runs)
     sc = ss.scorer_for(["RIC", "HSA", "DO"], prepared=p)

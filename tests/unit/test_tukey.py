@@ -15,6 +15,7 @@ from fasteval.analysis.comparison import compare_table
 scipy_stats = pytest.importorskip("scipy.stats")
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.integers(2, 6), st.integers(3, 30), st.integers(0, 2**31 - 1), st.booleans())
 def test_tukey_equals_scipy(k, n, seed, unequal):

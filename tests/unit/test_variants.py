@@ -13,7 +13,6 @@ from fasteval.analysis import variants as var
 from fasteval.api import evaluate
 from fasteval.engine import compute, prepare, to_frame
 from fasteval.measures.parser import parse_measures
-from tests.conftest import shared_path
 
 DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
 MEASURES = ["map", "P_10", "ndcg", "bpref", "Rprec", "recip_rank", "num_rel", "infAP"]
@@ -149,8 +148,8 @@ def test_leave_out_hand_checked(tmp_path: Path) -> None:
 
 @pytest.mark.realdata
 @pytest.mark.slow
-def test_trec8_mask_equals_written_qrels(tmp_path: Path) -> None:
-    t8 = shared_path("trec8_adhoc")
+def test_trec8_mask_equals_written_qrels(tmp_path: Path, trec8_dir: Path) -> None:
+    t8 = trec8_dir
     runs = sorted((t8 / "runs").iterdir())[:12]
     p = prepare(t8 / "qrels.trec8.adhoc.gz", runs)
     mset = parse_measures(["map", "ndcg", "P_10", "bpref"])
