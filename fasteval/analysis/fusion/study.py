@@ -112,19 +112,7 @@ def upper_bound_study(  # noqa: PLR0913 (public study options)
     thesis, Dartmouth College.
     """
 
-    if isinstance(qrels, FusionInput):
-        if runs is not None:
-            msg = "pass either a FusionInput or qrels and runs, not both"
-            raise ParameterError(msg)
-        fin = qrels
-    else:
-        if runs is None:
-            msg = "runs are required"
-            raise ParameterError(msg)
-        fin = prepare_fusion(runs, qrels)
-    if fin.qrels is None:
-        msg = "the upper-bound study needs qrels (prepare_fusion(runs, qrels))"
-        raise ParameterError(msg)
+    fin = _study_input(qrels, runs)
     ms = [method_name(m) for m in methods]
     if not ms or len(set(ms)) != len(ms):
         msg = f"methods must be a non-empty list without repeats, got {list(methods)!r}"
@@ -146,6 +134,7 @@ def upper_bound_study(  # noqa: PLR0913 (public study options)
     groups_arrays(fin, groups)  # validates the groups
     score = _Scorer(fin, meas, rel_level)
     # every input run once: RIC, measure, and the pair data for joint RIC
+    assert fin.qrels is not None
     base = input_runs(fin)
     data = pair_data(Prepared(fin.qrels, fin.runs, base.encoded()), relevance_level=rel_level)
     run_ric = data.ric_per_run()
@@ -167,8 +156,44 @@ def upper_bound_study(  # noqa: PLR0913 (public study options)
     with np.errstate(all="ignore"):
         best_ric = np.array([np.nanmax(run_ric[ix]) for ix in idx])
         best_meas = np.array([np.nanmax(run_meas[ix]) for ix in idx])
+    return _study_frame(ms, names, joint, (val_ric, val_meas), (best_ric, best_meas), meas.name)
+
+
+def _study_input(qrels: Any, runs: Any) -> FusionInput:
+    """The study's runs and qrels, prepared (or given prepared as ``qrels``)."""
+    if isinstance(qrels, FusionInput):
+        if runs is not None:
+            msg = "pass either a FusionInput or qrels and runs, not both"
+            raise ParameterError(msg)
+        fin = qrels
+    else:
+        if runs is None:
+            msg = "runs are required"
+            raise ParameterError(msg)
+        fin = prepare_fusion(runs, qrels)
+    if fin.qrels is None:
+        msg = "the upper-bound study needs qrels (prepare_fusion(runs, qrels))"
+        raise ParameterError(msg)
+    return fin
+
+
+def _study_frame(
+    ms: Sequence[str],
+    names: Sequence[Sequence[str]],
+    joint: np.ndarray,
+    fused: tuple[np.ndarray, np.ndarray],
+    best: tuple[np.ndarray, np.ndarray],
+    col: str,
+) -> pl.DataFrame:
+    """One row per (group, method): the study's table (:func:`upper_bound_study`).
+
+    ``fused`` holds the fused runs' RIC and measure ``col`` per (method,
+    group); ``best`` the group's best single run's, per group.
+    """
     n_m = len(ms)
-    col = meas.name
+    n_g = len(names)
+    val_ric, val_meas = fused
+    best_ric, best_meas = best
     return pl.DataFrame(
         {
             "group": np.tile(np.arange(n_g, dtype=np.int64), n_m),
