@@ -24,6 +24,8 @@ from fasteval.errors import ParameterError
 if TYPE_CHECKING:
     import polars as pl
 
+    from fasteval.analysis.fusion.methods import FusionMethod
+
 
 def _params(items: tuple[str, ...]) -> dict[str, float]:
     """``--param name=value`` pairs (repeatable)."""
@@ -121,23 +123,9 @@ def fuse_cmd(
     lenient: bool,
 ) -> None:
     """Fuse RUNS (files, directories, Parquet archives) per query into one run."""
-    from fasteval.analysis.fusion import (
-        check_norm,
-        fuse,
-        method_spec,
-        norm_name,
-        prepare_fusion,
-    )
+    from fasteval.analysis.fusion import fuse, prepare_fusion
 
-    spec = method_spec(method)
-    check_norm(spec, norm_name(norm))
-    p = _params(params)
-    if spec.upper_bound and qrels is None:  # checked before the runs are read
-        msg = f"--method {spec.name} is an upper bound: it needs qrels (give --qrels QRELS)"
-        raise ParameterError(msg)
-    if spec.trained is not None and train_qrels is None:
-        msg = f"--method {spec.name} is supervised: give --train-qrels (and --train-run)"
-        raise ParameterError(msg)
+    spec, p = _fuse_method(method, norm, params, qrels, train_qrels)
     t0 = time.perf_counter()
     fin = prepare_fusion(
         list(runs), qrels, lenient=lenient, run_id_from=run_id_from, only=list(run_ids) or None
@@ -165,6 +153,28 @@ def fuse_cmd(
         f"{df.height:,} rows in {time.perf_counter() - t0:.1f} s",
         err=True,
     )
+
+
+def _fuse_method(
+    method: str,
+    norm: str,
+    params: tuple[str, ...],
+    qrels: str | None,
+    train_qrels: str | None,
+) -> tuple[FusionMethod, dict[str, float]]:
+    """The method and its ``--param`` values, checked with its qrels before the runs are read."""
+    from fasteval.analysis.fusion import check_norm, method_spec, norm_name
+
+    spec = method_spec(method)
+    check_norm(spec, norm_name(norm))
+    p = _params(params)
+    if spec.upper_bound and qrels is None:  # checked before the runs are read
+        msg = f"--method {spec.name} is an upper bound: it needs qrels (give --qrels QRELS)"
+        raise ParameterError(msg)
+    if spec.trained is not None and train_qrels is None:
+        msg = f"--method {spec.name} is supervised: give --train-qrels (and --train-run)"
+        raise ParameterError(msg)
+    return spec, p
 
 
 @click.command("optimize-fusion")

@@ -23,7 +23,7 @@ from fasteval.analysis.fusion.methods import method_name
 from fasteval.analysis.information import pair_data, row_means
 from fasteval.engine import Prepared, compute
 from fasteval.errors import ParameterError
-from fasteval.measures.parser import MeasureSet, parse_measures
+from fasteval.measures.parser import Measure, MeasureSet, parse_measures
 
 STUDY_METHODS = ("combsum", "combmnz", "combanz", "condorcet", "naive", "pareto", "majoritarian")
 _STUDY_KEYS = ("group", "runs", "method", "joint_RIC")
@@ -113,18 +113,7 @@ def upper_bound_study(  # noqa: PLR0913 (public study options)
     """
 
     fin = _study_input(qrels, runs)
-    ms = [method_name(m) for m in methods]
-    if not ms or len(set(ms)) != len(ms):
-        msg = f"methods must be a non-empty list without repeats, got {list(methods)!r}"
-        raise ParameterError(msg)
-    mset = parse_measures([measure], compat=10)
-    if len(mset) != 1:
-        msg = f"measure must name one measure, got {measure!r}"
-        raise ParameterError(msg)
-    meas = mset[0]
-    if batch < 1:
-        msg = f"batch must be positive, got {batch}"
-        raise ParameterError(msg)
+    ms, meas = _study_options(methods, measure, batch)
     if groups is None:
         if n_groups < 1:
             msg = f"n_groups must be positive, got {n_groups}"
@@ -175,6 +164,22 @@ def _study_input(qrels: Any, runs: Any) -> FusionInput:
         msg = "the upper-bound study needs qrels (prepare_fusion(runs, qrels))"
         raise ParameterError(msg)
     return fin
+
+
+def _study_options(methods: Sequence[str], measure: str, batch: int) -> tuple[list[str], Measure]:
+    """The study's canonical method names and its one measure, checked (with ``batch``)."""
+    ms = [method_name(m) for m in methods]
+    if not ms or len(set(ms)) != len(ms):
+        msg = f"methods must be a non-empty list without repeats, got {list(methods)!r}"
+        raise ParameterError(msg)
+    mset = parse_measures([measure], compat=10)
+    if len(mset) != 1:
+        msg = f"measure must name one measure, got {measure!r}"
+        raise ParameterError(msg)
+    if batch < 1:
+        msg = f"batch must be positive, got {batch}"
+        raise ParameterError(msg)
+    return ms, mset[0]
 
 
 def _study_frame(
