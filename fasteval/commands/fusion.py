@@ -22,7 +22,9 @@ from fasteval.commands._common import (
 from fasteval.errors import ParameterError
 
 if TYPE_CHECKING:
-    pass
+    import polars as pl
+
+    from fasteval.analysis.fusion.methods import FusionMethod
 
 
 def _params(items: tuple[str, ...]) -> dict[str, float]:
@@ -30,14 +32,20 @@ def _params(items: tuple[str, ...]) -> dict[str, float]:
     out: dict[str, float] = {}
     for it in items:
         key, sep, val = it.partition("=")
-        try:
-            if not sep:
-                raise ValueError
-            out[key.strip()] = float(val)
-        except ValueError:
+        number = _number(val) if sep else None
+        if number is None:
             msg = f"--param takes name=value (e.g. --param phi=0.8), got {it!r}"
-            raise ParameterError(msg) from None
+            raise ParameterError(msg)
+        out[key.strip()] = number
     return out
+
+
+def _number(text: str) -> float | None:
+    """``text`` as a float, or ``None`` if it is not one."""
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 _METHOD_HELP = (
@@ -115,23 +123,9 @@ def fuse_cmd(
     lenient: bool,
 ) -> None:
     """Fuse RUNS (files, directories, Parquet archives) per query into one run."""
-    from fasteval.analysis.fusion import (
-        check_norm,
-        fuse,
-        method_spec,
-        norm_name,
-        prepare_fusion,
-    )
+    from fasteval.analysis.fusion import fuse, prepare_fusion
 
-    spec = method_spec(method)
-    check_norm(spec, norm_name(norm))
-    p = _params(params)
-    if spec.upper_bound and qrels is None:  # checked before the runs are read
-        msg = f"--method {spec.name} is an upper bound: it needs qrels (give --qrels QRELS)"
-        raise ParameterError(msg)
-    if spec.trained is not None and train_qrels is None:
-        msg = f"--method {spec.name} is supervised: give --train-qrels (and --train-run)"
-        raise ParameterError(msg)
+    spec, p = _fuse_method(method, norm, params, qrels, train_qrels)
     t0 = time.perf_counter()
     fin = prepare_fusion(
         list(runs), qrels, lenient=lenient, run_id_from=run_id_from, only=list(run_ids) or None
@@ -159,6 +153,28 @@ def fuse_cmd(
         f"{df.height:,} rows in {time.perf_counter() - t0:.1f} s",
         err=True,
     )
+
+
+def _fuse_method(
+    method: str,
+    norm: str,
+    params: tuple[str, ...],
+    qrels: str | None,
+    train_qrels: str | None,
+) -> tuple[FusionMethod, dict[str, float]]:
+    """The method and its ``--param`` values, checked with its qrels before the runs are read."""
+    from fasteval.analysis.fusion import check_norm, method_spec, norm_name
+
+    spec = method_spec(method)
+    check_norm(spec, norm_name(norm))
+    p = _params(params)
+    if spec.upper_bound and qrels is None:  # checked before the runs are read
+        msg = f"--method {spec.name} is an upper bound: it needs qrels (give --qrels QRELS)"
+        raise ParameterError(msg)
+    if spec.trained is not None and train_qrels is None:
+        msg = f"--method {spec.name} is supervised: give --train-qrels (and --train-run)"
+        raise ParameterError(msg)
+    return spec, p
 
 
 @click.command("optimize-fusion")
@@ -238,22 +254,9 @@ def optimize_fusion_cmd(
     """
     import polars as pl
 
-    from fasteval.analysis.fusion import (
-        check_norm,
-        cross_validate_fusion,
-        method_spec,
-        norm_name,
-        optimize_fusion,
-        prepare_fusion,
-    )
-    from fasteval.analysis.fusion.optimize import metric_name
+    from fasteval.analysis.fusion import cross_validate_fusion, optimize_fusion, prepare_fusion
 
-    spec = method_spec(method)
-    check_norm(spec, norm_name(norm))
-    metric = metric_name(metric)  # unknown names fail before the runs are read
-    if folds == 1:
-        msg = "--folds must be 0 (none) or at least 2"
-        raise ParameterError(msg)
+    name, metric = _check_optimize(method, norm, metric, folds)
     t0 = time.perf_counter()
     fin = prepare_fusion(list(runs), qrels, lenient=lenient, run_id_from=run_id_from)
     kw: dict[str, Any] = {
@@ -265,7 +268,7 @@ def optimize_fusion_cmd(
         "depth": depth,
         "rel_level": level,
     }
-    df = optimize_fusion(None, fin, spec.name, norm, metric, **kw)
+    df = optimize_fusion(None, fin, name, norm, metric, **kw)
     if output is not None:
         from fasteval.io.writers import write_frame
 
@@ -273,16 +276,37 @@ def optimize_fusion_cmd(
     text = df.head(top).with_columns(pl.col(pl.Float64).round(4)).write_csv(separator="\t")
     click.echo(text, nl=False)
     if folds:
-        cv = cross_validate_fusion(None, fin, spec.name, norm, metric, folds=folds, seed=seed, **kw)
-        click.echo(f"# cross-validated over {folds} query folds (seed {seed})")
-        click.echo(cv.with_columns(pl.col(pl.Float64).round(4)).write_csv(separator="\t"), nl=False)
-        n_test = cv["n_test"].to_numpy()
-        est = float((cv["test"].to_numpy() * n_test).sum() / n_test.sum())
-        click.echo(f"# cross-validated {metric}: {est:.4f}")
+        cv = cross_validate_fusion(None, fin, name, norm, metric, folds=folds, seed=seed, **kw)
+        _echo_cross_validation(cv, folds, seed, metric)
     click.echo(
-        f"{df.height} configurations of {spec.name} in {time.perf_counter() - t0:.1f} s",
+        f"{df.height} configurations of {name} in {time.perf_counter() - t0:.1f} s",
         err=True,
     )
+
+
+def _check_optimize(method: str, norm: str, metric: str, folds: int) -> tuple[str, str]:
+    """The method's canonical name and the metric's fasteval name, checked before reading runs."""
+    from fasteval.analysis.fusion import check_norm, method_spec, norm_name
+    from fasteval.analysis.fusion.optimize import metric_name
+
+    spec = method_spec(method)
+    check_norm(spec, norm_name(norm))
+    metric = metric_name(metric)  # unknown names fail before the runs are read
+    if folds == 1:
+        msg = "--folds must be 0 (none) or at least 2"
+        raise ParameterError(msg)
+    return spec.name, metric
+
+
+def _echo_cross_validation(cv: pl.DataFrame, folds: int, seed: int, metric: str) -> None:
+    """Print the folds' table and the cross-validated estimate (mean test value by ``n_test``)."""
+    import polars as pl
+
+    click.echo(f"# cross-validated over {folds} query folds (seed {seed})")
+    click.echo(cv.with_columns(pl.col(pl.Float64).round(4)).write_csv(separator="\t"), nl=False)
+    n_test = cv["n_test"].to_numpy()
+    est = float((cv["test"].to_numpy() * n_test).sum() / n_test.sum())
+    click.echo(f"# cross-validated {metric}: {est:.4f}")
 
 
 @click.command("fuse-study")
@@ -362,21 +386,9 @@ def fuse_study_cmd(
     """
     if plot is not None:
         require_extra("matplotlib")
-    from fasteval.analysis.fusion import (
-        STUDY_METHODS,
-        method_name,
-        norm_name,
-        prepare_fusion,
-        upper_bound_study,
-        upper_bound_summary,
-    )
+    from fasteval.analysis.fusion import prepare_fusion, upper_bound_study
 
-    ms = [method_name(m) for spec in methods for m in spec.split(",") if m.strip()]
-    ms = ms or list(STUDY_METHODS)
-    norm_name(norm)
-    from fasteval.measures.parser import parse_measures
-
-    parse_measures([measure], compat=10)  # unknown names fail before the runs are read
+    ms = _study_methods(methods, norm, measure)
     t0 = time.perf_counter()
     fin = prepare_fusion(list(runs), qrels, lenient=lenient, run_id_from=run_id_from)
     show = show_progress(progress)
@@ -394,6 +406,35 @@ def fuse_study_cmd(
             batch=batch,
             progress=bar.update,
         )
+    summ = _write_study(df, output, summary, plot)
+    import polars as pl
+
+    text = summ.with_columns(pl.col(pl.Float64).round(4)).write_csv(separator="\t")
+    click.echo(text, nl=False)
+    click.echo(
+        f"wrote {output}: {n_groups} groups of {size} runs (seed {seed}) x {len(ms)} methods "
+        f"in {time.perf_counter() - t0:.1f} s",
+        err=True,
+    )
+
+
+def _study_methods(methods: tuple[str, ...], norm: str, measure: str) -> list[str]:
+    """The study's methods (default all seven), with the norm and measure checked before reading."""
+    from fasteval.analysis.fusion import STUDY_METHODS, method_name, norm_name
+    from fasteval.measures.parser import parse_measures
+
+    ms = [method_name(m) for spec in methods for m in spec.split(",") if m.strip()]
+    ms = ms or list(STUDY_METHODS)
+    norm_name(norm)
+    parse_measures([measure], compat=10)  # unknown names fail before the runs are read
+    return ms
+
+
+def _write_study(
+    df: pl.DataFrame, output: str, summary: str | None, plot: str | None
+) -> pl.DataFrame:
+    """Write the study table (and its summary and plot if asked); return the summary."""
+    from fasteval.analysis.fusion import upper_bound_summary
     from fasteval.io.writers import write_frame
 
     write_frame(df, output)
@@ -404,12 +445,4 @@ def fuse_study_cmd(
         from fasteval.plots.fusion import upper_bound_scatter
 
         upper_bound_scatter(df, plot)
-    import polars as pl
-
-    text = summ.with_columns(pl.col(pl.Float64).round(4)).write_csv(separator="\t")
-    click.echo(text, nl=False)
-    click.echo(
-        f"wrote {output}: {n_groups} groups of {size} runs (seed {seed}) x {len(ms)} methods "
-        f"in {time.perf_counter() - t0:.1f} s",
-        err=True,
-    )
+    return summ

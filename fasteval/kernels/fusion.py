@@ -332,6 +332,341 @@ def _top(val, codes, k):
     return sel[np.argsort(-val[sel], kind="mergesort")][: min(k, m)]
 
 
+class _Tally(NamedTuple):
+    """One item's per-candidate accumulators (:func:`_tally`; candidate ``c`` at row ``c``)."""
+
+    sumw: np.ndarray  # sum of w v (0 slots under the pairwise orders)
+    sumv: np.ndarray  # sum of v
+    wsum: np.ndarray  # sum of w over the runs giving a value
+    cnt: np.ndarray  # runs giving a value
+    borda: np.ndarray  # Borda count: sum over runs of (len - position)
+    values: np.ndarray  # (m, runs) every run's value, when the combiner needs them (else 0 rows)
+    places: np.ndarray  # (m, runs) positions (UNRET if missing) for the pairwise/Pareto orders
+
+
+@njit(cache=True, nogil=True)
+def _candidates(q, ma, mb, runs, members, cmap, cand):  # pragma: no cover - numba
+    """Number the documents member slots ``ma..mb`` retrieved for query ``q``.
+
+    Candidates are numbered in order of first appearance: ``cmap[doc]`` gets
+    the number, ``cand[number]`` the document (local code). Returns their count.
+    """
+    n_runs, kstart, pos_doc = runs.n_runs, runs.kstart, runs.pos_doc
+    m = 0
+    for t in range(ma, mb):
+        k = q * n_runs + members[t]
+        for p in range(kstart[k], kstart[k + 1]):
+            d = pos_doc[p]
+            if cmap[d] < 0:
+                cmap[d] = m
+                cand[m] = d
+                m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _tally(m, nm, how):  # pragma: no cover - numba
+    """Empty accumulators for ``m`` candidates of ``nm`` runs, sized for what ``how`` reads."""
+    method, source, norm, miss = how.method, how.source, how.norm, how.miss
+    rank_based = method >= CONDORCET and method <= MAJORITARIAN
+    matrix = (
+        method == COMBMED
+        or method == COMBMAX
+        or method == COMBMIN
+        or norm == NORM_BORDA
+        or source == SRC_BORDA
+        or not np.isnan(miss)
+    )
+    ms = 0 if rank_based else m  # the score arrays (not needed by the pairwise orders)
+    values = np.full((m, nm), np.nan) if matrix and not rank_based else np.empty((0, nm))
+    if method == CONDORCET or method == PARETO or method == MAJORITARIAN:
+        places = np.full((m, nm), UNRET, np.int32)
+    else:
+        places = np.empty((0, nm), np.int32)
+    return _Tally(
+        np.zeros(ms, np.float64),
+        np.zeros(ms, np.float64),
+        np.zeros(ms, np.float64),
+        np.zeros(ms, np.int64),
+        np.zeros(m, np.float64),
+        values,
+        places,
+    )
+
+
+@njit(cache=True, nogil=True)
+def _run_value(how, j, m, p, par, pset, nscore, pv):  # pragma: no cover - numba
+    """The value a run gives the candidate at its 0-based position ``j`` (flat slot ``p``).
+
+    ``m`` is the number of candidates; ``par`` the group's parameter and
+    ``pset`` its row of ``pv`` (see the ``SRC_*`` constants).
+    """
+    source = how.source
+    if how.norm == NORM_BORDA:
+        return 1.0 - j / m
+    if source == SRC_SCORE:
+        return nscore[p]
+    if source == SRC_RRF:
+        return 1.0 / (par + j + 1)
+    if source == SRC_ISR:
+        return 1.0 / ((j + 1) * (j + 1))
+    if source == SRC_RBC:
+        return (1.0 - par) * par**j
+    if source == SRC_BORDA:
+        return float(m - j)
+    return pv[pset, p]
+
+
+@njit(cache=True, nogil=True)
+def _missing_fill(how, n_r, m):  # pragma: no cover - numba
+    """The value of a run of ``n_r`` documents for a candidate it missed (NaN: none)."""
+    if how.norm == NORM_BORDA:
+        return 0.5 - (n_r - 1) / (2 * m)
+    if how.source == SRC_BORDA:
+        return (m - n_r + 1) / 2.0
+    return how.miss
+
+
+@njit(cache=True, nogil=True)
+def _gather(q, g, m, how, runs, groups, cmap, acc):  # pragma: no cover - numba
+    """Every member run's values, positions and Borda points for the candidates of item (g, q).
+
+    Values go to ``acc.values`` when the combiner needs them all (a missing
+    run's value filled in by :func:`_missing_fill`), else straight into the sums.
+    """
+    n_runs, kstart, pos_doc, nscore = runs.n_runs, runs.kstart, runs.pos_doc, runs.nscore
+    members, weights, pv = groups.members, groups.weights, groups.pv
+    ma = groups.m_off[g]
+    mb = groups.m_off[g + 1]
+    par = groups.g_par[g]
+    pset = groups.g_set[g]
+    rank_based = how.method >= CONDORCET and how.method <= MAJORITARIAN
+    V = acc.values
+    P = acc.places
+    for t in range(ma, mb):
+        k = q * n_runs + members[t]
+        a = kstart[k]
+        b = kstart[k + 1]
+        w = weights[t]
+        for p in range(a, b):
+            c = cmap[pos_doc[p]]
+            j = p - a
+            if not rank_based:
+                v = _run_value(how, j, m, p, par, pset, nscore, pv)
+                if V.shape[0] > 0:
+                    V[c, t - ma] = v
+                else:
+                    acc.sumw[c] += w * v
+                    acc.sumv[c] += v
+                    acc.wsum[c] += w
+                    acc.cnt[c] += 1
+            acc.borda[c] += b - p
+            if P.shape[0] > 0:
+                P[c, t - ma] = j
+        if V.shape[0] > 0:
+            fill = _missing_fill(how, b - a, m)
+            if not np.isnan(fill):
+                for c in range(m):
+                    if np.isnan(V[c, t - ma]):
+                        V[c, t - ma] = fill
+
+
+@njit(cache=True, nogil=True)
+def _sum_values(acc, weights, method):  # pragma: no cover - numba
+    """Sums, counts, max, min (and median for CombMED) of the rows of ``acc.values``.
+
+    ``weights`` are the group's member weights. Returns ``(max, min, median)``
+    per candidate (unset when ``acc.values`` has no rows: the sums were
+    gathered directly).
+    """
+    V = acc.values
+    ms = acc.sumw.shape[0]
+    mx = np.empty(ms, np.float64)
+    mn = np.empty(ms, np.float64)
+    med = np.empty(ms, np.float64)
+    nm = V.shape[1]
+    for c in range(V.shape[0]):
+        hi_v = -np.inf
+        lo_v = np.inf
+        for t in range(nm):
+            x = V[c, t]
+            if np.isnan(x):
+                continue
+            w = weights[t]
+            acc.sumw[c] += w * x
+            acc.sumv[c] += x
+            acc.wsum[c] += w
+            acc.cnt[c] += 1
+            hi_v = max(hi_v, x)
+            lo_v = min(lo_v, x)
+        mx[c] = hi_v
+        mn[c] = lo_v
+        if method == COMBMED:
+            row = V[c]
+            med[c] = np.median(row[~np.isnan(row)])
+    return mx, mn, med
+
+
+@njit(cache=True, nogil=True)
+def _grade_classes(q, cs, method, judged):  # pragma: no cover - numba
+    """The candidates' grade classes (all ``NONREL`` unless an upper bound reads them)."""
+    m = cs.shape[0]
+    gcls = np.full(m, NONREL, np.int64)
+    if method >= NAIVE and method <= MAJORITARIAN:
+        base = judged.qdoc_off[q]
+        for c in range(m):
+            gcls[c] = judged.qdoc_gcls[base + cs[c]]
+    return gcls
+
+
+@njit(cache=True, nogil=True)
+def _combine(method, par, acc, mx, mn, med, val):  # pragma: no cover - numba
+    """Each candidate's fused score ``val`` under a score combiner (``COMBSUM``...``WMNZ``)."""
+    sumw, cnt = acc.sumw, acc.cnt
+    for c in range(val.shape[0]):
+        s = sumw[c]
+        if method == COMBSUM:
+            val[c] = s
+        elif method == COMBMNZ:
+            val[c] = s * cnt[c]
+        elif method == COMBANZ:
+            val[c] = s / cnt[c]
+        elif method == COMBMAX:
+            val[c] = mx[c]
+        elif method == COMBMIN:
+            val[c] = mn[c]
+        elif method == COMBMED:
+            val[c] = med[c]
+        elif method == COMBGMNZ:
+            val[c] = s * cnt[c] ** par
+        elif method == LOGMNZ:
+            val[c] = s * np.log(cnt[c])
+        elif method == LOGNMNZ:
+            val[c] = s * np.log(cnt[c] + par)
+        elif method == MIXED:
+            val[c] = s * np.sqrt(cnt[c])
+        else:
+            val[c] = acc.sumv[c] * acc.wsum[c]
+
+
+@njit(cache=True, nogil=True)
+def _pareto_keys(q, g, P, gcls, runs, groups, cmap):  # pragma: no cover - numba
+    """Pareto's key: a candidate's grade class raised to that of any relevant one it dominates.
+
+    ``x`` dominates ``y`` when every run retrieving ``y`` ranks ``x``
+    strictly above it; such an ``x`` precedes ``y`` in ``y``'s best run.
+    """
+    key = gcls.copy()
+    nm = P.shape[1]
+    ma = groups.m_off[g]
+    for y in range(gcls.shape[0]):
+        if gcls[y] == NONREL:
+            continue
+        # a dominator of y precedes it in y's best run
+        best = 0
+        for r in range(1, nm):
+            if P[y, r] < P[y, best]:
+                best = r
+        k = q * runs.n_runs + groups.members[ma + best]
+        a = runs.kstart[k]
+        for p in range(a, a + P[y, best]):
+            x = cmap[runs.pos_doc[p]]
+            if key[x] >= gcls[y]:
+                continue
+            dom = True
+            for r in range(nm):
+                if P[y, r] != UNRET and P[x, r] >= P[y, r]:
+                    dom = False
+                    break
+            if dom:
+                key[x] = gcls[y]
+    return key
+
+
+@njit(cache=True, nogil=True)
+def _relevance_values(key, borda, val):  # pragma: no cover - numba
+    """Naive/Pareto order values: (grade class key, Borda) as one exact float."""
+    # Borda < span, so the key decides and Borda breaks its ties
+    span = borda.max() + 1.0
+    for c in range(val.shape[0]):
+        val[c] = (key[c] + 1) * span + borda[c]
+
+
+@njit(cache=True, nogil=True)
+def _pairwise_order(cs, acc, gcls, method, w_g):  # pragma: no cover - numba
+    """Condorcet/Majoritarian order: from the Borda order, a merge sort by pairwise votes.
+
+    ``w_g`` are the member weights (all 1: the unweighted, integer vote count).
+    """
+    # the Borda order in one sort of unique integer keys (Borda counts
+    # are integers; ties end with the larger doc id first)
+    key = acc.borda.astype(np.int64) * (np.int64(cs.max()) + 1) + cs
+    order = np.argsort(-key)
+    unit = True
+    for t in range(w_g.shape[0]):
+        if w_g[t] != 1.0:
+            unit = False
+    wts = w_g[:0] if unit else w_g
+    _pairwise_sort(order, acc.places, gcls, method, wts, w_g.sum())
+    return order
+
+
+@njit(cache=True, nogil=True)
+def _write_head(i, order, val, cs, rank_based, depth, out):  # pragma: no cover - numba
+    """Write item ``i``'s first ``depth`` candidates of ``order`` and their fused scores.
+
+    Rank-based orders score the ``j``-th of ``m`` candidates ``m - j``.
+    Returns the number written.
+    """
+    m = cs.shape[0]
+    n_out = min(depth, order.shape[0])
+    o = out.off[i]
+    for j in range(n_out):
+        c = order[j]
+        out.doc[o + j] = cs[c]
+        out.score[o + j] = m - j if rank_based else val[c]
+    return n_out
+
+
+@njit(cache=True, nogil=True)
+def _fuse_item(i, how, runs, groups, judged, out, cmap, cand):  # pragma: no cover - numba
+    """Fuse item ``i`` (see :func:`fuse_items`); returns the number of documents written.
+
+    ``cmap`` (all -1 on entry and on return) and ``cand`` are work arrays of
+    ``how.max_m`` slots.
+    """
+    method = how.method
+    g = i // runs.n_q
+    q = i - g * runs.n_q
+    ma = groups.m_off[g]
+    mb = groups.m_off[g + 1]
+    # --- candidates, numbered in order of first appearance
+    m = _candidates(q, ma, mb, runs, groups.members, cmap, cand)
+    if m == 0:
+        return 0
+    cs = cand[:m]
+    rank_based = method >= CONDORCET and method <= MAJORITARIAN
+    acc = _tally(m, mb - ma, how)
+    _gather(q, g, m, how, runs, groups, cmap, acc)
+    mx, mn, med = _sum_values(acc, groups.weights[ma:mb], method)
+    gcls = _grade_classes(q, cs, method, judged)
+    # --- order
+    val = np.empty(m, np.float64)
+    if not rank_based:
+        _combine(method, groups.g_par[g], acc, mx, mn, med, val)
+        order = _top(val, cs, how.depth)
+    elif method == NAIVE or method == PARETO:
+        key = _pareto_keys(q, g, acc.places, gcls, runs, groups, cmap) if method == PARETO else gcls
+        _relevance_values(key, acc.borda, val)
+        order = _top(val, cs, how.depth)
+    else:
+        order = _pairwise_order(cs, acc, gcls, method, groups.weights[ma:mb])
+    n_out = _write_head(i, order, val, cs, rank_based, how.depth, out)
+    for c in range(m):
+        cmap[cs[c]] = -1
+    return n_out
+
+
 @njit(cache=True, nogil=True)
 def fuse_items(lo, hi, how, runs, groups, judged, out):  # pragma: no cover - numba
     """Fuse items ``lo..hi``; item ``i`` is fusion group ``i // n_q``, query ``i % n_q``.
@@ -356,208 +691,15 @@ def fuse_items(lo, hi, how, runs, groups, judged, out):  # pragma: no cover - nu
     ``sum over runs of (len - position)``, 0 when unretrieved; it is
     strictly larger for a document that Pareto-dominates another.
 
+    Steps per item (:func:`_fuse_item`): :func:`_candidates`, :func:`_tally`,
+    :func:`_gather`, :func:`_sum_values`, :func:`_grade_classes`, then the order
+    (:func:`_combine`, :func:`_pareto_keys` and :func:`_relevance_values`, or
+    :func:`_pairwise_order`) and :func:`_write_head`.
+
     Arguments: ``how`` (:class:`How`), ``runs`` (:class:`Lists`), ``groups``
     (:class:`FusionGroups`), ``judged`` (:class:`Judged`), ``out`` (:class:`Fused`).
     """
-    method, source, norm, miss, max_m, depth = how
-    n_q, n_runs, kstart, pos_doc, nscore = runs
-    members, m_off, weights, g_par, g_set, pv = groups
-    qdoc_off, qdoc_gcls = judged
-    out_off, out_doc, out_score, out_n = out
-    cmap = np.full(max_m, -1, np.int64)
-    cand = np.empty(max_m, np.int64)
+    cmap = np.full(how.max_m, -1, np.int64)
+    cand = np.empty(how.max_m, np.int64)
     for i in range(lo, hi):
-        g = i // n_q
-        q = i - g * n_q
-        ma = m_off[g]
-        mb = m_off[g + 1]
-        nm = mb - ma
-        par = g_par[g]
-        pset = g_set[g]
-        # --- candidates, numbered in order of first appearance
-        m = 0
-        for t in range(ma, mb):
-            k = q * n_runs + members[t]
-            for p in range(kstart[k], kstart[k + 1]):
-                d = pos_doc[p]
-                if cmap[d] < 0:
-                    cmap[d] = m
-                    cand[m] = d
-                    m += 1
-        if m == 0:
-            out_n[i] = 0
-            continue
-        cs = cand[:m]
-        rank_based = method >= CONDORCET and method <= MAJORITARIAN
-        matrix = (
-            method == COMBMED
-            or method == COMBMAX
-            or method == COMBMIN
-            or norm == NORM_BORDA
-            or source == SRC_BORDA
-            or not np.isnan(miss)
-        )
-        ms = 0 if rank_based else m  # the score arrays (not needed by the pairwise orders)
-        sumw = np.zeros(ms, np.float64)  # sum of w v
-        sumv = np.zeros(ms, np.float64)  # sum of v
-        wsum = np.zeros(ms, np.float64)  # sum of w over the runs giving a value
-        cnt = np.zeros(ms, np.int64)
-        borda = np.zeros(m, np.float64)
-        V = np.full((m, nm), np.nan) if matrix and not rank_based else np.empty((0, nm))
-        if method == CONDORCET or method == PARETO or method == MAJORITARIAN:
-            P = np.full((m, nm), UNRET, np.int32)
-        else:
-            P = np.empty((0, nm), np.int32)
-        for t in range(ma, mb):
-            k = q * n_runs + members[t]
-            a = kstart[k]
-            b = kstart[k + 1]
-            w = weights[t]
-            for p in range(a, b):
-                c = cmap[pos_doc[p]]
-                j = p - a
-                if rank_based:
-                    v = 0.0
-                elif norm == NORM_BORDA:
-                    v = 1.0 - j / m
-                elif source == SRC_SCORE:
-                    v = nscore[p]
-                elif source == SRC_RRF:
-                    v = 1.0 / (par + j + 1)
-                elif source == SRC_ISR:
-                    v = 1.0 / ((j + 1) * (j + 1))
-                elif source == SRC_RBC:
-                    v = (1.0 - par) * par**j
-                elif source == SRC_BORDA:
-                    v = float(m - j)
-                else:
-                    v = pv[pset, p]
-                if V.shape[0] > 0:
-                    V[c, t - ma] = v
-                elif not rank_based:
-                    sumw[c] += w * v
-                    sumv[c] += v
-                    wsum[c] += w
-                    cnt[c] += 1
-                borda[c] += b - p
-                if P.shape[0] > 0:
-                    P[c, t - ma] = j
-            if V.shape[0] > 0:
-                n_r = b - a
-                if norm == NORM_BORDA:
-                    fill = 0.5 - (n_r - 1) / (2 * m)
-                elif source == SRC_BORDA:
-                    fill = (m - n_r + 1) / 2.0
-                else:
-                    fill = miss
-                if not np.isnan(fill):
-                    for c in range(m):
-                        if np.isnan(V[c, t - ma]):
-                            V[c, t - ma] = fill
-        mx = np.empty(ms, np.float64)
-        mn = np.empty(ms, np.float64)
-        med = np.empty(ms, np.float64)
-        if V.shape[0] > 0:
-            for c in range(m):
-                hi_v = -np.inf
-                lo_v = np.inf
-                for t in range(nm):
-                    x = V[c, t]
-                    if np.isnan(x):
-                        continue
-                    w = weights[ma + t]
-                    sumw[c] += w * x
-                    sumv[c] += x
-                    wsum[c] += w
-                    cnt[c] += 1
-                    hi_v = max(hi_v, x)
-                    lo_v = min(lo_v, x)
-                mx[c] = hi_v
-                mn[c] = lo_v
-                if method == COMBMED:
-                    row = V[c]
-                    med[c] = np.median(row[~np.isnan(row)])
-        gcls = np.full(m, NONREL, np.int64)
-        if method >= NAIVE and method <= MAJORITARIAN:
-            base = qdoc_off[q]
-            for c in range(m):
-                gcls[c] = qdoc_gcls[base + cs[c]]
-        # --- order
-        val = np.empty(m, np.float64)
-        if not rank_based:
-            for c in range(m):
-                s = sumw[c]
-                if method == COMBSUM:
-                    val[c] = s
-                elif method == COMBMNZ:
-                    val[c] = s * cnt[c]
-                elif method == COMBANZ:
-                    val[c] = s / cnt[c]
-                elif method == COMBMAX:
-                    val[c] = mx[c]
-                elif method == COMBMIN:
-                    val[c] = mn[c]
-                elif method == COMBMED:
-                    val[c] = med[c]
-                elif method == COMBGMNZ:
-                    val[c] = s * cnt[c] ** par
-                elif method == LOGMNZ:
-                    val[c] = s * np.log(cnt[c])
-                elif method == LOGNMNZ:
-                    val[c] = s * np.log(cnt[c] + par)
-                elif method == MIXED:
-                    val[c] = s * np.sqrt(cnt[c])
-                else:
-                    val[c] = sumv[c] * wsum[c]
-            order = _top(val, cs, depth)
-        elif method == NAIVE or method == PARETO:
-            key = gcls.copy()
-            if method == PARETO:
-                for y in range(m):
-                    if gcls[y] == NONREL:
-                        continue
-                    # a dominator of y precedes it in y's best run
-                    best = 0
-                    for r in range(1, nm):
-                        if P[y, r] < P[y, best]:
-                            best = r
-                    k = q * n_runs + members[ma + best]
-                    a = kstart[k]
-                    for p in range(a, a + P[y, best]):
-                        x = cmap[pos_doc[p]]
-                        if key[x] >= gcls[y]:
-                            continue
-                        dom = True
-                        for r in range(nm):
-                            if P[y, r] != UNRET and P[x, r] >= P[y, r]:
-                                dom = False
-                                break
-                        if dom:
-                            key[x] = gcls[y]
-            # (grade class, Borda) as one exact float key: Borda < span
-            span = borda.max() + 1.0
-            for c in range(m):
-                val[c] = (key[c] + 1) * span + borda[c]
-            order = _top(val, cs, depth)
-        else:
-            # the Borda order in one sort of unique integer keys (Borda counts
-            # are integers; ties end with the larger doc id first)
-            key = borda.astype(np.int64) * (np.int64(cs.max()) + 1) + cs
-            order = np.argsort(-key)
-            w_g = weights[ma:mb]
-            unit = True
-            for t in range(nm):
-                if w_g[t] != 1.0:
-                    unit = False
-            wts = w_g[:0] if unit else w_g
-            _pairwise_sort(order, P, gcls, method, wts, w_g.sum())
-        # --- write the head
-        n_out = min(depth, order.shape[0])
-        o = out_off[i]
-        for j in range(n_out):
-            c = order[j]
-            out_doc[o + j] = cs[c]
-            out_score[o + j] = m - j if rank_based else val[c]
-        out_n[i] = n_out
-        for c in range(m):
-            cmap[cs[c]] = -1
+        out.n[i] = _fuse_item(i, how, runs, groups, judged, out, cmap, cand)

@@ -255,19 +255,9 @@ def kernel_fuse(  # noqa: PLR0913 (the kernel's inputs)
     """
     n_g = m_off.shape[0] - 1
     nscore = fin.normalised(norm if norm != "borda" else "none")
-    lens = fin.list_lengths()  # (n_q, n_runs)
-    tot = np.add.reduceat(lens[:, members], m_off[:-1], axis=1).T
-    tot = np.ascontiguousarray(tot).reshape(-1).astype(np.int64)
-    bound = np.minimum(tot, depth)
-    out_off = np.concatenate([[0], np.cumsum(bound)]).astype(np.int64)
-    out_doc = np.empty(int(out_off[-1]), np.int32)
-    out_score = np.empty(int(out_off[-1]), np.float64)
-    out_n = np.zeros(tot.shape[0], np.int64)
-    gcls = fin.grade_class(rel_level)
+    tot = _list_totals(fin, members, m_off)
+    out, bound = _output_slots(tot, depth)
     max_m = int(np.diff(fin.qdoc_off).max(initial=1))
-    work = tot.astype(np.float64) + 1.0
-    if spec.combiner in (kf.CONDORCET, kf.MAJORITARIAN):
-        work *= np.log2(work + 1.0) * (np.diff(m_off)[np.arange(tot.shape[0]) // fin.n_q] + 1)
     if g_par is None:
         g_par = np.zeros(n_g, np.float64)
     if pv is None:
@@ -276,7 +266,7 @@ def kernel_fuse(  # noqa: PLR0913 (the kernel's inputs)
         g_set = np.zeros(n_g, np.int64)
     parallel.run(
         kf.fuse_items,
-        work,
+        _item_work(tot, spec, m_off, fin.n_q),
         kf.How(
             int(spec.combiner),
             int(spec.source),
@@ -294,9 +284,51 @@ def kernel_fuse(  # noqa: PLR0913 (the kernel's inputs)
             np.ascontiguousarray(g_set, dtype=np.int64),
             np.ascontiguousarray(pv, dtype=np.float64),
         ),
-        kf.Judged(fin.qdoc_off, gcls),
-        kf.Fused(out_off, out_doc, out_score, out_n),
+        kf.Judged(fin.qdoc_off, fin.grade_class(rel_level)),
+        out,
     )
+    off, doc, score = _trimmed(out, bound)
+    return FusedRuns(fin, list(names), off, doc, score)
+
+
+def _list_totals(fin: FusionInput, members: np.ndarray, m_off: np.ndarray) -> np.ndarray:
+    """Per item (group-major): the total length of the group's lists for the query.
+
+    It bounds the item's candidates.
+    """
+    lens = fin.list_lengths()  # (n_q, n_runs)
+    tot = np.add.reduceat(lens[:, members], m_off[:-1], axis=1).T
+    return np.ascontiguousarray(tot).reshape(-1).astype(np.int64)
+
+
+def _output_slots(tot: np.ndarray, depth: int) -> tuple[kf.Fused, np.ndarray]:
+    """Output arrays with room for ``bound = min(tot, depth)`` documents per item, and ``bound``."""
+    bound = np.minimum(tot, depth)
+    out_off = np.concatenate([[0], np.cumsum(bound)]).astype(np.int64)
+    out = kf.Fused(
+        out_off,
+        np.empty(int(out_off[-1]), np.int32),
+        np.empty(int(out_off[-1]), np.float64),
+        np.zeros(tot.shape[0], np.int64),
+    )
+    return out, bound
+
+
+def _item_work(tot: np.ndarray, spec: FusionMethod, m_off: np.ndarray, n_q: int) -> np.ndarray:
+    """Each item's estimated cost, for :func:`fasteval.parallel.run` to balance the threads.
+
+    Linear in the item's list total ``tot``; the pairwise sorts (Condorcet,
+    Majoritarian) also scale with its ``log2`` and the group size.
+    """
+    work = tot.astype(np.float64) + 1.0
+    if spec.combiner in (kf.CONDORCET, kf.MAJORITARIAN):
+        work *= np.log2(work + 1.0) * (np.diff(m_off)[np.arange(tot.shape[0]) // n_q] + 1)
+    return work
+
+
+def _trimmed(out: kf.Fused, bound: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(off, doc, score)`` without the unused slots of items that had fewer than ``bound``."""
+    out_off, out_doc, out_score, out_n = out
     if (out_n < bound).any():
         keep = np.repeat(np.arange(bound.shape[0]), bound)
         within = np.arange(out_doc.shape[0]) - out_off[:-1][keep]
@@ -304,7 +336,7 @@ def kernel_fuse(  # noqa: PLR0913 (the kernel's inputs)
         out_doc = out_doc[sel]
         out_score = out_score[sel]
         out_off = np.concatenate([[0], np.cumsum(out_n)]).astype(np.int64)
-    return FusedRuns(fin, list(names), out_off, out_doc, out_score)
+    return out_off, out_doc, out_score
 
 
 def _scalar(spec: FusionMethod, p: Mapping[str, Any]) -> float:
@@ -501,51 +533,15 @@ def fuse(  # noqa: PLR0913 (fusion options, keyword or defaulted)
         exactly this order).
     """
     spec = method_spec(method)
-    if isinstance(runs, FusionInput):
-        if qrels is not None:
-            msg = "qrels are read by prepare_fusion(runs, qrels) when runs is a FusionInput"
-            raise ParameterError(msg)
-        fin = runs
-    else:
-        named = (
-            [str(r) for r in run_ids]
-            if run_ids and all(isinstance(r, str) for r in run_ids)
-            else None
-        )
-        fin = prepare_fusion(runs, qrels, only=named)
+    fin = _fusion_input(runs, qrels, run_ids)
     group = list(run_ids) if run_ids is not None else list(range(fin.n_runs))
     p = dict(params or {})
     if "weights" in p and weights is None:
         weights = p.pop("weights")
     if weights is not None and not isinstance(weights, Mapping):
-        vals = list(weights)
-        if len(vals) != len(group):
-            msg = f"{len(vals)} weights for {len(group)} fused runs"
-            raise ParameterError(msg)
-        idx = fin.run_index(group)
-        weights = {fin.run_names[int(i)]: float(v) for i, v in zip(idx, vals, strict=True)}
+        weights = _weights_by_run(fin, group, weights)
     if spec.trained is not None and spec.trained not in p:
-        if train_qrels is None:
-            msg = (
-                f"{spec.name} is supervised: give train_qrels= (and train_runs=, default the "
-                f"runs fused), or its trained {spec.trained!r} in params"
-            )
-            raise ParameterError(msg)
-        if train_runs is None:
-            if isinstance(runs, FusionInput):
-                msg = "give train_runs= (the runs were passed already prepared)"
-                raise ParameterError(msg)
-            train_runs = runs
-        tfin = prepare_fusion(train_runs, train_qrels)
-        n_seg = p.get("n_segments")
-        p.update(
-            train_tables(
-                tfin,
-                spec.name,
-                n_segments=None if n_seg is None else int(n_seg),
-                rel_level=rel_level,
-            )
-        )
+        p.update(_trained_tables(spec, runs, p, train_qrels, train_runs, rel_level))
     fused = fuse_groups(
         fin,
         [group],
@@ -559,6 +555,65 @@ def fuse(  # noqa: PLR0913 (fusion options, keyword or defaulted)
         params=p,
     )
     return fused.to_frame()
+
+
+def _fusion_input(runs: Any, qrels: Any, run_ids: Sequence[str] | None) -> FusionInput:
+    """``runs`` (and ``qrels``) prepared for :func:`fuse`; an archive read for ``run_ids`` only."""
+    if isinstance(runs, FusionInput):
+        if qrels is not None:
+            msg = "qrels are read by prepare_fusion(runs, qrels) when runs is a FusionInput"
+            raise ParameterError(msg)
+        return runs
+    named = (
+        [str(r) for r in run_ids] if run_ids and all(isinstance(r, str) for r in run_ids) else None
+    )
+    return prepare_fusion(runs, qrels, only=named)
+
+
+def _weights_by_run(
+    fin: FusionInput, group: Sequence[str | int], weights: Sequence[float]
+) -> dict[str, float]:
+    """Weights given in the order of the fused runs ``group``, as run id -> weight."""
+    vals = list(weights)
+    if len(vals) != len(group):
+        msg = f"{len(vals)} weights for {len(group)} fused runs"
+        raise ParameterError(msg)
+    idx = fin.run_index(group)
+    return {fin.run_names[int(i)]: float(v) for i, v in zip(idx, vals, strict=True)}
+
+
+def _trained_tables(
+    spec: FusionMethod,
+    runs: Any,
+    p: Mapping[str, Any],
+    train_qrels: Any,
+    train_runs: Any,
+    rel_level: int,
+) -> dict[str, Any]:
+    """A supervised method's trained table, learnt from ``train_qrels`` and ``train_runs``.
+
+    ``train_runs`` defaults to ``runs`` (the runs fused); ``p`` may hold probfuse's
+    ``n_segments``.
+    """
+    if train_qrels is None:
+        msg = (
+            f"{spec.name} is supervised: give train_qrels= (and train_runs=, default the "
+            f"runs fused), or its trained {spec.trained!r} in params"
+        )
+        raise ParameterError(msg)
+    if train_runs is None:
+        if isinstance(runs, FusionInput):
+            msg = "give train_runs= (the runs were passed already prepared)"
+            raise ParameterError(msg)
+        train_runs = runs
+    tfin = prepare_fusion(train_runs, train_qrels)
+    n_seg = p.get("n_segments")
+    return train_tables(
+        tfin,
+        spec.name,
+        n_segments=None if n_seg is None else int(n_seg),
+        rel_level=rel_level,
+    )
 
 
 def random_groups(n_runs: int, n_groups: int, size: int, seed: int) -> list[list[int]]:

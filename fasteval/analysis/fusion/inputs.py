@@ -178,7 +178,43 @@ def prepare_fusion(
     q_of_row = _lookup(run_q, all_q)[run_q_codes]
     # --- query-major grouping: list k = q * n_runs + run
     perm, kstart = kr.group_rows(q_of_row, r.run, np.arange(n_runs, dtype=np.int32), n_runs, n_q)
-    # --- documents: dictionary-encode once, rank the dictionary byte-wise
+    docs = _number_documents(r, q_of_row, perm, kstart, n_q)
+    pos_doc, pos_score, pos_row = _ranked_lists(r, perm, kstart, docs.loc)
+    fin = FusionInput(
+        run_names=list(r.run_names),
+        qids=all_q.to_pylist(),
+        kstart=kstart,
+        pos_doc=pos_doc,
+        pos_score=pos_score,
+        pos_row=pos_row,
+        qdoc_off=docs.qdoc_off,
+        qdoc_row=docs.qdoc_row,
+        runs=r,
+    )
+    if q is not None:
+        _judge(fin, q, _lookup(qr_q, all_q)[qr_q_codes], docs)
+    return fin
+
+
+@dataclass
+class _Documents:
+    """The runs' documents numbered per query in byte-wise doc-id order (:func:`prepare_fusion`)."""
+
+    dictionary: pa.Array  # the distinct doc ids
+    grank_of_code: np.ndarray  # byte-wise rank of each dictionary entry
+    loc: np.ndarray  # each run row's local code within its query
+    ndoc: np.ndarray  # documents per query
+    qdoc_off: np.ndarray  # query q's documents: flat slots qdoc_off[q]:qdoc_off[q+1]
+    qdoc_row: np.ndarray  # a run row holding each flat document's id
+    qdoc_key: np.ndarray  # sorted key q * n_g + byte-wise rank of each flat document
+    n_g: int  # key multiplier (number of distinct doc ids, at least 1)
+
+
+def _number_documents(
+    r: RunColumns, q_of_row: np.ndarray, perm: np.ndarray, kstart: np.ndarray, n_q: int
+) -> _Documents:
+    """Dictionary-encode the doc ids once, rank the dictionary byte-wise, number them per query."""
+    n_runs = len(r.run_names)
     gcode, gfirst = dict_encode(r.doc)
     dictionary = r.doc.take(gfirst)
     order = pc.sort_indices(pc.cast(dictionary, pa.large_binary())).to_numpy()
@@ -201,11 +237,19 @@ def prepare_fusion(
     qdoc_key = np.empty(heads.shape[0], np.int64)
     n_g = max(int(order.shape[0]), 1)
     qdoc_key[flat] = q_of_row[heads].astype(np.int64) * n_g + grank[heads]
-    # --- ranked lists
+    return _Documents(dictionary, grank_of_code, loc, ndoc, qdoc_off, qdoc_row, qdoc_key, n_g)
+
+
+def _ranked_lists(
+    r: RunColumns, perm: np.ndarray, kstart: np.ndarray, loc: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each list in rank order: ``(pos_doc, pos_score, pos_row)``; a repeated document fails."""
+    n = len(r)
+    n_q_runs = kstart.shape[0] - 1
     pos_doc = np.empty(n, np.int32)
     pos_score = np.empty(n, np.float64)
     pos_row = np.empty(n, np.int64)
-    dup = np.full(n_q * n_runs, -1, np.int64)
+    dup = np.full(n_q_runs, -1, np.int64)
     parallel.run(
         kf.rank_lists,
         np.diff(kstart).astype(np.float64) + 1.0,
@@ -225,47 +269,43 @@ def prepare_fusion(
             f"query {r.qid.value(b)!r} in run {r.run_names[r.run[b]]!r}"
         )
         raise InputFormatError(msg)
-    fin = FusionInput(
-        run_names=list(r.run_names),
-        qids=all_q.to_pylist(),
-        kstart=kstart,
-        pos_doc=pos_doc,
-        pos_score=pos_score,
-        pos_row=pos_row,
-        qdoc_off=qdoc_off,
-        qdoc_row=qdoc_row,
-        runs=r,
-    )
-    if q is not None:
-        qq = _lookup(qr_q, all_q)[qr_q_codes]
-        qr_rows = np.argsort(qq, kind="stable").astype(np.int64)
-        qr_off = np.searchsorted(qq[qr_rows], np.arange(n_q + 1), side="left").astype(np.int64)
-        judgment_of_row = np.empty(qr_rows.shape[0], np.int64)
-        judgment_of_row[qr_rows] = np.arange(qr_rows.shape[0])
-        gc = _lookup(q.doc.to_arrow(), dictionary)
-        hit = np.flatnonzero(gc >= 0)
-        key = qq[hit].astype(np.int64) * n_g + grank_of_code[gc[hit]]
-        at = np.minimum(np.searchsorted(qdoc_key, key), max(qdoc_key.shape[0] - 1, 0))
-        found = qdoc_key[at] == key if qdoc_key.shape[0] else np.zeros(0, bool)
-        qdoc_jdx = np.full(qdoc_row.shape[0], -1, np.int64)
-        at = at[found]
-        if np.bincount(at, minlength=1).max(initial=0) > 1:
-            b = int(hit[found][np.flatnonzero(np.bincount(at)[at] > 1)[-1]])
-            msg = (
-                f"{q.source.where(b)}: duplicate judgment for query {q.qid.value(b)!r} "
-                f"document {q.doc.value(b)!r}"
-            )
-            raise InputFormatError(msg)
-        qdoc_jdx[at] = judgment_of_row[hit[found]]
-        in_qrels = np.zeros(n_q, bool)
-        in_qrels[qq] = True
-        fin.qrels = q
-        fin.qdoc_jdx = qdoc_jdx
-        fin.qr_off = qr_off
-        fin.qr_rel = np.ascontiguousarray(q.rel[qr_rows])
-        fin.qr_rows = qr_rows
-        fin.in_qrels = in_qrels
-        if not (in_qrels & (ndoc > 0)).any():
-            msg = "the runs and the qrels have no query in common"
-            raise DataMismatchError(msg)
-    return fin
+    return pos_doc, pos_score, pos_row
+
+
+def _judge(fin: FusionInput, q: QrelsColumns, qq: np.ndarray, docs: _Documents) -> None:
+    """Attach the qrels to ``fin``: each flat document's judgment, and the judgments per query.
+
+    ``qq`` is each qrels row's query index into ``fin.qids``.
+    """
+    n_q = fin.n_q
+    qdoc_key = docs.qdoc_key
+    qr_rows = np.argsort(qq, kind="stable").astype(np.int64)
+    qr_off = np.searchsorted(qq[qr_rows], np.arange(n_q + 1), side="left").astype(np.int64)
+    judgment_of_row = np.empty(qr_rows.shape[0], np.int64)
+    judgment_of_row[qr_rows] = np.arange(qr_rows.shape[0])
+    gc = _lookup(q.doc.to_arrow(), docs.dictionary)
+    hit = np.flatnonzero(gc >= 0)
+    key = qq[hit].astype(np.int64) * docs.n_g + docs.grank_of_code[gc[hit]]
+    at = np.minimum(np.searchsorted(qdoc_key, key), max(qdoc_key.shape[0] - 1, 0))
+    found = qdoc_key[at] == key if qdoc_key.shape[0] else np.zeros(0, bool)
+    qdoc_jdx = np.full(docs.qdoc_row.shape[0], -1, np.int64)
+    at = at[found]
+    if np.bincount(at, minlength=1).max(initial=0) > 1:
+        b = int(hit[found][np.flatnonzero(np.bincount(at)[at] > 1)[-1]])
+        msg = (
+            f"{q.source.where(b)}: duplicate judgment for query {q.qid.value(b)!r} "
+            f"document {q.doc.value(b)!r}"
+        )
+        raise InputFormatError(msg)
+    qdoc_jdx[at] = judgment_of_row[hit[found]]
+    in_qrels = np.zeros(n_q, bool)
+    in_qrels[qq] = True
+    fin.qrels = q
+    fin.qdoc_jdx = qdoc_jdx
+    fin.qr_off = qr_off
+    fin.qr_rel = np.ascontiguousarray(q.rel[qr_rows])
+    fin.qr_rows = qr_rows
+    fin.in_qrels = in_qrels
+    if not (in_qrels & (docs.ndoc > 0)).any():
+        msg = "the runs and the qrels have no query in common"
+        raise DataMismatchError(msg)

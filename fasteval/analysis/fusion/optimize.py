@@ -200,15 +200,7 @@ def _fuse_configs(
     nr = group.shape[0]
     members = np.tile(group, n_c).astype(np.int32)
     m_off = (np.arange(n_c + 1) * nr).astype(np.int64)
-    w = np.ones((n_c, nr))
-    g_par = np.zeros(n_c)
-    for i, c in enumerate(configs):
-        p = method_params(spec, {**base, **c})
-        if "weights" in p:
-            w[i] = np.asarray(p["weights"], np.float64)
-        for key in ("k", "phi", "gamma", "sigma"):
-            if key in p:
-                g_par[i] = p[key]
+    w, g_par = _config_parameters(spec, configs, base, nr)
     pv = None
     g_set = None
     frames = []
@@ -221,23 +213,7 @@ def _fuse_configs(
         hi = min(lo + chunk, n_c)
         if spec.source == kf.SRC_TABLE:
             assert tables is not None
-            rows = []
-            for c in configs[lo:hi]:
-                p = {**base, **c}
-                tab: Any = tables
-                if spec.name == "probfuse":
-                    tab = tab[int(p["n_segments"])]
-                run_tables = {int(r): tab[fin.run_names[int(r)]] for r in group}
-                rows.append(
-                    position_values(
-                        fin,
-                        spec,
-                        run_tables,
-                        fin.normalised(norm if norm != "borda" else "none"),
-                        p,
-                    )
-                )
-            pv = np.stack(rows)
+            pv = _table_values(fin, spec, configs[lo:hi], group, norm, tables, base)
             g_set = np.arange(hi - lo, dtype=np.int64)
         fused = kernel_fuse(
             fin,
@@ -253,6 +229,60 @@ def _fuse_configs(
             g_set=g_set,
         )
         frames.append(fused)
+    return _concat_fused(fin, frames)
+
+
+def _config_parameters(
+    spec: FusionMethod,
+    configs: Sequence[Mapping[str, Any]],
+    base: Mapping[str, Any],
+    n_runs: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per configuration: its ``n_runs`` run weights (default 1) and its scalar parameter."""
+    n_c = len(configs)
+    w = np.ones((n_c, n_runs))
+    g_par = np.zeros(n_c)
+    for i, c in enumerate(configs):
+        p = method_params(spec, {**base, **c})
+        if "weights" in p:
+            w[i] = np.asarray(p["weights"], np.float64)
+        for key in ("k", "phi", "gamma", "sigma"):
+            if key in p:
+                g_par[i] = p[key]
+    return w, g_par
+
+
+def _table_values(
+    fin: FusionInput,
+    spec: FusionMethod,
+    configs: Sequence[Mapping[str, Any]],
+    group: np.ndarray,
+    norm: str,
+    tables: Any,
+    base: Mapping[str, Any],
+) -> np.ndarray:
+    """A table method's per-position values, one row per configuration."""
+    rows = []
+    for c in configs:
+        p = {**base, **c}
+        tab: Any = tables
+        if spec.name == "probfuse":
+            tab = tab[int(p["n_segments"])]
+        run_tables = {int(r): tab[fin.run_names[int(r)]] for r in group}
+        rows.append(
+            position_values(
+                fin,
+                spec,
+                run_tables,
+                fin.normalised(norm if norm != "borda" else "none"),
+                p,
+            )
+        )
+    return np.stack(rows)
+
+
+def _concat_fused(fin: FusionInput, frames: Sequence[FusedRuns]) -> FusedRuns:
+    """Fused runs of consecutive chunks of configurations as one."""
     if len(frames) == 1:
         return frames[0]
     offs = [frames[0].off]
@@ -453,15 +483,7 @@ def cross_validate_fusion(  # noqa: PLR0913 (public options)
     fin, spec, nrm, metric, eff_depth = _setup(qrels, runs, method, norm, metric, depth)
     group = fin.run_index(list(run_ids) if run_ids is not None else list(range(fin.n_runs)))
     configs = fusion_grid(spec.name, group.shape[0], step=step, first=first, last=last, grid=grid)
-    assert fin.in_qrels is not None
-    qidx = np.flatnonzero(fin.in_qrels)
-    if qidx.shape[0] < folds:
-        msg = f"{qidx.shape[0]} queries cannot make {folds} folds"
-        raise ParameterError(msg)
-    rng = np.random.default_rng(seed)
-    fold_of = np.empty(fin.n_q, np.int64)
-    fold_of[:] = -1
-    fold_of[rng.permutation(qidx)] = np.arange(qidx.shape[0]) % folds
+    fold_of = _query_folds(fin, folds, seed)
     base = dict(params or {})
     names = [fin.run_names[i] for i in group]
     shared = None
@@ -481,23 +503,51 @@ def cross_validate_fusion(  # noqa: PLR0913 (public options)
             mat, qids = shared
         pos = {q: i for i, q in enumerate(fin.qids)}
         cols = np.array([pos[q] for q in qids], np.int64)
-        is_train = train_q[cols]
-        is_test = fold_of[cols] == f
-        tr = np.nanmean(mat[:, is_train], axis=1)
-        best = int(np.flatnonzero(tr == np.nanmax(tr))[-1])
-        row: dict[str, Any] = {
-            "fold": f,
-            "n_train": int(is_train.sum()),
-            "n_test": int(is_test.sum()),
-            "config": best,
-        }
-        c = configs[best]
-        if "weights" in c:
-            for j, r in enumerate(names):
-                row[f"w_{r}"] = float(c["weights"][j])
-        else:
-            row.update({k: float(v) for k, v in c.items()})
-        row["train"] = float(tr[best])
-        row["test"] = float(np.nanmean(mat[best, is_test]))
-        rows.append(row)
+        rows.append(_fold_row(f, mat, train_q[cols], fold_of[cols] == f, configs, names))
     return pl.DataFrame(rows)
+
+
+def _query_folds(fin: FusionInput, folds: int, seed: int) -> np.ndarray:
+    """Each query's fold: the qrels' queries shuffled (``seed``) and dealt out; others -1."""
+    assert fin.in_qrels is not None
+    qidx = np.flatnonzero(fin.in_qrels)
+    if qidx.shape[0] < folds:
+        msg = f"{qidx.shape[0]} queries cannot make {folds} folds"
+        raise ParameterError(msg)
+    rng = np.random.default_rng(seed)
+    fold_of = np.empty(fin.n_q, np.int64)
+    fold_of[:] = -1
+    fold_of[rng.permutation(qidx)] = np.arange(qidx.shape[0]) % folds
+    return fold_of
+
+
+def _fold_row(
+    f: int,
+    mat: np.ndarray,
+    is_train: np.ndarray,
+    is_test: np.ndarray,
+    configs: Sequence[Mapping[str, Any]],
+    names: Sequence[str],
+) -> dict[str, Any]:
+    """Fold ``f``'s row: the configuration best on its training queries, scored on its own.
+
+    ``mat`` is the metric per (configuration, query scored); ``is_train`` and
+    ``is_test`` select the fold's training and test queries among its columns.
+    """
+    tr = np.nanmean(mat[:, is_train], axis=1)
+    best = int(np.flatnonzero(tr == np.nanmax(tr))[-1])
+    row: dict[str, Any] = {
+        "fold": f,
+        "n_train": int(is_train.sum()),
+        "n_test": int(is_test.sum()),
+        "config": best,
+    }
+    c = configs[best]
+    if "weights" in c:
+        for j, r in enumerate(names):
+            row[f"w_{r}"] = float(c["weights"][j])
+    else:
+        row.update({k: float(v) for k, v in c.items()})
+    row["train"] = float(tr[best])
+    row["test"] = float(np.nanmean(mat[best, is_test]))
+    return row

@@ -23,7 +23,7 @@ from fasteval.analysis.fusion.methods import method_name
 from fasteval.analysis.information import pair_data, row_means
 from fasteval.engine import Prepared, compute
 from fasteval.errors import ParameterError
-from fasteval.measures.parser import MeasureSet, parse_measures
+from fasteval.measures.parser import Measure, MeasureSet, parse_measures
 
 STUDY_METHODS = ("combsum", "combmnz", "combanz", "condorcet", "naive", "pareto", "majoritarian")
 _STUDY_KEYS = ("group", "runs", "method", "joint_RIC")
@@ -112,31 +112,8 @@ def upper_bound_study(  # noqa: PLR0913 (public study options)
     thesis, Dartmouth College.
     """
 
-    if isinstance(qrels, FusionInput):
-        if runs is not None:
-            msg = "pass either a FusionInput or qrels and runs, not both"
-            raise ParameterError(msg)
-        fin = qrels
-    else:
-        if runs is None:
-            msg = "runs are required"
-            raise ParameterError(msg)
-        fin = prepare_fusion(runs, qrels)
-    if fin.qrels is None:
-        msg = "the upper-bound study needs qrels (prepare_fusion(runs, qrels))"
-        raise ParameterError(msg)
-    ms = [method_name(m) for m in methods]
-    if not ms or len(set(ms)) != len(ms):
-        msg = f"methods must be a non-empty list without repeats, got {list(methods)!r}"
-        raise ParameterError(msg)
-    mset = parse_measures([measure], compat=10)
-    if len(mset) != 1:
-        msg = f"measure must name one measure, got {measure!r}"
-        raise ParameterError(msg)
-    meas = mset[0]
-    if batch < 1:
-        msg = f"batch must be positive, got {batch}"
-        raise ParameterError(msg)
+    fin = _study_input(qrels, runs)
+    ms, meas = _study_options(methods, measure, batch)
     if groups is None:
         if n_groups < 1:
             msg = f"n_groups must be positive, got {n_groups}"
@@ -146,6 +123,7 @@ def upper_bound_study(  # noqa: PLR0913 (public study options)
     groups_arrays(fin, groups)  # validates the groups
     score = _Scorer(fin, meas, rel_level)
     # every input run once: RIC, measure, and the pair data for joint RIC
+    assert fin.qrels is not None
     base = input_runs(fin)
     data = pair_data(Prepared(fin.qrels, fin.runs, base.encoded()), relevance_level=rel_level)
     run_ric = data.ric_per_run()
@@ -167,8 +145,60 @@ def upper_bound_study(  # noqa: PLR0913 (public study options)
     with np.errstate(all="ignore"):
         best_ric = np.array([np.nanmax(run_ric[ix]) for ix in idx])
         best_meas = np.array([np.nanmax(run_meas[ix]) for ix in idx])
+    return _study_frame(ms, names, joint, (val_ric, val_meas), (best_ric, best_meas), meas.name)
+
+
+def _study_input(qrels: Any, runs: Any) -> FusionInput:
+    """The study's runs and qrels, prepared (or given prepared as ``qrels``)."""
+    if isinstance(qrels, FusionInput):
+        if runs is not None:
+            msg = "pass either a FusionInput or qrels and runs, not both"
+            raise ParameterError(msg)
+        fin = qrels
+    else:
+        if runs is None:
+            msg = "runs are required"
+            raise ParameterError(msg)
+        fin = prepare_fusion(runs, qrels)
+    if fin.qrels is None:
+        msg = "the upper-bound study needs qrels (prepare_fusion(runs, qrels))"
+        raise ParameterError(msg)
+    return fin
+
+
+def _study_options(methods: Sequence[str], measure: str, batch: int) -> tuple[list[str], Measure]:
+    """The study's canonical method names and its one measure, checked (with ``batch``)."""
+    ms = [method_name(m) for m in methods]
+    if not ms or len(set(ms)) != len(ms):
+        msg = f"methods must be a non-empty list without repeats, got {list(methods)!r}"
+        raise ParameterError(msg)
+    mset = parse_measures([measure], compat=10)
+    if len(mset) != 1:
+        msg = f"measure must name one measure, got {measure!r}"
+        raise ParameterError(msg)
+    if batch < 1:
+        msg = f"batch must be positive, got {batch}"
+        raise ParameterError(msg)
+    return ms, mset[0]
+
+
+def _study_frame(
+    ms: Sequence[str],
+    names: Sequence[Sequence[str]],
+    joint: np.ndarray,
+    fused: tuple[np.ndarray, np.ndarray],
+    best: tuple[np.ndarray, np.ndarray],
+    col: str,
+) -> pl.DataFrame:
+    """One row per (group, method): the study's table (:func:`upper_bound_study`).
+
+    ``fused`` holds the fused runs' RIC and measure ``col`` per (method,
+    group); ``best`` the group's best single run's, per group.
+    """
     n_m = len(ms)
-    col = meas.name
+    n_g = len(names)
+    val_ric, val_meas = fused
+    best_ric, best_meas = best
     return pl.DataFrame(
         {
             "group": np.tile(np.arange(n_g, dtype=np.int64), n_m),
