@@ -24,8 +24,8 @@ from typing import Any, TypeVar
 
 import click
 
-from fasteval.commands._common import friendly as _friendly
-from fasteval.commands._common import (
+from fasteval.commands.common import friendly as _friendly
+from fasteval.commands.common import (
     interrupted,
     lenient_option,
     level_option,
@@ -38,7 +38,7 @@ from fasteval.commands._common import (
     run_id_option,
     show_progress,
 )
-from fasteval.commands._startup import skip_blas_probe
+from fasteval.commands.startup import skip_blas_probe
 from fasteval.errors import ParameterError
 
 skip_blas_probe()  # numba's BLAS probe imports scipy.linalg (0.45 s); no kernel uses BLAS

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from fasteval.commands._common import (
+from fasteval.commands.common import (
     friendly,
     level_option,
     output_option,

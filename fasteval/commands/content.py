@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from fasteval.commands._common import (
+from fasteval.commands.common import (
     friendly,
     level_option,
     no_extra_warning,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from fasteval.commands._common import friendly, output_option, qrels_and_runs, reading_options
+from fasteval.commands.common import friendly, output_option, qrels_and_runs, reading_options
 
 
 @click.command("ndeval")

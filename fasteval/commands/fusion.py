@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from fasteval.commands._common import (
+from fasteval.commands.common import (
     friendly,
     lenient_option,
     level_option,

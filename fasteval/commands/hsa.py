@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from fasteval.commands._common import (
+from fasteval.commands.common import (
     friendly,
     level_option,
     output_option,

@@ -7,7 +7,7 @@ from typing import Any
 import click
 import polars as pl
 
-from fasteval.commands._common import (
+from fasteval.commands.common import (
     friendly,
     options,
     output_option,

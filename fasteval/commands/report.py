@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from fasteval.commands._common import (
+from fasteval.commands.common import (
     friendly,
     level_option,
     no_extra_warning,

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from fasteval.commands._common import (
+from fasteval.commands.common import (
     friendly,
     level_option,
     no_extra_warning,

@@ -23,7 +23,7 @@ from typing import Any
 
 import click
 
-from fasteval.commands._common import friendly
+from fasteval.commands.common import friendly
 from fasteval.errors import DamagedFileError, FastevalError, InputFormatError, ParameterError
 
 PARQUET = (".parquet", ".pq")

@@ -214,7 +214,7 @@ def test_api_message_keeps_the_api_keyword(tmp_path):
 def test_cli_terms_translates_each_spelling(command, msg, expected):
     import click
 
-    from fasteval.commands._common import cli_terms
+    from fasteval.commands.common import cli_terms
 
     cmd: click.Command = main
     ctx = click.Context(main, info_name="fasteval")
