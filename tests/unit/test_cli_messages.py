@@ -325,7 +325,7 @@ def test_commands_draw_progress_bars_through_one_helper():
 
     root = Path(__file__).resolve().parents[2] / "fasteval"
     for path in [*sorted((root / "commands").glob("*.py")), root / "cli.py"]:
-        if path.name == "_common.py":
+        if path.name == "common.py":
             continue
         tree = ast.parse(path.read_text())
         for fn in ast.walk(tree):
