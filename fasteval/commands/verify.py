@@ -76,6 +76,12 @@ def check_file(path: Path, advice: str | None = None) -> Finding:
     return Finding(path, True, what)
 
 
+def _unreadable_manifest(path: Path, reason: str) -> Finding:
+    """A ``study.json`` that cannot be read: the study recomputes its units."""
+    reason = " ".join(reason.split())[:120]
+    return Finding(path, False, f"unreadable ({reason}); the study recomputes its units")
+
+
 def check_study(folder: Path) -> list[Finding]:
     """A study folder: ``study.json``, each file it lists, every Parquet file in it."""
     from fasteval.analysis import study_store as st
@@ -84,12 +90,11 @@ def check_study(folder: Path) -> list[Finding]:
     meta_path = folder / "study.json"
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if not isinstance(meta, dict):
-            msg = f"expected a JSON object, got {type(meta).__name__}"
-            raise ValueError(msg)
-    except (ValueError, UnicodeDecodeError) as e:
-        reason = " ".join(str(e).split())[:120]
-        return [Finding(meta_path, False, f"unreadable ({reason}); the study recomputes its units")]
+    except (ValueError, UnicodeDecodeError) as e:  # JSONDecodeError is a ValueError
+        return [_unreadable_manifest(meta_path, str(e))]
+    if not isinstance(meta, dict):
+        what = f"expected a JSON object, got {type(meta).__name__}"
+        return [_unreadable_manifest(meta_path, what)]
     found = [Finding(meta_path, True, f"study manifest ({meta.get('kind', '?')} study)")]
     files = meta.get(st.FILES_KEY)
     listed: dict[str, Any] = files if isinstance(files, dict) else {}

@@ -47,3 +47,18 @@ def test_the_library_keeps_the_probe() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True"]
+
+
+def test_scoring_an_archive_does_not_import_pandas(tmp_path: Path) -> None:
+    """pandas costs 0.18 s to import; only a pandas input should pay it."""
+    data = KERNELS.parent / "data"
+    archive = tmp_path / "runs.parquet"
+    ingest = [sys.executable, "-m", "fasteval.cli", "ingest", str(data / "sample_runs.parquet")]
+    subprocess.run([*ingest, "-o", str(archive)], capture_output=True, check=True)
+    code = (
+        "import sys, fasteval\n"
+        f"df = fasteval.evaluate({str(data / 'sample.qrels')!r}, {str(archive)!r}, ['map'])\n"
+        "print(df.height > 0, 'pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "False"]

@@ -486,3 +486,17 @@ def test_a_damaged_collection_index_says_to_build_it_again(tmp_path: Path) -> No
     res = _run(["eval", qrels, run, "--collection", index, "-m", "LMJS@20"])
     _one_line_error(res, "damaged file", "build the index again (fasteval index)")
     assert res.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [("{not json", "Expecting property name"), ("[1, 2]", "expected a JSON object, got list")],
+)
+def test_verify_names_an_unreadable_study_manifest(tmp_path: Path, text: str, reason: str) -> None:
+    from fasteval.commands.verify import check_study
+
+    (tmp_path / "study.json").write_text(text)
+    found = check_study(tmp_path)
+    assert len(found) == 1
+    assert not found[0].sound
+    assert reason in found[0].detail and "the study recomputes its units" in found[0].detail
