@@ -135,7 +135,6 @@ class FastevalEvaluator(providers.Evaluator):
 
     def _iter_calc(self, run: Any) -> Iterator[Metric]:
         import polars as pl
-        import pyarrow as pa
 
         from fasteval.io import adapters
         from fasteval.io.tables import as_run
@@ -147,7 +146,7 @@ class FastevalEvaluator(providers.Evaluator):
             table = table.set_column(
                 table.column_names.index("run_id"),
                 "run_id",
-                pa.array(["run"] * n, pa.large_string()),
+                adapters.constant_strings("run", n),
             )
             runs: Any = table
         else:
