@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fasteval.measures.registry import PREFS_ORDER
+
 # oracle name -> what it is (and which tests use it)
 ORACLES: dict[str, str] = {
     "pytrec_eval": "pytrec-eval-terrier (trec_eval 9.0.8 in C): TREC-8, Robust 2003, "
@@ -144,22 +146,7 @@ COMPARISONS: tuple[Comparison, ...] = (
             ("trec_eval_10", "trec_eval_9"),
             "preferences",
         )
-        for f in (
-            "prefs_num_prefs_poss",
-            "prefs_num_prefs_ful",
-            "prefs_num_prefs_ful_ret",
-            "prefs_simp",
-            "prefs_pair",
-            "prefs_avgjg",
-            "prefs_avgjg_Rnonrel",
-            "prefs_simp_ret",
-            "prefs_pair_ret",
-            "prefs_avgjg_ret",
-            "prefs_avgjg_Rnonrel_ret",
-            "prefs_simp_imp",
-            "prefs_pair_imp",
-            "prefs_avgjg_imp",
-        )
+        for f in PREFS_ORDER
     ),
     # --- beyond trec_eval ----------------------------------------------------------------
     _adhoc("err", "ERR@20", naive="naive:err_at", oracles=("gdeval",)),

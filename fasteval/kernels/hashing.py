@@ -8,10 +8,10 @@ Each query's table is a power of two of at least ``2m + 2`` slots for ``m``
 judgments (load factor below one half), with the ids' hashes stored beside the
 slots. A ranking's documents are looked up in the order of their home slots
 (:func:`judge_ranking`): the table is then read front to back, one pass, instead
-of at a random place for each document. On one TREC-8 run (50 queries x 1,000
-documents against 86,830 judgments) that took the lookups from 7-16 ms to 3.6 ms,
-the tables (2 MB of slots, 2 MB of hashes) being far larger than the cache a
-single ranking warms.
+of at a random place for each document. The tables of TREC-8's 86,830 judgments
+(2 MB of slots, 2 MB of hashes) are far larger than the cache one ranking warms:
+on one run (50 queries x 1,000 documents) ``rank_groups`` took 7.7 ms of CPU with
+random lookups and takes 4.6 ms in slot order.
 """
 
 from __future__ import annotations

@@ -64,6 +64,15 @@ def _resolve(name: str) -> str:
     return name
 
 
+def _absolute(node: ast.ImportFrom, package: str) -> str:
+    """The module a ``from ... import`` reads from, relative imports resolved in ``package``."""
+    base = node.module or ""
+    if node.level:
+        up = package.split(".")[: len(package.split(".")) - node.level + 1]
+        base = ".".join([*up, *([base] if base else [])])
+    return base
+
+
 def _imports(module: str) -> list[tuple[int, str, list[str]]]:
     """(line, imported module, imported names) of every fasteval import in ``module``."""
     path = MODULES[module]
@@ -74,10 +83,7 @@ def _imports(module: str) -> list[tuple[int, str, list[str]]]:
         if isinstance(node, ast.Import):
             out += [(node.lineno, _resolve(a.name), []) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                up = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*up, *([base] if base else [])])
+            base = _absolute(node, package)
             for a in node.names:
                 sub = f"{base}.{a.name}"
                 if sub in MODULES:  # from fasteval.analysis import variants
@@ -175,10 +181,7 @@ def _private_uses(path: Path, tree: ast.AST, package: str) -> list[str]:
                 if _find(a.name) is not None and _find(top) is not None:
                     aliases[a.asname or top] = top
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                up = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*up, *([base] if base else [])])
+            base = _absolute(node, package)
             for a in node.names:
                 if f"{base}.{a.name}" in FILES:
                     aliases[a.asname or a.name] = f"{base}.{a.name}"
