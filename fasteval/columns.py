@@ -13,17 +13,22 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fasteval import parallel
-from fasteval.kernels import text as ktext
+from fasteval.kernels import strings as kstr
 
 
 @dataclass
 class StrColumn:
-    """Strings as slices ``buf[starts[i]:ends[i]]`` of one ``uint8`` buffer."""
+    """Strings as slices ``buf[starts[i]:ends[i]]`` of one ``uint8`` buffer.
+
+    ``views``: for strings read from an Arrow ``string_view`` array, its views
+    (two ``uint64`` per string), which find runs of equal ids 5x faster than
+    the bytes do; ``None`` otherwise.
+    """
 
     buf: np.ndarray
     starts: np.ndarray
     ends: np.ndarray
+    views: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         # One array type for every kernel call (C-contiguous, read-only): each
@@ -41,6 +46,8 @@ class StrColumn:
         """View an Arrow string array (any string type) without copying where possible."""
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+        if pa.types.is_string_view(arr.type):
+            return cls._from_views(arr)
         if not pa.types.is_large_string(arr.type):
             arr = pc.cast(arr, pa.large_string())
         bufs = arr.buffers()
@@ -52,9 +59,31 @@ class StrColumn:
         )
         return cls(data, offsets[:-1], offsets[1:])
 
+    @classmethod
+    def _from_views(cls, arr: pa.Array) -> StrColumn:
+        """A ``string_view`` array (polars' strings) read in place.
+
+        The buffer is the views followed by the data buffers: short strings
+        (at most 12 bytes, most ids) are read inside their views, longer ones in
+        the data. Only the data buffers are copied, where there are any: a
+        one-run frame's ids take 0.1 ms this way against 0.8 ms cast to
+        ``large_string``.
+        """
+        bufs = arr.buffers()
+        n = len(arr)
+        views = np.frombuffer(bufs[1], dtype=np.uint8, count=16 * (arr.offset + n))
+        none = np.zeros(0, np.uint8)
+        data = [none if b is None else np.frombuffer(b, np.uint8) for b in bufs[2:]]
+        buf = np.concatenate([views, *data]) if data else views
+        sizes = [views.shape[0]] + [d.shape[0] for d in data]
+        bases = np.cumsum(sizes[:-1], dtype=np.int64)
+        starts, ends = kstr.view_offsets(views.view(np.int32), arr.offset, n, bases)
+        pairs = views.view(np.uint64).reshape(-1, 2)[arr.offset :]
+        return cls(buf, starts, ends, pairs)
+
     def take(self, rows: np.ndarray) -> pa.LargeStringArray:
         """The strings at ``rows`` as an Arrow array (UTF-8 validated)."""
-        data, offsets = ktext.gather(self.buf, self.starts, self.ends, rows.astype(np.int64))
+        data, offsets = kstr.gather(self.buf, self.starts, self.ends, rows.astype(np.int64))
         arr = pa.LargeStringArray.from_buffers(len(rows), pa.py_buffer(offsets), pa.py_buffer(data))
         arr.validate(full=True)
         return arr
@@ -116,19 +145,31 @@ def dict_encode(col: StrColumn) -> tuple[np.ndarray, np.ndarray]:
     Only the first row of each run of equal values is hashed (by Arrow): ids
     like query and run ids come in long runs, so this touches few strings.
     """
-    n = len(col)
-    if n == 0:
+    if len(col) == 0:
         return np.zeros(0, np.int32), np.zeros(0, np.int64)
-    change = np.empty(n, np.bool_)
-    parallel.run_rows(ktext.change_points, n, col.buf, col.starts, col.ends, change)
-    heads = np.flatnonzero(change)
+    if col.views is not None:
+        rid, heads = kstr.equal_view_runs(col.views)
+    else:
+        rid, heads = kstr.equal_runs(col.buf, col.starts, col.ends)
     d = pc.dictionary_encode(col.take(heads))
     head_codes = numeric_numpy(d.indices).astype(np.int32)
     # Arrow numbers values by first appearance, so code k first occurs at head first_idx[k]
     _, first_idx = np.unique(head_codes, return_index=True)
-    # an int dtype: numpy's default cumsum of a bool array is ~25x slower
-    codes = head_codes[np.cumsum(change, dtype=np.int64) - 1]
-    return codes, heads[first_idx]
+    return head_codes[rid], heads[first_idx]
+
+
+def first_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of ``codes`` (sorted) and the row where each first occurs.
+
+    Only the heads of runs of equal codes are sorted: run and query codes come
+    in long runs, so this is one pass over the rows (a full ``np.unique`` sorts
+    them all: 0.25 ms for one TREC-8 run).
+    """
+    if codes.shape[0] == 0:
+        return codes[:0], np.zeros(0, np.int64)
+    heads = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    values, first = np.unique(codes[heads], return_index=True)
+    return values, heads[first]
 
 
 def concat_str(cols: list[StrColumn]) -> StrColumn:

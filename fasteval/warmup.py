@@ -72,6 +72,19 @@ def _content(qrels: Path, runs: Path, div: Path) -> object:
     return content_study(None, None, None, ["map", "LMJS@20"], rates=[0.5], reps=2, data=data)
 
 
+def _in_memory(qrels: Path, runs: Path) -> object:
+    """The readers of in-memory runs: a polars frame (string views) and a dict."""
+    import fasteval
+    from fasteval.io.tables import load_runs
+
+    frame = load_runs(runs)
+    one = frame.filter(frame["run_id"] == frame["run_id"][0])
+    as_dict: dict[str, dict[str, float]] = {}
+    for qid, doc, score in one.select("query_id", "doc_id", "score").iter_rows():
+        as_dict.setdefault(qid, {})[doc] = score
+    return fasteval.evaluate(qrels, frame, ["map"]), fasteval.evaluate(qrels, as_dict, ["map"])
+
+
 def steps(tmp: Path) -> list[tuple[str, Callable[[], object]]]:
     """The warm-up steps: (what, call) pairs, each exercising one kernel family."""
     import fasteval
@@ -96,6 +109,7 @@ def steps(tmp: Path) -> list[tuple[str, Callable[[], object]]]:
     return [
         ("content measures, completion and the content study", lambda: _content(q, r, div)),
         ("the text reader (runs as TREC files)", lambda: fasteval.evaluate(q, run_dir, ["map"])),
+        ("in-memory runs (polars frames, dicts)", lambda: _in_memory(q, r)),
         ("all trec_eval measure families", eval_all),
         ("diversity (ndeval) measures", lambda: fasteval.diversity_evaluate(div, run_dir)),
         ("histogram analysis (DO, HSA)", lambda: fasteval.histogram_analysis(q, r)),

@@ -33,6 +33,7 @@ from fasteval import parallel
 from fasteval.columns import QrelsColumns, RunColumns, StrColumn, dict_encode, numeric_numpy
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
 from fasteval.kernels import ranking as kr
+from fasteval.kernels import strings as kstr
 from fasteval.kernels import text as ktext
 
 
@@ -98,7 +99,7 @@ def prepare_qrels(qrels: QrelsColumns) -> PreparedQrels:
     qr_rows = np.argsort(qq, kind="stable").astype(np.int64)
     qr_off = np.searchsorted(qq[qr_rows], np.arange(n_q + 2), side="left").astype(np.int64)
     # the judged ids copied together per query: a query's table and ids stay in cache
-    qd_buf, qd_off = ktext.gather(qrels.doc.buf, qrels.doc.starts, qrels.doc.ends, qr_rows)
+    qd_buf, qd_off = kstr.gather(qrels.doc.buf, qrels.doc.starts, qrels.doc.ends, qr_rows)
     qd = StrColumn(qd_buf, qd_off[:-1], qd_off[1:])
     t_off = kr.qrels_table_offsets(qr_off)
     t_slots = np.full(int(t_off[-1]), -1, np.int64)

@@ -33,7 +33,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from fasteval.columns import RunColumns
+from fasteval.columns import RunColumns, first_rows
 from fasteval.engine.encode import Encoded, PreparedQrels, encode
 from fasteval.engine.inputs import RunsLike, as_list
 from fasteval.engine.options import EvalOptions
@@ -147,8 +147,7 @@ class _Stream:
         inputs; one read in pieces gives its runs piece after piece)."""
         if not cols.run_names:
             return
-        firsts = np.unique(cols.run, return_index=True)[1]
-        for r, row in zip(np.unique(cols.run), firsts, strict=True):
+        for r, row in zip(*first_rows(cols.run), strict=True):
             name = cols.run_names[int(r)]
             where = cols.source.where(int(row))
             seen = self.source_of.setdefault(name, (unit, where))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -85,63 +86,69 @@ def _long_table(
     rows: np.ndarray | None,
     per_query_cols: np.ndarray,
     summary_cols: np.ndarray,
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The long table and its index frame (``run_idx, block, query_idx, measure_idx``)."""
-    name_s = pl.Series("measure", list(names), dtype=pl.String)
-    runs = pl.Series("run_id", enc.run_names, dtype=pl.String)
-    qids = pl.Series("query_id", [*enc.qids, "all"], dtype=pl.String)
-    parts = []
+) -> tuple[pl.DataFrame, _Index]:
+    """The long table and its index (each row's run, query and measure number).
+
+    The row order is worked out in numpy and the frame built once: a one-run
+    call's table (150 rows) costs 0.2 ms this way, against 1.8 ms through polars
+    frames concatenated and sorted.
+    """
     n_runs = len(enc.run_names)
+    n_q = len(enc.qids)
     # per-query block: groups are run-major, query order within a run
     if rows is not None and per_query_cols.any():
         g_idx = np.flatnonzero(rows)
         m_idx = np.flatnonzero(per_query_cols)
         gg = np.repeat(g_idx, m_idx.shape[0])
-        mm = np.tile(m_idx, g_idx.shape[0])
-        parts.append(
-            pl.DataFrame(
-                {
-                    "run_idx": enc.group_run[gg].astype(np.int64),
-                    "block": np.zeros(gg.shape[0], np.int8),
-                    "query_idx": enc.group_q[gg].astype(np.int64),
-                    "measure_idx": mm.astype(np.int64),
-                    "value": values[gg, mm],
-                }
-            )
-        )
-    rr = np.repeat(np.arange(n_runs), summary_cols.shape[0])
-    mm = np.tile(summary_cols, n_runs)
-    parts.append(
-        pl.DataFrame(
-            {
-                "run_idx": rr.astype(np.int64),
-                "block": np.ones(rr.shape[0], np.int8),
-                "query_idx": np.full(rr.shape[0], len(enc.qids), np.int64),
-                "measure_idx": mm.astype(np.int64),
-                "value": summary[rr, mm],
-            }
-        )
+        pq_run = enc.group_run[gg].astype(np.int64)
+        pq_q = enc.group_q[gg].astype(np.int64)
+        pq_m = np.tile(m_idx, g_idx.shape[0]).astype(np.int64)
+        pq_v = values[gg, pq_m]
+    else:
+        pq_run = pq_q = pq_m = np.zeros(0, np.int64)
+        pq_v = np.zeros(0, np.float64)
+    s_run = np.repeat(np.arange(n_runs, dtype=np.int64), summary_cols.shape[0])
+    s_m = np.tile(summary_cols.astype(np.int64), n_runs)
+    run_idx = np.concatenate([pq_run, s_run])
+    # per run: its per-query rows (in group order), then its ``all`` rows
+    is_all = np.arange(run_idx.shape[0]) >= pq_run.shape[0]
+    order = np.argsort(run_idx * 2 + is_all, kind="stable")
+    idx = _Index(
+        run_idx[order],
+        np.concatenate([pq_q, np.full(s_run.shape[0], n_q, np.int64)])[order],
+        np.concatenate([pq_m, s_m])[order],
     )
-    df = pl.concat(parts).sort(["run_idx", "block"], maintain_order=True)
-    out = df.select(
-        runs.gather(df["run_idx"]).alias("run_id"),
-        qids.gather(df["query_idx"]).alias("query_id"),
-        name_s.gather(df["measure_idx"]).alias("measure"),
-        pl.col("value"),
+    value = np.concatenate([pq_v, summary[s_run, s_m]])[order]
+    # indexing a Series with numpy is polars' direct gather (``.gather`` builds a query)
+    out = pl.DataFrame(
+        [
+            pl.Series("run_id", enc.run_names, dtype=pl.String)[idx.run],
+            pl.Series("query_id", [*enc.qids, "all"], dtype=pl.String)[idx.query],
+            pl.Series("measure", list(names), dtype=pl.String)[idx.measure],
+            pl.Series("value", value, dtype=pl.Float64),
+        ]
     )
-    return out, df
+    return out, idx
+
+
+class _Index(NamedTuple):
+    """Each row's run, query (``len(qids)``: the ``all`` rows) and measure number."""
+
+    run: np.ndarray
+    query: np.ndarray
+    measure: np.ndarray
 
 
 def _with_text(
-    out: pl.DataFrame, df: pl.DataFrame, enc: Encoded, text: dict[int, list[str]]
+    out: pl.DataFrame, idx: _Index, enc: Encoded, text: dict[int, list[str]]
 ) -> pl.DataFrame:
     """Add the ``text`` column of the string measures (relstring); null ``value`` there."""
     n_q = len(enc.qids)
     g_of = np.full(len(enc.run_names) * n_q, -1, np.int64)  # (run, query) -> group
     g_of[enc.group_run.astype(np.int64) * n_q + enc.group_q] = np.arange(enc.group_run.shape[0])
-    m_idx = df["measure_idx"].to_numpy()
-    key = df["run_idx"].to_numpy() * n_q + df["query_idx"].to_numpy()
-    col = np.full(len(df), None, dtype=object)
+    m_idx = idx.measure
+    key = idx.run * n_q + idx.query
+    col = np.full(m_idx.shape[0], None, dtype=object)
     for j, strings in text.items():
         rows = np.flatnonzero(m_idx == j)
         col[rows] = np.asarray(strings, dtype=object)[g_of[key[rows]]]

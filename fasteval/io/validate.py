@@ -75,7 +75,10 @@ def to_arrow(
     if adapted is not None:
         return adapted
     if isinstance(x, pl.DataFrame):
-        return x.to_arrow(compat_level=pl.CompatLevel.oldest()), f"{what} DataFrame"
+        # a run's ids are read in place from polars' string views (a run is read
+        # on every call; other tables once)
+        level = pl.CompatLevel.newest() if what == "run" else pl.CompatLevel.oldest()
+        return x.to_arrow(compat_level=level), f"{what} DataFrame"
     if isinstance(x, pa.Table):
         return x, f"{what} table"
     if isinstance(x, (str, os.PathLike)):

@@ -735,34 +735,3 @@ def _step_to_nearest(lhs, n_lhs, p5, n_p5, e10, m, k2):
             continue
         break
     return m, k2
-
-
-@njit(cache=True, nogil=True)
-def change_points(lo, hi, buf, starts, ends, out):  # pragma: no cover - numba
-    """``out[i]`` = string ``i`` differs from string ``i - 1`` (``out[0]`` is True),
-    for ``i`` in ``lo..hi``.
-
-    Ids such as query and run ids come in long runs of equal values, so
-    encoding only the first row of each run is cheap.
-    """
-    for i in range(lo, hi):
-        out[i] = i == 0 or not _equal2(buf, starts[i - 1], ends[i - 1], buf, starts[i], ends[i])
-
-
-@njit(cache=True, nogil=True)
-def gather(buf, starts, ends, rows):  # pragma: no cover - numba
-    """Copy the strings ``rows`` into one contiguous buffer with offsets."""
-    m = rows.shape[0]
-    offsets = np.empty(m + 1, np.int64)
-    offsets[0] = 0
-    for j in range(m):
-        r = rows[j]
-        offsets[j + 1] = offsets[j] + (ends[r] - starts[r])
-    out = np.empty(offsets[m], np.uint8)
-    for j in range(m):
-        r = rows[j]
-        s = starts[r]
-        o = offsets[j]
-        for k in range(ends[r] - s):
-            out[o + k] = buf[s + k]
-    return out, offsets

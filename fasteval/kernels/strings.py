@@ -1,0 +1,113 @@
+"""String-column kernels: runs of equal ids, Arrow string views, gathers.
+
+The engine keeps strings as slices of one byte buffer (:class:`fasteval.columns.StrColumn`);
+these kernels read such columns: number runs of equal consecutive ids (by their bytes,
+or by their Arrow views), find where a ``string_view`` array's strings lie, and copy
+chosen strings into one contiguous buffer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def equal_runs(buf, starts, ends):  # pragma: no cover - numba
+    """Number the runs of equal consecutive strings: ``(rid, heads)``.
+
+    ``rid[i]`` is the run of string ``i`` (0, 1, ...), ``heads[k]`` the first
+    row of run ``k``. Ids such as query and run ids come in long runs of equal
+    values, so encoding only the heads is cheap.
+    """
+    n = starts.shape[0]
+    rid = np.empty(n, np.int64)
+    heads = np.empty(n, np.int64)
+    k = -1
+    ps = 0
+    pe = -1
+    for i in range(n):
+        s = starts[i]
+        e = ends[i]
+        same = k >= 0 and e - s == pe - ps
+        if same:
+            for j in range(e - s):
+                if buf[s + j] != buf[ps + j]:
+                    same = False
+                    break
+        if not same:
+            k += 1
+            heads[k] = i
+        rid[i] = k
+        ps = s
+        pe = e
+    return rid, heads[: k + 1]
+
+
+@njit(cache=True, nogil=True)
+def equal_view_runs(views):  # pragma: no cover - numba
+    """:func:`equal_runs` over Arrow string views (``views``: two ``uint64`` per string).
+
+    Equal views mean equal strings; equal strings may still have unequal views
+    (a long string stored twice), which only starts a run where none was
+    needed: the heads are then encoded by value.
+    """
+    n = views.shape[0]
+    rid = np.empty(n, np.int64)
+    heads = np.empty(n, np.int64)
+    k = -1
+    a = np.uint64(0)
+    b = np.uint64(0)
+    for i in range(n):
+        x = views[i, 0]
+        y = views[i, 1]
+        if k < 0 or x != a or y != b:
+            k += 1
+            heads[k] = i
+            a = x
+            b = y
+        rid[i] = k
+    return rid, heads[: k + 1]
+
+
+@njit(cache=True, nogil=True)
+def gather(buf, starts, ends, rows):  # pragma: no cover - numba
+    """Copy the strings ``rows`` into one contiguous buffer with offsets."""
+    m = rows.shape[0]
+    offsets = np.empty(m + 1, np.int64)
+    offsets[0] = 0
+    for j in range(m):
+        r = rows[j]
+        offsets[j + 1] = offsets[j] + (ends[r] - starts[r])
+    out = np.empty(offsets[m], np.uint8)
+    for j in range(m):
+        r = rows[j]
+        s = starts[r]
+        o = offsets[j]
+        for k in range(ends[r] - s):
+            out[o + k] = buf[s + k]
+    return out, offsets
+
+
+@njit(cache=True, nogil=True)
+def view_offsets(views, offset, n, bases):  # pragma: no cover - numba
+    """Where the strings of an Arrow ``string_view`` array lie in one combined buffer.
+
+    ``views`` is the array's views buffer read as ``int32`` (four per string:
+    length, then either the inline bytes or prefix, buffer index, offset);
+    the combined buffer is the views buffer's bytes followed by the data
+    buffers, ``bases[b]`` being where data buffer ``b`` starts in it. A string
+    of at most 12 bytes lies inline in its view (4 bytes in); a longer one in
+    its data buffer. Returns the ``starts`` and ``ends`` of strings
+    ``offset .. offset + n``.
+    """
+    starts = np.empty(n, np.int64)
+    ends = np.empty(n, np.int64)
+    for i in range(n):
+        v = 4 * (offset + i)
+        length = np.int64(views[v])
+        # inline (4 bytes into the view), or at its offset in its data buffer
+        s = 4 * v + 4 if length <= 12 else bases[views[v + 2]] + np.int64(views[v + 3])
+        starts[i] = s
+        ends[i] = s + length
+    return starts, ends

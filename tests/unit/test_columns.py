@@ -1,0 +1,95 @@
+"""String columns read from Arrow in every layout, and runs of equal ids encoded."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from fasteval.columns import StrColumn, dict_encode, first_rows
+
+# ids short enough to sit inside a string view (<= 12 bytes) and longer ones,
+# with non-ASCII text (byte lengths differ from character lengths)
+IDS = st.lists(
+    st.one_of(
+        st.sampled_from(
+            ["401", "402", "FBIS3-10082", "FBIS3-100820", "LA010189-0001", "", "é", "Ωmega-ünï-id"]
+        ),
+        st.text(min_size=0, max_size=30),
+    ),
+    min_size=0,
+    max_size=60,
+)
+
+
+def _values(col: StrColumn) -> list[str]:
+    return [bytes(col.buf[s:e]).decode("utf-8") for s, e in zip(col.starts, col.ends, strict=True)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(IDS, st.integers(0, 5), st.integers(0, 5))
+def test_string_view_read_in_place(ids: list[str], head: int, tail: int) -> None:
+    """A string_view array (whole or sliced) gives the same strings as large_string."""
+    arr = pa.array(ids, pa.string_view())
+    assume(head + tail <= len(ids))
+    part = arr.slice(head, len(ids) - head - tail)
+    col = StrColumn.from_arrow(part)
+    assert col.views is not None
+    assert _values(col) == ids[head : len(ids) - tail]
+    assert col.to_arrow().to_pylist() == ids[head : len(ids) - tail]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(IDS, min_size=1, max_size=4))
+def test_string_view_chunks_with_several_data_buffers(chunks: list[list[str]]) -> None:
+    """Chunks combined: a view array whose long strings live in several data buffers."""
+    arr = pa.chunked_array([pa.array(c, pa.string_view()) for c in chunks], pa.string_view())
+    flat = [s for c in chunks for s in c]
+    assert _values(StrColumn.from_arrow(arr)) == flat
+
+
+def test_polars_frame_strings_read_as_views() -> None:
+    """polars hands its strings over as views (no cast); long ids sit in its data buffers."""
+    ids = ["LA010189-0001", "FT911-3", "FBIS3-10082", "FBIS3-100820", "a" * 40, "FT911-3"]
+    table = pl.DataFrame({"doc_id": ids}).to_arrow(compat_level=pl.CompatLevel.newest())
+    col = StrColumn.from_arrow(table.column("doc_id"))
+    assert _values(col) == ids
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["q1", "q22", "long-query-id-007", "é"]), st.integers(1, 5)))
+)
+def test_dict_encode_views_and_bytes_agree(runs: list[tuple[str, int]]) -> None:
+    """Runs of equal ids give the same codes and first rows from views as from bytes,
+    and the codes number the ids by first appearance."""
+    ids = [s for s, k in runs for _ in range(k)]
+    by_views = dict_encode(StrColumn.from_arrow(pa.array(ids, pa.string_view())))
+    by_bytes = dict_encode(StrColumn.from_arrow(pa.array(ids, pa.large_string())))
+    np.testing.assert_array_equal(by_views[0], by_bytes[0])
+    np.testing.assert_array_equal(by_views[1], by_bytes[1])
+    order = list(dict.fromkeys(ids))
+    assert by_views[0].tolist() == [order.index(s) for s in ids]
+    assert by_views[1].tolist() == [ids.index(s) for s in order]
+
+
+def test_equal_long_strings_with_unequal_views_share_a_code() -> None:
+    """The same long id stored twice has two views: still one code."""
+    a = pa.array(["long-document-id-1"], pa.string_view())
+    b = pa.array(["long-document-id-1", "x"], pa.string_view())
+    arr = pa.chunked_array([a, b])
+    codes, first = dict_encode(StrColumn.from_arrow(arr))
+    assert codes.tolist() == [0, 0, 1]
+    assert first.tolist() == [0, 2]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 6), max_size=80))
+def test_first_rows_is_unique_with_first_index(codes: list[int]) -> None:
+    arr = np.array(codes, np.int32)
+    values, first = first_rows(arr)
+    want_values, want_first = np.unique(arr, return_index=True)
+    np.testing.assert_array_equal(values, want_values)
+    np.testing.assert_array_equal(first, want_first)
