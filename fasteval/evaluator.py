@@ -30,6 +30,7 @@ import polars as pl
 from fasteval.engine.encode import PreparedQrels, prepare_qrels
 from fasteval.engine.inputs import QrelsLike, RunsLike
 from fasteval.engine.options import EvalOptions
+from fasteval.engine.recent import RECENT, is_qrels_dict
 from fasteval.errors import FastevalWarning, MeasureError, ParameterError
 from fasteval.io.tables import qrels_columns
 from fasteval.io.zscores import as_zscores
@@ -79,8 +80,13 @@ class _Ranking:
     def prepare(self, qrels: QrelsLike, req: Request, options: EvalOptions, extra: Any) -> Any:
         if isinstance(qrels, PreparedQrels):
             return (qrels, req, options)
-        with gc_paused():
-            pq = prepare_qrels(qrels_columns(qrels, lenient=options.lenient))
+
+        def make() -> PreparedQrels:
+            with gc_paused():
+                return prepare_qrels(qrels_columns(qrels, lenient=options.lenient))
+
+        # a dict prepared by an earlier call (evaluate() in a loop) is reused
+        pq = RECENT.prepared(qrels, make) if is_qrels_dict(qrels) else make()
         return (pq, req, options)
 
     def evaluate(

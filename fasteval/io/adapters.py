@@ -47,6 +47,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from fasteval.columns import numeric_numpy
 from fasteval.errors import InputFormatError, SchemaError
 
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -137,13 +138,24 @@ def _dict_rows(x: Mapping[Any, Any], what: str) -> pa.Table:
     return _flat_dict(x, what, f"{what} dict")
 
 
-def _strings(values: list[Any], kind: str, where: Any) -> pa.Array:
-    """Ids as Arrow strings (other scalars by ``str``); ``None`` is an error at ``where(i)``."""
+def _strings(values: list[Any], kind: str, where: Any, *, views: bool = False) -> pa.Array:
+    """Ids as Arrow strings (other scalars by ``str``); ``None`` is an error at ``where(i)``.
+
+    With ``views``, Python strings go through polars (0.9 ms for 50,000 ids against
+    Arrow's 1.5 ms) and come back as Arrow string views, which the run reader takes
+    in place (pyarrow's compute functions do not all take views: a run's document
+    ids only go to the reader).
+    """
     try:
-        arr = pa.array(values, pa.large_string())
-        if not arr.null_count:
-            return arr
-    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        if views:
+            ser = pl.Series(values, dtype=pl.String, strict=True)
+            if not ser.null_count():
+                return ser.to_arrow(compat_level=pl.CompatLevel.newest())
+        else:
+            arr = pa.array(values, pa.large_string())
+            if not arr.null_count:
+                return arr
+    except (TypeError, pl.exceptions.PolarsError, pa.ArrowTypeError, pa.ArrowInvalid):
         pass
     out = []
     for i, v in enumerate(values):
@@ -178,7 +190,11 @@ def _flat_dict(x: Mapping[Any, Any], what: str, name: str) -> pa.Table:
         return f"{name}, query {query_of(i)!r}, document {docs[i]!r}"
 
     q_arr = _strings(qids, "query id", lambda i: f"{name}, query {qids[i]!r}")
-    doc_arr = _strings(docs, "document id", lambda i: f"{name}, query {query_of(i)!r}")
+
+    def doc_where(i: int) -> str:
+        return f"{name}, query {query_of(i)!r}"
+
+    doc_arr = _strings(docs, "document id", doc_where, views=what == "run")
     q_col = q_arr.take(pa.array(np.repeat(np.arange(len(qids), dtype=np.int64), lens)))
     num = _numbers(vals, value, where)
     if what == "qrels":
@@ -205,8 +221,7 @@ def _numbers(vals: list[Any], value: str, where: Any) -> np.ndarray:
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
         arr = None
     if arr is not None and not arr.null_count:
-        out: np.ndarray = arr.to_numpy(zero_copy_only=False)
-        return out
+        return numeric_numpy(arr)
     # the slow way, only for the unusual: the first bad value named, others converted
     out = np.empty(len(vals), np.float64)
     for i, v in enumerate(vals):
@@ -307,9 +322,14 @@ def _renames(names: list[str], what: str, columns: Mapping[str, str] | None) -> 
 
 
 def constant_strings(value: str, n: int) -> pa.Array:
-    """``n`` times the string ``value`` (a run id column), built in C (a Python list of
-    ``n`` strings cost 1.5 ms for 50,000 rows; this 0.1 ms)."""
-    return pa.repeat(pa.scalar(value, pa.large_string()), n)
+    """``n`` times the string ``value`` (a run id column): dictionary-encoded, one entry.
+
+    A Python list of ``n`` strings cost 1.5 ms for 50,000 rows; this is built in C,
+    and the run reader numbers a dictionary column from its indices without
+    comparing any string (0.25 ms saved per 50,000 rows against plain strings).
+    """
+    indices = pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(np.zeros(n, np.int32))])
+    return pa.DictionaryArray.from_arrays(indices, pa.array([value], pa.large_string()))
 
 
 def _apply_columns(

@@ -169,3 +169,43 @@ def test_small_work_stays_on_the_calling_thread_and_the_pool_is_reused(data) -> 
     seen: list[str] = []
     parallel.map_threads(lambda _: seen.append(threading.current_thread().name), range(1), 1)
     assert seen == [threading.current_thread().name]
+
+
+def test_dict_qrels_prepared_once_and_an_edit_is_seen(data) -> None:
+    """evaluate() in a loop reuses the prepared dict qrels; an edited dict is prepared again."""
+    from fasteval.engine.recent import RECENT
+
+    qrels, runs = data
+    run = runs["r0"]
+    RECENT.clear()
+    first = fasteval.Evaluator(qrels, MEASURES)
+    again = fasteval.Evaluator({q: dict(d) for q, d in qrels.items()}, ["map"])
+    assert again._state[0] is first._state[0]  # an equal dict: the same prepared qrels
+    before = fasteval.evaluate(qrels, run, MEASURES)
+    # one judgment edited in place: the numbers must follow the edit
+    q0 = next(iter(run))
+    top = max(run[q0], key=lambda d: (run[q0][d], d))
+    qrels[q0][top] = 0 if qrels[q0].get(top, 0) > 0 else 2
+    edited = fasteval.evaluate(qrels, run, MEASURES)
+    fresh = fasteval.evaluate(
+        pl.DataFrame(
+            [(q, d, g) for q, ds in qrels.items() for d, g in ds.items()],
+            schema=["query_id", "doc_id", "relevance"],
+            orient="row",
+        ),
+        run,
+        MEASURES,
+    )
+    assert edited.equals(fresh)
+    assert not edited.equals(before)
+    assert fasteval.Evaluator(qrels, ["map"])._state[0] is not first._state[0]
+
+
+def test_bad_dict_qrels_are_not_kept() -> None:
+    from fasteval.engine.recent import RECENT
+
+    RECENT.clear()
+    bad = {"q1": {"d1": "high"}}
+    for _ in range(2):  # the error each time, never a kept result
+        with pytest.raises(InputFormatError, match="q1"):
+            fasteval.evaluate(bad, {"q1": {"d1": 1.0}}, ["map"])
