@@ -274,8 +274,9 @@ def _batch_columns(b: Any, budget: int, lenient: bool, run_id_from: str) -> Iter
     if b.pieces and b.units[0].archive:
         path = b.units[0].item
         before = 0
-        for groups in row_group_pieces(path, budget):
-            table = read_row_groups(path, groups, EVAL_COLUMNS)
+        pieces = row_group_pieces(path, budget)
+        for groups in pieces.groups:
+            table = read_row_groups(path, groups, EVAL_COLUMNS, verified=pieces.verified)
             cols = runs_from_table(table, str(path))
             cols.source = dataclasses.replace(cols.source, row_offset=before)
             before += table.num_rows

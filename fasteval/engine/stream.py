@@ -42,6 +42,7 @@ from fasteval.engine.table import Evaluation, to_frame
 from fasteval.errors import DataMismatchError, FastevalError, InputFormatError
 from fasteval.io.archive import (
     EVAL_COLUMNS,
+    Pieces,
     read_archive,
     read_row_groups,
     row_group_pieces,
@@ -276,7 +277,7 @@ class _ReadAhead:
             ThreadPoolExecutor(1, thread_name_prefix="fasteval-read") if len(batches) > 1 else None
         )
         self.first_piece: Future[pa.Table] | None = None
-        self.groups: dict[int, list[list[int]]] = {}  # an archive batch's pieces
+        self.groups: dict[int, Pieces] = {}  # an archive batch's pieces
 
     def __enter__(self) -> _ReadAhead:
         return self
@@ -295,10 +296,12 @@ class _ReadAhead:
             self.ahead[j] = self.pool.submit(read_files, paths, None, self.ws[j % 2])
         elif j == 0 and self.batches and _is_archive(self.batches[0]):
             path = self.batches[0].units[0].item
-            first = self.pieces(0)[0]
-            self.first_piece = self.pool.submit(read_row_groups, path, first, EVAL_COLUMNS)
+            pieces = self.pieces(0)
+            self.first_piece = self.pool.submit(
+                read_row_groups, path, pieces.groups[0], EVAL_COLUMNS, verified=pieces.verified
+            )
 
-    def pieces(self, i: int) -> list[list[int]]:
+    def pieces(self, i: int) -> Pieces:
         """Archive batch ``i``'s pieces of row groups (its footer read once)."""
         if i not in self.groups:
             self.groups[i] = row_group_pieces(self.batches[i].units[0].item, self.budget)
@@ -312,10 +315,13 @@ class _ReadAhead:
         busy) and held one more piece (+80 MB on TREC-8).
         """
         path = self.batches[i].units[0].item
-        for k, groups in enumerate(self.pieces(i)):
+        pieces = self.pieces(i)
+        for k, groups in enumerate(pieces.groups):
             first = self.first_piece if i == 0 and k == 0 else None
             table = (
-                first.result() if first is not None else read_row_groups(path, groups, EVAL_COLUMNS)
+                first.result()
+                if first is not None
+                else read_row_groups(path, groups, EVAL_COLUMNS, verified=pieces.verified)
             )
             self.first_piece = None
             yield table

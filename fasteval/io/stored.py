@@ -158,13 +158,17 @@ def parquet_file(
     advice: str = WRITE_AGAIN,
     read_dictionary: list[str] | None = None,
     check: bool = True,
+    page_checks: bool = True,
 ) -> pq.ParquetFile:
     """``path`` opened for reading with every page's checksum verified.
 
     With ``check``, the whole-file digest is checked first (when the file has one).
+    ``page_checks=False`` only where the caller has checked the digest itself.
     """
     with reading(path, advice=advice, ours=False):
-        f = pq.ParquetFile(path, read_dictionary=read_dictionary, page_checksum_verification=True)
+        f = pq.ParquetFile(
+            path, read_dictionary=read_dictionary, page_checksum_verification=page_checks
+        )
     if check:
         check_digest(path, f.metadata, advice=advice)
     return f

@@ -30,7 +30,7 @@ def equal_runs(buf, starts, ends):  # pragma: no cover - numba
         s = starts[i]
         e = ends[i]
         same = k >= 0 and e - s == pe - ps
-        if same:
+        if same and s != ps:  # the same slice (a dictionary's entry) is equal as it is
             for j in range(e - s):
                 if buf[s + j] != buf[ps + j]:
                     same = False

@@ -130,7 +130,8 @@ def test_archive_pieces_are_really_streamed(tmp_path: Path, monkeypatch: Any) ->
     ref = evaluate(qrels, out, MEASURES, batch_rows=UNBATCHED)
     batches = io_batches.plan_batches([out], 60)
     assert len(batches) == 1 and batches[0].pieces and batches[0].units[0].archive
-    assert len(archive.row_group_pieces(out, 60)) > 2
+    planned = archive.row_group_pieces(out, 60)
+    assert len(planned.groups) > 2 and planned.verified  # ingest wrote a digest
 
     def whole(*_: object, **__: object) -> None:
         raise AssertionError("read the whole archive")
@@ -138,9 +139,10 @@ def test_archive_pieces_are_really_streamed(tmp_path: Path, monkeypatch: Any) ->
     pieces: list[list[int]] = []
     real = stream.read_row_groups
 
-    def piece(path: Any, groups: list[int], columns: Any = None) -> Any:
+    def piece(path: Any, groups: list[int], columns: Any = None, verified: bool = False) -> Any:
+        assert verified  # the digest matched: pages are not checked twice
         pieces.append(groups)
-        return real(path, groups, columns)
+        return real(path, groups, columns, verified=verified)
 
     monkeypatch.setattr(stream, "read_archive", whole)
     monkeypatch.setattr(stream, "read_row_groups", piece)
@@ -356,7 +358,8 @@ def test_read_runs_reads_only_the_row_groups_of_the_runs_asked_for(tmp_path: Pat
 
     n_groups = pq.ParquetFile(out).metadata.num_row_groups
     for pick in ([names[0]], names[1:3], [names[-1], "no such run"]):
-        groups = archive.run_row_groups(out, pick)
+        (groups,), verified = archive.run_row_groups(out, pick)
+        assert verified
         assert 0 < len(groups) < n_groups
         got = pl.from_arrow(archive.read_runs(out, pick, ["run_id", "query_id", "doc_id"]))
         want = whole.filter(pl.col("run_id").is_in(pick)).select("run_id", "query_id", "doc_id")
@@ -364,5 +367,5 @@ def test_read_runs_reads_only_the_row_groups_of_the_runs_asked_for(tmp_path: Pat
             want.cast({"run_id": pl.String, "query_id": pl.String})
         )
     # an id above every run id (byte order) is in no row group's range: nothing is read
-    assert archive.run_row_groups(out, ["~ no such run"]) == []
+    assert archive.run_row_groups(out, ["~ no such run"]).groups == [[]]
     assert archive.read_runs(out, ["~ no such run"]).num_rows == 0

@@ -308,9 +308,10 @@ def test_fusing_named_runs_of_an_archive_reads_only_their_row_groups(tmp_path, m
     read: list[list[int]] = []
     real = arc.read_row_groups
 
-    def spy(path, groups, columns=None):
+    def spy(path, groups, columns=None, verified=False):
+        assert verified  # the archive's digest matched
         read.append(list(groups))
-        return real(path, groups, columns)
+        return real(path, groups, columns, verified=verified)
 
     monkeypatch.setattr(arc, "read_row_groups", spy)
     got = fasteval.fuse(archive, method="combsum", run_ids=["run1", "run4"])

@@ -140,6 +140,33 @@ def test_a_resumed_study_on_a_damaged_archive_stops_and_keeps_its_parts(tmp_path
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
+def test_an_archive_without_a_digest_has_its_pages_checked(tmp_path: Path) -> None:
+    """An older archive (no digest): its pieces are read with every page checked (the
+    pages are left unchecked only when the digest matched)."""
+    from fasteval.io import archive as io_archive
+
+    qrels, sound = _archive(tmp_path)
+    assert io_archive.row_group_pieces(sound, 500).verified
+    f = pq.ParquetFile(sound)
+    meta = {k: v for k, v in (f.metadata.metadata or {}).items() if k != stored.DIGEST_KEY}
+    old = tmp_path / "old.parquet"
+    table = f.read().replace_schema_metadata(meta)
+    pq.write_table(
+        table, old, write_page_checksum=True, row_group_size=f.metadata.row_group(0).num_rows
+    )
+    assert (
+        io_archive.archive_info(old) is not None
+        and stored.digest_entry(pq.read_metadata(old)) is None
+    )
+    assert not io_archive.row_group_pieces(old, 500).verified
+    assert_frame_equal(
+        evaluate(qrels, old, ["map"], batch_rows=500), evaluate(qrels, sound, ["map"])
+    )
+    _flip(old, "doc_id")
+    with pytest.raises(DamagedFileError, match="a page checksum does not match"):
+        evaluate(qrels, old, ["map"], batch_rows=500)
+
+
 def test_page_checksums_alone_catch_a_flipped_page(tmp_path: Path) -> None:
     # a file with page checksums but no digest (another writer's): the pages decide
     rng = np.random.default_rng(3)
