@@ -133,7 +133,8 @@ class FastevalEvaluator(providers.Evaluator):
             for jo, items in by_jo.items()
         ]
 
-    def _iter_calc(self, run: Any) -> Iterator[Metric]:
+    def _rows(self, run: Any) -> Iterator[tuple[list[str], list[Any], list[float]]]:
+        """Per evaluator group: the per-query rows' query ids, measures and values."""
         import polars as pl
 
         from fasteval.io import adapters
@@ -158,13 +159,35 @@ class FastevalEvaluator(providers.Evaluator):
             except DataMismatchError:  # no query in common: every qrels query gets the default
                 continue
             rows = df.filter(pl.col("query_id") != "all")
-            for q, name, value in zip(
-                rows["query_id"].to_list(),
-                rows["measure"].to_list(),
-                rows["value"].to_list(),
-                strict=True,
-            ):
-                yield Metric(query_id=q, measure=by_out[name], value=value)
+            names = rows["measure"].to_list()
+            yield rows["query_id"].to_list(), [by_out[n] for n in names], rows["value"].to_list()
+
+    def _iter_calc(self, run: Any) -> Iterator[Metric]:
+        for qids, measures, values in self._rows(run):
+            for q, m, v in zip(qids, measures, values, strict=True):
+                yield Metric(query_id=q, measure=m, value=v)
+
+    def calc_aggregate(self, run: Any) -> dict[Any, Any]:
+        """The aggregates ir_measures' own ``calc_aggregate`` gives, without a ``Metric``
+        per query: each measure's aggregator takes the same values in the same order
+        (the computed ones, then the default of every qrels query without one, sorted
+        as ir_measures sorts them), so the sums are the same to the last bit."""
+        aggregators = {m: m.aggregator() for m in self.measures}
+        seen: dict[Any, set[str]] = {m: set() for m in self.measures}
+        # by identity: an ir_measures measure hashes through its repr (8 us a time)
+        slot = {id(m): (aggregators[m].add, seen[m]) for m in self.measures}
+        for qids, measures, values in self._rows(run):
+            for q, m, v in zip(qids, measures, values, strict=True):
+                add, got = slot[id(m)]
+                add(v)
+                got.add(q)
+        missing = sorted(
+            ((str(m), q, m) for m, got in seen.items() for q in self.qrel_qids if q not in got),
+            key=lambda x: (x[0], x[1]),
+        )
+        for _, _, m in missing:
+            aggregators[m].add(m.DEFAULT)
+        return {m: agg.result() for m, agg in aggregators.items()}
 
 
 def _is_qrels_dict(qrels: Any) -> bool:

@@ -153,3 +153,31 @@ def test_a_qrels_dict_changed_in_place_is_prepared_again(sample) -> None:
 
 def irm_records(d: dict[str, dict[str, int]]) -> list:
     return [irm.Qrel(q, doc, g) for q, docs in d.items() for doc, g in docs.items()]
+
+
+@pytest.mark.parametrize(
+    "measures",
+    [
+        [*MEASURES, irm.NumQ, irm.AP],  # a measure twice; sum aggregators (NumRet, NumQ)
+        [*JUDGED_ONLY, irm.P @ 5],  # two evaluator groups
+    ],
+    ids=["plain", "two_groups"],
+)
+def test_calc_aggregate_adds_what_ir_measures_adds_in_its_order(sample, measures) -> None:
+    """Our calc_aggregate (no Metric per query) gives ir_measures' own aggregation of
+    our per-query values bit for bit: the same values, defaults and order of additions."""
+    from ir_measures.providers.base import Evaluator as Base
+
+    qrels, run = sample
+    ev = provider.evaluator(measures, qrels)
+    ours = ev.calc_aggregate(run)
+    base = Base.calc_aggregate(ev, run)  # iter_calc's Metrics, aggregated by ir_measures
+    assert list(ours) == list(base)
+    for m in base:
+        assert ours[m] == base[m], m  # exactly: same additions in the same order
+    # a run missing most qrels queries: their defaults are added (the mean falls)
+    few = [r for r in run if r.query_id == run[0].query_id]
+    ours_few, base_few = ev.calc_aggregate(few), Base.calc_aggregate(ev, few)
+    assert all(ours_few[m] == base_few[m] for m in base_few)
+    m0 = measures[-1]
+    assert ours_few[m0] < ours[m0]
