@@ -1,6 +1,6 @@
 """Byte-string hashing and the per-query hash tables of judged documents.
 
-Document ids are never re-encoded: a run's ids are hashed (FNV-1a over their
+Document ids are never re-encoded: a run's ids are hashed (:func:`hash_bytes`, over their
 bytes) and looked up in their query's open-addressing table of judged ids, then
 compared byte for byte, so a hash collision can never judge the wrong document.
 
@@ -25,12 +25,48 @@ from fasteval.kernels.families import NONPOOL, UNJUDGED
 _BUCKETS = 256
 
 
+_K0 = np.uint64(0x9E3779B97F4A7C15)
+_K1 = np.uint64(0xBF58476D1CE4E5B9)
+_K2 = np.uint64(0x94D049BB133111EB)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _word(buf, k):  # pragma: no cover - numba
+    """Bytes ``buf[k:k+8]`` as one little-endian ``uint64``."""
+    w = np.uint64(0)
+    for j in range(8):
+        w |= np.uint64(buf[k + j]) << np.uint64(8 * j)
+    return w
+
+
 @njit(cache=True, nogil=True)
 def hash_bytes(buf, s, e):  # pragma: no cover - numba
-    """FNV-1a hash of ``buf[s:e]``."""
-    h = np.uint64(14695981039346656037)
-    for i in range(s, e):
-        h = (h ^ np.uint64(buf[i])) * np.uint64(1099511628211)
+    """A 64-bit hash of ``buf[s:e]``, eight bytes at a time.
+
+    Each word is folded in with one multiply; the length and a final
+    splitmix64 mix spread every input bit over the low bits the tables use
+    (``h & mask``). FNV-1a, used before, did not: on TREC-style ids (shared
+    prefixes, sequential digits) its low 8 bits gave a chi-square of 433 where
+    256 is expected (tested). One multiply per eight bytes, where FNV-1a's chain
+    had one per byte: ``rank_groups`` on one TREC-8 run 3.2-3.6 -> 3.05 ms of
+    one thread; the whole TREC-8 archive is unchanged (1.57 vs 1.58 s).
+    """
+    h = _K0 ^ np.uint64(e - s)
+    k = s
+    while k + 8 <= e:
+        h = (h ^ _word(buf, k)) * _K1
+        h ^= h >> np.uint64(31)
+        k += 8
+    w = np.uint64(0)
+    sh = np.uint64(0)
+    while k < e:
+        w |= np.uint64(buf[k]) << sh
+        sh += np.uint64(8)
+        k += 1
+    h = (h ^ w) * _K1
+    h ^= h >> np.uint64(30)
+    h *= _K2
+    h ^= h >> np.uint64(31)
     return h
 
 
