@@ -78,7 +78,9 @@ class StrColumn:
         sizes = [views.shape[0]] + [d.shape[0] for d in data]
         bases = np.cumsum(sizes[:-1], dtype=np.int64)
         starts, ends = kstr.view_offsets(views.view(np.int32), arr.offset, n, bases)
-        pairs = views.view(np.uint64).reshape(-1, 2)[arr.offset :]
+        # the views as pairs of words, from ``buf`` (its first bytes), so that the
+        # Arrow buffers are not kept alive beside the copy
+        pairs = buf[: views.shape[0]].view(np.uint64).reshape(-1, 2)[arr.offset :]
         return cls(buf, starts, ends, pairs)
 
     def take(self, rows: np.ndarray) -> pa.LargeStringArray:
