@@ -190,11 +190,6 @@ class FastevalEvaluator(providers.Evaluator):
         return {m: agg.result() for m, agg in aggregators.items()}
 
 
-def _is_qrels_dict(qrels: Any) -> bool:
-    """A ``{qid: {doc: grade}}`` dict (known again by equality with a copy kept of it)."""
-    return isinstance(qrels, dict) and all(isinstance(d, dict) for d in qrels.values())
-
-
 def _is_arrow_table(x: Any) -> bool:
     import pyarrow as pa
 
@@ -220,9 +215,11 @@ class FastevalProvider(providers.Provider):
         self._lock = threading.Lock()
 
     def _evaluator(self, measures: Iterable[Any], qrels: Any) -> FastevalEvaluator:
+        from fasteval.engine.recent import is_qrels_dict, snapshot
+
         measures = list(measures)
         key = tuple(sorted(str(m) for m in measures))
-        is_dict = _is_qrels_dict(qrels)
+        is_dict = is_qrels_dict(qrels)
         if is_dict:  # compared with dict equality (in C), not converted
             with self._lock:
                 for ev in self._cache.get(key, []):
@@ -236,7 +233,7 @@ class FastevalProvider(providers.Provider):
                     self._cache.move_to_end(key)
                     return ev
         ev = FastevalEvaluator(measures, table)
-        ev.snapshot = {q: dict(d) for q, d in qrels.items()} if is_dict else None
+        ev.snapshot = snapshot(qrels) if is_dict else None
         with self._lock:
             self._cache.setdefault(key, []).insert(0, ev)
             del self._cache[key][2:]

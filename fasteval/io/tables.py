@@ -25,6 +25,7 @@ from fasteval.columns import (
     Source,
     concat_str,
     dict_encode,
+    first_rows,
     numeric_numpy,
 )
 from fasteval.errors import FastevalWarning, InputFormatError, SchemaError
@@ -71,10 +72,8 @@ def _run_codes(table: pa.Table, name: str) -> tuple[np.ndarray, list[str]]:
     idx = numeric_numpy(arr.indices, null=0)
     if len(idx) == 0:
         return np.zeros(0, np.int32), []
-    heads = np.flatnonzero(np.concatenate([[True], idx[1:] != idx[:-1]]))
-    head_idx = idx[heads]
-    _, first = np.unique(head_idx, return_index=True)
-    seen = head_idx[np.sort(first)]  # dictionary entries in order of first appearance
+    entries, first = first_rows(idx)
+    seen = entries[np.argsort(first)]  # dictionary entries in order of first appearance
     lut = np.full(len(arr.dictionary), -1, np.int32)
     lut[seen] = np.arange(len(seen), dtype=np.int32)
     # the names by Python indexing: pa.array(numpy) would import pandas (0.18 s)
