@@ -427,13 +427,39 @@ def demo_cmd(measures: tuple[str, ...]) -> None:
 
 
 @main.command("warmup")
+@click.option(
+    "--aot/--no-aot",
+    default=True,
+    show_default=True,
+    help="Also build the ahead-of-time kernel library (needs a C compiler), so that "
+    "evaluation commands start without loading numba.",
+)
 @_friendly
-def warmup_cmd() -> None:
-    """Compile (and cache) every numba kernel so the first real run is fast."""
+def warmup_cmd(aot: bool) -> None:
+    """Compile (and cache) every numba kernel so the first real run is fast.
+
+    With --aot (the default) it then builds the kernels the evaluation
+    commands call into one library ahead of time: a fresh `fasteval eval`
+    then starts about twice as fast and in half the memory. Set
+    FASTEVAL_AOT=0 to run without that library.
+    """
     from fasteval.warmup import warm_up
 
     total = warm_up(lambda what, sec: click.echo(f"{sec:6.1f} s  {what}", err=True))
     click.echo(f"kernels ready in {total:.1f} s", err=True)
+    if not aot:
+        return
+    from fasteval import aot as builder
+    from fasteval.errors import FastevalError
+    from fasteval.kernels import jit
+
+    if os.environ.get(jit.AOT_ENV) == "0":
+        click.echo(f"ahead-of-time library not built ({jit.AOT_ENV}=0)", err=True)
+        return
+    try:
+        builder.build(report=lambda line: click.echo(line, err=True))
+    except FastevalError as e:
+        click.echo(f"warning: {e}; the kernels stay on numba's JIT", err=True)
 
 
 from fasteval.commands.study import study as _study  # noqa: E402

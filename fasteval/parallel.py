@@ -22,13 +22,13 @@ from __future__ import annotations
 import gc
 import itertools
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-import numba
 import numpy as np
 
 from fasteval.errors import ParameterError
@@ -73,8 +73,16 @@ def pool() -> ThreadPoolExecutor:
 
 
 def threads() -> int:
-    """Threads one call uses at most (numba's setting, at most the pool's size)."""
-    return max(1, int(numba.get_num_threads()))
+    """Threads one call uses at most (numba's setting, at most the pool's size).
+
+    Before numba is imported (kernels from the ahead-of-time library,
+    :mod:`fasteval.kernels.jit`), numba's default: ``$NUMBA_NUM_THREADS``, else the cores.
+    """
+    numba = sys.modules.get("numba")
+    if numba is not None:
+        return max(1, int(numba.get_num_threads()))
+    env = os.environ.get("NUMBA_NUM_THREADS", "")
+    return max(1, int(env) if env.isdigit() else (os.cpu_count() or 1))
 
 
 def chunks(work: np.ndarray, n_chunks: int) -> list[tuple[int, int]]:
@@ -197,6 +205,8 @@ def kernel_threads(n: int | None) -> Iterator[None]:
     if n is None:
         yield
         return
+    import numba  # noqa: PLC0415 (the library's kernels need no numba)
+
     old = numba.get_num_threads()
     most = int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
     numba.set_num_threads(max(1, min(int(n), most)))

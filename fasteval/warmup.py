@@ -21,7 +21,7 @@ SAMPLE_QRELS = SAMPLE_DIR / "sample.qrels"
 SAMPLE_RUNS = SAMPLE_DIR / "sample_runs.parquet"
 
 
-def _text_copies(tmp: Path) -> tuple[Path, Path]:
+def text_copies(tmp: Path) -> tuple[Path, Path]:
     """The sample runs as TREC text files, and a diversity qrels (3 subtopics) from the qrels."""
     import polars as pl
 
@@ -72,7 +72,7 @@ def _content(qrels: Path, runs: Path, div: Path) -> object:
     return content_study(None, None, None, ["map", "LMJS@20"], rates=[0.5], reps=2, data=data)
 
 
-def _in_memory(qrels: Path, runs: Path) -> object:
+def in_memory(qrels: Path, runs: Path) -> object:
     """The readers of in-memory runs: a polars frame (string views) and a dict."""
     import fasteval
     from fasteval.io.tables import load_runs
@@ -93,7 +93,7 @@ def steps(tmp: Path) -> list[tuple[str, Callable[[], object]]]:
     from fasteval.analysis.studies import subsample
     from fasteval.measures.registry import FAMILIES
 
-    run_dir, div = _text_copies(tmp)
+    run_dir, div = text_copies(tmp)
     q, r = SAMPLE_QRELS, SAMPLE_RUNS
     families = [f for f in FAMILIES if not f.endswith("_avgjg") and not f.startswith("prefs_")]
 
@@ -109,7 +109,7 @@ def steps(tmp: Path) -> list[tuple[str, Callable[[], object]]]:
     return [
         ("content measures, completion and the content study", lambda: _content(q, r, div)),
         ("the text reader (runs as TREC files)", lambda: fasteval.evaluate(q, run_dir, ["map"])),
-        ("in-memory runs (polars frames, dicts)", lambda: _in_memory(q, r)),
+        ("in-memory runs (polars frames, dicts)", lambda: in_memory(q, r)),
         ("all trec_eval measure families", eval_all),
         ("diversity (ndeval) measures", lambda: fasteval.diversity_evaluate(div, run_dir)),
         ("histogram analysis (DO, HSA)", lambda: fasteval.histogram_analysis(q, r)),
@@ -124,7 +124,14 @@ def steps(tmp: Path) -> list[tuple[str, Callable[[], object]]]:
 
 
 def warm_up(report: Callable[[str, float], None] | None = None) -> float:
-    """Run every warm-up step; ``report(what, seconds)`` after each. Returns the total seconds."""
+    """Run every warm-up step; ``report(what, seconds)`` after each. Returns the total seconds.
+
+    The kernels run on numba's JIT here (the ahead-of-time library, if any, is
+    set aside for this process), so numba's cache gets every kernel.
+    """
+    from fasteval.kernels import jit
+
+    jit.use_numba()
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="fasteval-warmup-") as d:
         for what, call in steps(Path(d)):

@@ -19,6 +19,11 @@ import pytest
 if TYPE_CHECKING:
     import polars as pl
 
+# The suite runs the kernels on numba's JIT, whatever ahead-of-time library a developer's
+# `fasteval warmup` left beside them (tests/unit/test_aot.py tests the library itself);
+# FASTEVAL_AOT=1 runs the whole suite on the library instead.
+os.environ.setdefault("FASTEVAL_AOT", "0")
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("FASTEVAL_SHARED_DATA", REPO.parent / "shared" / "data"))
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from fasteval.kernels.jit import njit
 
 
 @njit(cache=True, nogil=True)

@@ -26,7 +26,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+
+from fasteval.kernels.jit import njit
 
 JS = 0
 KL = 1

@@ -23,7 +23,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+
+from fasteval.kernels.jit import njit
 
 # Kernel arguments that travel together, built once per evaluation (fixed dtypes).
 

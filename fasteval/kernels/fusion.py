@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+
+from fasteval.kernels.jit import njit
 
 
 class How(NamedTuple):

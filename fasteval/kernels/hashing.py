@@ -17,9 +17,9 @@ random lookups and takes 4.6 ms in slot order.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from fasteval.kernels.families import NONPOOL, UNJUDGED
+from fasteval.kernels.jit import njit
 
 # home slots per bucket when a ranking's lookups are put in slot order
 _BUCKETS = 256

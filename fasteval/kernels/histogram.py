@@ -23,7 +23,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+
+from fasteval.kernels.jit import njit
 
 # Arguments of group_histograms that travel together, built with fixed dtypes
 # (numba compiles one signature).

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from fasteval.kernels.families import (
     BPM,
@@ -26,6 +25,7 @@ from fasteval.kernels.families import (
     RBP_BIN,
     SDCG,
 )
+from fasteval.kernels.jit import njit
 
 
 @njit(cache=True, nogil=True)

@@ -7,9 +7,9 @@ Scores compare as C ``float`` when ``f32`` (trec_eval <= 9 stores them so) and a
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from fasteval.kernels.hashing import compare_bytes
+from fasteval.kernels.jit import njit
 
 
 @njit(cache=True, nogil=True)

@@ -31,7 +31,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+
+from fasteval.kernels.jit import njit
 
 # Arguments of pair_tables that travel together, built with fixed dtypes (numba
 # compiles one signature).

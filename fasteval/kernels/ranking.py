@@ -18,7 +18,6 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from fasteval.kernels import families as fm
 from fasteval.kernels import measure_parts as mp
@@ -29,6 +28,7 @@ from fasteval.kernels.hashing import (
     judge_ranking,
     qrels_table_offsets,
 )
+from fasteval.kernels.jit import njit
 from fasteval.kernels.order import before, trec_order
 from fasteval.kernels.text import Str
 

@@ -9,7 +9,8 @@ chosen strings into one contiguous buffer.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from fasteval.kernels.jit import njit
 
 
 @njit(cache=True, nogil=True)

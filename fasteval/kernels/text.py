@@ -11,9 +11,9 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from fasteval.kernels.hashing import equal_bytes as _equal2
+from fasteval.kernels.jit import njit
 
 # isspace() in C: space, \t, \n, \v, \f, \r
 _NL = 10

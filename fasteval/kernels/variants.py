@@ -7,7 +7,8 @@ those slots; ``fasteval.parallel`` runs block ranges concurrently.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from fasteval.kernels.jit import njit
 
 
 @njit(cache=True, nogil=True)

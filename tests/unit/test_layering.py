@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     "plots": 7,
     "distributed": 7,
     "warmup": 7,
+    "aot": 7,  # builds the ahead-of-time kernel library by running the evaluation
     "ir_measures_provider": 7,  # an ir_measures provider calling fasteval.evaluate
     "commands": 8,
     "cli": 8,
