@@ -16,8 +16,13 @@ measures map, P_10, ndcg_cut_10 per query, as the issue measured them):
 - ``irm-pandas``, ``irm-dicts``, ``irm-iter``: ``ir_measures.calc_aggregate`` over 6
   TREC-8 runs through the fasteval provider against ir_measures' default
   providers, with pandas frames, dicts and ``read_trec_*`` iterators;
-- ``cli``: a fresh ``fasteval eval QRELS RUN -m map -m P_10`` against a Python script
-  doing the same with pytrec_eval, and the trec_eval binary (``$TREC_EVAL``).
+- ``cli``: a fresh ``fasteval eval QRELS RUN -m map -m P_10`` (with the ahead-of-time
+  kernel library ``fasteval warmup`` builds, which this row builds first if it is
+  missing, and on numba's JIT alone) against a Python script doing the same with
+  pytrec_eval, and the trec_eval binary (``$TREC_EVAL``).
+
+The in-process rows use the library too when it is there; ``FASTEVAL_AOT=0`` in the
+environment runs them on numba's JIT.
 
 Usage::
 
@@ -30,12 +35,14 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -72,8 +79,6 @@ def _timed(call: Callable[[], Any], reps: int) -> dict[str, float]:
 
 
 def _dicts(path: Path, kind: str) -> dict[str, dict[str, Any]]:
-    import gzip
-
     out: dict[str, dict[str, Any]] = {}
     with gzip.open(path, "rt") as f:
         for line in f:
@@ -151,7 +156,6 @@ def _irm(kind: str, tool: str, reps: int) -> dict[str, float]:
         rds = [_dicts(p, "run") for p in _six_paths()]
         return _timed(lambda: [calc(ms, qd, r) for r in rds], reps)
     # read_trec_* iterators: read from the files on every call, as a user's script does
-    import gzip
 
     def one(p: Path) -> Any:
         with gzip.open(QRELS, "rt") as fq, gzip.open(p, "rt") as fr:
@@ -201,30 +205,55 @@ for m in ('map', 'P_10'):
 """
 
 
+def _library_built(env: dict[str, str]) -> bool:
+    """Whether a fresh process finds the ahead-of-time kernel library for these sources."""
+    code = "from fasteval.kernels import jit; print(jit.load_library() is not None)"
+    got = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+    return got.stdout.strip() == "True"
+
+
 def cli_rows(reps: int) -> list[tuple[str, dict[str, float]]]:
     """A fresh command, ``reps`` times each: fasteval, a pytrec_eval script, trec_eval."""
     fe = str(Path(sys.executable).with_name("fasteval"))
+    fe_args = [fe, "eval", str(QRELS), str(RUN), "-m", "map", "-m", "P_10"]
     cmds = {
-        "fasteval": [fe, "eval", str(QRELS), str(RUN), "-m", "map", "-m", "P_10"],
+        "fasteval": fe_args,
+        "fasteval, JIT only (`FASTEVAL_AOT=0`)": fe_args,
         "pytrec_eval script": [sys.executable, "-c", PYTREC_SCRIPT, str(QRELS), str(RUN)],
     }
     te = os.environ.get("TREC_EVAL")
-    if te:
-        cmds["trec_eval"] = [te, "-m", "map", "-m", "P.10", str(QRELS), str(RUN)]
+    if te:  # trec_eval reads plain text only
+        plain = Path(tempfile.mkdtemp(prefix="small-calls-"))
+        for f in (QRELS, RUN):
+            (plain / f.stem).write_bytes(gzip.decompress(f.read_bytes()))
+        files = [str(plain / f.stem) for f in (QRELS, RUN)]
+        cmds["trec_eval"] = [te, "-m", "map", "-m", "P.10", *files]
     # as after an install: Python's bytecode cached (a PYTHONDONTWRITEBYTECODE set in the
     # environment would make every fresh process compile fasteval's modules again)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    out = []
+    if not _library_built(env):
+        print("building the ahead-of-time kernel library (`fasteval warmup` does)", flush=True)
+        from fasteval import aot
+
+        aot.build(report=print)
+    envs = {name: dict(env, FASTEVAL_AOT="0") if "JIT only" in name else env for name in cmds}
     for name, args in cmds.items():
-        _child_proc(args, env)  # warm the page cache, numba's cache and the bytecode
-        samples = [_child_proc(args, env) for _ in range(reps)]
+        _child_proc(args, envs[name])  # warm the page cache, numba's cache and the bytecode
+    samples: dict[str, list[tuple[float, float, float, str]]] = {name: [] for name in cmds}
+    for _ in range(reps):  # interleaved, so a busy minute weighs on every tool alike
+        for name, args in cmds.items():
+            samples[name].append(_child_proc(args, envs[name]))
+    out = []
+    for name, got in samples.items():
         out.append(
             (
                 name,
                 {
-                    "wall": statistics.median(s[0] for s in samples),
-                    "cpu": statistics.median(s[1] for s in samples),
-                    "rss": max(s[2] for s in samples),
+                    "wall": statistics.median(s[0] for s in got),
+                    "cpu": statistics.median(s[1] for s in got),
+                    "rss": max(s[2] for s in got),
                 },
             )
         )

@@ -153,6 +153,10 @@ def main(folder: str) -> None:
         return flags
 
     pycc_compiler.Flags = gil_free_flags
+    # pycc targets a CPU model by name only; numba's JIT also sets the host's own
+    # feature string (a virtual machine may hide some of the model's extensions)
+    codegen: Any = importlib.import_module("numba.core.codegen")
+    codegen.AOTCPUCodegen._customize_tm_features = codegen.JITCPUCodegen._customize_tm_features
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out) as tmp:

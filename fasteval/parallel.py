@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from fasteval.errors import ParameterError
+from fasteval.kernels import jit
 
 MIN_SPLIT_WORK = 20_000
 """Total work (rows) below which a call runs on the calling thread: handing chunks to
@@ -123,6 +124,9 @@ def _call(
     kernel: Callable[..., Any], parts: list[tuple[int, int]], t: int, args: tuple[Any, ...]
 ) -> None:
     """``kernel(lo, hi, *args)`` for each range: on up to ``t`` threads, or in this one."""
+    if parts:  # the chunks' arguments differ only in lo, hi: their types are read once
+        lo, hi = parts[0]
+        kernel = jit.resolve(kernel, (lo, hi, *args))
     if len(parts) <= 1 or t == 1:
         for lo, hi in parts:
             kernel(lo, hi, *args)

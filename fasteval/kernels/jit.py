@@ -118,14 +118,22 @@ class Kernel:
         )
 
     def __call__(self, *args: Any) -> Any:
+        return self.resolve(args)(*args)
+
+    def resolve(self, args: tuple[Any, ...]) -> Callable[..., Any]:
+        """The function a call with ``args`` runs: the library's, else the dispatcher.
+
+        For a kernel called many times with arguments of one type (the chunks of
+        one parallel call), so that their types are read once.
+        """
         d = self.dispatcher
         if d is None:
             f = self.table.get(arg_key(args)) if self.table else None
             if f is not None:
-                return f(*args)
+                return f
             use_numba()
             d = self.dispatcher
-        return d(*args)
+        return d  # type: ignore[no-any-return]
 
     def dispatch(self) -> Any:
         """The numba dispatcher of this kernel (created once)."""
@@ -143,6 +151,11 @@ class Kernel:
 
     def __repr__(self) -> str:
         return f"<fasteval kernel {self.__module__}.{self.__qualname__}>"
+
+
+def resolve(kernel: Callable[..., Any], args: tuple[Any, ...]) -> Callable[..., Any]:
+    """What ``kernel(*args)`` runs (see :meth:`Kernel.resolve`); other callables as they are."""
+    return kernel.resolve(args) if isinstance(kernel, Kernel) else kernel
 
 
 def use_numba() -> None:
@@ -169,14 +182,19 @@ def arg_key(args: tuple[Any, ...]) -> Key:
 _SCALARS: dict[type, str] = {bool: "bool", int: "int64", float: "float64"}
 
 
+# numpy's array flag bits (ndarray.flags.num)
+_C, _F, _ALIGNED, _WRITEABLE = 0x1, 0x2, 0x100, 0x400
+
+
 def _value_key(a: Any) -> Key:
     t = type(a)
-    if t is np.ndarray:
-        if not a.dtype.isnative or a.dtype.fields is not None:
+    if t is np.ndarray:  # C-level attributes only: this runs on every kernel call
+        d = a.dtype
+        if not d.isnative or d.fields is not None:
             return None
-        f = a.flags
-        layout = "C" if f.c_contiguous else ("F" if f.f_contiguous else "A")
-        return ("array", a.dtype.name, a.ndim, layout, bool(f.writeable), bool(f.aligned))
+        n = a.flags.num
+        layout = "C" if n & _C else ("F" if n & _F else "A")
+        return ("array", d.char, a.ndim, layout, bool(n & _WRITEABLE), bool(n & _ALIGNED))
     s = _SCALARS.get(t)
     if s is not None:
         return s
@@ -204,7 +222,8 @@ def _type_key(t: Any) -> Key:
     if isinstance(t, types.Array):
         if not isinstance(t.dtype, types.Number | types.Boolean):
             return None
-        return ("array", str(t.dtype), t.ndim, t.layout, bool(t.mutable), bool(t.aligned))
+        char = np.dtype(str(t.dtype)).char
+        return ("array", char, t.ndim, t.layout, bool(t.mutable), bool(t.aligned))
     if isinstance(t, types.Boolean):
         return "bool"
     if isinstance(t, types.Number):
@@ -305,5 +324,22 @@ def load_library() -> Library | None:
         except (OSError, ValueError, KeyError, ImportError) as e:
             warnings.warn(f"{so}: not loaded ({e}); using numba's JIT", stacklevel=2)
             return None
+        _adapt_malloc()
         return Library(module, info["kernels"])
     return None
+
+
+def _adapt_malloc() -> None:
+    """Free one 16 MB block, as numba's start-up does, so glibc reuses memory for outputs.
+
+    glibc serves blocks over its mmap threshold (128 KB at start) with fresh
+    pages and, once such a block is freed, raises the threshold to its size
+    (and the trim threshold to twice that). numba's JIT start-up frees large
+    blocks, so a JIT process reuses heap memory for kernel outputs; a process
+    that never loads numba kept the 128 KB threshold and faulted in fresh pages
+    for every output array (about 500 page faults, +1 ms, per warm one-run
+    ``evaluate``). This is glibc's own adaptation, started early; other C
+    libraries ignore it.
+    """
+    block = np.ones(16 << 20, np.uint8)
+    del block
