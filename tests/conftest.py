@@ -12,7 +12,7 @@ from __future__ import annotations
 import gzip
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -26,6 +26,22 @@ os.environ.setdefault("FASTEVAL_AOT", "0")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("FASTEVAL_SHARED_DATA", REPO.parent / "shared" / "data"))
+SAMPLE_DATA = REPO / "fasteval" / "data"
+"""The sample shipped in the package: ``sample.qrels``, ``sample_runs.parquet`` (8 runs)."""
+
+
+def one_line_error(res: Any, *needles: str) -> str:
+    """A CLI result that failed as users should see it: exit 1 and one line on stderr,
+    ``fasteval: error: ...``, holding every needle; no traceback, no usage text."""
+    assert res.exit_code == 1, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    err = str(res.stderr).strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("fasteval: error: "), err
+    assert "Traceback" not in res.output and "Usage:" not in res.output
+    for n in needles:
+        assert n in err, err
+    return err
 
 
 def shared_path(*parts: str) -> Path:

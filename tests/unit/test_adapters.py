@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import namedtuple
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -12,10 +11,10 @@ from polars.testing import assert_frame_equal
 from fasteval import evaluate, load_qrels, load_runs
 from fasteval.errors import InputFormatError, SchemaError
 from fasteval.io.tables import as_qrels, as_run
+from tests.conftest import SAMPLE_DATA as DATA
 
 pd = pytest.importorskip("pandas")
 
-DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
 QRELS = DATA / "sample.qrels"
 RUNS = DATA / "sample_runs.parquet"
 MEASURES = ["map", "P_10", "ndcg_cut_10", "recip_rank"]

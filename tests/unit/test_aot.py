@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 
 from fasteval.kernels import jit
 from fasteval.kernels.text import Str
+from tests.conftest import SAMPLE_DATA
 
-SAMPLE = Path(__file__).resolve().parents[2] / "fasteval" / "data"
+SAMPLE = SAMPLE_DATA
 QRELS = SAMPLE / "sample.qrels"
 RUNS = SAMPLE / "sample_runs.parquet"
 

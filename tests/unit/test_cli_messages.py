@@ -9,26 +9,15 @@ import pytest
 from click.testing import CliRunner
 
 from fasteval.cli import main
+from tests.conftest import SAMPLE_DATA as DATA
+from tests.conftest import one_line_error
 
-DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
 QRELS = str(DATA / "sample.qrels")
 RUNS = str(DATA / "sample_runs.parquet")
 
 
 def _run(args: list[str]):
     return CliRunner().invoke(main, args, prog_name="fasteval")
-
-
-def _one_line_error(res, *needles: str) -> str:
-    assert res.exit_code == 1, res.output
-    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
-    err = res.stderr.strip()
-    assert len(err.splitlines()) == 1, err
-    assert err.startswith("fasteval: error: "), err
-    assert "Traceback" not in res.output and "Usage:" not in res.output
-    for n in needles:
-        assert n in err, err
-    return err
 
 
 @pytest.mark.parametrize(
@@ -43,7 +32,7 @@ def _one_line_error(res, *needles: str) -> str:
     ],
 )
 def test_usage_errors_are_one_line_exit_1(args, needles):
-    _one_line_error(_run(args), *needles)
+    one_line_error(_run(args), *needles)
 
 
 def test_help_and_version_still_exit_0():
@@ -63,7 +52,7 @@ def test_help_and_version_still_exit_0():
 def test_missing_plots_extra_names_the_extra(args, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
-    _one_line_error(_run(args), "matplotlib", "pip install 'fasteval[plots]'")
+    one_line_error(_run(args), "matplotlib", "pip install 'fasteval[plots]'")
     assert "pip install -e '.[plots]'" in _run(args).stderr  # from a checkout too
     assert list(tmp_path.iterdir()) == []  # refused before any work
 
@@ -86,7 +75,7 @@ def test_missing_cluster_extra_names_the_extra(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)
     monkeypatch.setitem(sys.modules, "dask", None)
     res = _run(["infodiff", QRELS, RUNS, "--cluster", "local:1"])
-    _one_line_error(res, "pip install 'fasteval[cluster]'")
+    one_line_error(res, "pip install 'fasteval[cluster]'")
 
 
 def test_ctrl_c_exits_130_with_one_line_and_no_temp_files(tmp_path, monkeypatch):
@@ -124,7 +113,7 @@ def test_missing_output_folder_is_refused_before_reading(args, tmp_path, monkeyp
 
     monkeypatch.setattr(fasteval.engine, "prepare", no_reading)
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
-    _one_line_error(_run(args), "-o", "nodir", "does not exist")
+    one_line_error(_run(args), "-o", "nodir", "does not exist")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -136,7 +125,7 @@ def test_study_unknown_measure_fails_before_reading(tmp_path, monkeypatch):
 
     monkeypatch.setattr(studies, "prepare_compact", no_reading)  # what a study reads with
     res = _run(["study", "subsample", QRELS, RUNS, "-m", "mapp", "-o", str(tmp_path / "st")])
-    _one_line_error(res, "mapp")
+    one_line_error(res, "mapp")
 
 
 @pytest.mark.parametrize(
@@ -152,7 +141,7 @@ def test_study_unknown_measure_fails_before_reading(tmp_path, monkeypatch):
     ],
 )
 def test_unknown_measure_suggests_close_names_in_one_short_line(name, want):
-    err = _one_line_error(_run(["eval", QRELS, RUNS, "-m", name]), f"unknown measure {name!r}")
+    err = one_line_error(_run(["eval", QRELS, RUNS, "-m", name]), f"unknown measure {name!r}")
     assert "did you mean" in err and want in err, err
     assert "diversity" in err and "LMJS" in err  # the families, short
     assert len(err) < 400, len(err)
@@ -171,11 +160,11 @@ def _diversity_files(tmp_path: Path) -> tuple[str, str]:
 
 def test_hint_names_only_options_of_the_command_run(tmp_path):
     qrels, run = _diversity_files(tmp_path)
-    err = _one_line_error(_run(["eval", "-m", "alpha-nDCG@20", qrels, run]), "rank 1")
+    err = one_line_error(_run(["eval", "-m", "alpha-nDCG@20", qrels, run]), "rank 1")
     # eval has no --order: the hint names the command that has it, never the API keyword
     assert "'fasteval ndeval --order traditional'" in err, err
     assert "order='traditional'" not in err and "CLI:" not in err, err
-    err = _one_line_error(_run(["ndeval", qrels, run]), "rank 1")
+    err = one_line_error(_run(["ndeval", qrels, run]), "rank 1")
     assert "hint: --order traditional orders" in err, err
 
 
@@ -354,5 +343,5 @@ def test_commands_draw_progress_bars_through_one_helper():
 def test_arguments_fail_before_the_inputs_are_read(args, needle, tmp_path):
     missing = str(tmp_path / "no-such-run.txt")  # reading it would fail with 'no such file'
     args = [a.replace("{missing}", missing).replace("{tmp}", str(tmp_path)) for a in args]
-    err = _one_line_error(_run(args), needle)
+    err = one_line_error(_run(args), needle)
     assert "no such file" not in err and "no-such-run" not in err, err

@@ -18,8 +18,8 @@ from fasteval.analysis import statistics as sg
 from fasteval.cli import main
 from fasteval.comparison import compare, compare_table
 from fasteval.errors import ParameterError
+from tests.conftest import SAMPLE_DATA as DATA
 
-DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
 QRELS = DATA / "sample.qrels"
 RUNS = DATA / "sample_runs.parquet"
 

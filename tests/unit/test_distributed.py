@@ -29,8 +29,8 @@ from fasteval.cli import main
 from fasteval.distributed import evaluation as fde
 from fasteval.distributed import studies as fds
 from fasteval.errors import ParameterError
+from tests.conftest import SAMPLE_DATA as DATA
 
-DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
 QRELS = DATA / "sample.qrels"
 RUNS = DATA / "sample_runs.parquet"
 

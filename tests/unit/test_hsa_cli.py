@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import polars as pl
 from click.testing import CliRunner
@@ -11,8 +10,8 @@ from click.testing import CliRunner
 from fasteval.analysis.hsa import histogram_analysis, histogram_analysis_prepared
 from fasteval.cli import main
 from fasteval.engine import prepare
+from tests.conftest import SAMPLE_DATA as DATA
 
-DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
 QRELS = DATA / "sample.qrels"
 RUNS = DATA / "sample_runs.parquet"
 

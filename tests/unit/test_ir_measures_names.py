@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -11,10 +10,10 @@ import pytest
 from fasteval import evaluate, load_qrels, load_runs
 from fasteval.errors import MeasureError
 from fasteval.measures.ir_measures_names import canonical, normalise_measures, split_judged_only
+from tests.conftest import SAMPLE_DATA as DATA
 
 irm = pytest.importorskip("ir_measures")
 
-DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
 QRELS = DATA / "sample.qrels"
 RUNS = DATA / "sample_runs.parquet"
 

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import polars as pl
 import pytest
 
 irm = pytest.importorskip("ir_measures")
 
 from fasteval.ir_measures_provider import provider, use_fasteval  # noqa: E402
-
-DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
+from tests.conftest import SAMPLE_DATA as DATA  # noqa: E402
 
 MEASURES = [
     irm.P @ 10,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,9 +14,8 @@ import scipy.stats
 from fasteval import evaluate
 from fasteval.analysis import correlation as corr
 from fasteval.analysis import meta, statistics
+from tests.conftest import SAMPLE_DATA as DATA
 from tests.reference import significance as ref
-
-DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
 
 
 def _matrix(seed: int, n_sys: int = 7, n_q: int = 13) -> np.ndarray:

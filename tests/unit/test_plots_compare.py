@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from fasteval import evaluate
@@ -12,8 +10,7 @@ from fasteval.errors import ParameterError
 pytest.importorskip("matplotlib")
 
 from fasteval.plots.compare import per_query_differences, precision_recall
-
-DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
+from tests.conftest import SAMPLE_DATA as DATA
 
 
 @pytest.fixture(scope="module")

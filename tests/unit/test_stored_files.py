@@ -29,25 +29,15 @@ from fasteval.cli import main
 from fasteval.errors import DamagedFileError, FastevalWarning, WriteError
 from fasteval.io import stored, writers
 from fasteval.studies import subsample
+from tests.conftest import SAMPLE_DATA as DATA
+from tests.conftest import one_line_error
 
-DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
 QRELS = str(DATA / "sample.qrels")
 SAMPLE_RUNS = str(DATA / "sample_runs.parquet")
 
 
 def _run(args: list[str]) -> Any:
     return CliRunner().invoke(main, [str(a) for a in args], prog_name="fasteval")
-
-
-def _one_line_error(res: Any, *needles: str) -> str:
-    assert res.exit_code == 1, res.output
-    err = res.stderr.strip()
-    assert len(err.splitlines()) == 1, err
-    assert err.startswith("fasteval: error: "), err
-    assert "Traceback" not in res.output
-    for n in needles:
-        assert n in err, err
-    return err
 
 
 def _runs(tmp_path: Path, seed: int = 7) -> tuple[Path, list[Path]]:
@@ -114,12 +104,12 @@ def test_a_damaged_archive_page_is_an_error_and_no_output(tmp_path: Path, column
             evaluate(qrels, archive, ["map", "P_10"], batch_rows=batch_rows)
     out = tmp_path / "out.parquet"
     res = _run(["eval", qrels, archive, "-m", "map", "-o", out])
-    _one_line_error(res, str(archive), "damaged file", "ingest the runs again")
+    one_line_error(res, str(archive), "damaged file", "ingest the runs again")
     assert not out.exists()
     res = _run(["eval", qrels, archive, "-m", "map"])
     assert res.exit_code == 1 and res.stdout == ""  # not one number
     fused = tmp_path / "fused.run"
-    _one_line_error(_run(["fuse", archive, "-o", fused]), "damaged file")
+    one_line_error(_run(["fuse", archive, "-o", fused]), "damaged file")
     assert not fused.exists()
     res = _run(["verify", archive])
     assert res.exit_code == 1 and f"{archive}: DAMAGED" in res.stdout, res.output
@@ -136,7 +126,7 @@ def test_a_resumed_study_on_a_damaged_archive_stops_and_keeps_its_parts(tmp_path
     assert _run([*args, "--no-plot", "-o", out]).exit_code == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     _flip(archive, "doc_id")
-    _one_line_error(_run([*args, "--no-plot", "-o", out]), "damaged file")
+    one_line_error(_run([*args, "--no-plot", "-o", out]), "damaged file")
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
@@ -353,7 +343,7 @@ def test_a_full_disk_at_every_write_site_is_one_line_and_keeps_the_old_file(
     _full_disk(monkeypatch, when=when)
     for args, target in sites:
         res = _run(args)
-        err = _one_line_error(res, "cannot write", ": no space left on device")
+        err = one_line_error(res, "cannot write", ": no space left on device")
         assert err.split("cannot write ")[1].startswith(str(target)), (args, err)
         assert "thrift" not in err and "ComputeError" not in err
     for args, target in sites:
@@ -371,7 +361,7 @@ def test_each_errno_names_the_systems_reason(
     _full_disk(monkeypatch, code)
     out = tmp_path / "e.parquet"
     reason = os.strerror(code)
-    err = _one_line_error(_run(["eval", QRELS, SAMPLE_RUNS, "-o", out]), f"cannot write {out}: ")
+    err = one_line_error(_run(["eval", QRELS, SAMPLE_RUNS, "-o", out]), f"cannot write {out}: ")
     assert err.endswith(reason[:1].lower() + reason[1:]), err
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(WriteError, match=f"cannot write {out}"):
@@ -438,7 +428,7 @@ def test_a_real_full_disk(small_disk: Path, tmp_path: Path) -> None:
     ):
         if args[0] == "study":
             args += ["--no-plot", "-o", targets["study"]]
-        _one_line_error(_run(args), "cannot write", "no space left on device")
+        one_line_error(_run(args), "cannot write", "no space left on device")
     assert targets["eval"].read_text() == "the previous file\n"
     assert not targets["ingest"].exists()
     assert sorted(p.name for p in small_disk.rglob("*") if p.is_file()) == ["e.parquet", "filler"]
@@ -453,7 +443,7 @@ def test_a_real_full_disk(small_disk: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["out.xlsx", "all.tsv"])
 def test_an_unknown_output_suffix_lists_the_formats(tmp_path: Path, name: str) -> None:
     out = tmp_path / name
-    err = _one_line_error(_run(["eval", QRELS, SAMPLE_RUNS, "-o", out]), "cannot tell the format")
+    err = one_line_error(_run(["eval", QRELS, SAMPLE_RUNS, "-o", out]), "cannot tell the format")
     assert ".parquet" in err and ".csv" in err and "--format" in err
     assert not out.exists()
     res = _run(["eval", QRELS, SAMPLE_RUNS, "-o", out, "--format", "csv"])
@@ -487,11 +477,11 @@ def test_report_and_leave_out_refuse_a_group_map_without_some_runs(tmp_path: Pat
     groups = tmp_path / "groups"
     groups.write_text("".join(f"{r} g{i % 2}\n" for i, r in enumerate(runs[:-2])))
     report = _run(["report", QRELS, SAMPLE_RUNS, "--groups", groups])
-    err = _one_line_error(report, "have no group in the run -> group map", runs[-1])
+    err = one_line_error(report, "have no group in the run -> group map", runs[-1])
     assert report.stdout == ""
     args = ["study", "leave-out", QRELS, SAMPLE_RUNS, "--groups", groups, "--no-plot"]
     study = _run([*args, "-o", tmp_path / "st"])
-    _one_line_error(study, "have no group in the run -> group map", runs[-1])
+    one_line_error(study, "have no group in the run -> group map", runs[-1])
     assert err.split("error: ")[1].split(": run(s)")[1] in study.stderr  # the same words
 
 
@@ -511,7 +501,7 @@ def test_a_damaged_collection_index_says_to_build_it_again(tmp_path: Path) -> No
     run = tmp_path / "run"
     run.write_text("1 Q0 d1 1 2.0 r\n1 Q0 d3 2 1.0 r\n")
     res = _run(["eval", qrels, run, "--collection", index, "-m", "LMJS@20"])
-    _one_line_error(res, "damaged file", "build the index again (fasteval index)")
+    one_line_error(res, "damaged file", "build the index again (fasteval index)")
     assert res.stdout == ""
 
 

@@ -11,8 +11,7 @@ from click.testing import CliRunner
 
 import fasteval
 from fasteval.cli import main
-
-DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
+from tests.conftest import SAMPLE_DATA as DATA
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ from fasteval.cli import main
 from fasteval.engine import prepare
 from fasteval.engine.encode import Encoded
 from fasteval.errors import ParameterError
+from tests.conftest import SAMPLE_DATA as DATA
 
-DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
 QRELS = DATA / "sample.qrels"
 RUNS = DATA / "sample_runs.parquet"
 

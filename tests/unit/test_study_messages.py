@@ -12,8 +12,8 @@ from polars.testing import assert_frame_equal
 from fasteval.analysis.studies import subsample
 from fasteval.cli import main
 from fasteval.errors import FastevalWarning, ParameterError
+from tests.conftest import SAMPLE_DATA as DATA
 
-DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
 QRELS = str(DATA / "sample.qrels")
 RUNS = str(DATA / "sample_runs.parquet")
 

@@ -18,9 +18,9 @@ from fasteval.cli import main
 from fasteval.engine import prepare
 from fasteval.engine.diversity import diversity_evaluate, prepare_diversity
 from fasteval.errors import MeasureError, ParameterError
+from tests.conftest import SAMPLE_DATA as DATA
 from tests.conftest import shared_path
 
-DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
 QRELS = DATA / "sample.qrels"
 RUNS = DATA / "sample_runs.parquet"
 DIV_MEASURES = ["alpha_nDCG@20", "alpha_nDCG@5", "ERR_IA@20", "nERR_IA@10", "NRBP", "nNRBP",

@@ -13,8 +13,8 @@ from fasteval.analysis import variants as var
 from fasteval.api import evaluate
 from fasteval.engine import compute, prepare, to_frame
 from fasteval.measures.parser import parse_measures
+from tests.conftest import SAMPLE_DATA as DATA
 
-DATA = Path(__file__).resolve().parents[2] / "fasteval" / "data"
 MEASURES = ["map", "P_10", "ndcg", "bpref", "Rprec", "recip_rank", "num_rel", "infAP"]
 
 
