@@ -22,6 +22,7 @@ See :mod:`fasteval.kernels.jit` for how the library is used and when it is not.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import importlib
 import importlib.machinery
@@ -94,22 +95,41 @@ def record() -> None:
 
     q, r = warmup.SAMPLE_QRELS, warmup.SAMPLE_RUNS
     families = [f for f in FAMILIES if not f.endswith("_avgjg") and not f.startswith("prefs_")]
+    core = ["map", "P_10", "ndcg_cut_10"]
     with tempfile.TemporaryDirectory() as d:
         run_dir, div = warmup.text_copies(Path(d))
         one = sorted(run_dir.iterdir())[0]
         gz = Path(d) / (one.name + ".gz")
-        import gzip  # noqa: PLC0415
-
         gz.write_bytes(gzip.compress(one.read_bytes()))
+        big = big_run(one, Path(d) / "big.run")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for runs in (one, gz, run_dir, r, load_runs(r)):
-                fasteval.evaluate(q, runs, ["map", "P_10", "ndcg_cut_10"])
+                fasteval.evaluate(q, runs, core)
                 fasteval.evaluate(q, runs, families)
             for compat in (9, 10):
                 fasteval.evaluate(q, one, families, compat=compat, per_query=True)
+            # files tokenised in ranges by several threads, and files or archives larger
+            # than a batch (read in pieces)
+            fasteval.evaluate(q, big, core)
+            for runs in (one, gz, r):
+                fasteval.evaluate(q, runs, core, batch_rows=300)
             warmup.in_memory(q, r)
             fasteval.diversity_evaluate(div, run_dir)
+
+
+def big_run(one: Path, out: Path) -> Path:
+    """``one``'s lines, then again under new query ids until the file passes the size at
+    which text is tokenised in ranges (:data:`fasteval.io.tokens.SUBRANGE_BYTES`)."""
+    from fasteval.io.tokens import SUBRANGE_BYTES  # noqa: PLC0415
+
+    lines = one.read_text().splitlines()
+    size = sum(len(x) + 1 for x in lines)
+    parts: list[str] = []
+    for k in range(SUBRANGE_BYTES // max(1, size) + 2):
+        parts.extend(f"{k}x{line}" if k else line for line in lines)
+    out.write_text("\n".join(parts) + "\n")
+    return out
 
 
 def exports() -> list[tuple[str, Any, Any, Any]]:

@@ -127,10 +127,11 @@ class Kernel:
         """
         d = self.dispatcher
         if d is None:
-            f = self.table.get(arg_key(args)) if self.table else None
+            key = arg_key(args)
+            f = self.table.get(key) if self.table else None
             if f is not None:
                 return f
-            use_numba()
+            use_numba(f"{self.__module__}.{self.__qualname__}{key!r}")
             d = self.dispatcher
         return d  # type: ignore[no-any-return]
 
@@ -145,7 +146,7 @@ class Kernel:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        use_numba()
+        use_numba(f"{self.__module__}.{self.__qualname__}.{name}")
         return getattr(self.dispatch(), name)
 
     def __repr__(self) -> str:
@@ -157,11 +158,16 @@ def resolve(kernel: Callable[..., Any], args: tuple[Any, ...]) -> Callable[..., 
     return kernel.resolve(args) if isinstance(kernel, Kernel) else kernel
 
 
-def use_numba() -> None:
-    """Switch the process to numba's JIT for every kernel (once; safe from any thread)."""
+def use_numba(reason: str = "asked for") -> None:
+    """Switch the process to numba's JIT for every kernel (once; safe from any thread).
+
+    ``reason`` (the kernel call the library lacks) is kept for :func:`status`.
+    """
     with _lock:
         if _state["mode"] == "numba":
             return
+        if _state["library"] is not None:
+            _state["switched_by"] = reason
         for k in _kernels:
             k.dispatch()
         for name, module in list(sys.modules.items()):
@@ -171,6 +177,18 @@ def use_numba() -> None:
                     if isinstance(value, Kernel):
                         space[attr] = value.dispatch()
         _state["mode"] = "numba"
+
+
+def status() -> dict[str, Any]:
+    """How this process runs its kernels: ``mode``, the ``library`` file (or ``None``), and
+    ``switched_by``, the first kernel call the library lacked (``None`` if none did)."""
+    m = mode()
+    library = _state["library"]
+    return {
+        "mode": m,
+        "library": None if library is None else library.module.__file__,
+        "switched_by": _state.get("switched_by"),
+    }
 
 
 def arg_key(args: tuple[Any, ...]) -> Key:

@@ -107,16 +107,21 @@ try:
 finally:
     from fasteval.kernels import jit
     with open(os.environ["STATE_OUT"], "w") as f:
-        json.dump({"mode": jit.mode(), "numba": "numba" in sys.modules}, f)
+        json.dump({"mode": jit.mode(), "numba": "numba" in sys.modules,
+                   "switched_by": jit.status()["switched_by"]}, f)
 """
 
 
 def _run(
-    args: list[str], tmp: Path, library: Path | None, code: str = DRIVER
+    args: list[str],
+    tmp: Path,
+    library: Path | None,
+    code: str = DRIVER,
+    **extra_env: str,
 ) -> tuple[str, str, dict[str, Any]]:
     """A fresh interpreter running ``code`` (default: ``fasteval ARGS``) on the JIT
     (``library=None``) or on the library: (stdout, stderr, {mode, numba imported})."""
-    env = dict(os.environ, STATE_OUT=str(tmp / "state.json"))
+    env = dict(os.environ, STATE_OUT=str(tmp / "state.json"), **extra_env)
     if library is None:
         env[jit.AOT_ENV] = "0"
     else:
@@ -171,8 +176,24 @@ def test_commands_on_the_library_print_what_the_jit_prints(
         aot_out, err, aot_state = _run(args, tmp_path, library)
         assert aot_out == jit_out
         assert jit_out.count("\n") > 1
-        assert jit_state == {"mode": "numba", "numba": True}
-        assert aot_state == {"mode": "aot", "numba": False}, err
+        assert jit_state == {"mode": "numba", "numba": True, "switched_by": None}
+        assert aot_state == {"mode": "aot", "numba": False, "switched_by": None}, err
+
+
+@pytest.mark.slow
+def test_big_files_in_ranges_and_pieces_run_on_the_library(library: Path, tmp_path: Path) -> None:
+    """A file tokenised in ranges by both threads, read in pieces smaller than itself (as
+    an MS MARCO run is): numba is not loaded for it either."""
+    from fasteval import aot, warmup
+
+    run_dir, _ = warmup.text_copies(tmp_path)
+    big = aot.big_run(sorted(run_dir.iterdir())[0], tmp_path / "big.run")
+    args = ["eval", str(QRELS), str(big), "-m", "map", "-m", "P_10", "-q"]
+    jit_out, _, _ = _run(args, tmp_path, None, FASTEVAL_BATCH_ROWS="5000")
+    aot_out, _, state = _run(args, tmp_path, library, FASTEVAL_BATCH_ROWS="5000")
+    assert aot_out == jit_out
+    assert jit_out.count("\n") > 40
+    assert state == {"mode": "aot", "numba": False, "switched_by": None}
 
 
 @pytest.mark.slow
@@ -185,7 +206,7 @@ def test_diversity_on_the_library_prints_what_the_jit_prints(library: Path, tmp_
     jit_out, _, _ = _run(args, tmp_path, None)
     aot_out, _, state = _run(args, tmp_path, library)
     assert aot_out == jit_out
-    assert state == {"mode": "aot", "numba": False}
+    assert state == {"mode": "aot", "numba": False, "switched_by": None}
 
 
 @pytest.mark.slow
@@ -199,7 +220,9 @@ def test_a_kernel_the_library_lacks_switches_the_process_to_numba(
     (tmp_path / "f.run").unlink()
     _, _, state = _run(args, tmp_path, library)
     assert (tmp_path / "f.run").read_bytes() == want
-    assert state == {"mode": "numba", "numba": True}
+    assert state["mode"] == "numba"
+    assert state["numba"]
+    assert state["switched_by"].startswith("fasteval.kernels.fusion.")
 
 
 @pytest.mark.slow
@@ -244,7 +267,8 @@ parts = [ev.evaluate(frame), ev.evaluate(run), fasteval.evaluate(sys.argv[2], on
 print("\\n".join(p.write_csv() for p in parts))
 from fasteval.kernels import jit
 with open(os.environ["STATE_OUT"], "w") as f:
-    json.dump({"mode": jit.mode(), "numba": "numba" in sys.modules}, f)
+    json.dump({"mode": jit.mode(), "numba": "numba" in sys.modules,
+               "switched_by": jit.status()["switched_by"]}, f)
 """
 
 
@@ -256,4 +280,4 @@ def test_library_calls_on_frames_and_dicts_match_the_jit(library: Path, tmp_path
     aot_out, _, state = _run([str(RUNS), str(QRELS)], tmp_path, library, API)
     assert aot_out == jit_out
     assert jit_out.count("\n") > 100
-    assert state == {"mode": "aot", "numba": False}
+    assert state == {"mode": "aot", "numba": False, "switched_by": None}
