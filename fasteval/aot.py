@@ -28,6 +28,7 @@ import importlib
 import importlib.machinery
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -45,9 +46,10 @@ def build(folder: Path | None = None, report: Callable[[str], None] | None = Non
 
     Needs numba, a C compiler (``cc``) and a warm numba cache (``fasteval
     warmup`` runs this after warming it). Raises :class:`FastevalError` with
-    the child's last lines when the build fails.
+    the child's last lines when the build fails, and before any work when
+    ``folder`` cannot be written.
     """
-    target = folder if folder is not None else writable_folder()
+    target = writable_folder([folder] if folder is not None else jit.folders())
     t0 = time.perf_counter()
     _child("aot.record()")  # fills numba's cache, so the next child compiles nothing nested
     path = Path(_child(f"aot.main({str(target)!r})").strip().splitlines()[-1])
@@ -64,15 +66,17 @@ def _child(call: str) -> str:
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
     )
     if proc.returncode != 0:
-        tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
+        lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
+        errors = [i for i, ln in enumerate(lines) if re.match(r"[\w.]+(Error|Exception):", ln)]
+        tail = " ".join(lines[errors[-1] :] if errors else lines[-3:])
         msg = f"building the ahead-of-time kernels failed: {tail}"
         raise FastevalError(msg)
     return proc.stdout
 
 
-def writable_folder() -> Path:
-    """The first folder of :func:`fasteval.kernels.jit.folders` that can be written."""
-    for folder in jit.folders():
+def writable_folder(candidates: list[Path]) -> Path:
+    """The first of ``candidates`` that is (or can be made) a folder we can write in."""
+    for folder in candidates:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             probe = tempfile.NamedTemporaryFile(dir=folder, delete=True)  # noqa: SIM115
@@ -80,7 +84,8 @@ def writable_folder() -> Path:
         except OSError:
             continue
         return folder
-    msg = f"no writable folder for the ahead-of-time kernels among {jit.folders()}"
+    where = ", ".join(str(f) for f in candidates)
+    msg = f"cannot write the ahead-of-time kernels to {where} (set {jit.AOT_DIR_ENV})"
     raise FastevalError(msg)
 
 

@@ -281,3 +281,33 @@ def test_library_calls_on_frames_and_dicts_match_the_jit(library: Path, tmp_path
     assert aot_out == jit_out
     assert jit_out.count("\n") > 100
     assert state == {"mode": "aot", "numba": False, "switched_by": None}
+
+
+def test_a_folder_that_cannot_be_written_is_refused_before_any_work(tmp_path: Path) -> None:
+    """One line naming the folder and the variable that moves it; nothing is run."""
+    from fasteval import aot
+    from fasteval.errors import FastevalError
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(FastevalError, match=r"cannot write .*a-file.*FASTEVAL_AOT_DIR"):
+        aot.build(blocker / "aot")
+
+
+@pytest.mark.slow
+def test_warmup_without_a_working_compiler_warns_and_keeps_the_jit(tmp_path: Path) -> None:
+    """`fasteval warmup` whose C compiler fails: exit 0, one warning line, no library."""
+    from click.testing import CliRunner
+
+    from fasteval import aot
+    from fasteval.cli import main
+
+    env = {"CC": "false", jit.AOT_DIR_ENV: str(tmp_path), jit.AOT_ENV: "1"}
+    res = CliRunner().invoke(main, ["warmup"], env=env)
+    assert res.exit_code == 0, res.output
+    warning = [ln for ln in res.stderr.splitlines() if ln.startswith("warning:")]
+    assert len(warning) == 1, res.stderr
+    assert "building the ahead-of-time kernels failed" in warning[0]
+    assert "numba's JIT" in warning[0]
+    assert not list(tmp_path.glob(jit.PREFIX + "*"))
+    assert aot.writable_folder([tmp_path]) == tmp_path
