@@ -15,7 +15,8 @@ The second:
    ``nogil=True`` does; pycc has no option for it, so the compile flags are
    set here);
 3. it writes the module and a JSON index beside it (kernel, argument type key,
-   exported name, the module's SHA-256) atomically, replacing older builds.
+   exported name, the module's SHA-256) through the atomic writer of
+   :mod:`fasteval.io.writers`, and deletes older builds.
 
 See :mod:`fasteval.kernels.jit` for how the library is used and when it is not.
 """
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from fasteval.errors import FastevalError
+from fasteval.io import writers
 from fasteval.kernels import jit
 
 
@@ -96,10 +98,9 @@ def record() -> None:
     import fasteval  # noqa: PLC0415
     from fasteval import warmup  # noqa: PLC0415
     from fasteval.io.tables import load_runs  # noqa: PLC0415
-    from fasteval.measures.registry import FAMILIES  # noqa: PLC0415
 
     q, r = warmup.SAMPLE_QRELS, warmup.SAMPLE_RUNS
-    families = [f for f in FAMILIES if not f.endswith("_avgjg") and not f.startswith("prefs_")]
+    families = warmup.trec_families()
     core = ["map", "P_10", "ndcg_cut_10"]
     with tempfile.TemporaryDirectory() as d:
         run_dir, div = warmup.text_copies(Path(d))
@@ -195,15 +196,11 @@ def main(folder: str) -> None:
             cc.export(export, sig)(fn)
             index.setdefault(kernel, []).append([key, export])
         cc.compile()
-        suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-        built = next(Path(tmp).glob(name + "*"))
-        so = out / (name + suffix)
-        meta = out / (name + ".json")
-        sha = hashlib.sha256(built.read_bytes()).hexdigest()
-        os.replace(built, so)
-        tmp_meta = Path(tmp) / "meta.json"
-        tmp_meta.write_text(json.dumps({"sha256": sha, "kernels": index}))
-        os.replace(tmp_meta, meta)
+        data = next(Path(tmp).glob(name + "*")).read_bytes()
+    so = out / (name + importlib.machinery.EXTENSION_SUFFIXES[0])
+    writers.write_bytes(data, so)
+    sha = hashlib.sha256(data).hexdigest()
+    writers.write_text(json.dumps({"sha256": sha, "kernels": index}), out / (name + ".json"))
     for old in out.glob(jit.PREFIX + "*"):
         if not old.name.startswith(name):
             old.unlink(missing_ok=True)

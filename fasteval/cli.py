@@ -453,7 +453,7 @@ def warmup_cmd(aot: bool) -> None:
     from fasteval.errors import FastevalError
     from fasteval.kernels import jit
 
-    if os.environ.get(jit.AOT_ENV) == "0":
+    if jit.disabled():
         click.echo(f"ahead-of-time library not built ({jit.AOT_ENV}=0)", err=True)
         return
     try:

@@ -85,17 +85,24 @@ def in_memory(qrels: Path, runs: Path) -> object:
     return fasteval.evaluate(qrels, frame, ["map"]), fasteval.evaluate(qrels, as_dict, ["map"])
 
 
+def trec_families() -> list[str]:
+    """Every trec_eval measure family that plain qrels score (not the judgment-group
+    ``*_avgjg`` ones nor the preference ``prefs_*`` ones, which need other qrels)."""
+    from fasteval.measures.registry import FAMILIES
+
+    return [f for f in FAMILIES if not f.endswith("_avgjg") and not f.startswith("prefs_")]
+
+
 def steps(tmp: Path) -> list[tuple[str, Callable[[], object]]]:
     """The warm-up steps: (what, call) pairs, each exercising one kernel family."""
     import fasteval
     from fasteval.analysis.fusion import fuse
     from fasteval.analysis.meta import discriminative_power
     from fasteval.analysis.studies import subsample
-    from fasteval.measures.registry import FAMILIES
 
     run_dir, div = text_copies(tmp)
     q, r = SAMPLE_QRELS, SAMPLE_RUNS
-    families = [f for f in FAMILIES if not f.endswith("_avgjg") and not f.startswith("prefs_")]
+    families = trec_families()
 
     def eval_all() -> object:
         with warnings.catch_warnings():

@@ -72,9 +72,9 @@ def njit(*args: Any, **options: Any) -> Any:
             return numba.njit(**options)(fn)
         kernel = Kernel(fn, options)
         with _lock:
+            if _state["mode"] == "numba":  # switched since mode() was read
+                return kernel.dispatch()
             _kernels.append(kernel)
-            if _state["mode"] == "numba":  # switched while this module was importing
-                kernel.dispatch()
         return kernel
 
     if args and callable(args[0]):
@@ -89,10 +89,15 @@ def mode() -> str:
         with _lock:
             m = _state["mode"]
             if m is None:
-                library = None if os.environ.get(AOT_ENV, "1") == "0" else load_library()
+                library = None if disabled() else load_library()
                 _state["library"] = library
                 m = _state["mode"] = "numba" if library is None else "aot"
     return str(m)
+
+
+def disabled() -> bool:
+    """Whether ``FASTEVAL_AOT=0`` keeps every kernel on numba's JIT."""
+    return os.environ.get(AOT_ENV, "1") == "0"
 
 
 class Kernel:
