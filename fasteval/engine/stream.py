@@ -217,7 +217,7 @@ class _Stream:
         reader = PieceReader(Path(unit.item), self.budget * BYTES_PER_LINE)
         for size, lines in reader.pieces():
             try:
-                cols = parse_run_piece(
+                cols, reader.piece_lines = parse_run_piece(
                     reader.buf,
                     size,
                     unit.item,

@@ -251,6 +251,10 @@ class PieceReader:
         self.path = path
         self.piece_bytes = max(1, piece_bytes)
         self.buf = np.empty(2 * self.piece_bytes + 1, np.uint8)
+        self.piece_lines: int | None = None
+        """The newlines of the piece just given, if its reader counted them (the
+        tokenizer does, :func:`~fasteval.io.trec.parse_run_piece`): set before
+        asking for the next piece, it spares the reader a pass over the bytes."""
 
     def _fill(self, f: Any, filled: int) -> tuple[int, bool]:
         """Read up to ``piece_bytes`` more bytes after ``filled``; (filled, end of file)."""
@@ -284,8 +288,10 @@ class PieceReader:
                 cut = _window_cut(self.buf, nl)
                 if cut == 0:
                     continue  # one query so far: read on
+                self.piece_lines = None
                 yield cut, lines
-                lines += count_newlines(self.buf, cut)
+                told = self.piece_lines
+                lines += count_newlines(self.buf, cut) if told is None else told
                 rest = filled - cut
                 self.buf[:rest] = self.buf[cut:filled]  # numpy copies overlapping ranges safely
                 filled = rest

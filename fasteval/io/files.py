@@ -294,7 +294,13 @@ def _read_all_decompressed(
     return buf, starts, ends
 
 
-def check_utf8(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, names: list[str]) -> None:
+def check_utf8(
+    buf: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    names: list[str],
+    suspects: np.ndarray | None = None,
+) -> None:
     """Every file must be UTF-8: ids are text, and two ids must not differ in invalid bytes.
 
     ASCII (the usual case) is told by one ``max`` over the buffer; only files
@@ -306,15 +312,21 @@ def check_utf8(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, names: lis
         File ``i`` is ``buf[starts[i]:ends[i]]``.
     names
         The files' names, for the message.
+    suspects
+        Per file, whether it holds a byte ``>= 0x80``, if the caller knows
+        already (the tokenizer's line count finds out on the way): only
+        those files are looked at.
 
     Raises
     ------
     InputFormatError
         For the first file that is not UTF-8 (its line and byte offset named).
     """
-    if buf.shape[0] == 0 or int(buf.max()) < 0x80:
+    if suspects is None and (buf.shape[0] == 0 or int(buf.max()) < 0x80):
         return
     for i, name in enumerate(names):
+        if suspects is not None and not suspects[i]:
+            continue
         a, b = int(starts[i]), int(ends[i])
         if b <= a or int(buf[a:b].max()) < 0x80:
             continue

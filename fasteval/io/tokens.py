@@ -53,6 +53,9 @@ class Tokens:
     same_bad
         Per file, the first row whose "same" field (a run's tag) differs from the
         file's first, or -1.
+    lines
+        Per file, its newlines (blank and comment lines included), as the
+        tokenizer counted them (``None`` where not known).
     """
 
     names: list[str]
@@ -68,6 +71,7 @@ class Tokens:
     fval: np.ndarray
     fbad: np.ndarray
     same_bad: np.ndarray  # per file
+    lines: np.ndarray | None = None  # per file: its newlines (the tokenizer counted them)
 
     def where(self, r: int) -> str:
         """``file:line`` of row ``r``."""
@@ -126,6 +130,7 @@ class Tokens:
             self.fval[keep],
             self.fbad[keep],
             self.same_bad,
+            self.lines,
         )
 
     def source(self) -> Source:
@@ -209,10 +214,15 @@ def _join_same_bad(
         if same_bad[f] >= 0:
             continue
         a, b = int(row_base[k]), int(row_base[k + 1])
-        cand = np.flatnonzero((n_fields[a:b] > same_field) & ~(ibad[a:b] & fbad[a:b]))
-        if not cand.size:
+        r = -1
+        step = 64  # the first row usually is the one: look in growing blocks
+        while r < 0 and a < b:
+            c = min(b, a + step)
+            cand = np.flatnonzero((n_fields[a:c] > same_field) & ~(ibad[a:c] & fbad[a:c]))
+            r = a + int(cand[0]) if cand.size else -1
+            a, step = c, step * 8
+        if r < 0:
             continue
-        r = a + int(cand[0])
         s = int(line_start[r])
         hits = np.flatnonzero(buf[s : s + 65536] == 10)
         e = s + int(hits[0]) if hits.size else buf.shape[0]
@@ -226,16 +236,22 @@ def _split(
     buf: np.ndarray,
     starts: np.ndarray,
     ends: np.ndarray,
+    names: list[str],
     fields: Fields,
     ws: Workspace | None = None,
-) -> tuple[np.ndarray, ...]:
+) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray]:
     """Tokenise every file of ``buf`` in parallel (two passes: count newlines, then split).
 
+    The first pass also finds the files with bytes that are not ASCII: only
+    those are checked for UTF-8 (:func:`~fasteval.io.files.check_utf8`),
+    before the second. Returns the rows, and each file's newlines and rows.
+
     Large files are cut into ranges of whole lines (:func:`_subranges`), so a
-    single big file is tokenised by every thread too; the ranges' rows are
-    then given back their file and line numbers. Rows are laid out by the
-    ranges' newline counts; blank and comment lines leave gaps, closed
-    afterwards (:func:`_close_gaps`).
+    single big file is tokenised by every thread too; each range's rows get
+    their file and line numbers from the kernel (the first pass counted the
+    lines before each range). Rows are laid out by the ranges' newline
+    counts; blank and comment lines leave gaps, closed afterwards
+    (:func:`_close_gaps`).
     """
     n_files = starts.shape[0]
     buf.flags.writeable = False  # one kernel signature for every byte buffer
@@ -248,7 +264,15 @@ def _split(
     sizes = (r_end - r_start).astype(np.float64)
     lines = np.zeros(n_r, np.int64)
     cap = np.zeros(n_r, np.int64)
-    parallel.run(ktext.count_newlines, sizes, buf, _words(buf), r_start, r_end, lines, cap)
+    high = np.zeros(n_r, np.bool_)
+    parallel.run(ktext.count_newlines, sizes, buf, _words(buf), r_start, r_end, lines, cap, high)
+    check_utf8(buf, starts, ends, names, np.bincount(r_file, high, n_files) > 0)
+    file_lines = np.bincount(r_file, lines, n_files).astype(np.int64)
+    # the lines of a range's file before it: the kernel numbers lines as in the file
+    before = np.cumsum(lines) - lines  # lines before each range in the buffer
+    first_of_file = np.concatenate([[True], r_file[1:] != r_file[:-1]])
+    file_first = np.maximum.accumulate(np.where(first_of_file, np.arange(n_r), 0))
+    ranges = ktext.Ranges(buf, r_start, r_end, r_file, before - before[file_first])
     row_base = np.concatenate([[0], np.cumsum(cap)]).astype(np.int64)
     n = int(row_base[-1])
     k = len(fields.strings)
@@ -262,35 +286,25 @@ def _split(
         new_array(ws, "n_fields", (n,), np.int32),
         new_array(ws, "starts", (k, n), np.int64),  # one row per field
         new_array(ws, "ends", (k, n), np.int64),
-        new_array(ws, "ival", (n,), np.int64, 0),
-        new_array(ws, "ibad", (n,), np.bool_, False),
-        new_array(ws, "fval", (n,), np.float64, 0.0),
-        new_array(ws, "fbad", (n,), np.bool_, False),
+        new_array(ws, "ival", (n,), np.int64),  # every row's values are set by the kernel
+        new_array(ws, "ibad", (n,), np.bool_),
+        new_array(ws, "fval", (n,), np.float64),
+        new_array(ws, "fbad", (n,), np.bool_),
         np.full(n_r, -1, np.int64),  # same_bad, per range
     )
     spec = ktext.FieldSpec(slot_of, int(fields.integer), int(fields.number), int(fields.same))
-    parallel.run(
-        ktext.split_lines, sizes, ktext.Str(buf, r_start, r_end), row_base, spec, lines_out, counts
-    )
+    parallel.run(ktext.split_lines, sizes, ranges, row_base, spec, lines_out, counts)
     out: tuple[np.ndarray, ...] = lines_out
     if (counts != cap).any():  # blank or comment lines: close the gaps they left
         out, row_base = _close_gaps(out, row_base, counts)
+    file_rows = np.bincount(r_file, counts, n_files).astype(np.int64)
     if n_r == n_files:  # no file was cut
-        return out
-    # ranges -> files: the file of each row, its line number within the file
-    first_of_file = np.concatenate([[True], r_file[1:] != r_file[:-1]])
-    before = np.cumsum(lines) - lines  # lines before each range in the buffer
-    file_first = np.maximum.accumulate(np.where(first_of_file, np.arange(n_r), 0))
-    line_base = before - before[file_first]
-    per_row = np.repeat(np.arange(n_r), counts)
-    file_of, line_no = out[0], out[1]
-    line_no += line_base[per_row]
-    file_of[:] = r_file[per_row]
+        return out, file_lines, file_rows
     if fields.same >= 0:
         same_bad = _join_same_bad(buf, r_file, row_base, out, fields.same, n_files)
     else:
         same_bad = np.full(n_files, -1, np.int64)
-    return (*out[:-1], same_bad)
+    return (*out[:-1], same_bad), file_lines, file_rows
 
 
 def _words(buf: np.ndarray) -> np.ndarray:
@@ -304,7 +318,8 @@ def count_newlines(buf: np.ndarray, stop: int) -> int:
     """The newlines in ``buf[:stop]`` (eight bytes at a time, no temporary array)."""
     view = buf[:stop]
     view.flags.writeable = False  # the tokenizer's kernel signature
-    return int(ktext.newlines(view, _words(view), 0, stop))
+    n, _ = ktext.newlines(view, _words(view), 0, stop)
+    return int(n)
 
 
 def _close_gaps(
@@ -387,11 +402,9 @@ def tokenize_buffer(
     InputFormatError
         For a file that is not UTF-8 or has no line with content.
     """
-    check_utf8(buf, starts, ends, names)
-    out = _split(buf, starts, ends, fields, ws)
+    out, lines, counts = _split(buf, starts, ends, names, fields, ws)
     tok = Tokens(names, buf, *out)
-    file_of = tok.file_of
-    counts = np.bincount(file_of, minlength=len(names))
+    tok.lines = lines
     if (counts == 0).any():
         name = tok.names[int(np.flatnonzero(counts == 0)[0])]
         msg = f"{name}: no lines found (the file is empty or all comments)"

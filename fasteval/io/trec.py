@@ -147,7 +147,7 @@ def parse_run_piece(
     lines_before: int = 0,
     run_id_from: str = "tag",
     workspace: Workspace | None = None,
-) -> RunColumns:
+) -> tuple[RunColumns, int]:
     """Parse whole lines of a run file held in memory (``buf[:size]``) as the lines that follow
     line ``lines_before`` of it.
 
@@ -157,6 +157,9 @@ def parse_run_piece(
     than ``size`` (a newline is written there) and must not change while the
     returned columns are in use (they point into it). Not lenient: a piece's
     skipped lines could not be counted for the whole file.
+
+    Returns the columns and the newlines of ``buf[:size]`` (counted on the way):
+    the next piece's ``lines_before`` is this one's plus that.
     """
     if run_id_from not in ("tag", "filename"):
         msg = f"run_id_from must be 'tag' or 'filename', got {run_id_from!r}"
@@ -178,7 +181,8 @@ def parse_run_piece(
         workspace,
     )
     tok.line_no += lines_before
-    return _run_columns(tok, [path], False, run_id_from)
+    assert tok.lines is not None  # the tokenizer counts them
+    return _run_columns(tok, [path], False, run_id_from), int(tok.lines[0])
 
 
 def _run_columns(

@@ -32,6 +32,17 @@ class Str(NamedTuple):
     ends: np.ndarray
 
 
+class Ranges(NamedTuple):
+    """Line-aligned ranges ``buf[starts[r]:ends[r]]`` of files: range ``r`` is part
+    of file ``file[r]`` and follows its line ``lines_before[r]`` (all int64)."""
+
+    buf: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    file: np.ndarray
+    lines_before: np.ndarray
+
+
 class FieldSpec(NamedTuple):
     """What :func:`split_lines` takes from each line (field numbers from 0; -1: none).
 
@@ -79,32 +90,42 @@ _ONE16 = np.uint64(0x0001000100010001)
 _U7 = np.uint64(7)
 _U8 = np.uint64(8)
 _U48 = np.uint64(48)
+_U128 = np.uint64(0x80)
+_HIGH8 = np.uint64(0x8080808080808080)
 
 
 @njit(cache=True, nogil=True)
 def newlines(buf, words, s, e):
-    """Newlines in ``buf[s:e]``; ``words`` is ``buf`` viewed as ``uint64`` (or empty).
+    """Newlines in ``buf[s:e]``, and whether any byte there is ``>= 0x80`` (not
+    ASCII); ``words`` is ``buf`` viewed as ``uint64`` (or empty).
 
     Eight bytes per step: a byte of ``y = word ^ 0x0a..0a`` is zero exactly
     where the byte is a newline, and ``((y & 0x7f..) + 0x7f..) | y`` has its
     high bit clear exactly there (no carry crosses bytes). Up to 255 words
-    are summed per byte lane before the lanes are added up.
+    are summed per byte lane before the lanes are added up. The words are
+    also OR-ed together: a high bit left in the result is a byte ``>= 0x80``
+    (one pass over the bytes for both).
     """
     c = 0
+    hi = np.uint64(0)
     a = (s + 7) // 8
     b = e // 8
     if words.shape[0] < b or a >= b:
         for k in range(s, e):
             c += buf[k] == _NL
-        return c
+            hi |= np.uint64(buf[k])
+        return c, (hi & _U128) != 0
     for k in range(s, a * 8):
         c += buf[k] == _NL
+        hi |= np.uint64(buf[k])
     j = a
     while j < b:
         stop = min(j + 255, b)
         acc = np.uint64(0)
         for i in range(j, stop):
-            y = words[i] ^ _NL8
+            w = words[i]
+            hi |= w
+            y = w ^ _NL8
             t = ((y & _LOW7) + _LOW7) | y
             acc += ((~t) >> _U7) & _ONE8
         x = (acc & _LO16) + ((acc >> _U8) & _LO16)
@@ -112,18 +133,21 @@ def newlines(buf, words, s, e):
         j = stop
     for k in range(b * 8, e):
         c += buf[k] == _NL
-    return c
+        hi |= np.uint64(buf[k])
+    return c, (hi & _HIGH8) != 0
 
 
 @njit(cache=True, nogil=True)
-def count_newlines(lo, hi, buf, words, starts, ends, lines, cap):  # pragma: no cover - numba
+def count_newlines(lo, hi, buf, words, starts, ends, lines, cap, high):  # pragma: no cover - numba
     """For ``f`` in ``lo..hi``: ``lines[f]`` = the lines of ``buf[starts[f]:ends[f]]``
-    (each ends in a newline) and ``cap[f]`` = those lines less the blank ones at
-    its end (the reader's added newline makes one): an upper bound of its rows."""
+    (each ends in a newline), ``cap[f]`` = those lines less the blank ones at
+    its end (the reader's added newline makes one): an upper bound of its rows,
+    and ``high[f]``: a byte of the range is not ASCII (its UTF-8 is checked)."""
     for f in range(lo, hi):
         s = starts[f]
-        n = newlines(buf, words, s, ends[f])
+        n, h = newlines(buf, words, s, ends[f])
         lines[f] = n
+        high[f] = h
         k = ends[f] - 1  # the last newline
         while n > 0:  # drop trailing lines of blanks only
             j = k - 1
@@ -143,19 +167,20 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
     Each range ``buf[file_starts[f]:file_ends[f]]`` ends in a newline.
     Blank lines and lines whose first non-blank character is ``#`` are
     skipped (trec_eval 10; a ``#`` inside a field is data); ``counts[f]``
-    receives the rows written. Per row: the range, the 1-based line number,
-    the line's byte offset, the number of fields, ``starts[j]``/``ends[j]``
+    receives the rows written. Per row: the range's file, the 1-based line
+    number in the file, the line's byte offset, the number of fields,
+    ``starts[j]``/``ends[j]``
     of the field ``i`` with ``slot_of[i] == j`` (-1 if absent; one
     contiguous row per slot), field ``int_field`` parsed as a decimal
     integer (``ibad`` where it is not one) and field ``float_field`` parsed
     as a decimal, correctly rounded (``fbad`` where it is not one). Per
     range, ``same_bad`` gets the first row whose field ``same_field``
     differs from the range's first row (rows where both parsed fields are
-    bad are left out). ``ranges`` (:class:`Str`) are the ranges
+    bad are left out). ``ranges`` (:class:`Ranges`) are the ranges
     ``buf[file_starts[f]:file_ends[f]]``, ``spec`` (:class:`FieldSpec`) says
     which fields to take, ``out`` (:class:`Lines`) receives the rows.
     """
-    buf, file_starts, file_ends = ranges
+    buf, file_starts, file_ends, file_no, lines_before = ranges
     slot_of, int_field, float_field, same_field = spec
     file_of, line_no, line_start, n_fields, starts, ends, ival, ibad, fval, fbad, same_bad = out
     n_sf = starts.shape[0]
@@ -164,7 +189,8 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
         row = row_base[f]
         pos = file_starts[f]
         stop = file_ends[f]
-        line = 0
+        line = lines_before[f]
+        fno = file_no[f]
         ref_s = -1  # the range's first value of the ``same`` field
         ref_e = -1
         while pos < stop:
@@ -177,7 +203,9 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
             _clear_row(starts, ends, n_sf, row)
             line_start[row] = pos
             nf = 0
+            ival[row] = 0
             ibad[row] = True
+            fval[row] = 0.0
             fbad[row] = True
             while True:
                 c = buf[pos]
@@ -208,7 +236,7 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
                     if differs:
                         same_bad[f] = row
                 nf += 1
-            file_of[row] = f
+            file_of[row] = fno
             line_no[row] = line
             n_fields[row] = nf
             row += 1
@@ -216,7 +244,7 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
         counts[f] = row - row_base[f]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _skip_blanks(buf, pos):
     """The first byte at or after ``pos`` that is not a blank (the line's newline at the latest)."""
     c = buf[pos]
@@ -234,7 +262,7 @@ def _line_end(buf, pos):
     return pos
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _field_end(buf, pos):
     """The end of the field running through ``pos``: the next blank (the newline at the latest)."""
     while not _is_space(buf[pos]):
@@ -262,7 +290,7 @@ def _same_value(buf, ref_s, ref_e, s, e):
     return ref_s, ref_e, not _equal2(buf, ref_s, ref_e, buf, s, e)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _parse_int(buf, s, e):
     neg = False
     if s < e and (buf[s] == 45 or buf[s] == 43):
@@ -381,7 +409,7 @@ def _eisel_lemire(m, q):
     return math.ldexp(float(mant), e2 - 1075), True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _parse_float(buf, s, e):
     """``buf[s:e]`` as a double, correctly rounded; ``(nan, True)`` if it is not a decimal.
 

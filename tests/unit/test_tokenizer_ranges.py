@@ -13,6 +13,7 @@ import pytest
 
 from fasteval.errors import InputFormatError
 from fasteval.io import files, tokens, trec
+from fasteval.kernels import text as ktext
 
 
 def _run_lines(rng: np.random.Generator, tag: str, n_q: int = 12, depth: int = 30) -> list[str]:
@@ -181,3 +182,17 @@ def test_count_newlines_equals_a_byte_count_at_any_offset_and_length() -> None:
             assert trec.count_newlines(view, stop) == int(np.count_nonzero(view[:stop] == 10))
     full = np.full(20_001, 10, np.uint8)  # every byte: 255 words fill each lane to the brim
     assert trec.count_newlines(full, 20_001) == 20_001
+
+
+def test_the_newline_count_finds_any_byte_that_is_not_ascii() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        data = rng.choice(np.frombuffer(b"ab \n\t", np.uint8), int(rng.integers(1, 300)))
+        if rng.random() < 0.7:  # one byte >= 0x80 somewhere, or none
+            data[rng.integers(len(data))] = rng.integers(0x80, 0x100)
+        s = int(rng.integers(0, len(data)))
+        e = int(rng.integers(s, len(data) + 1))
+        words = data[: len(data) // 8 * 8].view(np.uint64)
+        n, high = ktext.newlines(data, words, s, e)
+        assert n == int(np.count_nonzero(data[s:e] == 10))
+        assert high == bool((data[s:e] >= 0x80).any())
