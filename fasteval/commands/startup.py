@@ -6,6 +6,9 @@ importing ``scipy.linalg`` when SciPy is installed: 0.45 s of a 2 s single-run
 ``np.linalg`` inside numba; ``tests/unit/test_startup.py`` checks), so the
 command lets that one probe fail. Only the probe: SciPy stays importable
 afterwards, and a user's own process (the library) is never changed.
+
+:func:`keep_freed_memory` sets glibc's ``malloc`` to keep the memory a command
+frees for its next batch (the command's process only, as well).
 """
 
 from __future__ import annotations
@@ -36,3 +39,25 @@ def skip_blas_probe() -> None:
     """Install the finder once (idempotent)."""
     if not any(isinstance(f, _NoBlasProbe) for f in sys.meta_path):
         sys.meta_path.insert(0, _NoBlasProbe())
+
+
+def keep_freed_memory() -> None:
+    """glibc: blocks up to 32 MB from the heap, and the heap's free top kept for the command.
+
+    A command allocates the same large arrays batch after batch (and in every
+    thread's arena). With glibc's defaults each is given back to the system when
+    freed and faulted in afresh, zeroed, when allocated again: on MS MARCO x4,
+    170,000 page faults and 0.6 s of system time, against 104,000 and 0.45 s
+    with these settings, at the same peak memory (the command's process ends
+    soon after; the library itself leaves ``malloc`` alone). Where there is no
+    glibc ``mallopt`` (macOS, Windows), nothing.
+    """
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError, TypeError):
+        return
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: glibc's largest
+    mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD

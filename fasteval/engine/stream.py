@@ -141,6 +141,7 @@ class _Stream:
     options: EvalOptions
     budget: int
     ws: Workspace = field(default_factory=Workspace)  # token arrays, reused by every batch
+    piece_buf: np.ndarray | None = None  # big files' bytes, one buffer for all of them
     source_of: dict[str, tuple[int, str]] = field(default_factory=dict)  # run -> (unit, where)
 
     def one_input_per_run(self, cols: RunColumns, unit: int) -> None:
@@ -214,7 +215,7 @@ class _Stream:
         """A text file larger than the budget, in pieces of whole query groups."""
         run: str | None = None
         first_line = ""
-        reader = PieceReader(Path(unit.item), self.budget * BYTES_PER_LINE)
+        reader = PieceReader(Path(unit.item), self.budget * BYTES_PER_LINE, self.piece_buf)
         for size, lines in reader.pieces():
             try:
                 cols, reader.piece_lines = parse_run_piece(
@@ -246,6 +247,7 @@ class _Stream:
                 raise InputFormatError(msg)
             yield self.scored(cols, k)
             del cols  # before the reader moves the next piece into its buffer
+        self.piece_buf = reader.buf  # (grown, perhaps) for the next big file
 
 
 def _file_of(where: str) -> str:

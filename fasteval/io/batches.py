@@ -244,13 +244,18 @@ class PieceReader:
     lines must be consecutive for the pieces to keep every (run, query) group
     whole (the caller checks). The buffer is reused from piece to piece (no
     temporary files, no per-piece allocation); it grows only when one
-    query's lines exceed it.
+    query's lines exceed it. ``buf``: a buffer to use (the previous file's
+    reader's ``buf``), so that a run of big files touches one buffer's pages.
     """
 
-    def __init__(self, path: Path, piece_bytes: int) -> None:
+    def __init__(self, path: Path, piece_bytes: int, buf: np.ndarray | None = None) -> None:
         self.path = path
         self.piece_bytes = max(1, piece_bytes)
-        self.buf = np.empty(2 * self.piece_bytes + 1, np.uint8)
+        want = 2 * self.piece_bytes + 1
+        # a buffer given (the previous file's reader's: its pages are in memory already)
+        # is used when it is large enough
+        ok = buf is not None and buf.dtype == np.uint8 and buf.shape[0] >= want
+        self.buf = buf if ok and buf is not None else np.empty(want, np.uint8)
         self.piece_lines: int | None = None
         """The newlines of the piece just given, if its reader counted them (the
         tokenizer does, :func:`~fasteval.io.trec.parse_run_piece`): set before

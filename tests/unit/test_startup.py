@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 KERNELS = Path(__file__).resolve().parents[2] / "fasteval" / "kernels"
 
 
@@ -62,3 +64,36 @@ def test_scoring_an_archive_does_not_import_pandas(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "False"]
+
+
+def _pool_in(code: str, env: dict[str, str]) -> str:
+    import os
+
+    clean = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=clean | env
+    )
+    return out.stdout.strip()
+
+
+def test_the_command_takes_arrow_memory_from_malloc_unless_told_otherwise() -> None:
+    code = "import fasteval.cli, pyarrow as pa; print(pa.default_memory_pool().backend_name)"
+    assert _pool_in(code, {}) == "system"
+    assert _pool_in(code, {"ARROW_DEFAULT_MEMORY_POOL": "jemalloc"}) == "jemalloc"
+    # the library leaves a user's process as it is
+    lib = "import fasteval, pyarrow as pa; print(pa.default_memory_pool().backend_name)"
+    plain = "import pyarrow as pa; print(pa.default_memory_pool().backend_name)"
+    assert _pool_in(lib, {}) == _pool_in(plain, {})
+
+
+def test_keep_freed_memory_is_quiet_without_glibc(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ctypes
+
+    from fasteval.commands import startup
+
+    class NoMallopt:
+        def __init__(self, *_: object) -> None:
+            pass
+
+    monkeypatch.setattr(ctypes, "CDLL", NoMallopt)
+    startup.keep_freed_memory()  # no mallopt (macOS, musl-less builds): nothing happens
