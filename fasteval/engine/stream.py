@@ -216,10 +216,12 @@ class _Stream:
         run: str | None = None
         first_line = ""
         reader = PieceReader(Path(unit.item), self.budget * BYTES_PER_LINE, self.piece_buf)
-        for size, lines in reader.pieces():
+        lines = 0  # the file's lines before the piece
+        pieces = reader.pieces()
+        for buf, size in pieces:
             try:
-                cols, reader.piece_lines = parse_run_piece(
-                    reader.buf,
+                cols, n_lines = parse_run_piece(
+                    buf,
                     size,
                     unit.item,
                     lines_before=lines,
@@ -231,9 +233,11 @@ class _Stream:
                     raise
                 # a check that looks back (a tag against the file's first line) would
                 # name the piece's first line: the whole file's reader names the file's
-                del reader
+                pieces.close()
+                del reader, pieces, buf
                 run_columns([unit.item], run_id_from=self.options.run_id_from)
                 raise
+            lines += n_lines
             if run is None:
                 run, first_line = cols.run_names[0], cols.source.where(0)
             elif cols.run_names != [run]:  # the tag changed between two pieces
@@ -246,7 +250,7 @@ class _Stream:
                 )
                 raise InputFormatError(msg)
             yield self.scored(cols, k)
-            del cols  # before the reader moves the next piece into its buffer
+            del cols, buf  # before the reader moves the next piece into this buffer
         self.piece_buf = reader.buf  # (grown, perhaps) for the next big file
 
 

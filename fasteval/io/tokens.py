@@ -314,14 +314,6 @@ def _words(buf: np.ndarray) -> np.ndarray:
     return buf[: buf.shape[0] // 8 * 8].view(np.uint64)
 
 
-def count_newlines(buf: np.ndarray, stop: int) -> int:
-    """The newlines in ``buf[:stop]`` (eight bytes at a time, no temporary array)."""
-    view = buf[:stop]
-    view.flags.writeable = False  # the tokenizer's kernel signature
-    n, _ = ktext.newlines(view, _words(view), 0, stop)
-    return int(n)
-
-
 def _close_gaps(
     out: tuple[np.ndarray, ...], row_base: np.ndarray, counts: np.ndarray
 ) -> tuple[tuple[np.ndarray, ...], np.ndarray]:

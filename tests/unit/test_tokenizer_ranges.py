@@ -173,15 +173,17 @@ def test_only_skipped_lines_in_a_range(tmp_path: Path, monkeypatch: pytest.Monke
     assert cut == whole
 
 
-def test_count_newlines_equals_a_byte_count_at_any_offset_and_length() -> None:
+def test_the_newline_count_equals_a_byte_count_at_any_offset_and_length() -> None:
     rng = np.random.default_rng(2)
     data = rng.choice(np.frombuffer(b"ab \n\t", np.uint8), 5000)
     for offset in range(9):  # the word view starts unaligned and aligned
         view = data[offset:]
+        words = tokens._words(view)
         for stop in (0, 1, 7, 8, 9, 2040, 2047, 2048, 4096, len(view)):
-            assert trec.count_newlines(view, stop) == int(np.count_nonzero(view[:stop] == 10))
+            n, _ = ktext.newlines(view, words, 0, stop)
+            assert n == int(np.count_nonzero(view[:stop] == 10))
     full = np.full(20_001, 10, np.uint8)  # every byte: 255 words fill each lane to the brim
-    assert trec.count_newlines(full, 20_001) == 20_001
+    assert ktext.newlines(full, tokens._words(full), 0, 20_001)[0] == 20_001
 
 
 def test_the_newline_count_finds_any_byte_that_is_not_ascii() -> None:
