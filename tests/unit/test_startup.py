@@ -97,3 +97,37 @@ def test_keep_freed_memory_is_quiet_without_glibc(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(ctypes, "CDLL", NoMallopt)
     startup.keep_freed_memory()  # no mallopt (macOS, musl-less builds): nothing happens
+
+
+def test_keep_freed_memory_leaves_a_threshold_the_user_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ctypes
+
+    from fasteval.commands import startup
+
+    calls: list[tuple[int, int]] = []
+
+    class Libc:
+        def __init__(self, *_: object) -> None:
+            self.mallopt = Recorder()
+
+    class Recorder:
+        argtypes: tuple[object, ...] = ()
+
+        def __call__(self, param: int, value: int) -> int:
+            calls.append((param, value))
+            return 1
+
+    monkeypatch.setattr(ctypes, "CDLL", Libc)
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+    startup.keep_freed_memory()
+    assert calls == [(-3, 32 << 20), (-1, 1 << 30)]
+    calls.clear()
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "131072")
+    startup.keep_freed_memory()
+    assert calls == [(-3, 32 << 20)]
+    calls.clear()
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.mmap_threshold=65536")
+    startup.keep_freed_memory()
+    assert calls == []
