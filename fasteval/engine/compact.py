@@ -15,7 +15,8 @@ and the full-width :class:`~fasteval.engine.encode.Encoded`).
 
 :func:`prepare_compact` builds it batch by batch: the runs are cut into
 batches of whole runs (:func:`fasteval.io.batches.plan_batches`), each
-batch is read (:func:`fasteval.io.tables.run_columns`), encoded and reduced to
+batch is read (:class:`fasteval.io.batches.BatchReader`, the reader evaluation
+uses: an archive piece by piece of row groups), encoded and reduced to
 its evaluated positions, and the batches' small arrays are concatenated, so
 the whole archive's RunColumns never exists at once. The result holds the
 same values, in the same order, as compacting ``prepare(...).enc``
@@ -34,7 +35,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,9 +52,8 @@ from fasteval.engine.inputs import (
     prepare,
 )
 from fasteval.errors import FastevalError, ParameterError
-from fasteval.io.archive import EVAL_COLUMNS, read_row_groups, row_group_pieces
-from fasteval.io.batches import BATCH_ROWS_ENV, batch_rows_of, plan_batches
-from fasteval.io.tables import qrels_columns, run_columns, runs_from_table
+from fasteval.io.batches import BATCH_ROWS_ENV, BatchReader, batch_rows_of, plan_batches
+from fasteval.io.tables import qrels_columns
 from fasteval.kernels.families import UNJUDGED
 
 COMPACT_BATCH_ROWS = 500_000
@@ -247,9 +246,10 @@ def _batched(
     score_parts: list[np.ndarray] = []
     n_pos = 0
     seen: set[str] = set()
+    reader = BatchReader(budget, lenient=lenient, run_id_from=run_id_from)
     for b in batches:
         mine: set[str] = set()  # the runs of this input (an archive gives them piece by piece)
-        for cols in _batch_columns(b, budget, lenient, run_id_from):
+        for cols in reader.columns(b):
             if seen & set(cols.run_names):  # one run from two inputs: the readers' error
                 raise _FallbackError
             mine.update(cols.run_names)
@@ -266,24 +266,6 @@ def _batched(
     enc.row = _rows(n_pos, scores)
     check_runs_have_queries(enc)
     return Compact(q.cols, enc, np.concatenate(score_parts) if scores else None)
-
-
-def _batch_columns(b: Any, budget: int, lenient: bool, run_id_from: str) -> Iterator[RunColumns]:
-    """A batch's run columns: whole, or a fasteval archive piece by piece of row groups
-    (whole (run, query) groups each, so memory stays that of a piece)."""
-    if b.pieces and b.units[0].archive:
-        path = b.units[0].item
-        before = 0
-        pieces = row_group_pieces(path, budget)
-        for groups in pieces.groups:
-            table = read_row_groups(path, groups, EVAL_COLUMNS, verified=pieces.verified)
-            cols = runs_from_table(table, str(path))
-            cols.source = dataclasses.replace(cols.source, row_offset=before)
-            before += table.num_rows
-            del table
-            yield cols
-        return
-    yield run_columns([u.item for u in b.units], lenient=lenient, run_id_from=run_id_from)
 
 
 def _concat(parts: list[Encoded]) -> Encoded:

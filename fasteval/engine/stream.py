@@ -26,8 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
@@ -43,25 +42,20 @@ from fasteval.errors import DataMismatchError, FastevalError, InputFormatError
 from fasteval.io.archive import (
     EVAL_COLUMNS,
     Pieces,
-    read_archive,
     read_row_groups,
     row_group_pieces,
 )
 from fasteval.io.batches import (
-    BYTES_PER_LINE,
     Batch,
-    PieceReader,
-    Unit,
+    BatchReader,
     batch_rows_of,
     plan_batches,
 )
-from fasteval.io.tables import run_columns, runs_from_table
+from fasteval.io.tables import run_columns
 from fasteval.io.trec import (
     RawFiles,
     Workspace,
     duplicate_run_id,
-    parse_run_files,
-    parse_run_piece,
     read_files,
 )
 from fasteval.measures.parser import MeasureSet
@@ -140,9 +134,17 @@ class _Stream:
     measures: MeasureSet
     options: EvalOptions
     budget: int
-    ws: Workspace = field(default_factory=Workspace)  # token arrays, reused by every batch
-    piece_buf: np.ndarray | None = None  # big files' bytes, one buffer for all of them
     source_of: dict[str, tuple[int, str]] = field(default_factory=dict)  # run -> (unit, where)
+    reader: BatchReader = field(init=False)
+
+    def __post_init__(self) -> None:
+        # token arrays reused by every batch; big files' bytes in one buffer
+        self.reader = BatchReader(
+            self.budget,
+            lenient=self.options.lenient,
+            run_id_from=self.options.run_id_from,
+            workspace=Workspace(),
+        )
 
     def one_input_per_run(self, cols: RunColumns, unit: int) -> None:
         """Raise when a run id was given by another input already (a run never spans
@@ -171,87 +173,10 @@ class _Stream:
         Units are numbered over the whole plan from ``first_unit`` (a batch of
         several text files is read as one: its reader reports a run given by two
         of them)."""
-        opts = self.options
-        if _is_archive(b):
-            path = str(b.units[0].item)
-            before = 0  # the archive's rows before this piece
-            for k, table in enumerate(reads.archive_tables(i)):
-                n = table.num_rows
-                try:
-                    cols = runs_from_table(table, path)
-                except FastevalError:
-                    if k == 0:
-                        raise
-                    # the reader's own checks count rows from the piece: name the
-                    # archive's row (an archive that ingest wrote holds no such row)
-                    del table
-                    runs_from_table(read_archive(path, EVAL_COLUMNS), path)
-                    raise
-                del table
-                cols.source = replace(cols.source, row_offset=before)
-                before += n
-                yield self.scored(cols, first_unit)
-                del cols
-        elif b.pieces:
-            yield from self._pieces(b.units[0], first_unit)
-        else:
-            if raw is not None:
-                cols = parse_run_files(
-                    raw.paths,
-                    lenient=opts.lenient,
-                    run_id_from=opts.run_id_from,
-                    workspace=self.ws,
-                    raw=raw,
-                )
-            else:
-                cols = run_columns(
-                    [u.item for u in b.units], lenient=opts.lenient, run_id_from=opts.run_id_from
-                )
-            # the units of one batch are read together (their reader checks them)
+        tables = reads.archive_tables(i) if _is_archive(b) else None
+        for cols in self.reader.columns(b, raw, tables):
             yield self.scored(cols, first_unit)
-            del cols  # before the next batch is tokenised into the workspace
-
-    def _pieces(self, unit: Unit, k: int) -> Iterator[_Scored]:
-        """A text file larger than the budget, in pieces of whole query groups."""
-        run: str | None = None
-        first_line = ""
-        reader = PieceReader(Path(unit.item), self.budget * BYTES_PER_LINE, self.piece_buf)
-        lines = 0  # the file's lines before the piece
-        pieces = reader.pieces()
-        for buf, size in pieces:
-            try:
-                cols, n_lines = parse_run_piece(
-                    buf,
-                    size,
-                    unit.item,
-                    lines_before=lines,
-                    run_id_from=self.options.run_id_from,
-                    workspace=self.ws,
-                )
-            except FastevalError:
-                if lines == 0:
-                    raise
-                # a check that looks back (a tag against the file's first line) would
-                # name the piece's first line: the whole file's reader names the file's
-                pieces.close()
-                del reader, pieces, buf
-                run_columns([unit.item], run_id_from=self.options.run_id_from)
-                raise
-            lines += n_lines
-            if run is None:
-                run, first_line = cols.run_names[0], cols.source.where(0)
-            elif cols.run_names != [run]:  # the tag changed between two pieces
-                where = cols.source.where(0)
-                msg = (
-                    f"{where}: run tag {cols.run_names[0]!r} differs from {run!r} on line "
-                    f"{first_line.rsplit(':', 1)[-1]}; a run file holds one run\n  hint: name "
-                    "runs after their files instead: use --run-id filename "
-                    "(API: run_id_from='filename')"
-                )
-                raise InputFormatError(msg)
-            yield self.scored(cols, k)
-            del cols, buf  # before the reader moves the next piece into this buffer
-        self.piece_buf = reader.buf  # (grown, perhaps) for the next big file
+            del cols  # before the next piece or batch is read into the same memory
 
 
 def _file_of(where: str) -> str:

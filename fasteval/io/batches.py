@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Generator
-from dataclasses import dataclass, field
+from collections.abc import Generator, Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +35,25 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fasteval.errors import ParameterError
+from fasteval.columns import RunColumns
+from fasteval.errors import FastevalError, InputFormatError, ParameterError
 from fasteval.io import gz
-from fasteval.io.archive import archive_info
-from fasteval.io.tables import PARQUET_SUFFIXES, expand_paths
-from fasteval.io.trec import run_id_from_filename
+from fasteval.io.archive import (
+    EVAL_COLUMNS,
+    archive_info,
+    read_archive,
+    read_row_groups,
+    row_group_pieces,
+)
+from fasteval.io.tables import PARQUET_SUFFIXES, expand_paths, run_columns, runs_from_table
+from fasteval.io.trec import (
+    PathLike,
+    RawFiles,
+    Workspace,
+    parse_run_files,
+    parse_run_piece,
+    run_id_from_filename,
+)
 
 DEFAULT_BATCH_ROWS = 1_000_000
 """Rows (estimated) read and scored together by default."""
@@ -295,6 +309,141 @@ class PieceReader:
                 rest = filled - cut
                 self.buf[:rest] = self.buf[cut:filled]  # numpy copies overlapping ranges safely
                 filled = rest
+
+
+class BatchReader:
+    """The run columns of planned batches, whatever their kind: the one reader that
+    evaluation and studies share.
+
+    A fasteval archive comes piece by piece of row groups (``cols.source`` counts
+    the archive's rows); a text file larger than the budget piece by piece of
+    whole query groups (lines numbered as in the file, one run tag throughout);
+    any other batch whole. Errors are the readers' own, naming the archive's row
+    or the file's line, as if the input had been read whole.
+
+    Parameters
+    ----------
+    budget
+        Rows (estimated) per piece.
+    lenient, run_id_from
+        As for :func:`fasteval.io.tables.run_columns`.
+    workspace
+        Arrays to reuse for tokenising text (the columns of a batch are then valid
+        until the next batch is asked for); ``None`` for fresh ones.
+    """
+
+    def __init__(
+        self,
+        budget: int,
+        *,
+        lenient: bool = False,
+        run_id_from: str = "tag",
+        workspace: Workspace | None = None,
+    ) -> None:
+        self.budget = budget
+        self.lenient = lenient
+        self.run_id_from = run_id_from
+        self.ws = workspace
+        self.piece_buf: np.ndarray | None = None  # big files' bytes, one buffer for all
+
+    def columns(
+        self,
+        b: Batch,
+        raw: RawFiles | None = None,
+        tables: Iterable[pa.Table] | None = None,
+    ) -> Iterator[RunColumns]:
+        """Batch ``b``'s run columns, piece by piece where it is read in pieces.
+
+        ``raw``: the bytes of a batch of whole text files, read ahead by the caller
+        (:func:`~fasteval.io.trec.read_files`); ``tables``: an archive's pieces of
+        row groups, read (ahead) by the caller; otherwise this reader reads them.
+        """
+        if b.pieces and b.units[0].archive:
+            path = b.units[0].item
+            read = tables if tables is not None else _pieces_of(path, self.budget)
+            yield from self._archive(str(path), read)
+        elif b.pieces:
+            yield from self._text_pieces(b.units[0])
+        elif raw is not None:
+            yield parse_run_files(
+                raw.paths,
+                lenient=self.lenient,
+                run_id_from=self.run_id_from,
+                workspace=self.ws,
+                raw=raw,
+            )
+        else:
+            items = [u.item for u in b.units]
+            yield run_columns(items, lenient=self.lenient, run_id_from=self.run_id_from)
+
+    def _archive(self, path: str, tables: Iterable[pa.Table]) -> Iterator[RunColumns]:
+        before = 0  # the archive's rows before this piece
+        for k, table in enumerate(tables):
+            n = table.num_rows
+            try:
+                cols = runs_from_table(table, path)
+            except FastevalError:
+                if k == 0:
+                    raise
+                # the reader's own checks count rows from the piece: name the
+                # archive's row (an archive that ingest wrote holds no such row)
+                del table
+                runs_from_table(read_archive(path, EVAL_COLUMNS), path)
+                raise
+            del table
+            cols.source = replace(cols.source, row_offset=before)
+            before += n
+            yield cols
+            del cols
+
+    def _text_pieces(self, unit: Unit) -> Iterator[RunColumns]:
+        """A text file larger than the budget, in pieces of whole query groups."""
+        run: str | None = None
+        first_line = ""
+        reader = PieceReader(Path(unit.item), self.budget * BYTES_PER_LINE, self.piece_buf)
+        lines = 0  # the file's lines before the piece
+        pieces = reader.pieces()
+        for buf, size in pieces:
+            try:
+                cols, n_lines = parse_run_piece(
+                    buf,
+                    size,
+                    unit.item,
+                    lines_before=lines,
+                    run_id_from=self.run_id_from,
+                    workspace=self.ws,
+                )
+            except FastevalError:
+                if lines == 0:
+                    raise
+                # a check that looks back (a tag against the file's first line) would
+                # name the piece's first line: the whole file's reader names the file's
+                pieces.close()
+                del reader, pieces, buf
+                run_columns([unit.item], run_id_from=self.run_id_from)
+                raise
+            lines += n_lines
+            if run is None:
+                run, first_line = cols.run_names[0], cols.source.where(0)
+            elif cols.run_names != [run]:  # the tag changed between two pieces
+                where = cols.source.where(0)
+                msg = (
+                    f"{where}: run tag {cols.run_names[0]!r} differs from {run!r} on line "
+                    f"{first_line.rsplit(':', 1)[-1]}; a run file holds one run\n  hint: name "
+                    "runs after their files instead: use --run-id filename "
+                    "(API: run_id_from='filename')"
+                )
+                raise InputFormatError(msg)
+            yield cols
+            del cols, buf  # before the reader moves the next piece into this buffer
+        self.piece_buf = reader.buf  # (grown, perhaps) for the next big file
+
+
+def _pieces_of(path: PathLike, budget: int) -> Iterator[pa.Table]:
+    """An archive's pieces of row groups (about ``budget`` rows each), read one by one."""
+    pieces = row_group_pieces(path, budget)
+    for groups in pieces.groups:
+        yield read_row_groups(path, groups, EVAL_COLUMNS, verified=pieces.verified)
 
 
 def _is_gzip(p: Path) -> bool:

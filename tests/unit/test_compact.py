@@ -24,6 +24,7 @@ from fasteval.engine import compact as cp
 from fasteval.engine import prepare
 from fasteval.engine.compact import Compact, prepare_compact
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
+from fasteval.io import batches as io_batches
 from fasteval.io.batches import BATCH_ROWS_ENV, plan_batches
 
 
@@ -294,7 +295,7 @@ def test_an_archive_is_compacted_piece_by_piece(tmp_path: Path, scores: bool) ->
     assert res.exit_code == 0, res.output
     a = Compact.of(prepare(qrels, archive), scores=scores)
     pieces: list[list[int]] = []
-    real = cp.read_row_groups
+    real = io_batches.read_row_groups
 
     def spy(path: Any, groups: list[int], columns: Any = None, verified: bool = False) -> Any:
         assert verified  # the archive's digest matched: its pages are not checked twice
@@ -303,8 +304,9 @@ def test_an_archive_is_compacted_piece_by_piece(tmp_path: Path, scores: bool) ->
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(cp, "prepare", None)  # the batched path only
-        mp.setattr(cp, "run_columns", None)  # never the whole archive at once
-        mp.setattr(cp, "read_row_groups", spy)
+        mp.setattr(io_batches, "run_columns", None)  # never the whole archive at once
+        mp.setattr(io_batches, "read_archive", None)
+        mp.setattr(io_batches, "read_row_groups", spy)  # the reader evaluation uses
         b = prepare_compact(qrels, archive, batch_rows=50, scores=scores)
     assert len(pieces) > 2
     same_encoded(a, b)
