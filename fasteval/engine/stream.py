@@ -173,7 +173,7 @@ class _Stream:
         Units are numbered over the whole plan from ``first_unit`` (a batch of
         several text files is read as one: its reader reports a run given by two
         of them)."""
-        tables = reads.archive_tables(i) if _is_archive(b) else None
+        tables = reads.archive_tables(i) if b.archive_pieces else None
         for cols in self.reader.columns(b, raw, tables):
             yield self.scored(cols, first_unit)
             del cols  # before the next piece or batch is read into the same memory
@@ -225,7 +225,7 @@ class _ReadAhead:
         if j < len(self.batches) and self.whole_text[j] and j not in self.ahead:
             paths = [u.item for u in self.batches[j].units]
             self.ahead[j] = self.pool.submit(read_files, paths, None, self.ws[j % 2])
-        elif j == 0 and self.batches and _is_archive(self.batches[0]):
+        elif j == 0 and self.batches and self.batches[0].archive_pieces:
             path = self.batches[0].units[0].item
             pieces = self.pieces(0)
             self.first_piece = self.pool.submit(
@@ -284,11 +284,6 @@ def _batches_scored(
         done += len(b.units)
         if progress is not None and len(batches) > 1:
             progress(done, total)
-
-
-def _is_archive(b: Batch) -> bool:
-    """A fasteval archive, read in pieces of row groups."""
-    return b.pieces and b.units[0].archive
 
 
 def _no_query_shared(names: Sequence[str]) -> DataMismatchError:

@@ -99,7 +99,12 @@ class Batch:
 
     units: list[Unit] = field(default_factory=list)
     rows: int = 0
-    pieces: bool = False  # one text file larger than the budget, read in pieces
+    pieces: bool = False  # one input larger than the budget, read in pieces
+
+    @property
+    def archive_pieces(self) -> bool:
+        """A fasteval archive, read in pieces of row groups."""
+        return self.pieces and self.units[0].archive
 
 
 def _gzip_size(p: Path) -> int:
@@ -270,8 +275,9 @@ class PieceReader:
         self.path = path
         self.piece_bytes = max(1, piece_bytes)
         want = 2 * self.piece_bytes + 1
-        ok = buf is not None and buf.dtype == np.uint8 and buf.shape[0] >= want
-        self.buf = buf if ok and buf is not None else np.empty(want, np.uint8)
+        if buf is None or buf.dtype != np.uint8 or buf.shape[0] < want:
+            buf = np.empty(want, np.uint8)
+        self.buf = buf
 
     def _fill(self, f: Any, filled: int) -> tuple[int, bool]:
         """Read up to ``piece_bytes`` more bytes after ``filled``; (filled, end of file)."""
@@ -358,7 +364,7 @@ class BatchReader:
         (:func:`~fasteval.io.trec.read_files`); ``tables``: an archive's pieces of
         row groups, read (ahead) by the caller; otherwise this reader reads them.
         """
-        if b.pieces and b.units[0].archive:
+        if b.archive_pieces:
             path = b.units[0].item
             read = tables if tables is not None else _pieces_of(path, self.budget)
             yield from self._archive(str(path), read)

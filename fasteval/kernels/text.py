@@ -90,7 +90,6 @@ _ONE16 = np.uint64(0x0001000100010001)
 _U7 = np.uint64(7)
 _U8 = np.uint64(8)
 _U48 = np.uint64(48)
-_U128 = np.uint64(0x80)
 _HIGH8 = np.uint64(0x8080808080808080)
 
 
@@ -114,7 +113,7 @@ def newlines(buf, words, s, e):
         for k in range(s, e):
             c += buf[k] == _NL
             hi |= np.uint64(buf[k])
-        return c, (hi & _U128) != 0
+        return c, (hi & _HIGH8) != 0
     for k in range(s, a * 8):
         c += buf[k] == _NL
         hi |= np.uint64(buf[k])
@@ -169,8 +168,7 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
     skipped (trec_eval 10; a ``#`` inside a field is data); ``counts[f]``
     receives the rows written. Per row: the range's file, the 1-based line
     number in the file, the line's byte offset, the number of fields,
-    ``starts[j]``/``ends[j]``
-    of the field ``i`` with ``slot_of[i] == j`` (-1 if absent; one
+    ``starts[j]``/``ends[j]`` of the field ``i`` with ``slot_of[i] == j`` (-1 if absent; one
     contiguous row per slot), field ``int_field`` parsed as a decimal
     integer (``ibad`` where it is not one) and field ``float_field`` parsed
     as a decimal, correctly rounded (``fbad`` where it is not one). Per

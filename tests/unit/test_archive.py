@@ -19,8 +19,7 @@ from click.testing import CliRunner
 
 from fasteval.api import evaluate
 from fasteval.cli import main
-from fasteval.engine import prepare, stream
-from fasteval.engine.compact import Compact, prepare_compact
+from fasteval.engine import stream
 from fasteval.errors import InputFormatError
 from fasteval.io import archive
 from fasteval.io import batches as io_batches
@@ -149,13 +148,6 @@ def test_archive_pieces_are_really_streamed(tmp_path: Path, monkeypatch: Any) ->
     monkeypatch.setattr(stream, "read_row_groups", piece)
     assert evaluate(qrels, out, MEASURES, batch_rows=60).equals(ref)
     assert len(pieces) > 2
-    # a study's input goes through the same reader, piece by piece
-    pieces.clear()
-    monkeypatch.setattr(io_batches, "read_row_groups", piece)
-    got = prepare_compact(qrels, out, batch_rows=60)
-    assert len(pieces) > 2
-    want = Compact.of(prepare(qrels, out))
-    assert np.array_equal(got.enc.rel, want.enc.rel) and np.array_equal(got.enc.jdx, want.enc.jdx)
     # mixed with text files: the archive is its own batch among them
     more = [paths[0].with_name("x.txt")]
     write_lines(more[0], [x.replace("run0", "extra") for x in paths[0].read_text().splitlines()])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -67,8 +68,6 @@ def test_scoring_an_archive_does_not_import_pandas(tmp_path: Path) -> None:
 
 
 def _pool_in(code: str, env: dict[str, str]) -> str:
-    import os
-
     clean = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=clean | env
