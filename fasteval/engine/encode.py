@@ -98,31 +98,16 @@ def prepare_qrels(qrels: QrelsColumns) -> PreparedQrels:
     qq = _lookup(qr_q, sorted_q)[qr_q_codes]
     qr_rows = np.argsort(qq, kind="stable").astype(np.int64)
     qr_off = np.searchsorted(qq[qr_rows], np.arange(n_q + 2), side="left").astype(np.int64)
-    # the judged ids copied together per query: a query's table and ids stay in cache
+    # the judged ids copied together per query, so a query's ids hash from cache
     qd_buf, qd_off = kstr.gather(qrels.doc.buf, qrels.doc.starts, qrels.doc.ends, qr_rows)
     qd = StrColumn(qd_buf, qd_off[:-1], qd_off[1:])
-    t_off = kr.qrels_table_offsets(qr_off)
-    t_slots = np.full(int(t_off[-1]), -1, np.int64)
-    t_hash = np.zeros(int(t_off[-1]), np.uint64)
-    qr_dup = np.full(n_q + 1, -1, np.int64)
     qr_rel = np.ascontiguousarray(qrels.rel[qr_rows])
-    parallel.run(
-        kr.build_qrels_tables,
-        np.diff(qr_off).astype(np.float64) + 1.0,
-        qd.buf,
-        qd.starts,
-        qd.ends,
-        qr_off,
-        qr_rows,
-        t_off,
-        t_slots,
-        t_hash,
-        qr_dup,
-    )
+    table, qr_dup = _build_table(qd, qr_off, qr_rows, qr_rel)
     if (qr_dup >= 0).any():
         _raise_duplicate_judgment(qrels, qq, qr_dup)
-    for a in (qr_off, qr_rel, qr_rows, t_off, t_slots, t_hash):
-        a.flags.writeable = False
+    for a in (qr_off, qr_rel, qr_rows, *table):
+        if isinstance(a, np.ndarray):
+            a.flags.writeable = False
     return PreparedQrels(
         cols=qrels,
         qids=sorted_q.to_pylist(),
@@ -132,8 +117,47 @@ def prepare_qrels(qrels: QrelsColumns) -> PreparedQrels:
         qr_rel=qr_rel,
         qr_rows=qr_rows,
         docs=qd,
-        table=kr.QrelsTable(ktext.Str(qd.buf, qd.starts, qd.ends), qr_rel, t_off, t_slots, t_hash),
+        table=table,
     )
+
+
+def _build_table(
+    qd: StrColumn, qr_off: np.ndarray, qr_rows: np.ndarray, qr_rel: np.ndarray
+) -> tuple[kr.QrelsTable, np.ndarray]:
+    """Each query's hash table and its entries in slot order.
+
+    Also returns, per query, the qrels row of a document judged twice (-1: none);
+    the table's ids are then left out.
+    """
+    n = int(qr_off[-1])
+    if n >= 2**32 - 1:  # an entry's number must fit the lower half of a slot
+        msg = f"the qrels hold {n:,} judgments; at most {2**32 - 2:,} can be indexed"
+        raise ParameterError(msg)
+    t_off = kr.qrels_table_offsets(qr_off)
+    n_q = qr_off.shape[0] - 2
+    dup = np.full(n_q + 1, -1, np.int64)
+    empty = ktext.Str(qd.buf[:0], qr_off[:0], qr_off[:0])
+    table = kr.QrelsTable(
+        t_off,
+        np.zeros(int(t_off[-1]), np.uint64),
+        empty,
+        np.empty(n, np.int32),
+        np.empty(n, np.int64),
+    )
+    parallel.run(
+        kr.build_qrels_tables,
+        np.diff(qr_off).astype(np.float64) + 1.0,
+        ktext.Str(qd.buf, qd.starts, qd.ends),
+        qr_off,
+        qr_rows,
+        qr_rel,
+        table,
+        dup,
+    )
+    if (dup >= 0).any():
+        return table, dup
+    ids_buf, ids_off = kstr.gather(qd.buf, qd.starts, qd.ends, table.jud)
+    return table._replace(ids=ktext.Str(ids_buf, ids_off[:-1], ids_off[1:])), dup
 
 
 @dataclass

@@ -70,13 +70,21 @@ class Rankings(NamedTuple):
 
 
 class QrelsTable(NamedTuple):
-    """Each query's judged documents (grouped by query) and their hash table."""
+    """Each query's hash table of judged documents, and the judgments in table order.
 
-    docs: Str
-    rel: np.ndarray  # int32 grade of each judgment
-    t_off: np.ndarray  # query q's slots: t_off[q]:t_off[q + 1]
-    t_slots: np.ndarray  # int64 judgment index, -1 for an empty slot
-    t_hash: np.ndarray  # uint64
+    Query ``q``'s table is ``slots[t_off[q]:t_off[q + 1]]``. A slot holds 0 (empty) or
+    ``fingerprint << 32 | (k + 1)``: the upper 32 bits of the id's hash and the
+    entry ``k``, whose id is ``ids[k]``, grade ``rel[k]`` and judgment ``jud[k]``.
+    Query ``q``'s entries are ``qr_off[q]:qr_off[q + 1]`` in the order of their
+    slots, so lookups made in slot order read the ids front to back (see
+    :mod:`fasteval.kernels.hashing`).
+    """
+
+    t_off: np.ndarray  # int64
+    slots: np.ndarray  # uint64
+    ids: Str
+    rel: np.ndarray  # int32 grade (UNJUDGED for a negative one)
+    jud: np.ndarray  # int64 judgment index (into the prepared qrels' judgments)
 
 
 class Ranked(NamedTuple):

@@ -56,6 +56,74 @@ def test_large_tables_judge_every_document_as_a_dict_would(n_judged, n_ranked, s
         assert enc.rel[i] == expected
 
 
+def _judged_frame(n_q: int, seed: int) -> tuple[pl.DataFrame, dict[tuple[str, str], int]]:
+    rng = np.random.default_rng(seed)
+    judged = {
+        (f"q{q}", f"DOC-{d:06d}"): int(rng.integers(-1, 4))
+        for q in range(n_q)
+        for d in rng.choice(10**6, int(rng.integers(1, 300)), replace=False)
+    }
+    qrels = pl.DataFrame(
+        {
+            "query_id": [q for q, _ in judged],
+            "doc_id": [d for _, d in judged],
+            "relevance": list(judged.values()),
+        },
+        schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int32},
+    )
+    return qrels, judged
+
+
+def _one_run(qrels: pl.DataFrame) -> pl.DataFrame:
+    return qrels.select("query_id", "doc_id").with_columns(run_id=pl.lit("r"), score=pl.lit(1.0))
+
+
+@settings(max_examples=10, deadline=None)
+@given(n_q=st.integers(1, 6), seed=st.integers(0, 999))
+def test_table_entries_lie_in_slot_order_with_their_fingerprints(n_q, seed) -> None:
+    from fasteval.kernels.hashing import hash_bytes
+
+    qrels, judged = _judged_frame(n_q, seed)
+    pq = prepare(qrels, _one_run(qrels)).enc.prepared
+    assert pq is not None
+    t = pq.table
+    buf, ts, te = t.ids
+    for q, qid in enumerate(pq.qids):
+        lo, hi = int(pq.qr_off[q]), int(pq.qr_off[q + 1])
+        slots = t.slots[t.t_off[q] : t.t_off[q + 1]]
+        full = slots[slots != 0]
+        entries = (full & np.uint64(0xFFFFFFFF)).astype(np.int64) - 1
+        assert entries.tolist() == list(range(lo, hi))  # every judgment, in slot order
+        for e, k in zip(full, entries, strict=True):
+            doc = bytes(buf[ts[k] : te[k]]).decode()
+            assert e >> np.uint64(32) == hash_bytes(buf, ts[k], te[k]) >> np.uint64(32)
+            assert pq.docs.value(int(t.jud[k])) == doc
+            grade = judged[(qid, doc)]
+            assert t.rel[k] == (grade if grade >= 0 else families.UNJUDGED)
+
+
+def test_a_matching_hash_with_other_bytes_is_not_a_judgment() -> None:
+    from fasteval.kernels.hashing import hash_bytes, judge_ranking
+
+    qrels, judged = _judged_frame(1, 7)
+    pq = prepare(qrels, _one_run(qrels)).enc.prepared
+    assert pq is not None
+    buf, ts, te = pq.table.ids
+    # a ranked id whose hash is made equal to the first judged id's, bytes differing
+    other = np.frombuffer(b"NOT-JUDGED" + bytes(buf[ts[0] : te[0]]), np.uint8)
+    n_o = len(other) - int(te[0] - ts[0])
+    d_s = np.array([0, n_o], np.int64)
+    d_e = np.array([n_o, len(other)], np.int64)
+    h = hash_bytes(buf, ts[0], te[0])
+    hs = np.array([h, h], np.uint64)
+    grade = np.empty(2, np.int32)
+    jud = np.empty(2, np.int64)
+    judge_ranking(other, d_s, d_e, np.arange(2), hs, 0, pq.table, grade, jud)
+    assert grade[0] == families.NONPOOL and jud[0] == -1
+    g = judged[("q0", bytes(buf[ts[0] : te[0]]).decode())]
+    assert grade[1] == (g if g >= 0 else families.UNJUDGED) and jud[1] == pq.table.jud[0]
+
+
 # ----------------------------------------------------------------------------- the id hash
 
 
