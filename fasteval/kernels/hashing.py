@@ -30,6 +30,12 @@ from fasteval.kernels.jit import njit
 # home slots per bucket when a ranking's lookups are put in slot order
 _BUCKETS = 256
 
+# Byte loops index with ``np.uint64(k)``: numba wraps a negative signed index
+# around (a compare and a conditional move at every access), which also kept
+# LLVM from merging a word's eight byte loads into one. Unsigned: hashing one
+# TREC-8 run's 50,000 ids 0.61 -> 0.29 ms; splitting a 262 MB run file into
+# fields 1.69 -> 1.48 ns a byte.
+
 
 _K0 = np.uint64(0x9E3779B97F4A7C15)
 _K1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -41,7 +47,7 @@ def _word(buf, k):  # pragma: no cover - numba
     """Bytes ``buf[k:k+8]`` as one little-endian ``uint64``."""
     w = np.uint64(0)
     for j in range(8):
-        w |= np.uint64(buf[k + j]) << np.uint64(8 * j)
+        w |= np.uint64(buf[np.uint64(k) + np.uint64(j)]) << np.uint64(8 * j)
     return w
 
 
@@ -66,7 +72,7 @@ def hash_bytes(buf, s, e):  # pragma: no cover - numba
     w = np.uint64(0)
     sh = np.uint64(0)
     while k < e:
-        w |= np.uint64(buf[k]) << sh
+        w |= np.uint64(buf[np.uint64(k)]) << sh
         sh += np.uint64(8)
         k += 1
     h = (h ^ w) * _K1
@@ -82,7 +88,7 @@ def equal_bytes(b1, s1, e1, b2, s2, e2):  # pragma: no cover - numba
     if e1 - s1 != e2 - s2:
         return False
     for k in range(e1 - s1):
-        if b1[s1 + k] != b2[s2 + k]:
+        if b1[np.uint64(s1 + k)] != b2[np.uint64(s2 + k)]:
             return False
     return True
 
@@ -94,8 +100,8 @@ def compare_bytes(buf, s1, e1, s2, e2):  # pragma: no cover - numba
     n2 = e2 - s2
     m = n1 if n1 < n2 else n2
     for k in range(m):
-        a = buf[s1 + k]
-        b = buf[s2 + k]
+        a = buf[np.uint64(s1 + k)]
+        b = buf[np.uint64(s2 + k)]
         if a != b:
             return -1 if a < b else 1
     if n1 == n2:

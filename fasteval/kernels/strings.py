@@ -33,7 +33,7 @@ def equal_runs(buf, starts, ends):  # pragma: no cover - numba
         same = k >= 0 and e - s == pe - ps
         if same and s != ps:  # the same slice (a dictionary's entry) is equal as it is
             for j in range(e - s):
-                if buf[s + j] != buf[ps + j]:
+                if buf[np.uint64(s + j)] != buf[np.uint64(ps + j)]:
                     same = False
                     break
         if not same:
@@ -86,7 +86,7 @@ def gather(buf, starts, ends, rows):  # pragma: no cover - numba
         s = starts[r]
         o = offsets[j]
         for k in range(ends[r] - s):
-            out[o + k] = buf[s + k]
+            out[np.uint64(o + k)] = buf[np.uint64(s + k)]
     return out, offsets
 
 

@@ -194,7 +194,7 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
         while pos < stop:
             line += 1
             pos = _skip_blanks(buf, pos)
-            c = buf[pos]
+            c = buf[np.uint64(pos)]
             if c == _NL or c == _HASH:  # blank line or comment
                 pos = _line_end(buf, pos) + 1
                 continue
@@ -206,7 +206,7 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
             fval[row] = 0.0
             fbad[row] = True
             while True:
-                c = buf[pos]
+                c = buf[np.uint64(pos)]
                 if c == _NL:
                     break
                 if _is_space(c):
@@ -245,17 +245,17 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
 @njit(cache=True, nogil=True, inline="always")
 def _skip_blanks(buf, pos):
     """The first byte at or after ``pos`` that is not a blank (the line's newline at the latest)."""
-    c = buf[pos]
+    c = buf[np.uint64(pos)]
     while c != _NL and _is_space(c):
         pos += 1
-        c = buf[pos]
+        c = buf[np.uint64(pos)]
     return pos
 
 
 @njit(cache=True, nogil=True)
 def _line_end(buf, pos):
     """The position of the newline that ends the line at ``pos``."""
-    while buf[pos] != _NL:
+    while buf[np.uint64(pos)] != _NL:
         pos += 1
     return pos
 
@@ -263,7 +263,7 @@ def _line_end(buf, pos):
 @njit(cache=True, nogil=True, inline="always")
 def _field_end(buf, pos):
     """The end of the field running through ``pos``: the next blank (the newline at the latest)."""
-    while not _is_space(buf[pos]):
+    while not _is_space(buf[np.uint64(pos)]):
         pos += 1
     return pos
 
@@ -291,14 +291,14 @@ def _same_value(buf, ref_s, ref_e, s, e):
 @njit(cache=True, nogil=True, inline="always")
 def _parse_int(buf, s, e):
     neg = False
-    if s < e and (buf[s] == 45 or buf[s] == 43):
-        neg = buf[s] == 45
+    if s < e and (buf[np.uint64(s)] == 45 or buf[np.uint64(s)] == 43):
+        neg = buf[np.uint64(s)] == 45
         s += 1
     if s >= e or e - s > 18:
         return 0, True
     v = 0
     for k in range(s, e):
-        c = buf[k]
+        c = buf[np.uint64(k)]
         if c < 48 or c > 57:
             return 0, True
         v = v * 10 + (c - 48)
@@ -418,14 +418,14 @@ def _parse_float(buf, s, e):
     """
     neg = False
     k = s
-    if k < e and (buf[k] == 45 or buf[k] == 43):
-        neg = buf[k] == 45
+    if k < e and (buf[np.uint64(k)] == 45 or buf[np.uint64(k)] == 43):
+        neg = buf[np.uint64(k)] == 45
         k += 1
     k, m, shift, trunc, any_digit = _scan_digits(buf, k, e)
     if not any_digit:
         return np.nan, True
     if k < e:
-        c = buf[k]
+        c = buf[np.uint64(k)]
         if c != 101 and c != 69:
             return np.nan, True
         x, bad = _scan_exponent(buf, k + 1, e)
@@ -442,7 +442,7 @@ def _parse_float(buf, s, e):
 
 @njit(cache=True, nogil=True, inline="always")
 def _scan_digits(buf, k, e):
-    """The digits and optional ``.`` of a decimal from ``buf[k]`` (up to ``e``).
+    """The digits and optional ``.`` of a decimal from ``buf[np.uint64(k)]`` (up to ``e``).
 
     Returns where they stop, ``m`` (the first 19 significant digits), ``shift``
     (the value is ``m * 10**shift``, less the exponent), whether a nonzero digit
@@ -455,7 +455,7 @@ def _scan_digits(buf, k, e):
     any_digit = False
     dot = False
     while k < e:
-        c = buf[k]
+        c = buf[np.uint64(k)]
         if c >= 48 and c <= 57:
             any_digit = True
             if nd == 0 and c == 48:
@@ -483,14 +483,14 @@ def _scan_digits(buf, k, e):
 def _scan_exponent(buf, k, e):
     """The exponent ``[+-]digits`` in ``buf[k:e]`` (capped near 100000); ``bad`` if not one."""
     eneg = False
-    if k < e and (buf[k] == 45 or buf[k] == 43):
-        eneg = buf[k] == 45
+    if k < e and (buf[np.uint64(k)] == 45 or buf[np.uint64(k)] == 43):
+        eneg = buf[np.uint64(k)] == 45
         k += 1
     if k >= e:
         return 0, True
     x = 0
     while k < e:
-        c = buf[k]
+        c = buf[np.uint64(k)]
         if c < 48 or c > 57:
             return 0, True
         if x < 100000:
