@@ -200,14 +200,33 @@ def read_runs(
     path: str | os.PathLike[str], runs: Iterable[str], columns: list[str] | None = None
 ) -> pa.Table:
     """Only the rows of ``runs`` of an archive, reading only the row groups that may
-    hold them (:func:`run_row_groups`); the digest or every page read is checked."""
-    wanted = set(runs)
+    hold them (:func:`run_row_groups`); the digest or every page read is checked.
+
+    The row groups are read and filtered one at a time, and a row is kept by its
+    run id's dictionary entry: the read never holds more than one row group
+    beyond the rows kept, and no run id is copied out of its dictionary.
+    """
+    wanted = sorted(set(runs))
     groups, verified = run_row_groups(path, wanted)
     cols = None if columns is None else list(dict.fromkeys(["run_id", *columns]))
-    table = read_row_groups(path, groups[0], cols, verified=verified)
-    mask = pc.is_in(pc.cast(table.column("run_id"), pa.large_string()), pa.array(sorted(wanted)))
-    table = table.filter(mask)
+    parts = []
+    for g in groups[0] or [None]:
+        t = read_row_groups(path, [] if g is None else [g], cols, verified=verified)
+        parts.append(t.filter(_rows_of(t.column("run_id"), wanted)))
+    table = pa.concat_tables(parts)
     return table if columns is None else table.select(columns)
+
+
+def _rows_of(col: pa.ChunkedArray, wanted: list[str]) -> pa.ChunkedArray:
+    """Which rows of a run id column are one of ``wanted`` (compared once per dictionary entry)."""
+    masks = []
+    for chunk in col.chunks:
+        if pa.types.is_dictionary(chunk.type):
+            hit = pc.is_in(chunk.dictionary, value_set=pa.array(wanted, chunk.dictionary.type))
+            masks.append(pc.fill_null(hit.take(chunk.indices), False))
+        else:
+            masks.append(pc.is_in(chunk, value_set=pa.array(wanted, chunk.type)))
+    return pa.chunked_array(masks, pa.bool_())
 
 
 def read_archive(path: str | os.PathLike[str], columns: list[str] | None = None) -> pa.Table:

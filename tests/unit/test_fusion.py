@@ -316,5 +316,6 @@ def test_fusing_named_runs_of_an_archive_reads_only_their_row_groups(tmp_path, m
     monkeypatch.setattr(arc, "read_row_groups", spy)
     got = fasteval.fuse(archive, method="combsum", run_ids=["run1", "run4"])
     assert read and len({g for gs in read for g in gs}) < n_groups
+    assert all(len(gs) == 1 for gs in read)  # one row group held at a time
     want = fasteval.fuse([paths[1], paths[4]], method="combsum")
     assert got.drop("run_id").equals(want.drop("run_id"))
