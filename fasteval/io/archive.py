@@ -210,8 +210,8 @@ def read_runs(
     groups, verified = run_row_groups(path, wanted)
     cols = None if columns is None else list(dict.fromkeys(["run_id", *columns]))
     parts = []
-    for g in groups[0] or [None]:
-        t = read_row_groups(path, [] if g is None else [g], cols, verified=verified)
+    for one in [[g] for g in groups[0]] or [[]]:  # no group: an empty table
+        t = read_row_groups(path, one, cols, verified=verified)
         parts.append(t.filter(_rows_of(t.column("run_id"), wanted)))
     table = pa.concat_tables(parts)
     return table if columns is None else table.select(columns)
