@@ -43,7 +43,7 @@ import bisect
 import json
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
@@ -51,10 +51,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from fasteval.columns import RunColumns, dict_encode
+from fasteval.columns import RunColumns, dict_encode, numeric_numpy
 from fasteval.errors import FastevalError, InputFormatError
 from fasteval.io import stored, trec
 from fasteval.io.writers import ParquetOut, output
@@ -202,31 +201,66 @@ def read_runs(
     """Only the rows of ``runs`` of an archive, reading only the row groups that may
     hold them (:func:`run_row_groups`); the digest or every page read is checked.
 
-    The row groups are read and filtered one at a time, and a row is kept by its
-    run id's dictionary entry: the read never holds more than one row group
-    beyond the rows kept, and no run id is copied out of its dictionary.
+    The row groups are decoded in batches of :data:`RUN_BATCH_ROWS` rows, each
+    cut to its rows of ``runs`` before the next is read. The rows kept are
+    slices, which hold their whole batch: whole row groups (262,144 rows) held
+    that much more (fusing two TREC-8 runs from the archive peaked at 351 MB,
+    now 315 MB; 311 MB from their two gz files).
     """
-    wanted = sorted(set(runs))
+    wanted = set(runs)
     groups, verified = run_row_groups(path, wanted)
     cols = None if columns is None else list(dict.fromkeys(["run_id", *columns]))
-    parts = []
-    for one in [[g] for g in groups[0]] or [[]]:  # no group: an empty table
-        t = read_row_groups(path, one, cols, verified=verified)
-        parts.append(t.filter(_rows_of(t.column("run_id"), wanted)))
+    parts: list[pa.Table] = []
+    for b in read_batches(path, groups[0], cols, verified=verified):
+        parts += _rows_of(pa.Table.from_batches([b]), wanted)
+    if not parts:  # no row group may hold them
+        parts = [read_row_groups(path, [], cols, verified=verified)]
     table = pa.concat_tables(parts)
     return table if columns is None else table.select(columns)
 
 
-def _rows_of(col: pa.ChunkedArray, wanted: list[str]) -> pa.ChunkedArray:
-    """Which rows of a run id column are one of ``wanted`` (compared once per dictionary entry)."""
-    masks = []
-    for chunk in col.chunks:
+RUN_BATCH_ROWS = 65_536
+"""Rows decoded at a time by :func:`read_runs`."""
+
+
+def read_batches(
+    path: str | os.PathLike[str], groups: list[int], columns: list[str] | None, *, verified: bool
+) -> Iterator[pa.RecordBatch]:
+    """Row groups of a Parquet file in batches of :data:`RUN_BATCH_ROWS` rows, decoded
+    one at a time on the calling thread (as :func:`read_row_groups` otherwise)."""
+    f = stored.parquet_file(
+        path,
+        advice=INGEST_AGAIN,
+        read_dictionary=["run_id", "query_id"],
+        check=False,
+        page_checks=not verified,
+    )
+    with stored.reading(path, advice=INGEST_AGAIN):
+        yield from f.iter_batches(
+            RUN_BATCH_ROWS, row_groups=groups, columns=columns, use_threads=False
+        )
+
+
+def _rows_of(table: pa.Table, wanted: set[str]) -> list[pa.Table]:
+    """The rows of ``table`` whose run id is one of ``wanted``, as slices of it.
+
+    An archive holds each run's rows together, so a run is one slice or a few.
+    Each dictionary entry is compared once. No Arrow array is built: pyarrow's
+    ``pa.array`` imports pandas (35 MB and 0.2 s in a fresh command).
+    """
+    out = []
+    at = 0
+    for chunk in table.column("run_id").chunks:
+        n = len(chunk)
         if pa.types.is_dictionary(chunk.type):
-            hit = pc.is_in(chunk.dictionary, value_set=pa.array(wanted, chunk.dictionary.type))
-            masks.append(pc.fill_null(hit.take(chunk.indices), False))
+            hit = np.array([v in wanted for v in chunk.dictionary.to_pylist()] + [False])
+            keep = hit[numeric_numpy(chunk.indices, null=-1)]  # a null: the last, False
         else:
-            masks.append(pc.is_in(chunk, value_set=pa.array(wanted, chunk.type)))
-    return pa.chunked_array(masks, pa.bool_())
+            keep = np.array([v in wanted for v in chunk.to_pylist()], bool)
+        edges = np.flatnonzero(np.diff(np.concatenate([[0], keep.astype(np.int8), [0]])))
+        out += [table.slice(at + a, b - a) for a, b in zip(edges[::2], edges[1::2], strict=True)]
+        at += n
+    return out
 
 
 def read_archive(path: str | os.PathLike[str], columns: list[str] | None = None) -> pa.Table:
