@@ -163,15 +163,21 @@ def read_row_groups(
     checksums doubled the read: 0.36 against 0.17 s for the TREC-8 archive). An
     archive without a digest (an older fasteval's) has every page checked.
     """
-    f = stored.parquet_file(
+    f = _archive_file(path, verified)
+    with stored.reading(path, advice=INGEST_AGAIN):
+        return f.read_row_groups(groups, columns=columns, use_threads=True)
+
+
+def _archive_file(path: str | os.PathLike[str], verified: bool) -> pq.ParquetFile:
+    """An archive opened for reading its row groups, ids kept dictionary-encoded (page
+    checksums computed unless the whole-file digest matched: ``verified``)."""
+    return stored.parquet_file(
         path,
         advice=INGEST_AGAIN,
         read_dictionary=["run_id", "query_id"],
         check=False,
         page_checks=not verified,
     )
-    with stored.reading(path, advice=INGEST_AGAIN):
-        return f.read_row_groups(groups, columns=columns, use_threads=True)
 
 
 def run_row_groups(path: str | os.PathLike[str], runs: Iterable[str]) -> Pieces:
@@ -228,13 +234,7 @@ def read_batches(
 ) -> Iterator[pa.RecordBatch]:
     """Row groups of a Parquet file in batches of :data:`RUN_BATCH_ROWS` rows, decoded
     one at a time on the calling thread (as :func:`read_row_groups` otherwise)."""
-    f = stored.parquet_file(
-        path,
-        advice=INGEST_AGAIN,
-        read_dictionary=["run_id", "query_id"],
-        check=False,
-        page_checks=not verified,
-    )
+    f = _archive_file(path, verified)
     with stored.reading(path, advice=INGEST_AGAIN):
         yield from f.iter_batches(
             RUN_BATCH_ROWS, row_groups=groups, columns=columns, use_threads=False
