@@ -12,7 +12,7 @@ from fasteval.kernels.hashing import compare_bytes
 from fasteval.kernels.jit import njit
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def before(a, b, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
     """Row ``a`` ranks strictly above row ``b``: higher score, then larger doc id (trec_eval).
 
