@@ -105,9 +105,8 @@ def prepare_qrels(qrels: QrelsColumns) -> PreparedQrels:
     table, qr_dup = _build_table(qd, qr_off, qr_rows, qr_rel)
     if (qr_dup >= 0).any():
         _raise_duplicate_judgment(qrels, qq, qr_dup)
-    for a in (qr_off, qr_rel, qr_rows, *table):
-        if isinstance(a, np.ndarray):
-            a.flags.writeable = False
+    for a in (qr_off, qr_rel, qr_rows, table.t_off, table.slots, *table.ids, table.rel, table.jud):
+        a.flags.writeable = False
     return PreparedQrels(
         cols=qrels,
         qids=sorted_q.to_pylist(),
