@@ -442,7 +442,7 @@ def _parse_float(buf, s, e):
 
 @njit(cache=True, nogil=True, inline="always")
 def _scan_digits(buf, k, e):
-    """The digits and optional ``.`` of a decimal from ``buf[np.uint64(k)]`` (up to ``e``).
+    """The digits and optional ``.`` of a decimal from ``buf[k]`` (up to ``e``).
 
     Returns where they stop, ``m`` (the first 19 significant digits), ``shift``
     (the value is ``m * 10**shift``, less the exponent), whether a nonzero digit
