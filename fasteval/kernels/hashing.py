@@ -84,12 +84,19 @@ def hash_bytes(buf, s, e):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def equal_bytes(b1, s1, e1, b2, s2, e2):  # pragma: no cover - numba
-    """``b1[s1:e1] == b2[s2:e2]``, byte for byte."""
-    if e1 - s1 != e2 - s2:
+    """``b1[s1:e1] == b2[s2:e2]``, eight bytes at a time, then byte for byte."""
+    n = e1 - s1
+    if n != e2 - s2:
         return False
-    for k in range(e1 - s1):
+    k = 0
+    while k + 8 <= n:
+        if _word(b1, s1 + k) != _word(b2, s2 + k):
+            return False
+        k += 8
+    while k < n:
         if b1[np.uint64(s1 + k)] != b2[np.uint64(s2 + k)]:
             return False
+        k += 1
     return True
 
 

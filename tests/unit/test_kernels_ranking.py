@@ -173,3 +173,16 @@ def test_hash_spreads_real_ids_over_the_low_bits() -> None:
         chi2 = float(((counts - expected) ** 2 / expected).sum())
         # chi-square with 2^bits - 1 degrees of freedom: mean 2^bits, sd about sqrt(2^(bits+1))
         assert chi2 < (1 << bits) + 6 * np.sqrt(2.0 * (1 << bits)), (bits, chi2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=40), st.binary(max_size=40), st.integers(0, 7), st.integers(0, 7))
+def test_equal_bytes_word_by_word_is_byte_equality(a: bytes, b: bytes, pa_: int, pb: int) -> None:
+    """Compared eight bytes at a time (at any alignment), then byte by byte: equal
+    exactly when the slices are; also for a slice against a copy of itself."""
+    from fasteval.kernels.hashing import equal_bytes
+
+    buf = np.frombuffer(b"\xff" * pa_ + a + b"\xee" * pb + b + a, np.uint8)
+    sa, sb, sc = pa_, pa_ + len(a) + pb, pa_ + len(a) + pb + len(b)
+    assert equal_bytes(buf, sa, sa + len(a), buf, sb, sb + len(b)) == (a == b)
+    assert equal_bytes(buf, sa, sa + len(a), buf, sc, sc + len(a))
