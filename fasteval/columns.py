@@ -8,6 +8,7 @@ numba kernels; nothing is copied into Python strings on the hot path.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -22,23 +23,71 @@ class StrColumn:
 
     ``views``: for strings read from an Arrow ``string_view`` array, its views
     (two ``uint64`` per string), which find runs of equal ids 5x faster than
-    the bytes do; ``None`` otherwise.
+    the bytes do; ``None`` otherwise. Such a column works out its ``starts``
+    and ``ends`` on first use (:meth:`spans` reads only the rows it is given):
+    a run's query ids are only numbered by their views, and writing their
+    offsets cost a warm one-run call 0.1-0.2 ms once its columns had left the
+    cache.
     """
 
     buf: np.ndarray
-    starts: np.ndarray
-    ends: np.ndarray
+    _starts: np.ndarray | None
+    _ends: np.ndarray | None
     views: np.ndarray | None = None
+    # a string_view column whose offsets are not made yet: (its slice offset,
+    # where each data buffer starts in ``buf``); ``buf`` begins with the views
+    _lazy: tuple[int, np.ndarray] | None = None
 
     def __post_init__(self) -> None:
         # One array type for every kernel call (C-contiguous, read-only): each
         # numba kernel then compiles for a single signature.
-        self.starts = np.ascontiguousarray(self.starts, dtype=np.int64)
-        self.ends = np.ascontiguousarray(self.ends, dtype=np.int64)
-        for a in (self.buf, self.starts, self.ends):
-            a.flags.writeable = False
+        self.buf.flags.writeable = False
+        if self._lazy is None:
+            self._set(self._starts, self._ends)
+
+    def _set(self, starts: Any, ends: Any) -> None:
+        self._starts = np.ascontiguousarray(starts, dtype=np.int64)
+        self._ends = np.ascontiguousarray(ends, dtype=np.int64)
+        self._starts.flags.writeable = False
+        self._ends.flags.writeable = False
+
+    @property
+    def starts(self) -> np.ndarray:
+        """Where each string starts in ``buf``."""
+        if self._starts is None:
+            self._offsets()
+        return self._starts  # type: ignore[return-value]
+
+    @property
+    def ends(self) -> np.ndarray:
+        """Where each string ends in ``buf`` (exclusive)."""
+        if self._ends is None:
+            self._offsets()
+        return self._ends  # type: ignore[return-value]
+
+    def _offsets(self) -> None:
+        """Every string's offsets, from the views (made once; two threads racing
+        make the same arrays)."""
+        assert self._lazy is not None and self.views is not None
+        offset, bases = self._lazy
+        n = self.views.shape[0]
+        words = self.buf[: 16 * (offset + n)].view(np.int32)
+        self._set(*kstr.view_offsets(words, offset, n, bases))
+
+    def spans(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The starts and ends of the strings ``rows`` (``int64``), made for those
+        rows only when the column's offsets are not made yet."""
+        if self._starts is not None and self._ends is not None:
+            return self._starts[rows], self._ends[rows]
+        assert self._lazy is not None and self.views is not None
+        offset, bases = self._lazy
+        words = self.buf[: 16 * (offset + self.views.shape[0])].view(np.int32)
+        starts, ends = kstr.view_spans(words, offset, np.ascontiguousarray(rows, np.int64), bases)
+        return starts, ends
 
     def __len__(self) -> int:
+        if self._starts is None and self.views is not None:
+            return int(self.views.shape[0])
         return int(self.starts.shape[0])
 
     @classmethod
@@ -77,15 +126,15 @@ class StrColumn:
         buf = np.concatenate([views, *data]) if data else views
         sizes = [views.shape[0]] + [d.shape[0] for d in data]
         bases = np.cumsum(sizes[:-1], dtype=np.int64)
-        starts, ends = kstr.view_offsets(views.view(np.int32), arr.offset, n, bases)
         # the views as pairs of words, from ``buf`` (its first bytes), so that the
         # Arrow buffers are not kept alive beside the copy
         pairs = buf[: views.shape[0]].view(np.uint64).reshape(-1, 2)[arr.offset :]
-        return cls(buf, starts, ends, pairs)
+        return cls(buf, None, None, pairs, (arr.offset, bases))
 
     def take(self, rows: np.ndarray) -> pa.LargeStringArray:
         """The strings at ``rows`` as an Arrow array (UTF-8 validated)."""
-        data, offsets = kstr.gather(self.buf, self.starts, self.ends, rows.astype(np.int64))
+        starts, ends = self.spans(rows)
+        data, offsets = kstr.gather(self.buf, starts, ends, np.arange(len(rows), dtype=np.int64))
         arr = pa.LargeStringArray.from_buffers(len(rows), pa.py_buffer(offsets), pa.py_buffer(data))
         arr.validate(full=True)
         return arr
@@ -96,7 +145,8 @@ class StrColumn:
 
     def value(self, i: int) -> str:
         """One string, decoded for messages (never fails on bad bytes)."""
-        return bytes(self.buf[self.starts[i] : self.ends[i]]).decode("utf-8", "replace")
+        s, e = self.spans(np.array([i], np.int64))
+        return bytes(self.buf[s[0] : e[0]]).decode("utf-8", "replace")
 
 
 def numeric_numpy(arr: pa.Array | pa.ChunkedArray, null: float | int | None = None) -> np.ndarray:
@@ -141,23 +191,67 @@ def int64_array(values: np.ndarray, invalid: np.ndarray) -> pa.Int64Array:
     )
 
 
+FEW_HEADS = 256
+"""Runs of equal values up to which :func:`dict_encode` numbers them in a Python dict:
+below it, Arrow's fixed cost per call (a gather, a UTF-8 check, the dictionary,
+about 0.15 ms) is more than the dict's (about 0.3 microseconds a value)."""
+
+
+def encode_few(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of a few hashable values in order of first appearance, and where each
+    code first occurs.
+
+    Parameters
+    ----------
+    values
+        Strings or bytes (equal values get one code).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``int32`` codes, one per value, and the ``int64`` index of each code's first value.
+    """
+    index: dict[Any, int] = {}
+    first: list[int] = []
+    codes = []
+    for i, v in enumerate(values):
+        c = index.get(v)
+        if c is None:
+            c = index[v] = len(first)
+            first.append(i)
+        codes.append(c)
+    return np.array(codes, np.int32), np.array(first, np.int64)
+
+
 def dict_encode(col: StrColumn) -> tuple[np.ndarray, np.ndarray]:
     """Codes in order of first appearance, and the row where each code first occurs.
 
-    Only the first row of each run of equal values is hashed (by Arrow): ids
-    like query and run ids come in long runs, so this touches few strings.
+    Only the first row of each run of equal values is looked at: ids like query
+    and run ids come in long runs, so this touches few strings. Up to
+    :data:`FEW_HEADS` such runs are numbered in a Python dict, more by Arrow.
     """
     if len(col) == 0:
         return np.zeros(0, np.int32), np.zeros(0, np.int64)
     if col.views is not None:
-        rid, heads = kstr.equal_view_runs(col.views)
+        heads = kstr.equal_view_runs(col.views)
     else:
-        rid, heads = kstr.equal_runs(col.buf, col.starts, col.ends)
-    d = pc.dictionary_encode(col.take(heads))
-    head_codes = numeric_numpy(d.indices).astype(np.int32)
-    # Arrow numbers values by first appearance, so code k first occurs at head first_idx[k]
-    _, first_idx = np.unique(head_codes, return_index=True)
-    return head_codes[rid], heads[first_idx]
+        heads = kstr.equal_runs(col.buf, col.starts, col.ends)
+    if heads.shape[0] <= FEW_HEADS:
+        mv = col.buf.data
+        starts, ends = col.spans(heads)
+        spans = zip(starts.tolist(), ends.tolist(), strict=True)
+        head_codes, first_idx = encode_few([mv[a:b].tobytes() for a, b in spans])
+    else:
+        d = pc.dictionary_encode(col.take(heads))
+        head_codes = numeric_numpy(d.indices).astype(np.int32)
+        # Arrow numbers values by first appearance: code k first occurs at head first_idx[k]
+        _, first_idx = np.unique(head_codes, return_index=True)
+    return spread(head_codes, heads, len(col)), heads[first_idx]
+
+
+def spread(head_codes: np.ndarray, heads: np.ndarray, n: int) -> np.ndarray:
+    """Each of ``n`` rows' code, from the codes of the runs starting at rows ``heads``."""
+    return np.repeat(head_codes, np.diff(heads, append=n))
 
 
 def first_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

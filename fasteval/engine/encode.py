@@ -66,6 +66,10 @@ class PreparedQrels:
     table: kr.QrelsTable  # the judged ids, grades and each query's hash table (for kernels)
     memo: dict[Any, Any] = field(default_factory=dict)  # per-query tables, see :meth:`cached`
     lock: threading.Lock = field(default_factory=threading.Lock)
+    number: dict[str, int] = field(init=False)  # each query's number (a dict: no Arrow call)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "number", {s: k for k, s in enumerate(self.qids)})
 
     @property
     def n_queries(self) -> int:
@@ -301,7 +305,8 @@ def _queries(pq: PreparedQrels, runs: RunColumns) -> tuple[np.ndarray, _Queries]
     n_qp = pq.n_queries
     run_q_codes, run_q_first = dict_encode(runs.qid)
     run_q = runs.qid.take(run_q_first)  # distinct query ids, first-appearance order
-    run_qp = _lookup(run_q, pq.qid_values)  # their number in the qrels (-1: none)
+    # their number in the qrels (-1: none)
+    run_qp = np.array([pq.number.get(s, -1) for s in run_q.to_pylist()], np.int32)
     if not (run_qp >= 0).any():
         ex_r = ", ".join(run_q.slice(0, 3).to_pylist())
         ex_q = ", ".join(pq.first_qids)

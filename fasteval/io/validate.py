@@ -77,8 +77,9 @@ def to_arrow(
     if isinstance(x, pl.DataFrame):
         # a run's ids are read in place from polars' string views (a run is read
         # on every call; other tables once)
-        level = pl.CompatLevel.newest() if what == "run" else pl.CompatLevel.oldest()
-        return x.to_arrow(compat_level=level), f"{what} DataFrame"
+        if what != "run":
+            return x.to_arrow(compat_level=pl.CompatLevel.oldest()), f"{what} DataFrame"
+        return _run_frame_to_arrow(x), f"{what} DataFrame"
     if isinstance(x, pa.Table):
         return x, f"{what} table"
     if isinstance(x, (str, os.PathLike)):
@@ -88,6 +89,19 @@ def to_arrow(
         "give a path, a polars DataFrame or an Arrow table"
     )
     raise SchemaError(msg)
+
+
+def _run_frame_to_arrow(x: pl.DataFrame) -> pa.Table:
+    """A run frame as Arrow (newest types: polars' string views, read in place).
+
+    Through the Arrow C stream where both libraries have it: it reads less of
+    the frame than ``DataFrame.to_arrow`` (one TREC-8 run, caches cold:
+    0.17 against 0.29 ms), and unlike ``pa.table`` it does not import pandas.
+    """
+    from_stream = getattr(pa.RecordBatchReader, "from_stream", None)
+    if from_stream is None or not hasattr(x, "__arrow_c_stream__"):  # older libraries
+        return x.to_arrow(compat_level=pl.CompatLevel.newest())
+    return from_stream(x).read_all()
 
 
 def _parquet_to_arrow(p: Path) -> pa.Table:

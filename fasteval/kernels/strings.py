@@ -15,14 +15,14 @@ from fasteval.kernels.jit import njit
 
 @njit(cache=True, nogil=True)
 def equal_runs(buf, starts, ends):  # pragma: no cover - numba
-    """Number the runs of equal consecutive strings: ``(rid, heads)``.
+    """The first row of each run of equal consecutive strings (``heads[k]``: run ``k``'s).
 
-    ``rid[i]`` is the run of string ``i`` (0, 1, ...), ``heads[k]`` the first
-    row of run ``k``. Ids such as query and run ids come in long runs of equal
-    values, so encoding only the heads is cheap.
+    Ids such as query and run ids come in long runs of equal values, so encoding
+    only the heads is cheap. Row ``i`` is in run ``k`` for ``heads[k] <= i <
+    heads[k + 1]``: no per-row array is written (``np.repeat`` spreads the heads'
+    codes), which matters for a call whose columns are no longer in cache.
     """
     n = starts.shape[0]
-    rid = np.empty(n, np.int64)
     heads = np.empty(n, np.int64)
     k = -1
     ps = 0
@@ -39,10 +39,9 @@ def equal_runs(buf, starts, ends):  # pragma: no cover - numba
         if not same:
             k += 1
             heads[k] = i
-        rid[i] = k
         ps = s
         pe = e
-    return rid, heads[: k + 1]
+    return heads[: k + 1].copy()
 
 
 @njit(cache=True, nogil=True)
@@ -54,7 +53,6 @@ def equal_view_runs(views):  # pragma: no cover - numba
     needed: the heads are then encoded by value.
     """
     n = views.shape[0]
-    rid = np.empty(n, np.int64)
     heads = np.empty(n, np.int64)
     k = -1
     a = np.uint64(0)
@@ -67,8 +65,7 @@ def equal_view_runs(views):  # pragma: no cover - numba
             heads[k] = i
             a = x
             b = y
-        rid[i] = k
-    return rid, heads[: k + 1]
+    return heads[: k + 1].copy()
 
 
 @njit(cache=True, nogil=True)
@@ -90,6 +87,15 @@ def gather(buf, starts, ends, rows):  # pragma: no cover - numba
     return out, offsets
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _view_span(views, v, bases):  # pragma: no cover - numba
+    """Start and end of the string whose view begins at ``views[v]`` (see :func:`view_offsets`)."""
+    length = np.int64(views[v])
+    # inline (4 bytes into the view), or at its offset in its data buffer
+    s = 4 * v + 4 if length <= 12 else bases[views[v + 2]] + np.int64(views[v + 3])
+    return s, s + length
+
+
 @njit(cache=True, nogil=True)
 def view_offsets(views, offset, n, bases):  # pragma: no cover - numba
     """Where the strings of an Arrow ``string_view`` array lie in one combined buffer.
@@ -105,10 +111,16 @@ def view_offsets(views, offset, n, bases):  # pragma: no cover - numba
     starts = np.empty(n, np.int64)
     ends = np.empty(n, np.int64)
     for i in range(n):
-        v = 4 * (offset + i)
-        length = np.int64(views[v])
-        # inline (4 bytes into the view), or at its offset in its data buffer
-        s = 4 * v + 4 if length <= 12 else bases[views[v + 2]] + np.int64(views[v + 3])
-        starts[i] = s
-        ends[i] = s + length
+        starts[i], ends[i] = _view_span(views, 4 * (offset + i), bases)
+    return starts, ends
+
+
+@njit(cache=True, nogil=True)
+def view_spans(views, offset, rows, bases):  # pragma: no cover - numba
+    """:func:`view_offsets` for the strings ``offset + rows`` only."""
+    m = rows.shape[0]
+    starts = np.empty(m, np.int64)
+    ends = np.empty(m, np.int64)
+    for j in range(m):
+        starts[j], ends[j] = _view_span(views, 4 * (offset + rows[j]), bases)
     return starts, ends

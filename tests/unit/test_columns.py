@@ -8,20 +8,18 @@ import pyarrow as pa
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from fasteval import columns
 from fasteval.columns import StrColumn, dict_encode, first_rows
 
 # ids short enough to sit inside a string view (<= 12 bytes) and longer ones,
 # with non-ASCII text (byte lengths differ from character lengths)
-IDS = st.lists(
-    st.one_of(
-        st.sampled_from(
-            ["401", "402", "FBIS3-10082", "FBIS3-100820", "LA010189-0001", "", "é", "Ωmega-ünï-id"]
-        ),
-        st.text(min_size=0, max_size=30),
+ONE_ID = st.one_of(
+    st.sampled_from(
+        ["401", "402", "FBIS3-10082", "FBIS3-100820", "LA010189-0001", "", "é", "Ωmega-ünï-id"]
     ),
-    min_size=0,
-    max_size=60,
+    st.text(min_size=0, max_size=30),
 )
+IDS = st.lists(ONE_ID, min_size=0, max_size=60)
 
 
 def _values(col: StrColumn) -> list[str]:
@@ -93,3 +91,53 @@ def test_first_rows_is_unique_with_first_index(codes: list[int]) -> None:
     want_values, want_first = np.unique(arr, return_index=True)
     np.testing.assert_array_equal(values, want_values)
     np.testing.assert_array_equal(first, want_first)
+
+
+@settings(max_examples=150, deadline=None)
+@given(IDS, st.integers(0, 5), st.data())
+def test_view_spans_before_the_offsets_are_made(
+    ids: list[str], head: int, data: st.DataObject
+) -> None:
+    """A view column's chosen rows read (spans, take, value) before its offsets are
+    made give the strings the full offsets give."""
+    assume(head <= len(ids))
+    col = StrColumn.from_arrow(pa.array(ids, pa.string_view()).slice(head))
+    rest = ids[head:]
+    rows = np.array(
+        data.draw(st.lists(st.integers(0, max(len(rest) - 1, 0)), max_size=10 if rest else 0)),
+        np.int64,
+    )
+    starts, ends = col.spans(rows)
+    assert [bytes(col.buf[s:e]).decode() for s, e in zip(starts, ends, strict=True)] == [
+        rest[i] for i in rows
+    ]
+    assert col.take(rows).to_pylist() == [rest[i] for i in rows]
+    if rest:
+        assert col.value(len(rest) - 1) == rest[-1]
+    assert len(col) == len(rest)
+    np.testing.assert_array_equal(col.spans(rows)[0], col.starts[rows])  # now made
+    np.testing.assert_array_equal(col.spans(rows)[1], col.ends[rows])
+    assert _values(col) == rest
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(ONE_ID, st.integers(1, 4)), max_size=30))
+def test_dict_encode_few_values_in_python_as_arrow_numbers_them(
+    runs: list[tuple[str, int]],
+) -> None:
+    """The Python dict used for few runs of equal ids and Arrow's dictionary give the
+    same codes and first rows."""
+    ids = [s for s, k in runs for _ in range(k)]
+    for kind in (pa.string_view(), pa.large_string()):
+        col = StrColumn.from_arrow(pa.array(ids, kind))
+        few = dict_encode(col)
+        saved = columns.FEW_HEADS
+        columns.FEW_HEADS = -1
+        try:
+            many = dict_encode(col)
+        finally:
+            columns.FEW_HEADS = saved
+        np.testing.assert_array_equal(few[0], many[0])
+        np.testing.assert_array_equal(few[1], many[1])
+        assert few[0].dtype == np.int32
+        assert few[0].shape == (len(ids),)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import fasteval
 from fasteval.errors import DataMismatchError, InputFormatError, SchemaError
+from fasteval.io import tables
 from fasteval.io.trec import FastevalWarning
 
 QRELS = "1 0 a 1\n1 0 b 0\n1 0 c 2\n2 0 a 0\n2 0 d 1\n"
@@ -222,3 +223,39 @@ def test_small_text_readers_name_the_file_and_byte_of_non_utf8_input(tmp_path, g
     for reader in (read_zscores, read_qrels_jg):
         with pytest.raises(InputFormatError, match=rf"{path.name}:2: not valid UTF-8 \(byte 28 "):
             reader(path)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["runA", "b", "a-very-long-run-name-1", "é"]), st.integers(1, 4)),
+        min_size=1,
+        max_size=25,
+    ),
+    st.booleans(),
+)
+def test_run_codes_from_views_as_from_strings(runs: list[tuple[str, int]], few: bool) -> None:
+    """A polars frame's run ids (numbered from their views, or by the strings past
+    FEW_HEADS runs of equal ids) get the codes and names a large_string table gets."""
+    ids = [r for r, k in runs for _ in range(k)]
+    n = len(ids)
+    frame = pl.DataFrame(
+        {
+            "run_id": ids,
+            "query_id": ["q1"] * n,
+            "doc_id": [f"d{i}" for i in range(n)],
+            "score": [float(-i) for i in range(n)],
+        }
+    )
+    saved = tables.FEW_HEADS
+    tables.FEW_HEADS = saved if few else 0
+    try:
+        got = tables.run_columns([frame])
+    finally:
+        tables.FEW_HEADS = saved
+    want = tables.runs_from_table(
+        frame.to_arrow(compat_level=pl.CompatLevel.oldest()), "run DataFrame"
+    )
+    assert got.run_names == want.run_names == list(dict.fromkeys(ids))
+    np.testing.assert_array_equal(got.run, want.run)
+    assert got.run.dtype == np.int32
