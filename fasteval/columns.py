@@ -131,6 +131,17 @@ class StrColumn:
         pairs = buf[: views.shape[0]].view(np.uint64).reshape(-1, 2)[arr.offset :]
         return cls(buf, None, None, pairs, (arr.offset, bases))
 
+    def strings(self, rows: np.ndarray) -> list[str]:
+        """The strings at ``rows`` (a few: each is decoded in Python), checked as
+        UTF-8 as :meth:`take` checks them."""
+        starts, ends = self.spans(rows)
+        mv = self.buf.data
+        spans = zip(starts.tolist(), ends.tolist(), strict=True)
+        try:
+            return [mv[a:b].tobytes().decode() for a, b in spans]
+        except UnicodeDecodeError:
+            return list(self.take(rows).to_pylist())  # Arrow's own error, as before
+
     def take(self, rows: np.ndarray) -> pa.LargeStringArray:
         """The strings at ``rows`` as an Arrow array (UTF-8 validated)."""
         starts, ends = self.spans(rows)
@@ -251,6 +262,8 @@ def dict_encode(col: StrColumn) -> tuple[np.ndarray, np.ndarray]:
 
 def spread(head_codes: np.ndarray, heads: np.ndarray, n: int) -> np.ndarray:
     """Each of ``n`` rows' code, from the codes of the runs starting at rows ``heads``."""
+    if head_codes.shape[0] == 1:  # one run of equal values (one run's run ids)
+        return np.full(n, head_codes[0], head_codes.dtype)
     return np.repeat(head_codes, np.diff(heads, append=n))
 
 

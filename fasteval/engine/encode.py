@@ -30,7 +30,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fasteval import parallel
-from fasteval.columns import QrelsColumns, RunColumns, StrColumn, dict_encode, numeric_numpy
+from fasteval.columns import (
+    FEW_HEADS,
+    QrelsColumns,
+    RunColumns,
+    StrColumn,
+    dict_encode,
+    numeric_numpy,
+)
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
 from fasteval.kernels import ranking as kr
 from fasteval.kernels import strings as kstr
@@ -304,11 +311,16 @@ def _queries(pq: PreparedQrels, runs: RunColumns) -> tuple[np.ndarray, _Queries]
     qrels lack, in byte order."""
     n_qp = pq.n_queries
     run_q_codes, run_q_first = dict_encode(runs.qid)
-    run_q = runs.qid.take(run_q_first)  # distinct query ids, first-appearance order
-    # their number in the qrels (-1: none)
-    run_qp = np.array([pq.number.get(s, -1) for s in run_q.to_pylist()], np.int32)
+    # the distinct query ids in first-appearance order, and their number in the qrels
+    # (-1: none); as Arrow only when some are not in the qrels
+    names = (
+        runs.qid.strings(run_q_first)
+        if run_q_first.shape[0] <= FEW_HEADS
+        else runs.qid.take(run_q_first).to_pylist()
+    )
+    run_qp = np.array([pq.number.get(s, -1) for s in names], np.int32)
     if not (run_qp >= 0).any():
-        ex_r = ", ".join(run_q.slice(0, 3).to_pylist())
+        ex_r = ", ".join(names[:3])
         ex_q = ", ".join(pq.first_qids)
         msg = (
             f"the runs and the qrels have no query in common (runs: {ex_r}, ...; "
@@ -320,6 +332,7 @@ def _queries(pq: PreparedQrels, runs: RunColumns) -> tuple[np.ndarray, _Queries]
         return run_q_codes, _Queries(
             pq.qids, run_qp, qp, np.ones(n_qp, bool), pq.qr_off[: n_qp + 1]
         )
+    run_q = runs.qid.take(run_q_first)
     extra = run_q.filter(pa.array(run_qp < 0))
     all_q = _byte_order(pa.concat_arrays([pq.qid_values.cast(extra.type), extra]))
     qids = all_q.to_pylist()

@@ -134,6 +134,7 @@ class _Stream:
     measures: MeasureSet
     options: EvalOptions
     budget: int
+    one_unit: bool = False  # the plan has a single input
     source_of: dict[str, tuple[int, str]] = field(default_factory=dict)  # run -> (unit, where)
     reader: BatchReader = field(init=False)
 
@@ -162,7 +163,8 @@ class _Stream:
                 raise InputFormatError(msg)
 
     def scored(self, cols: RunColumns, unit: int) -> _Scored:
-        self.one_input_per_run(cols, unit)
+        if not self.one_unit:  # a single input cannot give a run twice
+            self.one_input_per_run(cols, unit)
         return _score(self.q, cols, self.measures, self.options)
 
     def batch(
@@ -275,9 +277,9 @@ def _batches_scored(
     reads: _ReadAhead,
 ) -> Iterator[_Scored]:
     """Read, encode and score each batch; text batches are read one ahead."""
-    stream = _Stream(q, measures, options, budget)
-    done = 0
     total = sum(len(b.units) for b in batches)
+    stream = _Stream(q, measures, options, budget, one_unit=total == 1)
+    done = 0
     for i, b in enumerate(batches):
         raw = reads.take(i)
         yield from stream.batch(b, done, raw, reads, i)

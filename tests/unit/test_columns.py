@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -112,6 +113,7 @@ def test_view_spans_before_the_offsets_are_made(
         rest[i] for i in rows
     ]
     assert col.take(rows).to_pylist() == [rest[i] for i in rows]
+    assert col.strings(rows) == [rest[i] for i in rows]
     if rest:
         assert col.value(len(rest) - 1) == rest[-1]
     assert len(col) == len(rest)
@@ -141,3 +143,13 @@ def test_dict_encode_few_values_in_python_as_arrow_numbers_them(
         np.testing.assert_array_equal(few[1], many[1])
         assert few[0].dtype == np.int32
         assert few[0].shape == (len(ids),)
+
+
+def test_strings_not_utf8_fail_as_take_fails() -> None:
+    """A few strings decoded in Python meet bytes that are not UTF-8 as Arrow does."""
+    col = StrColumn(np.frombuffer(b"ok\xff\xfe", np.uint8), np.array([0, 2]), np.array([2, 4]))
+    assert col.strings(np.array([0])) == ["ok"]
+    with pytest.raises(pa.ArrowInvalid):
+        col.take(np.array([1]))
+    with pytest.raises(pa.ArrowInvalid):
+        col.strings(np.array([0, 1]))
