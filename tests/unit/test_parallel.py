@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fasteval import parallel
 
@@ -35,3 +37,22 @@ def test_run_rows_calls_every_row_once_in_ranges() -> None:
         assert all(0 <= lo < hi <= n for lo, hi in ranges) or n == 0
         if n > 20_000 and parallel.threads() > 1:
             assert len(ranges) > 1  # split, not one call
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 50_000), min_size=1, max_size=80), st.integers(1, 16))
+def test_chunks_are_contiguous_and_no_chunk_exceeds_a_share_plus_one_item(
+    items: list[int], n_chunks: int
+) -> None:
+    work = np.array(items, np.float64)
+    parts = parallel.chunks(work, n_chunks)
+    assert [i for lo, hi in parts for i in range(lo, hi)] == list(range(len(items)))
+    assert all(hi > lo for lo, hi in parts)
+    assert all(isinstance(lo, int) and isinstance(hi, int) for lo, hi in parts)
+    assert len(parts) <= max(1, n_chunks)
+    total = work.sum()
+    if total > parallel.MIN_SPLIT_WORK and n_chunks > 1:
+        share = total / n_chunks
+        assert all(work[lo:hi].sum() <= share + work[lo:hi].max() for lo, hi in parts)
+    else:
+        assert parts == [(0, len(items))]
