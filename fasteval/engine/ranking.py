@@ -206,6 +206,7 @@ def compute(  # noqa: PLR0913 (keyword-only options)
     num_docs: int = 0,
     zscores: Any = None,
     memo: dict[Any, Any] | None = None,
+    summarise: bool = True,
 ) -> Evaluation:
     """Run the kernels for ``measures`` over encoded data and aggregate per run.
 
@@ -213,7 +214,9 @@ def compute(  # noqa: PLR0913 (keyword-only options)
     into z-scores before aggregation (trec_eval ``-Z``). ``memo`` keeps the
     per-query tables (:func:`query_stats`, :func:`gain_tables`), which depend
     only on the qrels side of ``enc``: batches of runs encoded against the same
-    qrels with the same query indices (the streaming path) share one.
+    qrels with the same query indices (the streaming path) share one. Without
+    ``summarise`` the per-run aggregates are left empty (a batch's caller
+    aggregates every batch together).
     """
     n_groups = enc.starts.shape[0]
     values = np.zeros((n_groups, len(measures)), dtype=np.float64)
@@ -252,7 +255,11 @@ def compute(  # noqa: PLR0913 (keyword-only options)
         values[:, cols] = out
     if zscores is not None:
         values = zscore_values(values, enc, measures, zscores)
-    summary = aggregate(enc, measures, values, relevance_level, complete)
+    summary = (
+        aggregate(enc, measures, values, relevance_level, complete)
+        if summarise
+        else np.zeros((0, len(measures)))
+    )
     has_rows = enc.ends > enc.starts
     return Evaluation(measures, enc, values, summary, has_rows, text)
 

@@ -114,6 +114,7 @@ def _score(
         complete=options.complete,
         num_docs=options.num_docs,
         zscores=options.zscores,
+        summarise=False,  # every batch is aggregated together (_merge)
     )
     assert enc.qp is not None  # encoded against prepared qrels
     return _Scored(
