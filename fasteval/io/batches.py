@@ -43,6 +43,7 @@ from fasteval.io.archive import (
     archive_info,
     read_archive,
     read_row_groups,
+    release_pool_memory,
     row_group_pieces,
 )
 from fasteval.io.tables import PARQUET_SUFFIXES, expand_paths, run_columns, runs_from_table
@@ -446,10 +447,13 @@ class BatchReader:
 
 
 def _pieces_of(path: PathLike, budget: int) -> Iterator[pa.Table]:
-    """An archive's pieces of row groups (about ``budget`` rows each), read one by one."""
+    """An archive's pieces of row groups (about ``budget`` rows each), read one by one
+    (a study's input: what Arrow's pool keeps of each piece is given back once it is
+    gone, see :func:`~fasteval.io.archive.release_pool_memory`)."""
     pieces = row_group_pieces(path, budget)
     for groups in pieces.groups:
         yield read_row_groups(path, groups, EVAL_COLUMNS, verified=pieces.verified)
+        release_pool_memory()  # the piece is gone when the next is asked for
 
 
 def _is_gzip(p: Path) -> bool:
