@@ -144,8 +144,14 @@ class StrColumn:
 
     def take(self, rows: np.ndarray) -> pa.LargeStringArray:
         """The strings at ``rows`` as an Arrow array (UTF-8 validated)."""
-        starts, ends = self.spans(rows)
-        data, offsets = kstr.gather(self.buf, starts, ends, np.arange(len(rows), dtype=np.int64))
+        rows = rows.astype(np.int64)
+        if self._starts is not None and self._ends is not None:
+            data, offsets = kstr.gather(self.buf, self._starts, self._ends, rows)
+        else:  # the offsets of these rows only
+            starts, ends = self.spans(rows)
+            data, offsets = kstr.gather(
+                self.buf, starts, ends, np.arange(len(rows), dtype=np.int64)
+            )
         arr = pa.LargeStringArray.from_buffers(len(rows), pa.py_buffer(offsets), pa.py_buffer(data))
         arr.validate(full=True)
         return arr

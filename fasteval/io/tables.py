@@ -94,7 +94,8 @@ def _view_codes(col: pa.ChunkedArray) -> tuple[np.ndarray, list[str]] | None:
     (``None`` with more: :func:`dict_encode` then numbers them).
 
     Equal views are equal strings: only the first string of each run is read,
-    and no offsets or bytes are made for the others (0.5 ms for one TREC-8 run).
+    and no offsets or bytes are made for the others (one TREC-8 run's run ids,
+    in a warm call: 0.56 -> 0.18 ms, line-profiled).
     """
     arr = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
     n = len(arr)
