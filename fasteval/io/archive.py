@@ -181,10 +181,10 @@ def release_pool_memory() -> None:
 
     pyarrow's default pool (mimalloc) keeps freed memory for reuse: a study's
     input from the TREC-8 archive (the library) peaked at 293-295 MB against 240 MB
-    from the gz files; asked after every piece, 238 MB, 0.1-0.2 s slower. Not
-    asked by the evaluation, where it cost 0.1-0.2 s of 1.2 s. With the system pool
-    (the command's) this would only trim ``malloc`` (0.35 s slower for 1 MB):
-    nothing is asked then.
+    from the gz files; asked after every piece, 237 MB, about 0.1 s slower (0.83-0.89
+    against 0.67-0.87 s). Not asked by the evaluation, where it cost 0.1-0.2 s of
+    1.2 s. With the system pool (the command's) this would only trim ``malloc``
+    (0.35 s slower for 1 MB): nothing is asked then.
     """
     pool = pa.default_memory_pool()
     if pool.backend_name != "system":
