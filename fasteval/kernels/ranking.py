@@ -213,8 +213,8 @@ def rank_groups(lo, hi, docs, score, f32, rk, table, out):  # pragma: no cover -
         grade = np.empty(n, np.int32)
         jud = np.empty(n, np.int64)
         dup = np.zeros(n, np.bool_)
-        hash_ranking(buf, d_s, d_e, rows, hs, dup)
-        judge_ranking(buf, d_s, d_e, rows, hs, group_q[g], table, grade, jud)
+        hash_ranking(buf, d_s, d_e, rows, hs)
+        judge_ranking(buf, d_s, d_e, rows, hs, group_q[g], table, grade, jud, dup)
         ordered = True
         for i in range(1, n):
             if before(rows[i], rows[i - 1], score, f32, buf, d_s, d_e):

@@ -9,20 +9,36 @@ from hypothesis import strategies as st
 
 from fasteval.engine import prepare
 from fasteval.kernels import families
-from fasteval.kernels.hashing import slot_order
+from fasteval.kernels.hashing import buckets_of, slot_order
 
 
-@settings(max_examples=30, deadline=None)
-@given(mask_bits=st.integers(4, 14), n=st.integers(0, 3000), seed=st.integers(0, 2**32 - 1))
-def test_slot_order_is_a_permutation_sorted_by_home_bucket(mask_bits, n, seed) -> None:
+@settings(max_examples=40, deadline=None)
+@given(
+    mask_bits=st.integers(4, 14),
+    n=st.integers(0, 3000),
+    n_distinct=st.integers(1, 3000),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_slot_order_follows_home_slots_and_keeps_equal_hashes_together_in_order(
+    mask_bits, n, n_distinct, seed
+) -> None:
     rng = np.random.default_rng(seed)
-    hs = rng.integers(0, 2**63, n, dtype=np.uint64)
+    pool = rng.integers(0, 2**63, n_distinct, dtype=np.uint64)
+    hs = pool[rng.integers(0, n_distinct, n)]  # repeats, as repeated ids hash
     mask = (1 << mask_bits) - 1
-    order = slot_order(hs, mask)
+    b = buckets_of(n, mask)
+    order = slot_order(hs, b)
     assert sorted(order.tolist()) == list(range(n))
     home = (hs[order] & np.uint64(mask)).astype(np.int64)
-    buckets = home >> max(0, mask_bits - 8)
-    assert (np.diff(buckets) >= 0).all()
+    nb = ((mask + 1) >> b.right) << b.left
+    assert min(max(16, n), 1 << 20) <= nb < max(32, 2 * n)  # about one hash a bucket
+    # buckets follow home slots: a bucket never holds slots of two sides of another's
+    assert (np.diff(home >> b.right) >= 0).all()
+    # equal hashes are one bucket's, in input order
+    for h in np.unique(hs):
+        at = np.flatnonzero(hs[order] == h)
+        assert (np.diff(order[at]) > 0).all()
+        assert len({int(x) for x in (home[at] >> b.right)}) == 1
 
 
 @settings(max_examples=15, deadline=None)
@@ -118,13 +134,82 @@ def test_a_matching_hash_with_other_bytes_is_not_a_judgment() -> None:
     hs = np.array([h, h], np.uint64)
     grade = np.empty(2, np.int32)
     jud = np.empty(2, np.int64)
-    judge_ranking(other, d_s, d_e, np.arange(2), hs, 0, pq.table, grade, jud)
+    dup = np.zeros(2, np.bool_)
+    judge_ranking(other, d_s, d_e, np.arange(2), hs, 0, pq.table, grade, jud, dup)
+    assert not dup.any()  # equal hashes, other bytes: no repeat either
     assert grade[0] == families.NONPOOL and jud[0] == -1
     g = judged[("q0", bytes(buf[ts[0] : te[0]]).decode())]
     assert grade[1] == (g if g >= 0 else families.UNJUDGED) and jud[1] == pq.table.jud[0]
 
 
+@settings(max_examples=25, deadline=None)
+@given(
+    n_ranked=st.integers(0, 2500),
+    n_distinct=st.integers(1, 600),
+    seed=st.integers(0, 999),
+)
+def test_repeated_ids_are_flagged_after_their_first_row_and_judged_alike(
+    n_ranked, n_distinct, seed
+) -> None:
+    """Repeats found in the lookup's buckets equal a set's answer, judged or not."""
+    from fasteval.kernels.hashing import hash_ranking, judge_ranking
+
+    qrels, judged = _judged_frame(1, seed)
+    pq = prepare(qrels, _one_run(qrels)).enc.prepared
+    assert pq is not None
+    rng = np.random.default_rng(seed)
+    names = [d for _, d in judged] + [f"NEW-{i}" for i in range(600)]
+    pick = rng.choice(len(names), n_distinct, replace=False)
+    docs = [names[int(i)] for i in pick[rng.integers(0, n_distinct, n_ranked)]]
+    raw = "".join(docs).encode()
+    ends = np.cumsum([len(d) for d in docs], dtype=np.int64)
+    starts = ends - np.array([len(d) for d in docs], dtype=np.int64)
+    buf = np.frombuffer(raw + b"\0", np.uint8)
+    rows = rng.permutation(n_ranked).astype(np.int64)  # input order is not buffer order
+    hs = np.empty(n_ranked, np.uint64)
+    grade = np.empty(n_ranked, np.int32)
+    jud = np.empty(n_ranked, np.int64)
+    dup = np.zeros(n_ranked, np.bool_)
+    hash_ranking(buf, starts, ends, rows, hs)
+    judge_ranking(buf, starts, ends, rows, hs, 0, pq.table, grade, jud, dup)
+    seen: set[str] = set()
+    for i, r in enumerate(rows.tolist()):
+        doc = docs[r]
+        assert dup[i] == (doc in seen)
+        seen.add(doc)
+        g = judged.get(("q0", doc))
+        assert grade[i] == (families.NONPOOL if g is None else g if g >= 0 else families.UNJUDGED)
+        assert (jud[i] >= 0) == (g is not None)
+        if g is not None:
+            assert pq.docs.value(int(jud[i])) == doc
+
+
 # ----------------------------------------------------------------------------- the id hash
+
+
+def _hash_reference(word: bytes) -> int:
+    """hash_bytes written out in Python: eight-byte words, then the tail byte by byte."""
+    m = (1 << 64) - 1
+    k0, k1, k2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+    h = k0 ^ len(word)
+    full = len(word) - len(word) % 8
+    for k in range(0, full, 8):
+        h = ((h ^ int.from_bytes(word[k : k + 8], "little")) * k1) & m
+        h ^= h >> 31
+    h = ((h ^ int.from_bytes(word[full:], "little")) * k1) & m
+    h ^= h >> 30
+    h = (h * k2) & m
+    return h ^ (h >> 31)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(min_size=0, max_size=40), st.integers(0, 9))
+def test_hash_reads_short_tails_as_the_bytes_they_are(word: bytes, pad: int) -> None:
+    """The tail's overlapping reads give the value its bytes do, one by one."""
+    from fasteval.kernels.hashing import hash_bytes
+
+    buf = np.frombuffer(b"\xaa" * pad + word + b"\x55" * 9, np.uint8)
+    assert int(hash_bytes(buf, pad, pad + len(word))) == _hash_reference(word)
 
 
 @settings(max_examples=200, deadline=None)
