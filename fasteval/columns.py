@@ -7,8 +7,9 @@ numba kernels; nothing is copied into Python strings on the hot path.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -17,32 +18,42 @@ import pyarrow.compute as pc
 from fasteval.kernels import strings as kstr
 
 
+class _Views(NamedTuple):
+    """An Arrow ``string_view`` array's buffers, read in place (see ``kstr.view_gather``)."""
+
+    raw: np.ndarray  # uint8: 16 bytes of view per string (the array's slice only)
+    data: np.ndarray  # uint8: the data buffers one after another
+    bases: np.ndarray  # int64: where each data buffer starts in ``data``
+
+
 @dataclass
 class StrColumn:
     """Strings as slices ``buf[starts[i]:ends[i]]`` of one ``uint8`` buffer.
 
-    ``views``: for strings read from an Arrow ``string_view`` array, its views
-    (two ``uint64`` per string), which find runs of equal ids 5x faster than
-    the bytes do; ``None`` otherwise. Such a column works out its ``starts``
-    and ``ends`` on first use (:meth:`spans` reads only the rows it is given):
-    a run's query ids are only numbered by their views, and writing their
-    offsets cost a warm one-run call 0.1-0.2 ms once its columns had left the
-    cache.
+    ``views``: for strings read from an Arrow ``string_view`` array (polars'
+    strings), its views (two ``uint64`` per string), which find runs of equal
+    ids 5x faster than the bytes do; ``None`` otherwise. Such a column is read
+    in place: ``buf`` (its views, then its data buffers: a string of at most 12
+    bytes lies inside its view) and the offsets are made on first use, and the
+    methods that read chosen rows (:meth:`take`, :meth:`strings`,
+    :meth:`value`) copy those rows only. A run's query ids are only numbered,
+    from their views: nothing of them is copied (in a warm one-run call, that
+    copy of 1.4 MB cost about as much as numbering them).
     """
 
-    buf: np.ndarray
+    _buf: np.ndarray | None
     _starts: np.ndarray | None
     _ends: np.ndarray | None
     views: np.ndarray | None = None
-    # a string_view column whose offsets are not made yet: (its slice offset,
-    # where each data buffer starts in ``buf``); ``buf`` begins with the views
-    _lazy: tuple[int, np.ndarray] | None = None
+    # a string_view column whose buffer is not made yet
+    _lazy: _Views | None = None
 
     def __post_init__(self) -> None:
         # One array type for every kernel call (C-contiguous, read-only): each
         # numba kernel then compiles for a single signature.
-        self.buf.flags.writeable = False
         if self._lazy is None:
+            assert self._buf is not None
+            self._buf.flags.writeable = False
             self._set(self._starts, self._ends)
 
     def _set(self, starts: Any, ends: Any) -> None:
@@ -52,42 +63,53 @@ class StrColumn:
         self._ends.flags.writeable = False
 
     @property
+    def buf(self) -> np.ndarray:
+        """The strings' bytes."""
+        if self._buf is None:
+            self._make()
+        return self._buf  # type: ignore[return-value]
+
+    @property
     def starts(self) -> np.ndarray:
         """Where each string starts in ``buf``."""
         if self._starts is None:
-            self._offsets()
+            self._make()
         return self._starts  # type: ignore[return-value]
 
     @property
     def ends(self) -> np.ndarray:
         """Where each string ends in ``buf`` (exclusive)."""
         if self._ends is None:
-            self._offsets()
+            self._make()
         return self._ends  # type: ignore[return-value]
 
-    def _offsets(self) -> None:
-        """Every string's offsets, from the views (made once; two threads racing
-        make the same arrays)."""
-        assert self._lazy is not None and self.views is not None
-        offset, bases = self._lazy
-        n = self.views.shape[0]
-        words = self.buf[: 16 * (offset + n)].view(np.int32)
-        self._set(*kstr.view_offsets(words, offset, n, bases))
+    def _make(self) -> None:
+        """The buffer (the views, then the data) and every string's offsets in it
+        (made once; two threads racing make equal arrays)."""
+        lazy = self._lazy
+        if lazy is None:  # made by another thread meanwhile
+            return
+        buf = np.concatenate([lazy.raw, lazy.data])
+        buf.flags.writeable = False
+        n = lazy.raw.shape[0] // 16
+        words = buf[: lazy.raw.shape[0]].view(np.int32)
+        self._set(*kstr.view_offsets(words, 0, n, lazy.bases + lazy.raw.shape[0]))
+        self._buf = buf
 
-    def spans(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The starts and ends of the strings ``rows`` (``int64``), made for those
-        rows only when the column's offsets are not made yet."""
-        if self._starts is not None and self._ends is not None:
-            return self._starts[rows], self._ends[rows]
-        assert self._lazy is not None and self.views is not None
-        offset, bases = self._lazy
-        words = self.buf[: 16 * (offset + self.views.shape[0])].view(np.int32)
-        starts, ends = kstr.view_spans(words, offset, np.ascontiguousarray(rows, np.int64), bases)
-        return starts, ends
+    def _chosen(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The strings ``rows`` in a buffer of their own, and their offsets."""
+        rows = np.ascontiguousarray(rows, np.int64)
+        lazy = self._lazy
+        if self._buf is None and lazy is not None:  # these rows only
+            data, offsets = kstr.view_gather(lazy.raw, lazy.data, lazy.bases, rows)
+        else:
+            data, offsets = kstr.gather(self.buf, self.starts, self.ends, rows)
+        return data, offsets
 
     def __len__(self) -> int:
-        if self._starts is None and self.views is not None:
-            return int(self.views.shape[0])
+        views = self.views
+        if self._starts is None and views is not None:
+            return int(views.shape[0])
         return int(self.starts.shape[0])
 
     @classmethod
@@ -110,48 +132,40 @@ class StrColumn:
 
     @classmethod
     def _from_views(cls, arr: pa.Array) -> StrColumn:
-        """A ``string_view`` array (polars' strings) read in place.
-
-        The buffer is the views followed by the data buffers: short strings
-        (at most 12 bytes, most ids) are read inside their views, longer ones in
-        the data. Only the data buffers are copied, where there are any: a
-        one-run frame's ids take 0.1 ms this way against 0.8 ms cast to
-        ``large_string``.
-        """
+        """A ``string_view`` array (polars' strings) read in place: nothing is copied
+        until bytes are asked for (several data buffers are joined now)."""
         bufs = arr.buffers()
         n = len(arr)
-        views = np.frombuffer(bufs[1], dtype=np.uint8, count=16 * (arr.offset + n))
+        raw = np.frombuffer(bufs[1], np.uint8, count=16 * (arr.offset + n))[16 * arr.offset :]
         none = np.zeros(0, np.uint8)
         data = [none if b is None else np.frombuffer(b, np.uint8) for b in bufs[2:]]
-        buf = np.concatenate([views, *data]) if data else views
-        sizes = [views.shape[0]] + [d.shape[0] for d in data]
-        bases = np.cumsum(sizes[:-1], dtype=np.int64)
-        # the views as pairs of words, from ``buf`` (its first bytes), so that the
-        # Arrow buffers are not kept alive beside the copy
-        pairs = buf[: views.shape[0]].view(np.uint64).reshape(-1, 2)[arr.offset :]
-        return cls(buf, None, None, pairs, (arr.offset, bases))
+        bases = np.zeros(max(len(data), 1), np.int64)
+        bases[1 : len(data)] = np.cumsum([d.shape[0] for d in data[:-1]])
+        joined = data[0] if len(data) == 1 else np.concatenate(data or [np.zeros(0, np.uint8)])
+        if raw.ctypes.data % 8:  # read as words below (Arrow aligns its buffers)
+            raw = raw.copy()
+        for a in (raw, joined):  # one array type per kernel signature
+            a.flags.writeable = False
+        pairs = raw.view(np.uint64).reshape(-1, 2)
+        return cls(None, None, None, pairs, _Views(raw, joined, bases))
 
     def strings(self, rows: np.ndarray) -> list[str]:
         """The strings at ``rows`` (a few: each is decoded in Python), checked as
         UTF-8 as :meth:`take` checks them."""
-        starts, ends = self.spans(rows)
-        mv = self.buf.data
-        spans = zip(starts.tolist(), ends.tolist(), strict=True)
         try:
-            return [mv[a:b].tobytes().decode() for a, b in spans]
+            return [b.decode() for b in self.bytes_of(rows)]
         except UnicodeDecodeError:
             return list(self.take(rows).to_pylist())  # Arrow's own error, as before
 
+    def bytes_of(self, rows: np.ndarray) -> list[bytes]:
+        """The bytes of the strings at ``rows`` (a few)."""
+        data, offsets = self._chosen(rows)
+        mv = data.data
+        return [mv[a:b].tobytes() for a, b in itertools.pairwise(offsets.tolist())]
+
     def take(self, rows: np.ndarray) -> pa.LargeStringArray:
         """The strings at ``rows`` as an Arrow array (UTF-8 validated)."""
-        rows = rows.astype(np.int64)
-        if self._starts is not None and self._ends is not None:
-            data, offsets = kstr.gather(self.buf, self._starts, self._ends, rows)
-        else:  # the offsets of these rows only
-            starts, ends = self.spans(rows)
-            data, offsets = kstr.gather(
-                self.buf, starts, ends, np.arange(len(rows), dtype=np.int64)
-            )
+        data, offsets = self._chosen(rows)
         arr = pa.LargeStringArray.from_buffers(len(rows), pa.py_buffer(offsets), pa.py_buffer(data))
         arr.validate(full=True)
         return arr
@@ -162,8 +176,7 @@ class StrColumn:
 
     def value(self, i: int) -> str:
         """One string, decoded for messages (never fails on bad bytes)."""
-        s, e = self.spans(np.array([i], np.int64))
-        return bytes(self.buf[s[0] : e[0]]).decode("utf-8", "replace")
+        return self.bytes_of(np.array([i], np.int64))[0].decode("utf-8", "replace")
 
 
 def numeric_numpy(arr: pa.Array | pa.ChunkedArray, null: float | int | None = None) -> np.ndarray:
@@ -249,15 +262,13 @@ def dict_encode(col: StrColumn) -> tuple[np.ndarray, np.ndarray]:
     """
     if len(col) == 0:
         return np.zeros(0, np.int32), np.zeros(0, np.int64)
-    if col.views is not None:
-        heads = kstr.equal_view_runs(col.views)
+    views = col.views
+    if views is not None:
+        heads = kstr.equal_view_runs(views)
     else:
         heads = kstr.equal_runs(col.buf, col.starts, col.ends)
     if heads.shape[0] <= FEW_HEADS:
-        mv = col.buf.data
-        starts, ends = col.spans(heads)
-        spans = zip(starts.tolist(), ends.tolist(), strict=True)
-        head_codes, first_idx = encode_few([mv[a:b].tobytes() for a, b in spans])
+        head_codes, first_idx = encode_few(col.bytes_of(heads))
     else:
         d = pc.dictionary_encode(col.take(heads))
         head_codes = numeric_numpy(d.indices).astype(np.int32)

@@ -2,8 +2,8 @@
 
 The engine keeps strings as slices of one byte buffer (:class:`fasteval.columns.StrColumn`);
 these kernels read such columns: number runs of equal consecutive ids (by their bytes,
-or by their Arrow views), find where a ``string_view`` array's strings lie, and copy
-chosen strings into one contiguous buffer.
+or by their Arrow views), and copy chosen strings (of such a buffer, or of an Arrow
+``string_view`` array) into one contiguous buffer.
 """
 
 from __future__ import annotations
@@ -88,6 +88,51 @@ def gather(buf, starts, ends, rows):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _u32(b, k):  # pragma: no cover - numba
+    """Bytes ``b[k:k+4]`` as a little-endian ``int64``."""
+    w = np.int64(0)
+    for j in range(4):
+        w |= np.int64(b[np.uint64(k) + np.uint64(j)]) << (8 * j)
+    return w
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _copy_view(views, data, bases, i, out, o):  # pragma: no cover - numba
+    """Copy string ``i`` of an Arrow ``string_view`` array to ``out[o:]``.
+
+    ``views`` holds its views (16 bytes each: the length, then either the bytes
+    of a string of at most 12, or a prefix, the data buffer's index and the
+    offset in it); ``data`` its data buffers one after another, buffer ``b``
+    starting at ``bases[b]``.
+    """
+    v = 16 * i
+    length = _u32(views, v)
+    if length <= 12:
+        src = views
+        s = v + 4
+    else:
+        src = data
+        s = bases[_u32(views, v + 8)] + _u32(views, v + 12)
+    for k in range(length):
+        out[np.uint64(o + k)] = src[np.uint64(s + k)]
+
+
+@njit(cache=True, nogil=True)
+def view_gather(views, data, bases, rows):  # pragma: no cover - numba
+    """The strings ``rows`` of a ``string_view`` array copied into one buffer, with
+    offsets (as :func:`gather`; the arguments as :func:`_copy_view`'s)."""
+    m = rows.shape[0]
+    offsets = np.empty(m + 1, np.int64)
+    offsets[0] = 0
+    for j in range(m):
+        offsets[j + 1] = offsets[j] + _u32(views, 16 * rows[j])
+    out = np.empty(offsets[m], np.uint8)
+    for j in range(m):
+        _copy_view(views, data, bases, rows[j], out, offsets[j])
+    return out, offsets
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _view_span(views, v, bases):  # pragma: no cover - numba
     """Start and end of the string whose view begins at ``views[v]`` (see :func:`view_offsets`)."""
     length = np.int64(views[v])
@@ -112,15 +157,4 @@ def view_offsets(views, offset, n, bases):  # pragma: no cover - numba
     ends = np.empty(n, np.int64)
     for i in range(n):
         starts[i], ends[i] = _view_span(views, 4 * (offset + i), bases)
-    return starts, ends
-
-
-@njit(cache=True, nogil=True)
-def view_spans(views, offset, rows, bases):  # pragma: no cover - numba
-    """:func:`view_offsets` for the strings ``offset + rows`` only."""
-    m = rows.shape[0]
-    starts = np.empty(m, np.int64)
-    ends = np.empty(m, np.int64)
-    for j in range(m):
-        starts[j], ends[j] = _view_span(views, 4 * (offset + rows[j]), bases)
     return starts, ends

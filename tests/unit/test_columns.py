@@ -96,11 +96,11 @@ def test_first_rows_is_unique_with_first_index(codes: list[int]) -> None:
 
 @settings(max_examples=150, deadline=None)
 @given(IDS, st.integers(0, 5), st.data())
-def test_view_spans_before_the_offsets_are_made(
+def test_view_rows_read_before_the_buffer_is_made(
     ids: list[str], head: int, data: st.DataObject
 ) -> None:
-    """A view column's chosen rows read (spans, take, value) before its offsets are
-    made give the strings the full offsets give."""
+    """A view column's chosen rows read (bytes, take, strings, value) before its
+    buffer is made are copied alone, and give the strings the buffer then gives."""
     assume(head <= len(ids))
     col = StrColumn.from_arrow(pa.array(ids, pa.string_view()).slice(head))
     rest = ids[head:]
@@ -108,18 +108,33 @@ def test_view_spans_before_the_offsets_are_made(
         data.draw(st.lists(st.integers(0, max(len(rest) - 1, 0)), max_size=10 if rest else 0)),
         np.int64,
     )
-    starts, ends = col.spans(rows)
-    assert [bytes(col.buf[s:e]).decode() for s, e in zip(starts, ends, strict=True)] == [
-        rest[i] for i in rows
-    ]
+    assert col.bytes_of(rows) == [rest[i].encode() for i in rows]
     assert col.take(rows).to_pylist() == [rest[i] for i in rows]
     assert col.strings(rows) == [rest[i] for i in rows]
     if rest:
         assert col.value(len(rest) - 1) == rest[-1]
     assert len(col) == len(rest)
-    np.testing.assert_array_equal(col.spans(rows)[0], col.starts[rows])  # now made
-    np.testing.assert_array_equal(col.spans(rows)[1], col.ends[rows])
+    assert col._buf is None  # nothing made whole yet
+    starts, ends = col.starts, col.ends
+    assert [bytes(col.buf[s:e]).decode() for s, e in zip(starts, ends, strict=True)] == rest
+    assert col.bytes_of(rows) == [rest[i].encode() for i in rows]  # now from the buffer
     assert _values(col) == rest
+
+
+def test_views_in_several_data_buffers_read_from_each() -> None:
+    """Long ids spread over several data buffers (concatenated views arrays) are read
+    from the right buffer, in place and once made whole."""
+    parts = [
+        pa.array([f"long-document-{k}-{i:04d}" for i in range(50)] + ["short"], pa.string_view())
+        for k in range(3)
+    ]
+    arr = pa.concat_arrays(parts)
+    assert len(arr.buffers()) > 3  # more than one data buffer
+    want = arr.to_pylist()
+    col = StrColumn.from_arrow(arr.slice(7))
+    rows = np.arange(len(want) - 7, dtype=np.int64)[::-1].copy()
+    assert col.strings(rows) == [want[7 + int(i)] for i in rows]
+    assert _values(col) == want[7:]
 
 
 @settings(max_examples=100, deadline=None)
