@@ -170,6 +170,12 @@ def _build_table(
     return table._replace(ids=ktext.Str(ids_buf, ids_off[:-1], ids_off[1:])), dup
 
 
+ScoreAfter = Callable[[kr.Groups], parallel.Then]
+"""Given every (run, query) group in the order they are ranked (their grades in
+``Groups.rel``, written as they are ranked), the kernel and arguments that score
+a range of them (:func:`fasteval.parallel.run`'s ``then``)."""
+
+
 @dataclass
 class Encoded:
     """Everything the ranking kernels need, for one qrels and a set of runs."""
@@ -194,6 +200,10 @@ class Encoded:
     # (its query count for a query the qrels lack); None when built by hand
     prepared: PreparedQrels | None = None
     qp: np.ndarray | None = None
+    # encoded with ``then`` (scored as ranked): where each group's scores are in the
+    # order the groups were ranked; None otherwise, or when repeated documents were
+    # dropped after they were scored (the scores are then stale)
+    visit: np.ndarray | None = None
 
 
 def _raise_duplicate_judgment(qrels: QrelsColumns, qq: np.ndarray, qr_dup: np.ndarray) -> None:
@@ -236,6 +246,7 @@ def encode(
     compat: int = 9,
     complete: bool = False,
     on_duplicate: str = "error",
+    then: ScoreAfter | None = None,
 ) -> Encoded:
     """Encode qrels and runs for the kernels.
 
@@ -255,6 +266,10 @@ def encode(
     on_duplicate
         ``"error"`` (default) or ``"first"`` to keep the first occurrence of a
         document repeated within a (run, query).
+    then
+        Scores each ranking as soon as it is ranked, on the same thread (see
+        :data:`ScoreAfter`); ``Encoded.visit`` then says where each evaluated
+        group's scores are.
     """
     check_on_duplicate(on_duplicate)
     pq = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels)
@@ -268,14 +283,26 @@ def encode(
     gends = np.ascontiguousarray(kstarts[1:])
     grid_q = np.tile(np.arange(n_q, dtype=np.int32), n_runs)
     grid_run = np.repeat(np.arange(n_runs, dtype=np.int32), n_q)
-    rel, row, jdx, gstarts, gends = _rank(
-        runs, pq, perm, gstarts, gends, np.ascontiguousarray(q.qp[grid_q]), compat, on_duplicate
+    # query-major visiting order: all runs' rankings of a query one after the other
+    g_order = np.arange(n_q * n_runs, dtype=np.int64).reshape(n_runs, n_q).T.ravel()
+    rel, row, jdx, gstarts, gends, dropped = _rank(
+        runs,
+        pq,
+        kr.Rankings(perm, g_order, gstarts, gends, np.ascontiguousarray(q.qp[grid_q])),
+        compat,
+        on_duplicate,
+        then,
     )
 
     # --- which (run, query) groups are evaluated
     present = gends > gstarts
     evaluated = q.in_qrels[grid_q] & (present | complete)
     sel = np.flatnonzero(evaluated)
+    visit = None
+    if then is not None and not dropped:
+        position = np.empty_like(g_order)
+        position[g_order] = np.arange(g_order.shape[0])
+        visit = position[sel]
 
     return Encoded(
         run_names=list(runs.run_names),
@@ -293,6 +320,7 @@ def encode(
         qr_rows=pq.qr_rows,
         prepared=pq,
         qp=q.qp,
+        visit=visit,
     )
 
 
@@ -347,46 +375,44 @@ def _queries(pq: PreparedQrels, runs: RunColumns) -> tuple[np.ndarray, _Queries]
 def _rank(
     runs: RunColumns,
     pq: PreparedQrels,
-    perm: np.ndarray,
-    gstarts: np.ndarray,
-    gends: np.ndarray,
-    group_qp: np.ndarray,
+    rk: kr.Rankings,
     compat: int,
     on_duplicate: str,
-) -> tuple[np.ndarray, ...]:
+    then: ScoreAfter | None,
+) -> tuple[Any, ...]:
     """Judge and order every ranking (documents compared by bytes, never re-encoded).
 
-    Returns the rows' grades, run rows and qrels rows, and the groups' starts
-    and ends, less the repeated documents (``on_duplicate="first"``).
+    Returns the rows' grades, run rows and qrels rows, the groups' starts and
+    ends, less the repeated documents (``on_duplicate="first"``), and whether
+    any were dropped.
     """
-    n = perm.shape[0]
-    n_runs = len(runs.run_names)
-    n_q = gstarts.shape[0] // max(n_runs, 1)
+    n = rk.perm.shape[0]
     rel = np.empty(n, np.int32)
     row = np.empty(n, np.int64)
     jdx = np.empty(n, np.int64)
     is_dup = np.empty(n, np.bool_)
-    was_sorted = np.zeros(gstarts.shape[0], np.bool_)
-    # query-major visiting order: all runs' rankings of a query one after the other
-    g_order = np.arange(gstarts.shape[0], dtype=np.int64).reshape(n_runs, n_q).T.ravel()
+    g_order = rk.order
+    was_sorted = np.zeros(rk.start.shape[0], np.bool_)
+    after = None
+    if then is not None:  # every group, in the order ranked
+        v_q = np.ascontiguousarray(rk.table_q[g_order])
+        after = then(kr.Groups(rk.start[g_order], rk.end[g_order], v_q, rel))
     parallel.run(
         kr.rank_groups,
-        (gends - gstarts)[g_order].astype(np.float64),
+        (rk.end - rk.start)[g_order].astype(np.float64),
         ktext.Str(runs.doc.buf, runs.doc.starts, runs.doc.ends),
         runs.score,
         compat == 9,
-        kr.Rankings(perm, g_order, gstarts, gends, group_qp),
+        rk,
         pq.table,
         kr.Ranked(rel, row, jdx, is_dup, was_sorted),
+        then=after,
     )
-    if is_dup.any():
-        if on_duplicate == "error":
-            _raise_duplicate_document(runs, row, is_dup)
-        keep = ~is_dup
-        rel = rel[keep]
-        row = row[keep]
-        jdx = jdx[keep]
-        removed = np.concatenate([[0], np.cumsum(is_dup, dtype=np.int64)])
-        gstarts = gstarts - removed[gstarts]
-        gends = gends - removed[gends]
-    return rel, row, jdx, gstarts, gends
+    gstarts, gends = rk.start, rk.end
+    if not is_dup.any():
+        return rel, row, jdx, gstarts, gends, False
+    if on_duplicate == "error":
+        _raise_duplicate_document(runs, row, is_dup)
+    keep = ~is_dup
+    removed = np.concatenate([[0], np.cumsum(is_dup, dtype=np.int64)])
+    return rel[keep], row[keep], jdx[keep], gstarts - removed[gstarts], gends - removed[gends], True

@@ -36,7 +36,7 @@ from fasteval.columns import RunColumns, first_rows
 from fasteval.engine.encode import Encoded, PreparedQrels, encode
 from fasteval.engine.inputs import RunsLike, as_list
 from fasteval.engine.options import EvalOptions
-from fasteval.engine.ranking import aggregate, compute
+from fasteval.engine.ranking import Scorer, aggregate, compute
 from fasteval.engine.table import Evaluation, to_frame
 from fasteval.errors import DataMismatchError, FastevalError, InputFormatError
 from fasteval.io.archive import (
@@ -85,7 +85,17 @@ class _Scored:
 def _score(
     q: PreparedQrels, runs: RunColumns, measures: MeasureSet, options: EvalOptions
 ) -> _Scored:
-    """Encode one batch of run rows against the prepared qrels and score it."""
+    """Encode one batch of run rows against the prepared qrels and score it (as the
+    rankings are ranked, where the measures allow)."""
+    scorer = Scorer.of(
+        q,
+        measures,
+        relevance_level=options.relevance_level,
+        compat=options.compat,
+        max_depth=options.max_depth,
+        judged_only=options.judged_only,
+        num_docs=options.num_docs,
+    )
     try:
         enc = encode(
             q,
@@ -93,6 +103,7 @@ def _score(
             compat=options.compat,
             complete=options.complete,
             on_duplicate=options.on_duplicate,
+            then=scorer,
         )
     except DataMismatchError as e:  # no query shared: the runs may have others elsewhere
         return _Scored(
@@ -115,6 +126,7 @@ def _score(
         num_docs=options.num_docs,
         zscores=options.zscores,
         summarise=False,  # every batch is aggregated together (_merge)
+        scored=None if scorer is None else scorer.scores(enc),
     )
     assert enc.qp is not None  # encoded against prepared qrels
     return _Scored(

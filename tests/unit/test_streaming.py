@@ -350,3 +350,51 @@ def test_a_workspace_is_reused_and_changes_nothing(archive: tuple[Path, list[Pat
     assert [second.source.where(i) for i in range(len(second))] == [
         fresh.source.where(i) for i in range(len(fresh))
     ]
+
+
+@pytest.mark.parametrize(
+    ("options", "measures"),
+    [
+        ({}, MEASURES),
+        ({"complete": True}, MEASURES),
+        ({"judged_only": True, "max_depth": 12}, [*MEASURES, "infAP", "Rprec"]),
+        ({"compat": 10, "relevance_level": 2}, [*MEASURES, "P_5", "success_1"]),
+        ({"on_duplicate": "first"}, MEASURES),  # repeats dropped: scored after the drop
+    ],
+)
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_scoring_as_ranked_equals_scoring_afterwards(
+    tmp_path: Path, options: dict, measures: list[str], seed: int
+) -> None:
+    """Rankings scored in the chunk that ranked them (Scorer) give the frame that
+    scoring every ranking afterwards (compute's own loop) gives."""
+    from fasteval.engine import ranking
+
+    rng = np.random.default_rng(seed)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(_qrels_text(rng))
+    runs = []
+    for k in range(5):
+        lines = _run_lines(rng, f"r{k}")
+        if k == 0 and options.get("on_duplicate") == "first":
+            lines.append(lines[0].rsplit(" ", 3)[0] + " 99 0.05 r0")  # a document repeated
+        runs.append(tmp_path / f"r{k}.txt")
+        runs[-1].write_text("\n".join(lines) + "\n")
+    taken = []
+    with pytest.MonkeyPatch.context() as mp:
+        scores = ranking.Scorer.scores
+
+        def spy(self: ranking.Scorer, enc: object) -> object:
+            out = scores(self, enc)  # type: ignore[arg-type]
+            taken.append(out is not None)
+            return out
+
+        mp.setattr(ranking.Scorer, "scores", spy)
+        scored = evaluate(qrels, runs, measures, **options)
+    # scored as ranked, but where repeats were dropped after ranking
+    assert taken == [options.get("on_duplicate") != "first"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ranking.Scorer, "of", classmethod(lambda cls, *a, **k: None))
+        afterwards = evaluate(qrels, runs, measures, **options)
+    assert scored.height > 0
+    assert scored.equals(afterwards)
