@@ -69,7 +69,7 @@ def _word4(buf, k):  # pragma: no cover - numba
     return w
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def hash_bytes(buf, s, e):  # pragma: no cover - numba
     """A 64-bit hash of ``buf[s:e]``, eight bytes at a time.
 
@@ -196,7 +196,7 @@ def build_qrels_tables(
                 k += 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def hash_ranking(buf, d_s, d_e, rows, hs):  # pragma: no cover - numba
     """Hash the ids of ``rows`` into ``hs`` (repeats are found by :func:`judge_ranking`)."""
     for i in range(rows.shape[0]):

@@ -187,6 +187,19 @@ def test_repeated_ids_are_flagged_after_their_first_row_and_judged_alike(
 # ----------------------------------------------------------------------------- the id hash
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=30), st.binary(max_size=30), st.binary(max_size=20), st.integers(0, 9))
+def test_compare_bytes_orders_as_python_bytes_do(a: bytes, b: bytes, prefix: bytes, pad: int):
+    """trec_eval's tie order (strcmp) at any alignment, with long shared prefixes."""
+    from fasteval.kernels.hashing import compare_bytes
+
+    a, b = prefix + a, prefix + b
+    buf = np.frombuffer(b"\x00" * pad + a + b + b"\xff" * 8, np.uint8)
+    s1, s2 = pad, pad + len(a)
+    got = int(compare_bytes(buf, s1, s1 + len(a), s2, s2 + len(b)))
+    assert got == (a > b) - (a < b)
+
+
 def _hash_reference(word: bytes) -> int:
     """hash_bytes written out in Python: eight-byte words, then the tail byte by byte."""
     m = (1 << 64) - 1
