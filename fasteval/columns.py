@@ -17,6 +17,9 @@ import pyarrow.compute as pc
 
 from fasteval.kernels import strings as kstr
 
+_FIRST_BASE = np.zeros(1, np.int64)  # where a single data buffer starts
+_FIRST_BASE.flags.writeable = False
+
 
 class _Views(NamedTuple):
     """An Arrow ``string_view`` array's buffers, read in place (see ``kstr.view_gather``)."""
@@ -137,13 +140,18 @@ class StrColumn:
         bufs = arr.buffers()
         n = len(arr)
         raw = np.frombuffer(bufs[1], np.uint8, count=16 * (arr.offset + n))[16 * arr.offset :]
-        none = np.zeros(0, np.uint8)
-        data = [none if b is None else np.frombuffer(b, np.uint8) for b in bufs[2:]]
-        bases = np.zeros(max(len(data), 1), np.int64)
-        bases[1 : len(data)] = np.cumsum([d.shape[0] for d in data[:-1]])
-        joined = data[0] if len(data) == 1 else np.concatenate(data or [np.zeros(0, np.uint8)])
-        if raw.ctypes.data % 8:  # read as words below (Arrow aligns its buffers)
+        if bufs[1].address % 8:  # read as words below (Arrow aligns its buffers)
             raw = raw.copy()
+        data = bufs[2:]
+        if len(data) == 1 and data[0] is not None:  # the usual case: one data buffer
+            joined = np.frombuffer(data[0], np.uint8)
+            bases = _FIRST_BASE
+        else:
+            none = np.zeros(0, np.uint8)
+            parts = [none if b is None else np.frombuffer(b, np.uint8) for b in data]
+            bases = np.zeros(max(len(parts), 1), np.int64)
+            bases[1 : len(parts)] = np.cumsum([d.shape[0] for d in parts[:-1]])
+            joined = np.concatenate(parts or [none])
         for a in (raw, joined):  # one array type per kernel signature
             a.flags.writeable = False
         pairs = raw.view(np.uint64).reshape(-1, 2)

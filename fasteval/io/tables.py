@@ -150,7 +150,7 @@ def runs_from_table(table: pa.Table, name: str) -> RunColumns:
         msg = f"{name}, row {int(bad[0]) + 1}: score is not a finite number: {score[bad[0]]}"
         raise InputFormatError(msg)
     codes, names = _run_codes(table, name)
-    rk = table.column("rank") if "rank" in table.column_names else None
+    rk = table.column("rank") if "rank" in table.schema.names else None
     if rk is not None and pa.types.is_integer(rk.type):
         rank = rk if pa.types.is_int64(rk.type) else pc.cast(rk, pa.int64())
         rank = rank.chunk(0) if rank.num_chunks == 1 else rank.combine_chunks()

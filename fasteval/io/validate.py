@@ -139,12 +139,13 @@ def require_columns(table: pa.Table, name: str, cols: dict[str, str]) -> None:
     SchemaError
         Naming the missing columns, the expected ones and those found.
     """
-    missing = [c for c in cols if c not in table.column_names]
+    names = table.schema.names  # (``column_names`` builds its list at every use)
+    missing = [c for c in cols if c not in names]
     if missing:
         msg = (
             f"{name}: missing column(s) {', '.join(missing)}; expected "
             + ", ".join(f"{c}: {t}" for c, t in cols.items())
-            + f"; found {', '.join(table.column_names)}"
+            + f"; found {', '.join(names)}"
         )
         raise SchemaError(msg)
 

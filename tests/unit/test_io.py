@@ -138,6 +138,27 @@ def test_table_schema_errors():
         fasteval.evaluate(qrels, run, ["map"])
 
 
+@pytest.mark.parametrize(
+    ("scores", "bad_row"),
+    [
+        ([1e308, 1e308, -1.0], None),
+        ([1e308, 1e308, float("nan")], 3),
+        ([1.0, float("-inf"), 2.0], 2),
+        ([float("inf"), float("-inf"), 2.0], 1),
+    ],
+)
+def test_a_frame_score_is_finite_or_its_row_is_named(scores: list[float], bad_row: int | None):
+    qrels = pl.DataFrame({"query_id": ["1"] * 3, "doc_id": list("abc"), "relevance": [1, 0, 1]})
+    run = pl.DataFrame(
+        {"run_id": ["r"] * 3, "query_id": ["1"] * 3, "doc_id": list("abc"), "score": scores}
+    )
+    if bad_row is None:
+        assert fasteval.evaluate(qrels, run, ["map"]).height > 0
+    else:
+        with pytest.raises(InputFormatError, match=f"row {bad_row}: score is not a finite"):
+            fasteval.evaluate(qrels, run, ["map"])
+
+
 def test_parquet_round_trip(tmp_path, write):
     from fasteval.io.writers import write_arrow as write_parquet
 
