@@ -86,6 +86,17 @@ class StrColumn:
             self._make()
         return self._ends  # type: ignore[return-value]
 
+    @property
+    def made(self) -> bool:
+        """Whether ``buf``, ``starts`` and ``ends`` are made (always, but for a view column
+        before its first use)."""
+        return self._buf is not None
+
+    def make(self) -> None:
+        """Make ``buf``, ``starts`` and ``ends`` now (for a view column; nothing otherwise)."""
+        if self._buf is None:
+            self._make()
+
     def _make(self) -> None:
         """The buffer (the views, then the data) and every string's offsets in it
         (made once; two threads racing make equal arrays)."""
