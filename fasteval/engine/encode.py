@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -273,7 +272,9 @@ def encode(
         group's scores are.
     """
     check_on_duplicate(on_duplicate)
-    docs_ready = _docs_ahead(runs)
+    # a frame's document ids: their offsets made on the pool while the queries are
+    # encoded here (the ranking kernel is the first to read them)
+    runs.doc.make_ahead()
     pq = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels)
     run_q_codes, q = _queries(pq, runs)
     n_q = len(q.qids)
@@ -287,8 +288,6 @@ def encode(
     grid_run = np.repeat(np.arange(n_runs, dtype=np.int32), n_q)
     # query-major visiting order: all runs' rankings of a query one after the other
     g_order = np.arange(n_q * n_runs, dtype=np.int64).reshape(n_runs, n_q).T.ravel()
-    if docs_ready is not None:
-        docs_ready.result()
     rel, row, jdx, gstarts, gends, dropped = _rank(
         runs,
         pq,
@@ -326,20 +325,6 @@ def encode(
         qp=q.qp,
         visit=visit,
     )
-
-
-def _docs_ahead(runs: RunColumns) -> Future[None] | None:
-    """Start making the document ids' buffer and offsets (a polars frame's, read from
-    its string views) on the pool, where the queries and the grouping of the call,
-    on this thread, overlap them; ``None`` when they are made or the input is small.
-
-    The offsets are read by the ranking kernel alone. Made on this thread they cost
-    a warm one-run call about 0.3 ms before the kernel could start.
-    """
-    docs = runs.doc
-    if docs.made or len(docs) < parallel.MIN_SPLIT_WORK or parallel.threads() < 2:
-        return None
-    return parallel.pool().submit(docs.make)
 
 
 class _Queries(NamedTuple):

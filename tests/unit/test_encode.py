@@ -119,36 +119,3 @@ def test_long_table_columns_from_lists_and_gathers_agree(words, picks) -> None:
         col = table._strings("c", words, rows)
         assert col.name == "c" and col.dtype == pl.String
         assert col.to_list() == [words[i] for i in rows]
-
-
-def test_a_large_frames_document_ids_are_made_on_the_pool_ahead_of_ranking(monkeypatch) -> None:
-    """A polars frame's document ids (string views) get their offsets on the pool while
-    the queries are encoded; small inputs, made columns and one thread do not."""
-    from fasteval import parallel
-    from fasteval.engine import encode as enc_mod
-    from fasteval.io.tables import run_columns
-
-    def frame(n: int) -> pl.DataFrame:
-        return pl.DataFrame(
-            {
-                "run_id": ["r"] * n,
-                "query_id": [str(i // 1000) for i in range(n)],
-                "doc_id": [f"DOC-{i:08d}" for i in range(n)],  # longer than 12: data buffer
-                "score": -np.arange(n, dtype=float),
-            }
-        )
-
-    big = run_columns([frame(parallel.MIN_SPLIT_WORK + 1)], lenient=False, run_id_from="tag")
-    assert not big.doc.made
-    ahead = enc_mod._docs_ahead(big)
-    assert ahead is not None or parallel.threads() < 2
-    if ahead is not None:
-        ahead.result()
-        assert big.doc.made
-        assert big.doc.value(5) == "DOC-00000005"
-        assert enc_mod._docs_ahead(big) is None  # made already
-    small = run_columns([frame(100)], lenient=False, run_id_from="tag")
-    assert enc_mod._docs_ahead(small) is None and not small.doc.made
-    monkeypatch.setattr(parallel, "threads", lambda: 1)
-    again = run_columns([frame(parallel.MIN_SPLIT_WORK + 1)], lenient=False, run_id_from="tag")
-    assert enc_mod._docs_ahead(again) is None
