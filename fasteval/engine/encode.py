@@ -247,6 +247,7 @@ def encode(
     complete: bool = False,
     on_duplicate: str = "error",
     then: ScoreAfter | None = None,
+    keep_rows: bool = True,
 ) -> Encoded:
     """Encode qrels and runs for the kernels.
 
@@ -270,6 +271,10 @@ def encode(
         Scores each ranking as soon as it is ranked, on the same thread (see
         :data:`ScoreAfter`); ``Encoded.visit`` then says where each evaluated
         group's scores are.
+    keep_rows
+        ``False`` leaves ``Encoded.row`` and ``Encoded.jdx`` (each ranked position's
+        input row and judgment) empty, for a caller that reads the grades alone:
+        ``rank_groups`` on one TREC-8 run, one thread, 2.02-2.15 -> 1.94-2.04 ms.
     """
     check_on_duplicate(on_duplicate)
     # a frame's document ids: their offsets made on the pool while the queries are
@@ -295,6 +300,7 @@ def encode(
         compat,
         on_duplicate,
         then,
+        keep_rows,
     )
 
     # --- which (run, query) groups are evaluated
@@ -382,17 +388,18 @@ def _rank(
     compat: int,
     on_duplicate: str,
     then: ScoreAfter | None,
+    keep_rows: bool,
 ) -> tuple[Any, ...]:
     """Judge and order every ranking (documents compared by bytes, never re-encoded).
 
-    Returns the rows' grades, run rows and qrels rows, the groups' starts and
-    ends, less the repeated documents (``on_duplicate="first"``), and whether
-    any were dropped.
+    Returns the rows' grades, run rows and qrels rows (empty without
+    ``keep_rows``), the groups' starts and ends, less the repeated documents
+    (``on_duplicate="first"``), and whether any were dropped.
     """
     n = rk.perm.shape[0]
     rel = np.empty(n, np.int32)
-    row = np.empty(n, np.int64)
-    jdx = np.empty(n, np.int64)
+    row = np.empty(n if keep_rows else 0, np.int64)
+    jdx = np.empty(n if keep_rows else 0, np.int64)
     is_dup = np.empty(n, np.bool_)
     g_order = rk.order
     was_sorted = np.zeros(rk.start.shape[0], np.bool_)
@@ -415,7 +422,11 @@ def _rank(
     if not is_dup.any():
         return rel, row, jdx, gstarts, gends, False
     if on_duplicate == "error":
+        if not keep_rows:  # the message names the row: ranked again with the rows
+            _rank(runs, pq, rk, compat, on_duplicate, None, True)
         _raise_duplicate_document(runs, row, is_dup)
     keep = ~is_dup
     removed = np.concatenate([[0], np.cumsum(is_dup, dtype=np.int64)])
-    return rel[keep], row[keep], jdx[keep], gstarts - removed[gstarts], gends - removed[gends], True
+    if keep_rows:
+        row, jdx = row[keep], jdx[keep]
+    return rel[keep], row, jdx, gstarts - removed[gstarts], gends - removed[gends], True

@@ -104,6 +104,7 @@ def _score(
             complete=options.complete,
             on_duplicate=options.on_duplicate,
             then=scorer,
+            keep_rows=False,  # the measures read the grades alone
         )
     except DataMismatchError as e:  # no query shared: the runs may have others elsewhere
         return _Scored(

@@ -198,10 +198,12 @@ def rank_groups(lo, hi, docs, score, f32, rk, table, out):  # pragma: no cover -
     descending, byte-wise); groups already in order are only checked.
     ``out.row`` receives the input row at each ranked position and
     ``out.jdx`` the judgment of that document (index into the qrels table's
-    judgments; -1 if none). ``out.sorted[g]`` is set for groups that needed sorting.
+    judgments; -1 if none), unless both are empty (a caller that needs the
+    grades alone). ``out.sorted[g]`` is set for groups that needed sorting.
     """
     buf, d_s, d_e = docs
     perm, g_order, g_start, g_end, group_q = rk
+    keep_rows = out.row.shape[0] > 0  # (empty: the caller needs the grades alone)
     for gi in range(lo, hi):
         g = g_order[gi]
         s = g_start[g]
@@ -228,9 +230,12 @@ def rank_groups(lo, hi, docs, score, f32, rk, table, out):  # pragma: no cover -
         for i in range(n):
             o = order[i]
             out.rel[s + i] = grade[o]
-            out.row[s + i] = rows[o]
-            out.jdx[s + i] = jud[o]
             out.dup[s + i] = dup[o]
+        if keep_rows:
+            for i in range(n):
+                o = order[i]
+                out.row[s + i] = rows[o]
+                out.jdx[s + i] = jud[o]
 
 
 class Walk(NamedTuple):
