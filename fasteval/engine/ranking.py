@@ -13,6 +13,7 @@ import polars as pl
 from fasteval import parallel
 from fasteval.engine.encode import Encoded, PreparedQrels
 from fasteval.engine.inputs import Prepared, QrelsLike, RunsLike, prepare
+from fasteval.engine.options import EvalOptions
 from fasteval.engine.relstring import relstrings
 from fasteval.engine.table import Evaluation, to_frame
 from fasteval.engine.zscores import zscore_values
@@ -301,29 +302,19 @@ class Scorer:
         self.out: np.ndarray | None = None
 
     @classmethod
-    def of(
-        cls,
-        pq: PreparedQrels,
-        measures: MeasureSet,
-        *,
-        relevance_level: int,
-        compat: int,
-        max_depth: int | None,
-        judged_only: bool,
-        num_docs: int,
-    ) -> Scorer | None:
+    def of(cls, pq: PreparedQrels, measures: MeasureSet, options: EvalOptions) -> Scorer | None:
         """A scorer for ``measures``, or ``None`` when they need :func:`compute`'s loop."""
-        levels = {relevance_level if m.rel is None else m.rel for m in measures}
+        levels = {options.relevance_level if m.rel is None else m.rel for m in measures}
         if len(levels) != 1 or any(m.info.text for m in measures):
             return None
         return cls(
             pq,
             measures,
             levels.pop(),
-            compat=compat,
-            max_depth=max_depth,
-            judged_only=judged_only,
-            num_docs=num_docs,
+            compat=options.compat,
+            max_depth=options.max_depth,
+            judged_only=options.judged_only,
+            num_docs=options.num_docs,
         )
 
     def __call__(self, groups: kr.Groups) -> parallel.Then:

@@ -87,15 +87,7 @@ def _score(
 ) -> _Scored:
     """Encode one batch of run rows against the prepared qrels and score it (as the
     rankings are ranked, where the measures allow)."""
-    scorer = Scorer.of(
-        q,
-        measures,
-        relevance_level=options.relevance_level,
-        compat=options.compat,
-        max_depth=options.max_depth,
-        judged_only=options.judged_only,
-        num_docs=options.num_docs,
-    )
+    scorer = Scorer.of(q, measures, options)
     try:
         enc = encode(
             q,

@@ -52,19 +52,10 @@ _K2 = np.uint64(0x94D049BB133111EB)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _word(buf, k):  # pragma: no cover - numba
-    """Bytes ``buf[k:k+8]`` as one little-endian ``uint64``."""
+def _word(buf, k, n=8):  # pragma: no cover - numba
+    """Bytes ``buf[k:k+n]`` (``n <= 8``, a constant: one load) as a little-endian ``uint64``."""
     w = np.uint64(0)
-    for j in range(8):
-        w |= np.uint64(buf[np.uint64(k) + np.uint64(j)]) << np.uint64(8 * j)
-    return w
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _word4(buf, k):  # pragma: no cover - numba
-    """Bytes ``buf[k:k+4]`` as one little-endian ``uint64``."""
-    w = np.uint64(0)
-    for j in range(4):
+    for j in range(n):
         w |= np.uint64(buf[np.uint64(k) + np.uint64(j)]) << np.uint64(8 * j)
     return w
 
@@ -93,7 +84,7 @@ def hash_bytes(buf, s, e):  # pragma: no cover - numba
         if e - s >= 8:  # the last eight bytes, those already folded in shifted out
             w = _word(buf, e - 8) >> np.uint64(8 * (8 - t))
         elif t >= 4:  # two overlapping four-byte reads
-            w = _word4(buf, s) | (_word4(buf, e - 4) << np.uint64(8 * (t - 4)))
+            w = _word(buf, s, 4) | (_word(buf, e - 4, 4) << np.uint64(8 * (t - 4)))
         else:
             sh = np.uint64(0)
             while k < e:
