@@ -24,7 +24,7 @@ _FIRST_BASE.flags.writeable = False
 
 
 class _Views(NamedTuple):
-    """An Arrow ``string_view`` array's buffers, read in place (see ``kstr.view_gather``)."""
+    """An Arrow ``string_view`` array's buffers, read in place (see ``kstr.view_offsets``)."""
 
     raw: np.ndarray  # uint8: 16 bytes of view per string (the array's slice only)
     data: np.ndarray  # uint8: the data buffers one after another
@@ -121,15 +121,12 @@ class StrColumn:
 
     def _make(self) -> None:
         """The buffer (the views, then the data) and every string's offsets in it
-        (made once; two threads racing make equal arrays)."""
+        (a view column's; two threads racing make equal arrays)."""
         lazy = self._lazy
-        if lazy is None:  # made by another thread meanwhile
-            return
+        assert lazy is not None  # the other columns are made when built
         buf = np.concatenate([lazy.raw, lazy.data])
         buf.flags.writeable = False
-        n = lazy.raw.shape[0] // 16
-        words = buf[: lazy.raw.shape[0]].view(np.int32)
-        self._set(*kstr.view_offsets(words, 0, n, lazy.bases + lazy.raw.shape[0]))
+        self._set(*kstr.view_offsets(lazy.raw, lazy.bases))
         self._buf = buf
 
     def _chosen(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -97,30 +97,27 @@ def _u32(b, k):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _copy_view(views, data, bases, i, out, o):  # pragma: no cover - numba
-    """Copy string ``i`` of an Arrow ``string_view`` array to ``out[o:]``.
+def _view(views, i, bases):  # pragma: no cover - numba
+    """Where string ``i`` of an Arrow ``string_view`` array lies: ``(in_data, start, length)``.
 
-    ``views`` holds its views (16 bytes each: the length, then either the bytes
-    of a string of at most 12, or a prefix, the data buffer's index and the
-    offset in it); ``data`` its data buffers one after another, buffer ``b``
-    starting at ``bases[b]``.
+    ``views`` holds the array's views as bytes (16 each: the length, then either
+    the bytes of a string of at most 12, or a prefix, the data buffer's index and
+    the offset in it). A short string starts inside its view (``in_data`` false,
+    ``start`` in ``views``); a longer one in the data buffers taken one after
+    another, buffer ``b`` starting at ``bases[b]`` (``start`` in them).
     """
     v = 16 * i
     length = _u32(views, v)
     if length <= 12:
-        src = views
-        s = v + 4
-    else:
-        src = data
-        s = bases[_u32(views, v + 8)] + _u32(views, v + 12)
-    for k in range(length):
-        out[np.uint64(o + k)] = src[np.uint64(s + k)]
+        return False, v + 4, length
+    return True, bases[_u32(views, v + 8)] + _u32(views, v + 12), length
 
 
 @njit(cache=True, nogil=True)
 def view_gather(views, data, bases, rows):  # pragma: no cover - numba
     """The strings ``rows`` of a ``string_view`` array copied into one buffer, with
-    offsets (as :func:`gather`; the arguments as :func:`_copy_view`'s)."""
+    offsets (as :func:`gather`; ``data``: the data buffers one after another, see
+    :func:`_view`)."""
     m = rows.shape[0]
     offsets = np.empty(m + 1, np.int64)
     offsets[0] = 0
@@ -128,33 +125,29 @@ def view_gather(views, data, bases, rows):  # pragma: no cover - numba
         offsets[j + 1] = offsets[j] + _u32(views, 16 * rows[j])
     out = np.empty(offsets[m], np.uint8)
     for j in range(m):
-        _copy_view(views, data, bases, rows[j], out, offsets[j])
+        in_data, s, length = _view(views, rows[j], bases)
+        src = data if in_data else views
+        o = offsets[j]
+        for k in range(length):
+            out[np.uint64(o + k)] = src[np.uint64(s + k)]
     return out, offsets
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _view_span(views, v, bases):  # pragma: no cover - numba
-    """Start and end of the string whose view begins at ``views[v]`` (see :func:`view_offsets`)."""
-    length = np.int64(views[v])
-    # inline (4 bytes into the view), or at its offset in its data buffer
-    s = 4 * v + 4 if length <= 12 else bases[views[v + 2]] + np.int64(views[v + 3])
-    return s, s + length
-
-
 @njit(cache=True, nogil=True)
-def view_offsets(views, offset, n, bases):  # pragma: no cover - numba
-    """Where the strings of an Arrow ``string_view`` array lie in one combined buffer.
+def view_offsets(views, bases):  # pragma: no cover - numba
+    """Where the strings of an Arrow ``string_view`` array lie in one combined buffer:
+    its views' bytes ``views``, then its data buffers (``bases`` as :func:`_view`'s).
 
-    ``views`` is the array's views buffer read as ``int32`` (four per string:
-    length, then either the inline bytes or prefix, buffer index, offset);
-    the combined buffer is the views buffer's bytes followed by the data
-    buffers, ``bases[b]`` being where data buffer ``b`` starts in it. A string
-    of at most 12 bytes lies inline in its view (4 bytes in); a longer one in
-    its data buffer. Returns the ``starts`` and ``ends`` of strings
-    ``offset .. offset + n``.
+    Returns every string's ``starts`` and ``ends``.
     """
+    n = views.shape[0] // 16
+    data_base = views.shape[0]
     starts = np.empty(n, np.int64)
     ends = np.empty(n, np.int64)
     for i in range(n):
-        starts[i], ends[i] = _view_span(views, 4 * (offset + i), bases)
+        in_data, s, length = _view(views, i, bases)
+        if in_data:
+            s += data_base
+        starts[i] = s
+        ends[i] = s + length
     return starts, ends
