@@ -291,15 +291,24 @@ def encode_few(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     return np.array(codes, np.int32), np.array(first, np.int64)
 
 
-def dict_encode(col: StrColumn) -> tuple[np.ndarray, np.ndarray]:
-    """Codes in order of first appearance, and the row where each code first occurs.
+class Heads(NamedTuple):
+    """A column's runs of equal values, numbered in order of first appearance."""
+
+    rows: np.ndarray  # int64: the row where each run starts
+    codes: np.ndarray  # int32: each run's code
+    first: np.ndarray  # int64: the row where each code first occurs
+
+
+def encode_heads(col: StrColumn) -> Heads:
+    """The runs of equal values of ``col`` and their codes (:func:`dict_encode`
+    without spreading the codes over the rows).
 
     Only the first row of each run of equal values is looked at: ids like query
     and run ids come in long runs, so this touches few strings. Up to
     :data:`FEW_HEADS` such runs are numbered in a Python dict, more by Arrow.
     """
     if len(col) == 0:
-        return np.zeros(0, np.int32), np.zeros(0, np.int64)
+        return Heads(np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64))
     views = col.views
     if views is not None:
         heads = kstr.equal_view_runs(views)
@@ -312,7 +321,14 @@ def dict_encode(col: StrColumn) -> tuple[np.ndarray, np.ndarray]:
         head_codes = numeric_numpy(d.indices).astype(np.int32)
         # Arrow numbers values by first appearance: code k first occurs at head first_idx[k]
         _, first_idx = np.unique(head_codes, return_index=True)
-    return spread(head_codes, heads, len(col)), heads[first_idx]
+    return Heads(heads, head_codes, heads[first_idx])
+
+
+def dict_encode(col: StrColumn) -> tuple[np.ndarray, np.ndarray]:
+    """Codes in order of first appearance, and the row where each code first occurs
+    (:func:`encode_heads`' codes, one per row)."""
+    h = encode_heads(col)
+    return spread(h.codes, h.rows, len(col)), h.first
 
 
 def spread(head_codes: np.ndarray, heads: np.ndarray, n: int) -> np.ndarray:

@@ -32,11 +32,14 @@ import pyarrow.compute as pc
 from fasteval import parallel
 from fasteval.columns import (
     FEW_HEADS,
+    Heads,
     QrelsColumns,
     RunColumns,
     StrColumn,
     dict_encode,
+    encode_heads,
     numeric_numpy,
+    spread,
 )
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
 from fasteval.kernels import ranking as kr
@@ -281,12 +284,12 @@ def encode(
     # encoded here (the ranking kernel is the first to read them)
     runs.doc.make_ahead()
     pq = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels)
-    run_q_codes, q = _queries(pq, runs)
+    run_q, q = _queries(pq, runs)
     n_q = len(q.qids)
 
     # --- group rows by (run, query)
     n_runs = len(runs.run_names)
-    perm, kstarts = kr.group_rows(runs.run, run_q_codes, q.lut, n_q, n_runs)
+    perm, kstarts = _group(runs, run_q, q.lut, n_q, n_runs)
     gstarts = np.ascontiguousarray(kstarts[:-1])
     gends = np.ascontiguousarray(kstarts[1:])
     grid_q = np.tile(np.arange(n_q, dtype=np.int32), n_runs)
@@ -343,11 +346,41 @@ class _Queries(NamedTuple):
     qr_off: np.ndarray  # each query's judgments in the prepared qrels
 
 
-def _queries(pq: PreparedQrels, runs: RunColumns) -> tuple[np.ndarray, _Queries]:
-    """The runs' query codes and the queries: the qrels', and those of the runs the
-    qrels lack, in byte order."""
+def _group(
+    runs: RunColumns, run_q: Heads, q_lut: np.ndarray, n_q: int, n_runs: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows grouped by (run, query) (:func:`fasteval.kernels.ranking.group_rows`'
+    ``perm, starts``).
+
+    Rows already grouped (one run's rankings one after the other, as files and
+    frames come) are seen from the heads of the runs of equal query and run ids
+    alone: no code is spread over the rows and no row is moved (one TREC-8 run,
+    polars frame: 88 against 140 microseconds in cache, 250 against 270 with the
+    caches flushed, for numbering every row and counting them into groups).
+    """
+    n = len(runs)
+    if n and run_q.rows.shape[0] * 8 <= n:  # (else few rows a stretch: sorted anyway)
+        bounds = run_q.rows
+        if n_runs > 1:
+            run_heads = np.flatnonzero(runs.run[1:] != runs.run[:-1]) + 1
+            bounds = np.union1d(bounds, run_heads)
+        at = np.searchsorted(run_q.rows, bounds, side="right") - 1
+        keys = runs.run[bounds].astype(np.int64) * n_q + q_lut[run_q.codes[at]]
+        if (keys[1:] >= keys[:-1]).all():  # grouped: each (run, query) one stretch
+            starts = np.zeros(n_runs * n_q + 1, np.int64)
+            np.add.at(starts, keys + 1, np.diff(bounds, append=n))
+            return np.arange(n, dtype=np.int64), np.cumsum(starts)
+    codes = spread(run_q.codes, run_q.rows, n)
+    grouped: tuple[np.ndarray, np.ndarray] = kr.group_rows(runs.run, codes, q_lut, n_q, n_runs)
+    return grouped
+
+
+def _queries(pq: PreparedQrels, runs: RunColumns) -> tuple[Heads, _Queries]:
+    """The runs of equal query ids and the queries: the qrels', and those of the runs
+    the qrels lack, in byte order."""
     n_qp = pq.n_queries
-    run_q_codes, run_q_first = dict_encode(runs.qid)
+    run_q = encode_heads(runs.qid)
+    run_q_first = run_q.first
     # the distinct query ids in first-appearance order, and their number in the qrels
     # (-1: none); as Arrow only when some are not in the qrels
     names = (
@@ -366,11 +399,9 @@ def _queries(pq: PreparedQrels, runs: RunColumns) -> tuple[np.ndarray, _Queries]
         raise DataMismatchError(msg)
     if (run_qp >= 0).all():  # the usual case: no query outside the qrels
         qp = np.arange(n_qp, dtype=np.int32)
-        return run_q_codes, _Queries(
-            pq.qids, run_qp, qp, np.ones(n_qp, bool), pq.qr_off[: n_qp + 1]
-        )
-    run_q = runs.qid.take(run_q_first)
-    extra = run_q.filter(pa.array(run_qp < 0))
+        return run_q, _Queries(pq.qids, run_qp, qp, np.ones(n_qp, bool), pq.qr_off[: n_qp + 1])
+    q_names = runs.qid.take(run_q_first)
+    extra = q_names.filter(pa.array(run_qp < 0))
     all_q = _byte_order(pa.concat_arrays([pq.qid_values.cast(extra.type), extra]))
     qids = all_q.to_pylist()
     in_qrels = np.zeros(len(qids), bool)
@@ -378,7 +409,7 @@ def _queries(pq: PreparedQrels, runs: RunColumns) -> tuple[np.ndarray, _Queries]
     qp = np.full(len(qids), n_qp, np.int32)  # the empty query for the others
     qp[in_qrels] = np.arange(n_qp, dtype=np.int32)
     before = np.concatenate([[0], np.cumsum(in_qrels)])  # qrels queries before each
-    return run_q_codes, _Queries(qids, _lookup(run_q, all_q), qp, in_qrels, pq.qr_off[before])
+    return run_q, _Queries(qids, _lookup(q_names, all_q), qp, in_qrels, pq.qr_off[before])
 
 
 def _rank(

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import polars as pl
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from fasteval.engine import prepare
@@ -156,3 +158,77 @@ def test_an_encoding_without_rows_has_the_grades_and_groups_of_one_with(judg, ra
         np.testing.assert_array_equal(getattr(slim, name), getattr(full, name))
     assert slim.row.shape[0] == slim.jdx.shape[0] == 0
     assert full.row.shape[0] == full.rel.shape[0]
+
+
+long_queries = st.sampled_from(["1", "2", "query-number-three", "query-number-four"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    stretches=st.lists(
+        st.tuples(st.sampled_from(["r1", "r2", "r3"]), long_queries, st.integers(1, 24)),
+        min_size=1,
+        max_size=8,
+    ),
+    shuffle=st.randoms(use_true_random=False),
+    shuffled=st.booleans(),
+    as_views=st.booleans(),
+    known=st.sets(long_queries, min_size=1),
+)
+@example(  # a long id stored twice: two heads, one (run, query)
+    stretches=[("r1", "1", 24), ("r1", "query-number-three", 2)],
+    shuffle=random.Random(0),
+    shuffled=False,
+    as_views=True,
+    known={"1"},
+)
+def test_grouping_from_the_heads_is_the_counting_sort_of_every_row(
+    stretches, shuffle, shuffled, as_views, known
+) -> None:
+    """The rows grouped by (run, query) from the heads of the runs of equal ids
+    (``encode._group``) are those of ``group_rows`` over every row's codes; rows in
+    order are never sorted. Query ids longer than a string view's 12 inline bytes
+    make equal ids with unequal views (two heads, one code)."""
+    import pyarrow as pa
+
+    from fasteval.columns import dict_encode, encode_heads
+    from fasteval.engine import encode as enc
+    from fasteval.io.tables import runs_from_table
+    from fasteval.kernels import ranking as kr
+
+    ranked = [(r, q, f"d{i}") for r, q, k in stretches for i in range(k)]
+    if shuffled:
+        shuffle.shuffle(ranked)
+    runs_seen = list(dict.fromkeys(r for r, _, _ in ranked))
+    queries_seen = list(dict.fromkeys(q for _, q, _ in ranked))
+    typ = pa.string_view() if as_views else pa.large_string()
+    table = pa.table(
+        {
+            "run_id": pa.array([r for r, _, _ in ranked], typ),
+            "query_id": pa.array([q for _, q, _ in ranked], typ),
+            "doc_id": pa.array([d for _, _, d in ranked], typ),
+            "score": pa.array([1.0] * len(ranked)),
+        }
+    )
+    cols = runs_from_table(table, "t")
+    assert (cols.qid.views is not None) == as_views
+    # the queries' numbers: the known ones first (byte order), then the others
+    order = sorted(known) + sorted(set(queries_seen) - known)
+    q_lut = np.array([order.index(q) for q in queries_seen], np.int32)
+    n_q, n_runs = len(order), len(runs_seen)
+    codes, _ = dict_encode(cols.qid)
+    want_perm, want_starts = kr.group_rows(cols.run, codes, q_lut, n_q, n_runs)
+    heads = encode_heads(cols.qid)
+    calls = []
+    sort = kr.group_rows
+    kr.group_rows = lambda *a: calls.append(a) or sort(*a)
+    try:
+        perm, starts = enc._group(cols, heads, q_lut, n_q, n_runs)
+    finally:
+        kr.group_rows = sort
+    np.testing.assert_array_equal(starts, want_starts)
+    np.testing.assert_array_equal(perm, want_perm)
+    keys = [(runs_seen.index(r), order.index(q)) for r, q, _ in ranked]
+    in_order = keys == sorted(keys)
+    # sorted only when out of order, or with stretches of fewer than 8 rows on average
+    assert (calls == []) == (in_order and heads.rows.shape[0] * 8 <= len(ranked))
