@@ -309,9 +309,9 @@ def encode_heads(col: StrColumn) -> Heads:
     """
     if len(col) == 0:
         return Heads(np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64))
-    views = col.views
-    if views is not None:
-        heads = kstr.equal_view_runs(views)
+    views, lazy = col.views, col._lazy
+    if views is not None and lazy is not None:
+        heads = kstr.equal_view_runs(views, lazy.data, lazy.bases)
     else:
         heads = kstr.equal_runs(col.buf, col.starts, col.ends)
     if heads.shape[0] <= FEW_HEADS:

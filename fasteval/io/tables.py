@@ -25,8 +25,7 @@ from fasteval.columns import (
     RunColumns,
     Source,
     concat_str,
-    dict_encode,
-    encode_few,
+    encode_heads,
     first_rows,
     numeric_numpy,
     spread,
@@ -45,7 +44,6 @@ from fasteval.io.validate import (
     table_source,
     to_arrow,
 )
-from fasteval.kernels import strings as kstr
 
 QRELS_SCHEMA = pa.schema(
     [("query_id", pa.large_string()), ("doc_id", pa.large_string()), ("relevance", pa.int32())]
@@ -62,21 +60,20 @@ RUN_SCHEMA = pa.schema(
 
 
 def _run_codes(table: pa.Table, name: str) -> tuple[np.ndarray, list[str]]:
-    """Run codes in order of first appearance and the run names (:func:`dict_encode`'s).
+    """Run codes in order of first appearance, and the run names.
 
     A dictionary-encoded column (an archive's) is numbered from its indices:
-    no string is compared or copied.
+    no string is compared or copied. Others are numbered from the heads of
+    their runs of equal ids (:func:`encode_heads`): a run's ids are one such run.
     """
     col = table.column("run_id")
-    if pa.types.is_string_view(col.type):  # polars' strings: numbered from their views
-        few = _view_codes(col)
-        if few is not None:
-            return few
     arr = one_dictionary(col) if pa.types.is_dictionary(col.type) else None
     if arr is None:
         rid = str_column(table, name, "run_id")
-        codes, first = dict_encode(rid)
-        return codes, rid.take(first).to_pylist()
+        h = encode_heads(rid)
+        few = h.first.shape[0] <= FEW_HEADS
+        names = rid.strings(h.first) if few else rid.take(h.first).to_pylist()
+        return spread(h.codes, h.rows, len(rid)), names
     idx = numeric_numpy(arr.indices, null=0)
     if len(idx) == 0:
         return np.zeros(0, np.int32), []
@@ -87,27 +84,6 @@ def _run_codes(table: pa.Table, name: str) -> tuple[np.ndarray, list[str]]:
     # the names by Python indexing: pa.array(numpy) would import pandas (0.18 s)
     words = arr.dictionary.to_pylist()
     return lut[idx], [words[i] for i in seen.tolist()]
-
-
-def _view_codes(col: pa.ChunkedArray) -> tuple[np.ndarray, list[str]] | None:
-    """Codes and names of a ``string_view`` id column with few runs of equal views
-    (``None`` with more: :func:`dict_encode` then numbers them).
-
-    Equal views are equal strings: only the first string of each run is read,
-    and no offsets or bytes are made for the others (one TREC-8 run's run ids,
-    in a warm call: 0.56 -> 0.18 ms, line-profiled).
-    """
-    arr = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
-    n = len(arr)
-    if n == 0:
-        return np.zeros(0, np.int32), []
-    words = np.frombuffer(arr.buffers()[1], np.uint64, count=2 * (arr.offset + n))
-    heads = kstr.equal_view_runs(words[2 * arr.offset :].reshape(-1, 2))
-    if heads.shape[0] > FEW_HEADS:
-        return None
-    head_codes, first = encode_few([arr[h].as_py() for h in heads.tolist()])
-    names = [arr[h].as_py() for h in heads[first].tolist()]
-    return spread(head_codes, heads, n), names
 
 
 def qrels_from_table(table: pa.Table, name: str) -> QrelsColumns:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fasteval.kernels.hashing import equal_bytes
 from fasteval.kernels.jit import njit
 
 
@@ -45,26 +46,40 @@ def equal_runs(buf, starts, ends):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def equal_view_runs(views):  # pragma: no cover - numba
-    """:func:`equal_runs` over Arrow string views (``views``: two ``uint64`` per string).
+def equal_view_runs(views, data, bases):  # pragma: no cover - numba
+    """:func:`equal_runs` over Arrow string views (``views``: two ``uint64`` per string;
+    ``data`` and ``bases``: the data buffers one after another, see :func:`_view`).
 
-    Equal views mean equal strings; equal strings may still have unequal views
-    (a long string stored twice), which only starts a run where none was
-    needed: the heads are then encoded by value.
+    Equal views mean equal strings. A string of more than 12 bytes is stored
+    apart, and the same string stored twice has two views that differ only in
+    where its bytes are (the second word): such views, equal in length and
+    prefix (the first word), are compared by their bytes. A column of long run
+    or query ids (files and frames store every row's apart) is then still one
+    run per value.
     """
     n = views.shape[0]
     heads = np.empty(n, np.int64)
+    low = np.uint64(0xFFFFFFFF)
+    half = np.uint64(32)
     k = -1
-    a = np.uint64(0)
+    a = np.uint64(0)  # the current run's first view
     b = np.uint64(0)
     for i in range(n):
         x = views[i, 0]
         y = views[i, 1]
-        if k < 0 or x != a or y != b:
-            k += 1
-            heads[k] = i
-            a = x
-            b = y
+        if k >= 0 and x == a:
+            if y == b:
+                continue
+            length = np.int64(x & low)
+            if length > 12:  # the same length and prefix: compare the bytes
+                s1 = bases[np.int64(b & low)] + np.int64(b >> half)
+                s2 = bases[np.int64(y & low)] + np.int64(y >> half)
+                if equal_bytes(data, s1, s1 + length, data, s2, s2 + length):
+                    continue
+        k += 1
+        heads[k] = i
+        a = x
+        b = y
     return heads[: k + 1].copy()
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -10,7 +12,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from fasteval import columns
-from fasteval.columns import StrColumn, dict_encode, first_rows
+from fasteval.columns import StrColumn, dict_encode, encode_heads, first_rows
 
 # ids short enough to sit inside a string view (<= 12 bytes) and longer ones,
 # with non-ASCII text (byte lengths differ from character lengths)
@@ -82,6 +84,38 @@ def test_equal_long_strings_with_unequal_views_share_a_code() -> None:
     codes, first = dict_encode(StrColumn.from_arrow(arr))
     assert codes.tolist() == [0, 0, 1]
     assert first.tolist() == [0, 2]
+
+
+LONG_IDS = ["q1", "long-query-id-007", "long-query-id-008", "long-query-id-0071", "é-long-id-12"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(LONG_IDS), st.integers(1, 4)), min_size=1),
+    st.integers(0, 3),
+    st.lists(st.integers(1, 12), max_size=3),
+)
+def test_heads_start_where_the_id_changes_only(
+    runs: list[tuple[str, int]], cut: int, sizes: list[int]
+) -> None:
+    """The heads of runs of equal ids, from views as from bytes: a long id stored apart
+    on every row (as files and frames store them) is compared by its bytes, in one
+    data buffer or several (``sizes``: the arrays joined), in a slice or not."""
+    ids = [s for s, k in runs for _ in range(k)]
+    assume(len(ids) > cut)
+    bounds = sorted({0, len(ids), *(min(x, len(ids)) for x in itertools.accumulate(sizes))})
+    views = pa.concat_arrays(
+        [pa.array(ids[a:b], pa.string_view()) for a, b in itertools.pairwise(bounds)]
+    )
+    sub = ids[cut:]
+    want = [i for i in range(len(sub)) if i == 0 or sub[i] != sub[i - 1]]
+    for arr in (views.slice(cut), pa.array(sub, pa.large_string())):
+        col = StrColumn.from_arrow(arr)
+        heads = encode_heads(col)
+        assert heads.rows.tolist() == want
+        order = list(dict.fromkeys(sub))
+        assert heads.codes.tolist() == [order.index(sub[i]) for i in want]
+        assert heads.first.tolist() == [sub.index(s) for s in order]
 
 
 @settings(max_examples=100, deadline=None)

@@ -232,3 +232,45 @@ def test_grouping_from_the_heads_is_the_counting_sort_of_every_row(
     in_order = keys == sorted(keys)
     # sorted only when out of order, or with stretches of fewer than 8 rows on average
     assert (calls == []) == (in_order and heads.rows.shape[0] * 8 <= len(ranked))
+
+
+def test_a_frame_of_long_run_and_query_ids_is_grouped_from_its_heads() -> None:
+    """Ids longer than a view's 12 inline bytes, stored apart on every row as files and
+    frames store them: the frame is still seen as grouped (no counting sort), and
+    scores as the same frame with short ids does."""
+    import fasteval
+    from fasteval.kernels import ranking as kr
+
+    rng = np.random.default_rng(7)
+    qs = [f"{q:03d}" for q in range(1, 31)]  # in byte order, as trec_eval orders queries
+    qrels = pl.DataFrame(
+        {
+            "query_id": [q for q in qs for _ in range(20)],
+            "doc_id": [f"d{i}" for _ in qs for i in range(20)],
+            "relevance": rng.integers(0, 3, 20 * len(qs)).tolist(),
+        }
+    )
+    run = pl.DataFrame(
+        {
+            "run_id": ["r"] * (40 * len(qs)),
+            "query_id": [q for q in qs for _ in range(40)],
+            "doc_id": [f"d{i}" for _ in qs for i in range(40)],
+            "score": rng.random(40 * len(qs)).tolist(),
+        }
+    )
+    longer = pl.concat_str([pl.lit("a-query-id-"), pl.col("query_id")])
+    long_qrels = qrels.with_columns(longer.alias("query_id"))
+    long_run = run.with_columns(
+        longer.alias("query_id"), (pl.col("run_id") + "-reranked-by-a-model").alias("run_id")
+    )
+    short = fasteval.Evaluator(qrels, ["map", "P_10"]).evaluate(run)
+    calls = []
+    sort = kr.group_rows
+    kr.group_rows = lambda *a: calls.append(a) or sort(*a)
+    try:
+        long = fasteval.Evaluator(long_qrels, ["map", "P_10"]).evaluate(long_run)
+    finally:
+        kr.group_rows = sort
+    assert calls == []
+    assert long["run_id"].unique().to_list() == ["r-reranked-by-a-model"]
+    assert long["value"].to_list() == short["value"].to_list()
