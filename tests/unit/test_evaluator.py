@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 import fasteval
 from fasteval import parallel
@@ -209,3 +210,47 @@ def test_bad_dict_qrels_are_not_kept() -> None:
     for _ in range(2):  # the error each time, never a kept result
         with pytest.raises(InputFormatError, match="q1"):
             fasteval.evaluate(bad, {"q1": {"d1": 1.0}}, ["map"])
+
+
+@pytest.mark.parametrize("kind", ["categorical", "enum"])
+@pytest.mark.parametrize("n_chunks", [1, 3])
+def test_frames_of_categorical_ids_score_as_frames_of_strings(kind: str, n_chunks: int) -> None:
+    """polars' categorical and enum columns (a dictionary of string views through the
+    Arrow C stream, which Arrow could not cast to strings) read as their strings, in
+    one chunk or several."""
+    rng = np.random.default_rng(11)
+    qs = [f"q{q:02d}" for q in range(12)]
+    docs = [f"doc-{i}" for i in range(30)]
+    qrels = pl.DataFrame(
+        {
+            "query_id": [q for q in qs for _ in docs[:15]],
+            "doc_id": [d for _ in qs for d in docs[:15]],
+            "relevance": rng.integers(0, 3, 15 * len(qs)).tolist(),
+        }
+    )
+    run = pl.DataFrame(
+        {
+            "run_id": ["a-run"] * (len(qs) * len(docs)),
+            "query_id": [q for q in qs for _ in docs],
+            "doc_id": [d for _ in qs for d in docs],
+            "score": rng.random(len(qs) * len(docs)).tolist(),
+        }
+    )
+    ids = ["run_id", "query_id", "doc_id"]
+    words = {c: run[c].unique(maintain_order=True).to_list() for c in ids}
+
+    def recode(df: pl.DataFrame, cols: list[str]) -> pl.DataFrame:
+        dtype = {c: pl.Categorical() if kind == "categorical" else pl.Enum(words[c]) for c in cols}
+        return df.with_columns(pl.col(c).cast(dtype[c]) for c in cols)
+
+    coded = recode(run, ids)
+    if n_chunks > 1:
+        step = coded.height // n_chunks + 1
+        coded = pl.concat(
+            [coded.slice(i, step) for i in range(0, coded.height, step)], rechunk=False
+        )
+        assert coded.n_chunks() == n_chunks
+    want = fasteval.Evaluator(qrels, ["map", "P_5", "ndcg"]).evaluate(run)
+    got = fasteval.Evaluator(recode(qrels, ["query_id", "doc_id"]), ["map", "P_5", "ndcg"])
+    assert_frame_equal(got.evaluate(coded), want)
+    assert_frame_equal(fasteval.evaluate(qrels, coded, ["map", "P_5", "ndcg"]), want)
