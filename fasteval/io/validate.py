@@ -213,13 +213,32 @@ def str_column(table: pa.Table, name: str, c: str) -> StrColumn:
         or pa.types.is_dictionary(col.type)
     ):
         if pa.types.is_integer(col.type):
-            col = pc.cast(col, pa.large_string())
+            return _integer_str_col(col)
         else:
             msg = f"{name}: column {c!r} must hold strings, found {col.type}"
             raise SchemaError(msg)
     if pa.types.is_dictionary(col.type):
         return _dictionary_str_col(col)
     return StrColumn.from_arrow(col)
+
+
+def _integer_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
+    """An integer id column as its decimal text.
+
+    Query and run ids come in runs of equal values: with few runs, only their
+    first values are turned into text and every row points at its run's (one
+    TREC-8 run's integer query ids: about 0.1 against 0.8 ms for all 50,000).
+    """
+    n = len(col)
+    if n and not col.null_count:
+        values = numeric_numpy(col)
+        heads = np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1])))
+        if heads.shape[0] * 4 <= n:
+            firsts = pa.array(values[heads].tolist(), col.type)  # (from numpy: imports pandas)
+            words = StrColumn.from_arrow(pc.cast(firsts, pa.large_string()))
+            run = np.repeat(np.arange(heads.shape[0]), np.diff(heads, append=n))
+            return StrColumn(words.buf, words.starts[run], words.ends[run])
+    return StrColumn.from_arrow(pc.cast(col, pa.large_string()))
 
 
 def plain_dictionary(col: pa.DictionaryArray) -> pa.DictionaryArray:

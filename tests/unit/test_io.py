@@ -7,7 +7,7 @@ import gzip
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import fasteval
@@ -280,3 +280,30 @@ def test_run_codes_from_views_as_from_strings(runs: list[tuple[str, int]], few: 
     assert got.run_names == want.run_names == list(dict.fromkeys(ids))
     np.testing.assert_array_equal(got.run, want.run)
     assert got.run.dtype == np.int32
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    runs=st.lists(st.tuples(st.integers(-(2**40), 2**40), st.integers(1, 9)), min_size=1),
+    kind=st.sampled_from(["int64", "int32", "uint64", "uint8"]),
+    cut=st.integers(0, 5),
+)
+def test_an_integer_id_column_reads_as_its_decimal_text(runs, kind, cut):
+    """Integer ids become their decimal text, whether each run of equal values is
+    turned into text once (few runs) or every row is (many), in a slice or chunks."""
+    import pyarrow as pa
+
+    from fasteval.io.validate import str_column
+
+    typ = getattr(pa, kind)()
+    bounds = {"uint8": (0, 255), "uint64": (0, 2**40), "int32": (-(2**31), 2**31 - 1)}
+    lo, hi = bounds.get(kind, (-(2**40), 2**40))
+    values = [min(max(v, lo), hi) for v, k in runs for _ in range(k)]
+    assume(len(values) > cut)
+    arr = pa.array(values, typ)
+    half = len(values) // 2
+    for col in (arr, arr.slice(cut), pa.chunked_array([arr.slice(0, half), arr.slice(half)], typ)):
+        table = pa.table({"query_id": col})
+        got = str_column(table, "t", "query_id")
+        want = [str(v) for v in table.column("query_id").to_pylist()]
+        assert got.strings(np.arange(len(want))) == want
