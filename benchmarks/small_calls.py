@@ -11,6 +11,9 @@ measures map, P_10, ndcg_cut_10 per query, as the issue measured them):
 
 - ``frame``: fasteval ``Evaluator.evaluate(run frame)`` (qrels prepared once)
   against pytrec_eval's prebuilt ``RelevanceEvaluator.evaluate(run dict)``;
+- ``frame-long``, ``frame-int``, ``frame-cat``: the same frame with a run id of 22
+  bytes (longer than a string view inlines), integer query ids, and categorical run
+  and query ids (the kinds of id columns users' frames hold);
 - ``dicts``: ``fasteval.evaluate(qrels dict, run dict)`` against pytrec_eval's
   ``RelevanceEvaluator(qrels dict).evaluate(run dict)``;
 - ``irm-pandas``, ``irm-dicts``, ``irm-iter``: ``ir_measures.calc_aggregate`` over 6
@@ -101,7 +104,7 @@ def _six_paths() -> list[Path]:
 
 def child(row: str, tool: str, reps: int) -> dict[str, float]:
     """One row in this process: the median per call."""
-    if row in ("frame", "frame-long"):
+    if row in ("frame", "frame-long", "frame-int", "frame-cat"):
         if tool == "fasteval":
             import polars as pl
 
@@ -110,6 +113,10 @@ def child(row: str, tool: str, reps: int) -> dict[str, float]:
             qrels, run = fasteval.load_qrels(QRELS), fasteval.load_runs(RUN)
             if row == "frame-long":  # a run id as long as many are, stored on every row
                 run = run.with_columns((pl.col("run_id") + LONG_RUN_ID).alias("run_id"))
+            elif row == "frame-int":  # query ids as integers, as many frames hold them
+                run = run.with_columns(pl.col("query_id").cast(pl.Int64))
+            elif row == "frame-cat":  # run and query ids as polars categoricals
+                run = run.with_columns(pl.col("run_id", "query_id").cast(pl.Categorical))
             ev = fasteval.Evaluator(qrels, MEASURES)
             return _timed(lambda: ev.evaluate(run), reps)
         import pytrec_eval
@@ -276,6 +283,11 @@ ROWS = {
     ),
     "frame-long": (
         "the same with a run id of 22 bytes (`INQ603-monoT5-reranked`)",
+        ["fasteval", "pytrec_eval"],
+    ),
+    "frame-int": ("the same with integer query ids (`Int64`)", ["fasteval", "pytrec_eval"]),
+    "frame-cat": (
+        "the same with categorical run and query ids (`pl.Categorical`)",
         ["fasteval", "pytrec_eval"],
     ),
     "dicts": (

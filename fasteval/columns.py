@@ -182,7 +182,10 @@ class StrColumn:
             bases = np.zeros(max(len(parts), 1), np.int64)
             bases[1 : len(parts)] = np.cumsum([d.shape[0] for d in parts[:-1]])
             joined = np.concatenate(parts or [none])
-        for a in (raw, joined):  # one array type per kernel signature
+        # one array type per kernel signature, whether the strings are in one data
+        # buffer or several (a writable ``bases`` was a call the ahead-of-time library
+        # lacked: the process then switched to numba's JIT)
+        for a in (raw, joined, bases):
             a.flags.writeable = False
         pairs = raw.view(np.uint64).reshape(-1, 2)
         return cls(None, None, None, pairs, _Views(raw, joined, bases))

@@ -255,6 +255,7 @@ def test_a_damaged_or_stale_library_is_not_used(library: Path, tmp_path: Path) -
 
 API = """
 import json, os, sys
+import polars as pl
 import fasteval
 from fasteval.io.tables import load_runs
 frame = load_runs(sys.argv[1])
@@ -264,6 +265,12 @@ for qid, doc, score in one.select("query_id", "doc_id", "score").iter_rows():
     run.setdefault(qid, {})[doc] = score
 ev = fasteval.Evaluator(sys.argv[2], ["map", "ndcg_cut_10", "P_5"])
 parts = [ev.evaluate(frame), ev.evaluate(run), fasteval.evaluate(sys.argv[2], one.to_pandas())]
+# ids of more than 12 bytes (beside the views, one data buffer: the run ids; several:
+# the documents), categorical and integer ids
+longer = one.with_columns(pl.lit("sample-reranked").alias("run_id"), pl.col("doc_id") + "-p1")
+coded = one.with_columns(pl.col("run_id", "query_id").cast(pl.Categorical))
+ints = one.with_columns(pl.col("query_id").cast(pl.Int64))
+parts += [ev.evaluate(longer), ev.evaluate(coded), ev.evaluate(ints)]
 print("\\n".join(p.write_csv() for p in parts))
 from fasteval.kernels import jit
 with open(os.environ["STATE_OUT"], "w") as f:
@@ -274,7 +281,8 @@ with open(os.environ["STATE_OUT"], "w") as f:
 
 @pytest.mark.slow
 def test_library_calls_on_frames_and_dicts_match_the_jit(library: Path, tmp_path: Path) -> None:
-    """An Evaluator on a polars frame and a dict, evaluate() on a pandas frame."""
+    """An Evaluator on polars frames (ids short and long, categorical, integer) and a
+    dict, evaluate() on a pandas frame: the same output, and no call the library lacks."""
     pytest.importorskip("pandas")
     jit_out, _, _ = _run([str(RUNS), str(QRELS)], tmp_path, None, API)
     aot_out, _, state = _run([str(RUNS), str(QRELS)], tmp_path, library, API)
