@@ -191,8 +191,11 @@ class StrColumn:
         return cls(None, None, None, pairs, _Views(raw, joined, bases))
 
     def strings(self, rows: np.ndarray) -> list[str]:
-        """The strings at ``rows`` (a few: each is decoded in Python), checked as
-        UTF-8 as :meth:`take` checks them."""
+        """The strings at ``rows``, checked as UTF-8 as :meth:`take` checks them: up to
+        :data:`FEW_HEADS` decoded in Python, more through Arrow (whose fixed cost is
+        then the smaller)."""
+        if rows.shape[0] > FEW_HEADS:
+            return list(self.take(rows).to_pylist())
         try:
             return [b.decode() for b in self.bytes_of(rows)]
         except UnicodeDecodeError:
@@ -341,6 +344,13 @@ def spread(head_codes: np.ndarray, heads: np.ndarray, n: int) -> np.ndarray:
     return np.repeat(head_codes, np.diff(heads, append=n))
 
 
+def heads_of(values: np.ndarray) -> np.ndarray:
+    """The first row of each run of equal consecutive ``values`` (row 0 the first)."""
+    if values.shape[0] == 0:
+        return np.zeros(0, np.int64)
+    return np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1])))
+
+
 def first_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct values of ``codes`` (sorted) and the row where each first occurs.
 
@@ -350,7 +360,7 @@ def first_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     if codes.shape[0] == 0:
         return codes[:0], np.zeros(0, np.int64)
-    heads = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    heads = heads_of(codes)
     values, first = np.unique(codes[heads], return_index=True)
     return values, heads[first]
 

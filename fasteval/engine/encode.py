@@ -31,13 +31,13 @@ import pyarrow.compute as pc
 
 from fasteval import parallel
 from fasteval.columns import (
-    FEW_HEADS,
     Heads,
     QrelsColumns,
     RunColumns,
     StrColumn,
     dict_encode,
     encode_heads,
+    heads_of,
     numeric_numpy,
     spread,
 )
@@ -362,8 +362,7 @@ def _group(
     if n and run_q.rows.shape[0] * 8 <= n:  # (else few rows a stretch: sorted anyway)
         bounds = run_q.rows
         if n_runs > 1:
-            run_heads = np.flatnonzero(runs.run[1:] != runs.run[:-1]) + 1
-            bounds = np.union1d(bounds, run_heads)
+            bounds = np.union1d(bounds, heads_of(runs.run))
         at = np.searchsorted(run_q.rows, bounds, side="right") - 1
         keys = runs.run[bounds].astype(np.int64) * n_q + q_lut[run_q.codes[at]]
         if (keys[1:] >= keys[:-1]).all():  # grouped: each (run, query) one stretch
@@ -383,11 +382,7 @@ def _queries(pq: PreparedQrels, runs: RunColumns) -> tuple[Heads, _Queries]:
     run_q_first = run_q.first
     # the distinct query ids in first-appearance order, and their number in the qrels
     # (-1: none); as Arrow only when some are not in the qrels
-    names = (
-        runs.qid.strings(run_q_first)
-        if run_q_first.shape[0] <= FEW_HEADS
-        else runs.qid.take(run_q_first).to_pylist()
-    )
+    names = runs.qid.strings(run_q_first)
     run_qp = np.array([pq.number.get(s, -1) for s in names], np.int32)
     if not (run_qp >= 0).any():
         ex_r = ", ".join(names[:3])

@@ -53,7 +53,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fasteval.columns import RunColumns, dict_encode, numeric_numpy
+from fasteval.columns import RunColumns, dict_encode, heads_of, numeric_numpy
 from fasteval.errors import FastevalError, InputFormatError
 from fasteval.io import stored, trec
 from fasteval.io.writers import ParquetOut, output
@@ -411,8 +411,7 @@ class ArchiveWriter:
     def _check_new_runs(self, cols: RunColumns) -> None:
         first = np.full(len(cols.run_names), -1, np.int64)
         # the first row of each run (runs are numbered by first appearance)
-        change = np.flatnonzero(np.concatenate([[True], cols.run[1:] != cols.run[:-1]]))
-        for r in change[::-1]:
+        for r in heads_of(cols.run)[::-1]:
             first[cols.run[r]] = r
         for k, name in enumerate(cols.run_names):
             if self.run_id_from == "filename":

@@ -20,7 +20,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fasteval.columns import (
-    FEW_HEADS,
     QrelsColumns,
     RunColumns,
     Source,
@@ -71,9 +70,7 @@ def _run_codes(table: pa.Table, name: str) -> tuple[np.ndarray, list[str]]:
     if arr is None:
         rid = str_column(table, name, "run_id")
         h = encode_heads(rid)
-        few = h.first.shape[0] <= FEW_HEADS
-        names = rid.strings(h.first) if few else rid.take(h.first).to_pylist()
-        return spread(h.codes, h.rows, len(rid)), names
+        return spread(h.codes, h.rows, len(rid)), rid.strings(h.first)
     idx = numeric_numpy(arr.indices, null=0)
     if len(idx) == 0:
         return np.zeros(0, np.int32), []

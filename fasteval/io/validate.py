@@ -19,7 +19,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fasteval.columns import Source, StrColumn, numeric_numpy
+from fasteval.columns import Source, StrColumn, heads_of, numeric_numpy, spread
 from fasteval.errors import InputFormatError, SchemaError
 from fasteval.io import adapters, archive, stored
 
@@ -232,11 +232,11 @@ def _integer_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
     n = len(col)
     if n and not col.null_count:
         values = numeric_numpy(col)
-        heads = np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1])))
+        heads = heads_of(values)
         if heads.shape[0] * 4 <= n:
             firsts = pa.array(values[heads].tolist(), col.type)  # (from numpy: imports pandas)
             words = StrColumn.from_arrow(pc.cast(firsts, pa.large_string()))
-            run = np.repeat(np.arange(heads.shape[0]), np.diff(heads, append=n))
+            run = spread(np.arange(heads.shape[0]), heads, n)
             return StrColumn(words.buf, words.starts[run], words.ends[run])
     return StrColumn.from_arrow(pc.cast(col, pa.large_string()))
 
@@ -275,7 +275,8 @@ def one_dictionary(col: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray | None
             return None
         col = _plain_chunks(col)
         col = col.unify_dictionaries().combine_chunks() if col.num_chunks > 1 else col.chunk(0)
-    col = plain_dictionary(col)
+    else:
+        col = plain_dictionary(col)
     d = col.dictionary
     if not (pa.types.is_string(d.type) or pa.types.is_large_string(d.type)):
         return None

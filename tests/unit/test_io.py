@@ -268,12 +268,14 @@ def test_run_codes_from_views_as_from_strings(runs: list[tuple[str, int]], few: 
             "score": [float(-i) for i in range(n)],
         }
     )
-    saved = tables.FEW_HEADS
-    tables.FEW_HEADS = saved if few else 0
+    from fasteval import columns
+
+    saved = columns.FEW_HEADS
+    columns.FEW_HEADS = saved if few else 0
     try:
         got = tables.run_columns([frame])
     finally:
-        tables.FEW_HEADS = saved
+        columns.FEW_HEADS = saved
     want = tables.runs_from_table(
         frame.to_arrow(compat_level=pl.CompatLevel.oldest()), "run DataFrame"
     )
