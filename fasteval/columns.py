@@ -8,7 +8,6 @@ numba kernels; nothing is copied into Python strings on the hot path.
 from __future__ import annotations
 
 import itertools
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -16,7 +15,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fasteval import parallel
 from fasteval.kernels import strings as kstr
 
 _FIRST_BASE = np.zeros(1, np.int64)  # where a single data buffer starts
@@ -52,8 +50,6 @@ class StrColumn:
     views: np.ndarray | None = None
     # a string_view column whose buffer is not made yet
     _lazy: _Views | None = None
-    # its buffer being made on the pool (:meth:`make_ahead`)
-    _ahead: Future[None] | None = None
 
     def __post_init__(self) -> None:
         # One array type for every kernel call (C-contiguous, read-only): each
@@ -73,55 +69,32 @@ class StrColumn:
     def buf(self) -> np.ndarray:
         """The strings' bytes."""
         if self._buf is None:
-            self._wait_or_make()
+            self._make()
         return self._buf  # type: ignore[return-value]
 
     @property
     def starts(self) -> np.ndarray:
         """Where each string starts in ``buf``."""
         if self._starts is None:
-            self._wait_or_make()
+            self._make()
         return self._starts  # type: ignore[return-value]
 
     @property
     def ends(self) -> np.ndarray:
         """Where each string ends in ``buf`` (exclusive)."""
         if self._ends is None:
-            self._wait_or_make()
-        return self._ends  # type: ignore[return-value]
-
-    def make_ahead(self) -> None:
-        """Start making ``buf``, ``starts`` and ``ends`` on the process's pool (a view
-        column of :data:`fasteval.parallel.MIN_SPLIT_WORK` rows or more, with two
-        threads or more); their first use waits for it.
-
-        A run frame's document ids are read by the ranking kernel only: made on the
-        calling thread, their offsets cost a warm one-run call about 0.3 ms before
-        the kernel could start; made on the pool, the call's query work overlaps them
-        (:func:`fasteval.engine.encode.encode`). Asked for sooner, as the frame was
-        read, the call was slower (3-5 % over ten alternations): the Python work
-        between held the GIL the pool thread needed.
-        """
-        if (
-            self._buf is None
-            and self._ahead is None
-            and len(self) >= parallel.MIN_SPLIT_WORK
-            and parallel.threads() > 1
-        ):
-            self._ahead = parallel.pool().submit(self._make)
-
-    def _wait_or_make(self) -> None:
-        """Wait for :meth:`make_ahead`'s work if it has started, else make them here
-        (a pool thread that needs them never waits for work queued behind it)."""
-        ahead = self._ahead
-        if ahead is not None and not ahead.cancel():  # running or done
-            ahead.result()
-        if self._buf is None:
             self._make()
+        return self._ends  # type: ignore[return-value]
 
     def _make(self) -> None:
         """The buffer (the views, then the data) and every string's offsets in it
-        (a view column's; two threads racing make equal arrays)."""
+        (a view column's, on first use; two threads racing make equal arrays).
+
+        Made on the calling thread: made ahead on the pool while the queries were
+        numbered (until 2026-11), the pool thread waited for the GIL that the
+        calling thread's Python work held, so the call waited for it in turn (0.7
+        ms in the pool for 0.06 ms of work; a warm one-run call 2.7-3.1 ms against
+        2.6-2.7 ms made here)."""
         lazy = self._lazy
         assert lazy is not None  # the other columns are made when built
         buf = np.concatenate([lazy.raw, lazy.data])

@@ -280,9 +280,6 @@ def encode(
         ``rank_groups`` on one TREC-8 run, one thread, 2.02-2.15 -> 1.94-2.04 ms.
     """
     check_on_duplicate(on_duplicate)
-    # a frame's document ids: their offsets made on the pool while the queries are
-    # encoded here (the ranking kernel is the first to read them)
-    runs.doc.make_ahead()
     pq = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels)
     run_q, q = _queries(pq, runs)
     n_q = len(q.qids)

@@ -204,29 +204,16 @@ def test_strings_not_utf8_fail_as_take_fails() -> None:
         col.strings(np.array([0, 1]))
 
 
-def test_a_large_view_column_is_made_on_the_pool_and_its_first_use_waits(monkeypatch) -> None:
-    """make_ahead: the pool makes a large view column's buffer (the first use waits for
-    it, or makes it itself when the work has not started); small or made columns and one
-    thread leave it to the first use."""
-    from fasteval import parallel
-
-    n = parallel.MIN_SPLIT_WORK + 1
-    ids = [f"DOC-{i:08d}" for i in range(n)]  # longer than 12 bytes: in the data buffer
+def test_a_large_view_column_is_made_once_on_first_use() -> None:
+    """A view column's buffer and offsets are made when first read (chosen rows need
+    none), once, and hold every string (short ones in their views, long ones in the
+    data buffer)."""
+    n = 30_000
+    ids = [f"DOC-{i:08d}" if i % 3 else f"d{i}" for i in range(n)]  # long and short
     col = StrColumn.from_arrow(pa.array(ids, pa.string_view()))
-    col.make_ahead()
-    assert (col._ahead is not None) == (parallel.threads() > 1)
+    assert col._buf is None
     assert col.value(5) == "DOC-00000005"  # chosen rows need no buffer
-    assert _values(col) == ids  # waits for (or makes) the buffer
-    col.make_ahead()  # made: nothing more to do
-    small = StrColumn.from_arrow(pa.array(ids[:100], pa.string_view()))
-    small.make_ahead()
-    assert small._ahead is None and small._buf is None
-    queued = StrColumn.from_arrow(pa.array(ids, pa.string_view()))
-    queued.make_ahead()
-    if queued._ahead is not None:
-        queued._ahead.cancel()  # as if it had not started: the first use makes it
-    assert _values(queued) == ids
-    monkeypatch.setattr(parallel, "threads", lambda: 1)
-    one = StrColumn.from_arrow(pa.array(ids, pa.string_view()))
-    one.make_ahead()
-    assert one._ahead is None and _values(one) == ids
+    assert col._buf is None
+    assert _values(col) == ids
+    buf = col.buf
+    assert col.buf is buf and not buf.flags.writeable
