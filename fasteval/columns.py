@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fasteval.kernels import strings as kstr
+from fasteval.kernels.text import ViewStr
 
 _FIRST_BASE = np.zeros(1, np.int64)  # where a single data buffer starts
 _FIRST_BASE.flags.writeable = False
@@ -85,6 +86,14 @@ class StrColumn:
         if self._ends is None:
             self._make()
         return self._ends  # type: ignore[return-value]
+
+    def in_place(self) -> ViewStr | None:
+        """A ``string_view`` column's views and data buffers, for a kernel that reads
+        them in place (``None`` for other columns, and once the buffer is made)."""
+        lazy = self._lazy
+        if lazy is None or self._buf is not None or self.views is None:
+            return None
+        return ViewStr(self.views, lazy.data, lazy.bases)
 
     def _make(self) -> None:
         """The buffer (the views, then the data) and every string's offsets in it

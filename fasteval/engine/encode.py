@@ -430,10 +430,17 @@ def _rank(
     if then is not None:  # every group, in the order ranked
         v_q = np.ascontiguousarray(rk.table_q[g_order])
         after = then(kr.Groups(rk.start[g_order], rk.end[g_order], v_q, rel))
+    # a frame's ids are read in place, ranking by ranking; others from their buffer
+    views = runs.doc.in_place()
+    kernel, docs = (
+        (kr.rank_groups, ktext.Str(runs.doc.buf, runs.doc.starts, runs.doc.ends))
+        if views is None
+        else (kr.rank_view_groups, views)
+    )
     parallel.run(
-        kr.rank_groups,
+        kernel,
         (rk.end - rk.start)[g_order].astype(np.float64),
-        ktext.Str(runs.doc.buf, runs.doc.starts, runs.doc.ends),
+        docs,
         runs.score,
         compat == 9,
         rk,

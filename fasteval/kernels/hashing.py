@@ -52,7 +52,7 @@ _K2 = np.uint64(0x94D049BB133111EB)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _word(buf, k, n=8):  # pragma: no cover - numba
+def load_word(buf, k, n=8):  # pragma: no cover - numba
     """Bytes ``buf[k:k+n]`` (``n <= 8``, a constant: one load) as a little-endian ``uint64``."""
     w = np.uint64(0)
     for j in range(n):
@@ -75,16 +75,16 @@ def hash_bytes(buf, s, e):  # pragma: no cover - numba
     h = _K0 ^ np.uint64(e - s)
     k = s
     while k + 8 <= e:
-        h = (h ^ _word(buf, k)) * _K1
+        h = (h ^ load_word(buf, k)) * _K1
         h ^= h >> np.uint64(31)
         k += 8
     w = np.uint64(0)
     t = e - k  # 0..7 bytes left, as one little-endian number in ``w``
     if t > 0:
         if e - s >= 8:  # the last eight bytes, those already folded in shifted out
-            w = _word(buf, e - 8) >> np.uint64(8 * (8 - t))
+            w = load_word(buf, e - 8) >> np.uint64(8 * (8 - t))
         elif t >= 4:  # two overlapping four-byte reads
-            w = _word(buf, s, 4) | (_word(buf, e - 4, 4) << np.uint64(8 * (t - 4)))
+            w = load_word(buf, s, 4) | (load_word(buf, e - 4, 4) << np.uint64(8 * (t - 4)))
         else:
             sh = np.uint64(0)
             while k < e:
@@ -106,7 +106,7 @@ def equal_bytes(b1, s1, e1, b2, s2, e2):  # pragma: no cover - numba
         return False
     k = 0
     while k + 8 <= n:
-        if _word(b1, s1 + k) != _word(b2, s2 + k):
+        if load_word(b1, s1 + k) != load_word(b2, s2 + k):
             return False
         k += 8
     while k < n:

@@ -32,6 +32,20 @@ class Str(NamedTuple):
     ends: np.ndarray
 
 
+class ViewStr(NamedTuple):
+    """The strings of an Arrow ``string_view`` array (polars' strings), read in place.
+
+    ``views`` holds two little-endian ``uint64`` words a string: the first has the
+    length in its low 32 bits; a string of at most 12 bytes lies in the view's
+    bytes 4-15, a longer one at ``bases[b] + o`` of ``data`` (the data buffers one
+    after another), where the second word is ``o << 32 | b``.
+    """
+
+    views: np.ndarray  # uint64, shape (n, 2)
+    data: np.ndarray  # uint8
+    bases: np.ndarray  # int64
+
+
 class Ranges(NamedTuple):
     """Line-aligned ranges ``buf[starts[r]:ends[r]]`` of files: range ``r`` is part
     of file ``file[r]`` and follows its line ``lines_before[r]`` (all int64)."""

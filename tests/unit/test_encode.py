@@ -274,3 +274,80 @@ def test_a_frame_of_long_run_and_query_ids_is_grouped_from_its_heads() -> None:
     assert calls == []
     assert long["run_id"].unique().to_list() == ["r-reranked-by-a-model"]
     assert long["value"].to_list() == short["value"].to_list()
+
+
+# document ids of every length a view stores apart or inline: 0-12 bytes in the view,
+# 13-24 in the first guess of a ranking's buffer, longer ones grow it
+view_docs = st.builds(
+    lambda stem, n: (stem * 10)[:n],
+    st.sampled_from(["d", "LA0101", "FBIS3-", "é"]),
+    st.integers(0, 40),
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    judged=st.lists(st.tuples(queries, view_docs, st.integers(-1, 3)), min_size=1, max_size=30),
+    ranked=st.lists(
+        st.tuples(queries, view_docs, st.sampled_from([0.5, 1.0, 2.0, 1.0000001])),
+        min_size=1,
+        max_size=60,
+    ),
+    chunks=st.integers(1, 3),
+    skip=st.integers(0, 3),
+    on_duplicate=st.sampled_from(["error", "first"]),
+    compat=st.sampled_from([9, 10]),
+)
+def test_document_ids_read_in_place_rank_as_from_their_buffer(
+    judged, ranked, chunks, skip, on_duplicate, compat
+) -> None:
+    """A frame's document ids, read in place ranking by ranking
+    (``ranking.rank_view_groups``), give the grades, rows, judgments, groups and
+    errors of the same ids in one buffer (``rank_groups``): ids inline in their
+    views and apart, of any length, in several data buffers, in a sliced column,
+    repeated, and tied in score."""
+    import pyarrow as pa
+
+    from fasteval.engine.encode import encode, prepare_qrels
+    from fasteval.errors import FastevalError
+    from fasteval.io.tables import qrels_columns, runs_from_table
+
+    pq = prepare_qrels(
+        qrels_columns(_frames(list({(q, d): (q, d, g) for q, d, g in judged}.values()), [])[0])
+    )
+    rows = [("r", q, d, s) for q, d, s in ranked]
+    assume(len(rows) > skip)
+
+    def table(typ: pa.DataType) -> pa.Table:
+        cols = list(zip(*rows, strict=True))
+        step = -(-len(rows) // chunks)
+        docs = pa.chunked_array(
+            [pa.array(cols[2][i : i + step], typ) for i in range(0, len(rows), step)]
+        )
+        if typ == pa.string_view():  # several data buffers, one per chunk
+            docs = pa.chunked_array([docs.combine_chunks()]) if chunks == 1 else docs
+        t = pa.table(
+            {
+                "run_id": pa.array(cols[0], typ),
+                "query_id": pa.array(cols[1], typ),
+                "doc_id": docs,
+                "score": pa.array(cols[3], pa.float64()),
+            }
+        )
+        return t.slice(skip)
+
+    outs = []
+    for typ in (pa.string_view(), pa.large_string()):
+        cols = runs_from_table(table(typ), "t")
+        assert (cols.doc.in_place() is not None) == (typ == pa.string_view())
+        try:
+            outs.append(encode(pq, cols, compat=compat, on_duplicate=on_duplicate))
+        except FastevalError as e:
+            outs.append(str(e))
+    in_place, buffer = outs
+    if isinstance(buffer, str):
+        assert in_place == buffer  # the same error, naming the same row
+        return
+    assert not isinstance(in_place, str)
+    for name in ("rel", "row", "jdx", "starts", "ends", "group_run", "group_q"):
+        np.testing.assert_array_equal(getattr(in_place, name), getattr(buffer, name))
