@@ -249,7 +249,13 @@ def _gather_views(docs, rows, score):  # pragma: no cover - numba
     views, data, bases = docs
     n = rows.shape[0]
     low = np.uint64(0xFFFFFFFF)
-    w = np.empty(3 * n + 2, np.uint64)  # ids of up to 24 bytes; grown for longer
+    # the buffer's size first: a buffer grown as it filled (the array reassigned in
+    # the loop) took 2.3x as long (9 against 4 ns an id, one TREC-8 run)
+    words = 0
+    for j in range(n):
+        length = np.int64(views[rows[j], 0] & low)
+        words += 2 if length <= 12 else (length + 7) // 8
+    w = np.empty(max(words, 1), np.uint64)
     d_s = np.empty(n, np.int64)
     d_e = np.empty(n, np.int64)
     own_score = np.empty(n, np.float64)
@@ -260,11 +266,6 @@ def _gather_views(docs, rows, score):  # pragma: no cover - numba
         w0 = views[r, 0]
         w1 = views[r, 1]
         length = np.int64(w0 & low)
-        need = 2 if length <= 12 else (length + 7) // 8
-        if p + need > w.shape[0]:
-            grown = np.empty(2 * (p + need), np.uint64)
-            grown[:p] = w[:p]
-            w = grown
         if length <= 12:
             w[p] = w0
             w[p + 1] = w1
