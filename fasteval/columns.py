@@ -285,6 +285,18 @@ class Heads(NamedTuple):
     rows: np.ndarray  # int64: the row where each run starts
     codes: np.ndarray  # int32: each run's code
     first: np.ndarray  # int64: the row where each code first occurs
+    # each code's bytes, when the heads were numbered from their bytes (a few)
+    first_bytes: list[bytes] | None = None
+
+    def strings(self, col: StrColumn) -> list[str]:
+        """Each code's string (``col`` the column numbered), checked as UTF-8 as
+        :meth:`StrColumn.strings` checks them."""
+        if self.first_bytes is not None:
+            try:
+                return [b.decode() for b in self.first_bytes]
+            except UnicodeDecodeError:
+                pass  # Arrow's own error, as StrColumn.strings raises it
+        return col.strings(self.first)
 
 
 def encode_heads(col: StrColumn) -> Heads:
@@ -303,12 +315,15 @@ def encode_heads(col: StrColumn) -> Heads:
     else:
         heads = kstr.equal_runs(col.buf, col.starts, col.ends)
     if heads.shape[0] <= FEW_HEADS:
-        head_codes, first_idx = encode_few(col.bytes_of(heads))
-    else:
-        d = pc.dictionary_encode(col.take(heads))
-        head_codes = numeric_numpy(d.indices).astype(np.int32)
-        # Arrow numbers values by first appearance: code k first occurs at head first_idx[k]
-        _, first_idx = np.unique(head_codes, return_index=True)
+        # the heads' bytes are gathered once: numbered here, decoded by Heads.strings
+        raw = col.bytes_of(heads)
+        head_codes, first_idx = encode_few(raw)
+        first_bytes = [raw[i] for i in first_idx.tolist()]
+        return Heads(heads, head_codes, heads[first_idx], first_bytes)
+    d = pc.dictionary_encode(col.take(heads))
+    head_codes = numeric_numpy(d.indices).astype(np.int32)
+    # Arrow numbers values by first appearance: code k first occurs at head first_idx[k]
+    _, first_idx = np.unique(head_codes, return_index=True)
     return Heads(heads, head_codes, heads[first_idx])
 
 

@@ -379,7 +379,7 @@ def _queries(pq: PreparedQrels, runs: RunColumns) -> tuple[Heads, _Queries]:
     run_q_first = run_q.first
     # the distinct query ids in first-appearance order, and their number in the qrels
     # (-1: none); as Arrow only when some are not in the qrels
-    names = runs.qid.strings(run_q_first)
+    names = run_q.strings(runs.qid)
     run_qp = np.array([pq.number.get(s, -1) for s in names], np.int32)
     if not (run_qp >= 0).any():
         ex_r = ", ".join(names[:3])

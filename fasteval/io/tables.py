@@ -70,7 +70,7 @@ def _run_codes(table: pa.Table, name: str) -> tuple[np.ndarray, list[str]]:
     if arr is None:
         rid = str_column(table, name, "run_id")
         h = encode_heads(rid)
-        return spread(h.codes, h.rows, len(rid)), rid.strings(h.first)
+        return spread(h.codes, h.rows, len(rid)), h.strings(rid)
     idx = numeric_numpy(arr.indices, null=0)
     if len(idx) == 0:
         return np.zeros(0, np.int32), []

@@ -204,6 +204,29 @@ def test_strings_not_utf8_fail_as_take_fails() -> None:
         col.strings(np.array([0, 1]))
 
 
+def test_heads_strings_are_the_columns_strings_of_each_codes_first_row() -> None:
+    """The heads' strings, decoded from the bytes they were numbered by, are the
+    column's strings at each code's first row, for few heads and many; bytes that
+    are not UTF-8 fail as the column's strings fail."""
+    ids = ["q2", "q2", "q10", "q-" * 9, "q2", "q10", "q-" * 9]
+    for kind in (pa.string_view(), pa.large_string()):
+        col = StrColumn.from_arrow(pa.array(ids, kind))
+        few = encode_heads(col)
+        assert few.first_bytes is not None
+        assert few.strings(col) == col.strings(few.first) == ["q2", "q10", "q-" * 9]
+        saved = columns.FEW_HEADS
+        columns.FEW_HEADS = -1
+        try:
+            many = encode_heads(col)
+        finally:
+            columns.FEW_HEADS = saved
+        assert many.first_bytes is None
+        assert many.strings(col) == few.strings(col)
+    bad = StrColumn(np.frombuffer(b"ok\xff\xfe", np.uint8), np.array([0, 2]), np.array([2, 4]))
+    with pytest.raises(pa.ArrowInvalid):
+        encode_heads(bad).strings(bad)
+
+
 def test_a_large_view_column_is_made_once_on_first_use() -> None:
     """A view column's buffer and offsets are made when first read (chosen rows need
     none), once, and hold every string (short ones in their views, long ones in the
