@@ -99,11 +99,11 @@ class StrColumn:
         """The buffer (the views, then the data) and every string's offsets in it
         (a view column's, on first use; two threads racing make equal arrays).
 
-        Made on the calling thread: made ahead on the pool while the queries were
-        numbered (until 2026-11), the pool thread waited for the GIL that the
-        calling thread's Python work held, so the call waited for it in turn (0.7
-        ms in the pool for 0.06 ms of work; a warm one-run call 2.7-3.1 ms against
-        2.6-2.7 ms made here)."""
+        The ranking kernel reads a frame's document ids in place (:meth:`in_place`);
+        this buffer is for the other readers. It is made on the calling thread: made
+        ahead on the pool, the pool thread waited for the GIL that the calling
+        thread's Python work held, and the call waited for it in turn (0.7 ms in the
+        pool for 0.06 ms of work)."""
         lazy = self._lazy
         assert lazy is not None  # the other columns are made when built
         buf = np.concatenate([lazy.raw, lazy.data])

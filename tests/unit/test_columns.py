@@ -171,6 +171,16 @@ def test_views_in_several_data_buffers_read_from_each() -> None:
     assert _values(col) == want[7:]
 
 
+def _by_arrow(fn, col):  # type: ignore[no-untyped-def]
+    """``fn(col)`` with every run of equal ids numbered by Arrow (no head is "few")."""
+    saved = columns.FEW_HEADS
+    columns.FEW_HEADS = -1
+    try:
+        return fn(col)
+    finally:
+        columns.FEW_HEADS = saved
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(ONE_ID, st.integers(1, 4)), max_size=30))
 def test_dict_encode_few_values_in_python_as_arrow_numbers_them(
@@ -182,12 +192,7 @@ def test_dict_encode_few_values_in_python_as_arrow_numbers_them(
     for kind in (pa.string_view(), pa.large_string()):
         col = StrColumn.from_arrow(pa.array(ids, kind))
         few = dict_encode(col)
-        saved = columns.FEW_HEADS
-        columns.FEW_HEADS = -1
-        try:
-            many = dict_encode(col)
-        finally:
-            columns.FEW_HEADS = saved
+        many = _by_arrow(dict_encode, col)
         np.testing.assert_array_equal(few[0], many[0])
         np.testing.assert_array_equal(few[1], many[1])
         assert few[0].dtype == np.int32
@@ -214,12 +219,7 @@ def test_heads_strings_are_the_columns_strings_of_each_codes_first_row() -> None
         few = encode_heads(col)
         assert few.first_bytes is not None
         assert few.strings(col) == col.strings(few.first) == ["q2", "q10", "q-" * 9]
-        saved = columns.FEW_HEADS
-        columns.FEW_HEADS = -1
-        try:
-            many = encode_heads(col)
-        finally:
-            columns.FEW_HEADS = saved
+        many = _by_arrow(encode_heads, col)
         assert many.first_bytes is None
         assert many.strings(col) == few.strings(col)
     bad = StrColumn(np.frombuffer(b"ok\xff\xfe", np.uint8), np.array([0, 2]), np.array([2, 4]))

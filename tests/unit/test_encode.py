@@ -26,6 +26,17 @@ def _frames(judg: list[tuple[str, str, int]], ranked: list[tuple[str, str, str, 
     return qrels, runs
 
 
+def _encoded_or_error(pq, cols, **options):  # type: ignore[no-untyped-def]
+    """``encode(pq, cols, **options)``, or the message of the error it raises."""
+    from fasteval.engine.encode import encode
+    from fasteval.errors import FastevalError
+
+    try:
+        return encode(pq, cols, **options)
+    except FastevalError as e:
+        return str(e)
+
+
 docs = st.sampled_from(list("abcdefgh"))
 queries = st.sampled_from(["1", "2", "3"])
 
@@ -136,20 +147,16 @@ def test_long_table_columns_from_lists_and_gathers_agree(words, picks) -> None:
 def test_an_encoding_without_rows_has_the_grades_and_groups_of_one_with(judg, ranked, on_duplicate):
     """keep_rows=False leaves out the rows and judgments only; a repeated document is
     still dropped, or named with its row (documents repeat in these rankings)."""
-    from fasteval.engine.encode import encode, prepare_qrels
-    from fasteval.errors import FastevalError
+    from fasteval.engine.encode import prepare_qrels
     from fasteval.io.tables import qrels_columns, run_columns
 
     qrels, runs = _frames([(q, d, g) for (q, d), g in judg.items()], ranked)
     pq = prepare_qrels(qrels_columns(qrels))
     cols = run_columns([runs], lenient=False, run_id_from="tag")
-    outs = []
-    for keep in (True, False):
-        try:
-            outs.append(encode(pq, cols, on_duplicate=on_duplicate, keep_rows=keep))
-        except FastevalError as e:
-            outs.append(str(e))
-    full, slim = outs
+    full, slim = (
+        _encoded_or_error(pq, cols, on_duplicate=on_duplicate, keep_rows=keep)
+        for keep in (True, False)
+    )
     if isinstance(full, str):
         assert slim == full  # the same error, naming the same row
         return
@@ -308,8 +315,7 @@ def test_document_ids_read_in_place_rank_as_from_their_buffer(
     repeated, and tied in score."""
     import pyarrow as pa
 
-    from fasteval.engine.encode import encode, prepare_qrels
-    from fasteval.errors import FastevalError
+    from fasteval.engine.encode import prepare_qrels
     from fasteval.io.tables import qrels_columns, runs_from_table
 
     pq = prepare_qrels(
@@ -340,10 +346,7 @@ def test_document_ids_read_in_place_rank_as_from_their_buffer(
     for typ in (pa.string_view(), pa.large_string()):
         cols = runs_from_table(table(typ), "t")
         assert (cols.doc.in_place() is not None) == (typ == pa.string_view())
-        try:
-            outs.append(encode(pq, cols, compat=compat, on_duplicate=on_duplicate))
-        except FastevalError as e:
-            outs.append(str(e))
+        outs.append(_encoded_or_error(pq, cols, compat=compat, on_duplicate=on_duplicate))
     in_place, buffer = outs
     if isinstance(buffer, str):
         assert in_place == buffer  # the same error, naming the same row
