@@ -198,10 +198,11 @@ def status() -> dict[str, Any]:
 
 def arg_key(args: tuple[Any, ...]) -> Key:
     """The type key of a call's arguments (see :func:`type_key` for numba's side)."""
-    return tuple(_value_key(a) for a in args)
+    return tuple([_value_key(a) for a in args])
 
 
 _SCALARS: dict[type, str] = {bool: "bool", int: "int64", float: "float64"}
+_TUPLE_NAMES: dict[type, str] = {}  # a named tuple type -> its key's name
 
 
 # numpy's array flag bits (ndarray.flags.num)
@@ -220,11 +221,14 @@ def _value_key(a: Any) -> Key:
     s = _SCALARS.get(t)
     if s is not None:
         return s
-    if isinstance(a, tuple):
-        inner = tuple(_value_key(x) for x in a)
+    if isinstance(a, tuple):  # (lists, not generators: this runs on every kernel call)
+        inner = tuple([_value_key(x) for x in a])
         if t is tuple:
             return ("tuple", inner)
-        return (f"{t.__module__}.{t.__qualname__}", inner)
+        name = _TUPLE_NAMES.get(t)
+        if name is None:
+            name = _TUPLE_NAMES[t] = f"{t.__module__}.{t.__qualname__}"
+        return (name, inner)
     if isinstance(a, np.generic):
         return a.dtype.name
     return None
