@@ -31,6 +31,7 @@ from fasteval.kernels.hashing import (
 )
 from fasteval.kernels.jit import njit
 from fasteval.kernels.order import before, trec_order
+from fasteval.kernels.strings import view_data_start
 from fasteval.kernels.text import Str
 
 __all__ = [
@@ -272,7 +273,7 @@ def _gather_views(docs, rows, score):  # pragma: no cover - numba
             d_s[j] = 8 * p + 4
             p += 2
         else:
-            src = bases[np.int64(w1 & low)] + np.int64(w1 >> np.uint64(32))
+            src = view_data_start(w1, bases)
             d_s[j] = 8 * p
             k = 0
             while k + 8 <= length:

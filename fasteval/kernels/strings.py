@@ -45,6 +45,13 @@ def equal_runs(buf, starts, ends):  # pragma: no cover - numba
     return heads[: k + 1].copy()
 
 
+@njit(cache=True, nogil=True, inline="always")
+def view_data_start(second, bases):  # pragma: no cover - numba
+    """Where a long string starts in the data buffers taken one after another, from
+    its view's second word (``offset << 32 | buffer``; ``bases`` as :func:`_view`'s)."""
+    return bases[np.int64(second & np.uint64(0xFFFFFFFF))] + np.int64(second >> np.uint64(32))
+
+
 @njit(cache=True, nogil=True)
 def equal_view_runs(views, data, bases):  # pragma: no cover - numba
     """:func:`equal_runs` over Arrow string views (``views``: two ``uint64`` per string;
@@ -60,7 +67,6 @@ def equal_view_runs(views, data, bases):  # pragma: no cover - numba
     n = views.shape[0]
     heads = np.empty(n, np.int64)
     low = np.uint64(0xFFFFFFFF)
-    half = np.uint64(32)
     k = -1
     a = np.uint64(0)  # the current run's first view
     b = np.uint64(0)
@@ -72,8 +78,8 @@ def equal_view_runs(views, data, bases):  # pragma: no cover - numba
                 continue
             length = np.int64(x & low)
             if length > 12:  # the same length and prefix: compare the bytes
-                s1 = bases[np.int64(b & low)] + np.int64(b >> half)
-                s2 = bases[np.int64(y & low)] + np.int64(y >> half)
+                s1 = view_data_start(b, bases)
+                s2 = view_data_start(y, bases)
                 if equal_bytes(data, s1, s1 + length, data, s2, s2 + length):
                     continue
         k += 1
