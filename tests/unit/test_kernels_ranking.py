@@ -201,15 +201,22 @@ def test_compare_bytes_orders_as_python_bytes_do(a: bytes, b: bytes, prefix: byt
 
 
 def _hash_reference(word: bytes) -> int:
-    """hash_bytes written out in Python: eight-byte words, then the tail byte by byte."""
+    """hash_bytes written out in Python: the words below the last eight bytes, then
+    those eight bytes (4-7 bytes: the first four and the last four; fewer: the bytes)."""
     m = (1 << 64) - 1
     k0, k1, k2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
-    h = k0 ^ len(word)
-    full = len(word) - len(word) % 8
-    for k in range(0, full, 8):
-        h = ((h ^ int.from_bytes(word[k : k + 8], "little")) * k1) & m
-        h ^= h >> 31
-    h = ((h ^ int.from_bytes(word[full:], "little")) * k1) & m
+    n = len(word)
+    h = k0 ^ n
+    if n >= 8:
+        for k in range(0, n - 8, 8):  # the words that start more than 8 bytes from the end
+            h = ((h ^ int.from_bytes(word[k : k + 8], "little")) * k1) & m
+            h ^= h >> 31
+        last = int.from_bytes(word[n - 8 :], "little")
+    elif n >= 4:
+        last = int.from_bytes(word[:4], "little") | int.from_bytes(word[n - 4 :], "little") << 32
+    else:
+        last = int.from_bytes(word, "little")
+    h = ((h ^ last) * k1) & m
     h ^= h >> 30
     h = (h * k2) & m
     return h ^ (h >> 31)
@@ -218,7 +225,7 @@ def _hash_reference(word: bytes) -> int:
 @settings(max_examples=300, deadline=None)
 @given(st.binary(min_size=0, max_size=40), st.integers(0, 9))
 def test_hash_reads_short_tails_as_the_bytes_they_are(word: bytes, pad: int) -> None:
-    """The tail's overlapping reads give the value its bytes do, one by one."""
+    """The overlapping reads give the value the bytes do, read one by one."""
     from fasteval.kernels.hashing import hash_bytes
 
     buf = np.frombuffer(b"\xaa" * pad + word + b"\x55" * 9, np.uint8)
