@@ -6,6 +6,13 @@ peak RSS is its own), repeats its call ``--reps`` times after one untimed
 warm-up call, and reports the median wall and CPU time per call and the
 child's peak RSS. Ratios are the peer's median over fasteval's.
 
+With ``--rounds K`` each in-process row is measured K times, the tools' child
+processes alternating (fasteval, peer, fasteval, peer, ...): the host this was
+built on has quiet and busy phases of several minutes, and one process per tool
+can fall in different phases. A row then reports each tool's median over the
+rounds, and the median and range of the rounds' ratios (each round's processes
+ran back to back).
+
 Rows (one TREC-8 run, ``input.INQ603``: 50 queries x 1000 documents; the three
 measures map, P_10, ndcg_cut_10 per query, as the issue measured them):
 
@@ -31,6 +38,7 @@ environment runs them on numba's JIT.
 Usage::
 
     python benchmarks/small_calls.py --reps 20
+    python benchmarks/small_calls.py --rows frame --reps 100 --rounds 9
     TREC_EVAL=/path/to/trec_eval python benchmarks/small_calls.py --write
 
 ``--write`` replaces the "Small calls" section of RESULTS.md.
@@ -197,6 +205,12 @@ def _child_proc(
     return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, out.decode()
 
 
+def _median_of(samples: Any) -> dict[str, float]:
+    """Each key's median over several rows' results."""
+    rows = list(samples)
+    return {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+
+
 def in_process_row(row: str, tool: str, reps: int) -> dict[str, float]:
     args = [sys.executable, __file__, "--child", row, tool, "--reps", str(reps)]
     _, _, rss, out = _child_proc(args)
@@ -342,6 +356,12 @@ def main() -> None:
     )
     ap.add_argument("--reps", type=int, default=20, help="calls per in-process row")
     ap.add_argument("--cli-reps", type=int, default=9, help="fresh commands per CLI row")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="child processes per tool and in-process row, the tools alternating",
+    )
     ap.add_argument("--rows", default=",".join([*ROWS, "cli"]))
     ap.add_argument("--write", action="store_true", help="replace the section in RESULTS.md")
     ap.add_argument("--child", nargs=2, metavar=("ROW", "TOOL"), help=argparse.SUPPRESS)
@@ -368,27 +388,39 @@ def main() -> None:
                 print(lines[-1], flush=True)
             continue
         title, tools = ROWS[row]
-        res = {t: in_process_row(row, t, a.reps) for t in tools}
+        rounds = [{t: in_process_row(row, t, a.reps) for t in tools} for _ in range(a.rounds)]
+        res = {t: _median_of(r[t] for r in rounds) for t in tools}
         base = res["fasteval"]["wall"]
         for t in tools:
             g = res[t]
+            ratios = sorted(r[t]["wall"] / r["fasteval"]["wall"] for r in rounds)
+            ratio = f"{statistics.median(ratios):.2f}"
+            if a.rounds > 1 and t != "fasteval":
+                ratio += f" ({ratios[0]:.2f}-{ratios[-1]:.2f})"
             lines.append(
                 f"| {title} | {t} | {g['wall'] * 1e3:.1f} | {g['cpu'] * 1e3:.1f} | "
-                f"{g['rss']:.0f} | {g['wall'] / base:.2f} |"
+                f"{g['rss']:.0f} | {ratio} |"
             )
             print(lines[-1], flush=True)
     load1 = os.getloadavg()[0]
+    command = " ".join(x for x in sys.argv[1:] if x != "--write")
     head = [
         SECTION,
         "",
-        f"Command: `python benchmarks/small_calls.py --reps {a.reps} --cli-reps {a.cli_reps}`"
+        f"Command: `python benchmarks/small_calls.py {command}`"
         f" at {_git_commit()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
         f"load average {load0:.1f} at the start, {load1:.1f} at the end; "
         f"{os.cpu_count()} CPUs, Python {platform.python_version()}.",
         "",
         "Per call, median over the repetitions after one warm-up call; each row in a child "
         "process of its own (peak RSS is that process's). *peer / fasteval*: the row's "
-        "median over fasteval's (higher: fasteval faster).",
+        "median over fasteval's (higher: fasteval faster)."
+        + (
+            f" Each in-process row ran {a.rounds} rounds, the tools' processes alternating: "
+            "medians over the rounds, and the median (range) of the rounds' ratios."
+            if a.rounds > 1
+            else ""
+        ),
         "",
     ]
     text = "\n".join([*head, *lines, ""])
