@@ -390,7 +390,6 @@ def main() -> None:
         title, tools = ROWS[row]
         rounds = [{t: in_process_row(row, t, a.reps) for t in tools} for _ in range(a.rounds)]
         res = {t: _median_of(r[t] for r in rounds) for t in tools}
-        base = res["fasteval"]["wall"]
         for t in tools:
             g = res[t]
             ratios = sorted(r[t]["wall"] / r["fasteval"]["wall"] for r in rounds)
