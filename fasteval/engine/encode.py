@@ -347,7 +347,8 @@ def _group(
     runs: RunColumns, run_q: Heads, q_lut: np.ndarray, n_q: int, n_runs: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """The rows grouped by (run, query) (:func:`fasteval.kernels.ranking.group_rows`'
-    ``perm, starts``).
+    ``perm, starts``; an empty ``perm``: the rows in their own order, see
+    :class:`fasteval.kernels.ranking.Rankings`).
 
     Rows already grouped (one run's rankings one after the other, as files and
     frames come) are seen from the heads of the runs of equal query and run ids
@@ -365,7 +366,7 @@ def _group(
         if (keys[1:] >= keys[:-1]).all():  # grouped: each (run, query) one stretch
             starts = np.zeros(n_runs * n_q + 1, np.int64)
             np.add.at(starts, keys + 1, np.diff(bounds, append=n))
-            return np.arange(n, dtype=np.int64), np.cumsum(starts)
+            return np.empty(0, np.int64), np.cumsum(starts)
     codes = spread(run_q.codes, run_q.rows, n)
     grouped: tuple[np.ndarray, np.ndarray] = kr.group_rows(runs.run, codes, q_lut, n_q, n_runs)
     return grouped
@@ -419,7 +420,7 @@ def _rank(
     ``keep_rows``), the groups' starts and ends, less the repeated documents
     (``on_duplicate="first"``), and whether any were dropped.
     """
-    n = rk.perm.shape[0]
+    n = len(runs)
     rel = np.empty(n, np.int32)
     row = np.empty(n if keep_rows else 0, np.int64)
     jdx = np.empty(n if keep_rows else 0, np.int64)
