@@ -38,6 +38,13 @@ MIN_SPLIT_WORK = 20_000
 """Total work (rows) below which a call runs on the calling thread: handing chunks to
 the pool costs more than it gains there (one TREC-8 run of 50,000 rows still gains)."""
 
+ONE_CHUNK_WORK = 100_000
+"""Total work (rows) up to which :func:`run` cuts a call into one chunk per thread, not
+four: a chunk's fixed cost (its calls, its ranking's first cache misses) outweighs the
+balance more chunks give. One TREC-8 run (50,000 rows), warm, medians of 15 alternated
+blocks: 2.07-2.12 against 2.15-2.20 ms a call; two runs (81,000 rows) 4.51 against
+4.61 ms; from six runs (280,000 rows) on, four chunks a thread are as fast or faster."""
+
 THREADS_ENV = "FASTEVAL_THREADS"
 """Environment variable fixing the pool's size (default: the number of cores)."""
 
@@ -111,14 +118,16 @@ Then = tuple[Callable[..., Any], tuple[Any, ...]]
 def run(kernel: Callable[..., Any], work: np.ndarray, *args: Any, then: Then | None = None) -> None:
     """Call ``kernel(lo, hi, *args)`` over all items, chunks in parallel.
 
-    ``work`` gives each item's cost (e.g. rows per group) for balancing. With
+    ``work`` gives each item's cost (e.g. rows per group) for balancing: four
+    chunks a thread, one when the total is at most :data:`ONE_CHUNK_WORK`. With
     ``then = (kernel2, args2)``, each chunk also runs ``kernel2(lo, hi, *args2)``
     once ``kernel`` is done with it, on the same thread: what the first kernel
     wrote for those items is still in that core's cache (ranking, then scoring,
     one TREC-8 run: about 0.07 ms of a 3 ms call against two parallel calls).
     """
     t = threads()
-    _call(kernel, chunks(work, 4 * t if t > 1 else 1), t, args, then)
+    per_thread = 1 if float(work.sum()) <= ONE_CHUNK_WORK else 4
+    _call(kernel, chunks(work, per_thread * t if t > 1 else 1), t, args, then)
 
 
 def run_rows(kernel: Callable[..., Any], n: int, *args: Any) -> None:

@@ -56,3 +56,28 @@ def test_chunks_are_contiguous_and_no_chunk_exceeds_a_share_plus_one_item(
         assert all(work[lo:hi].sum() <= share + work[lo:hi].max() for lo, hi in parts)
     else:
         assert parts == [(0, len(items))]
+
+
+def test_run_cuts_small_work_in_one_chunk_a_thread_and_more_work_in_four() -> None:
+    """Every item once, in chunks: one a thread up to ``ONE_CHUNK_WORK`` rows of work,
+    four a thread above it (balance is worth the chunks' fixed cost there)."""
+    from threading import Lock
+
+    from fasteval.kernels import jit
+
+    lock = Lock()
+    t = parallel.threads()
+    for total, per_thread in ((parallel.ONE_CHUNK_WORK, 1), (4 * parallel.ONE_CHUNK_WORK, 4)):
+        work = np.full(64, total / 64)
+        seen = np.zeros(64, np.int64)
+        ranges: list[tuple[int, int]] = []
+
+        def kernel(lo: int, hi: int, out: np.ndarray, got: list = ranges) -> None:  # type: ignore[type-arg]
+            with lock:
+                got.append((lo, hi))
+            out[lo:hi] += 1
+
+        assert jit.resolve(kernel, ()) is kernel  # (a plain function runs as it is)
+        parallel.run(kernel, work, seen)
+        assert (seen == 1).all()
+        assert len(ranges) == (per_thread * t if t > 1 else 1)
