@@ -20,6 +20,8 @@ from fasteval.kernels.text import ViewStr
 
 _FIRST_BASE = np.zeros(1, np.int64)  # where a single data buffer starts
 _FIRST_BASE.flags.writeable = False
+_NO_DATA = np.zeros(0, np.uint8)  # the data of views that hold all their strings inline
+_NO_DATA.flags.writeable = False
 
 
 class _Views(NamedTuple):
@@ -158,6 +160,8 @@ class StrColumn:
         if len(data) == 1 and data[0] is not None:  # the usual case: one data buffer
             joined = np.frombuffer(data[0], np.uint8)
             bases = _FIRST_BASE
+        elif not data:  # every string inline (short query and run ids)
+            joined, bases = _NO_DATA, _FIRST_BASE
         else:
             none = np.zeros(0, np.uint8)
             parts = [none if b is None else np.frombuffer(b, np.uint8) for b in data]
