@@ -381,8 +381,10 @@ def _ranking_of(rel, s, n, opts):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _walk(rels, n, R, level):  # pragma: no cover - numba
-    """The running counts of one ranking (:class:`Walk`)."""
+def _walk(rels, n, R, level, interpolated):  # pragma: no cover - numba
+    """The running counts of one ranking (:class:`Walk`); ``smax`` only when
+    ``interpolated`` precision is asked for (else empty: its pass over the ranking,
+    a division a rank, was a third of scoring map, P_10 and ndcg_cut_10)."""
     cum_rel = np.empty(n, np.int64)
     cum_ap = np.empty(n, np.float64)
     cum_dcg = np.empty(n, np.float64)
@@ -410,11 +412,12 @@ def _walk(rels, n, R, level):  # pragma: no cover - numba
         cum_ap[i] = ap
         cum_dcg[i] = dcg
     # suffix maximum of precision, for interpolated precision
-    smax = np.empty(n, np.float64)
+    smax = np.empty(n if interpolated else 0, np.float64)
     best = 0.0
-    for i in range(n - 1, -1, -1):
-        best = max(best, cum_rel[i] / (i + 1.0))
-        smax[i] = best
+    if interpolated:
+        for i in range(n - 1, -1, -1):
+            best = max(best, cum_rel[i] / (i + 1.0))
+            smax[i] = best
     return Walk(rels, n, R, cum_rel, cum_ap, cum_dcg, relpos, smax, nrr, nonpool, unjudged, bing)
 
 
@@ -489,16 +492,19 @@ def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: n
     gw = np.zeros((n_spec, mp.GW_SIZE), np.float64)  # fused gain walk per gain table
     gw_done = np.zeros(n_spec, np.bool_)
     need_loop = False
+    interpolated = False
     for c in range(n_cols):
         f = col_fam[c]
         if f == fm.BPREF or f == fm.INFAP or f == fm.GM_BPREF:
             need_loop = True
+        if f == fm.IPREC_AT_RECALL or f == fm.ELEVEN_PT_AVG:
+            interpolated = True
     for g in range(lo, hi):
         q = group_q[g]
         s = starts[g]
         rels, n = _ranking_of(rel, s, ends[g] - s, opts)
         R = num_rel_q[q]
-        w = _walk(rels, n, R, level)
+        w = _walk(rels, n, R, level, interpolated)
         cum_rel, cum_ap, cum_dcg, relpos, smax = w.cum_rel, w.cum_ap, w.cum_dcg, w.relpos, w.smax
         nrr, nonpool, unjudged, bing = w.nrr, w.nonpool, w.unjudged, w.bing
         ap = cum_ap[n - 1] if n > 0 else 0.0
