@@ -19,11 +19,12 @@ judging on one thread:
 - in slot order: 3.7-3.9 ms; each hit's id was still read at a random place;
 - one array of slots, ids and grades in slot order: 2.4 ms.
 
-A document repeated within a ranking is found in the same pass, from the slot its
-lookup ends at (an id's copies end at the same one). The set of seen ids each
-ranking built before (a table of ``2n`` slots filled and probed for every
-document) is gone: ``rank_groups`` 2.20-2.36 -> 2.13-2.14 ms (minimum of three,
-one thread); the ids' last bytes read as one word instead of byte by byte, 2.06 ms.
+A document repeated within a ranking is found in the same pass: the home-slot
+order is made in buckets of about one id each, and an id's copies share its
+bucket. The set of seen ids each ranking built before (a table of ``2n`` slots
+filled and probed for every document) is gone: ``rank_groups`` 2.20-2.36 ->
+2.13-2.14 ms (minimum of three, one thread); the ids' last bytes read as one
+word instead of byte by byte, 2.06 ms.
 """
 
 from __future__ import annotations
@@ -283,9 +284,7 @@ def slot_order(hs, b):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def judge_ranking(
-    buf, d_s, d_e, rows, hs, q, table, grade, jud, dup, seen
-):  # pragma: no cover - numba
+def judge_ranking(buf, d_s, d_e, rows, hs, q, table, grade, jud, dup):  # pragma: no cover - numba
     """Look up the documents ``rows`` (hashes ``hs``) in query ``q``'s judgments.
 
     ``table`` is a :class:`fasteval.kernels.ranking.QrelsTable`.
@@ -293,18 +292,10 @@ def judge_ranking(
     ``grade[i]`` receives the judged grade (``UNJUDGED`` for a negative one,
     ``NONPOOL`` for a document not in the qrels) and ``jud[i]`` the judgment's
     index (-1 if none); ``dup[i]`` is set when row ``i`` repeats the id of an
-    earlier row. Lookups go in home-slot order (see the module docstring).
-
-    Repeats are found where the lookups end: an id's copies probe the same slots
-    and stop at the same one (its judgment's, or the first empty slot), and
-    lookups in home-slot order keep the input order among copies (the order is
-    stable). ``seen`` (``int32``, zeros, at least the query's table size; left
-    zeros) holds, for each slot a lookup ended at, the last lookup to end there;
-    ``last`` chains the earlier ones. Only ids that end at a slot already ended
-    at are compared: no judged id shares its slot, and unjudged ones rarely do.
-    Against the buckets searched before (every id compared with those before it
-    in its bucket, about one in three): one TREC-8 run, one thread, 1.78-1.79 ->
-    1.71-1.72 ms for copying, hashing and judging every ranking.
+    earlier row. Lookups go in home-slot order (see the module docstring), in
+    buckets of about one id each: an id's earlier copies are in its bucket,
+    before it (the order is stable), so repeats are found there with no set of
+    the ranking's own.
 
     Each lookup's hash and id bounds are first copied in that order, so the
     loop reads them front to back instead of through two indices (``order``,
@@ -321,7 +312,8 @@ def judge_ranking(
     qmask = t_off[q + 1] - base - 1
     low = np.uint64(0xFFFFFFFF)
     n = hs.shape[0]
-    order = slot_order(hs, buckets_of(n, qmask))
+    b = buckets_of(n, qmask)
+    order = slot_order(hs, b)
     o_h = np.empty(n, np.uint64)
     o_s = np.empty(n, np.int64)
     o_e = np.empty(n, np.int64)
@@ -331,13 +323,27 @@ def judge_ranking(
         o_h[p] = hs[i]
         o_s[p] = d_s[r]
         o_e[p] = d_e[r]
-    last = np.empty(n, np.int32)  # the lookup before ``p`` that ended where it did (-1)
-    ended = np.empty(n, np.int64)  # the slot each lookup ended at
+    first = 0  # where the current bucket starts in ``order``
+    cur = np.int64(-1)
     for p in range(n):
         h = o_h[p]
         a = o_s[p]
         e_ = o_e[p]
         i = order[p]
+        k_b = _bucket(h, b)
+        if k_b != cur:
+            cur = k_b
+            first = p
+        repeat = -1
+        for p2 in range(first, p):
+            if o_h[p2] == h and equal_bytes(buf, o_s[p2], o_e[p2], buf, a, e_):
+                repeat = order[p2]
+                break
+        if repeat >= 0:
+            dup[i] = True
+            grade[i] = grade[repeat]
+            jud[i] = jud[repeat]
+            continue
         fp = h >> np.uint64(32)
         gv = NONPOOL
         jq = np.int64(-1)
@@ -353,24 +359,5 @@ def judge_ranking(
                     jq = t_jud[k]
                     break
             slot = (slot + 1) & qmask
-        ended[p] = slot
-        before = seen[slot] - 1
-        repeat = -1
-        p2 = before
-        while p2 >= 0:
-            if o_h[p2] == h and equal_bytes(buf, o_s[p2], o_e[p2], buf, a, e_):
-                repeat = order[p2]
-                break
-            p2 = last[p2]
-        if repeat >= 0:
-            dup[i] = True
-            grade[i] = grade[repeat]
-            jud[i] = jud[repeat]
-            last[p] = -1
-        else:
-            last[p] = before
-            seen[slot] = p + 1
-            grade[i] = gv
-            jud[i] = jq
-    for p in range(n):
-        seen[ended[p]] = 0
+        grade[i] = gv
+        jud[i] = jq

@@ -207,7 +207,6 @@ def rank_groups(lo, hi, docs, score, f32, rk, table, out):  # pragma: no cover -
     grades alone). ``out.sorted[g]`` is set for groups that needed sorting.
     """
     perm, g_order, g_start, g_end, group_q = rk
-    seen = _seen_slots(lo, hi, rk, table)
     for gi in range(lo, hi):
         g = g_order[gi]
         s = g_start[g]
@@ -215,7 +214,7 @@ def rank_groups(lo, hi, docs, score, f32, rk, table, out):  # pragma: no cover -
         if n == 0:
             continue
         rows = perm[s : s + n] if perm.shape[0] else np.arange(s, s + n)
-        _rank_one(docs, rows, rows, score, f32, group_q[g], table, out, g, s, seen)
+        _rank_one(docs, rows, rows, score, f32, group_q[g], table, out, g, s)
 
 
 @njit(cache=True, nogil=True)
@@ -230,7 +229,6 @@ def rank_view_groups(lo, hi, docs, score, f32, rk, table, out):  # pragma: no co
     on the calling thread before the kernel could start).
     """
     perm, g_order, g_start, g_end, group_q = rk
-    seen = _seen_slots(lo, hi, rk, table)
     for gi in range(lo, hi):
         g = g_order[gi]
         s = g_start[g]
@@ -240,19 +238,7 @@ def rank_view_groups(lo, hi, docs, score, f32, rk, table, out):  # pragma: no co
         rows = perm[s : s + n] if perm.shape[0] else np.arange(s, s + n)
         own, own_score = _gather_views(docs, rows, score)
         local = np.arange(n)
-        _rank_one(own, local, rows, own_score, f32, group_q[g], table, out, g, s, seen)
-
-
-@njit(cache=True, nogil=True)
-def _seen_slots(lo, hi, rk, table):  # pragma: no cover - numba
-    """Zeros for the slots of the largest qrels table among groups ``order[lo:hi]``
-    (:func:`fasteval.kernels.hashing.judge_ranking`'s ``seen``, made once a chunk)."""
-    t_off = table.t_off
-    widest = 0
-    for gi in range(lo, hi):
-        q = rk.table_q[rk.order[gi]]
-        widest = max(widest, t_off[q + 1] - t_off[q])
-    return np.zeros(widest, np.int32)
+        _rank_one(own, local, rows, own_score, f32, group_q[g], table, out, g, s)
 
 
 @njit(cache=True, nogil=True)
@@ -305,13 +291,10 @@ def _gather_views(docs, rows, score):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _rank_one(
-    docs, rows, in_rows, score, f32, q, table, out, g, s, seen
-):  # pragma: no cover - numba
+def _rank_one(docs, rows, in_rows, score, f32, q, table, out, g, s):  # pragma: no cover - numba
     """Judge and order one ranking, group ``g`` (:func:`rank_groups`): ``rows`` index
     ``docs`` (:class:`Str`) and ``score``; ``in_rows`` are the same rows' input rows,
-    for ``out.row``; the ranking's slots in ``out`` start at ``s``; ``seen`` is
-    :func:`fasteval.kernels.hashing.judge_ranking`'s."""
+    for ``out.row``; the ranking's slots in ``out`` start at ``s``."""
     buf, d_s, d_e = docs
     n = rows.shape[0]
     hs = np.empty(n, np.uint64)
@@ -319,7 +302,7 @@ def _rank_one(
     jud = np.empty(n, np.int64)
     dup = np.zeros(n, np.bool_)
     hash_ranking(buf, d_s, d_e, rows, hs)
-    judge_ranking(buf, d_s, d_e, rows, hs, q, table, grade, jud, dup, seen)
+    judge_ranking(buf, d_s, d_e, rows, hs, q, table, grade, jud, dup)
     ordered = True
     for i in range(1, n):
         if before(rows[i], rows[i - 1], score, f32, buf, d_s, d_e):
