@@ -154,39 +154,23 @@ def _layout(
     runs, queries, groups and measures are those of one built before (runs by number:
     one run's table serves every single run scored on the same queries)."""
     n_pq = int(per_query_cols.sum()) * (int(rows.sum()) if rows is not None else 0)
-    n_rows = n_pq + len(enc.run_names) * summary_cols.shape[0]
-    if n_rows > LAYOUT_ROWS:
-        return _make_layout(enc, names, rows, per_query_cols, summary_cols)
-    key = (
-        len(enc.run_names),
-        tuple(enc.qids),
-        tuple(names),
-        enc.group_run.tobytes(),
-        enc.group_q.tobytes(),
-        None if rows is None else rows.tobytes(),
-        per_query_cols.tobytes(),
-        summary_cols.tobytes(),
-    )
-    with _layouts_lock:
-        hit = _layouts.get(key)
-        if hit is not None:
-            _layouts.move_to_end(key)
-            return hit
-    made = _make_layout(enc, names, rows, per_query_cols, summary_cols)
-    with _layouts_lock:
-        _layouts[key] = made
-        while len(_layouts) > LAYOUTS:
-            _layouts.popitem(last=False)
-    return made
-
-
-def _make_layout(
-    enc: Encoded,
-    names: Sequence[str],
-    rows: np.ndarray | None,
-    per_query_cols: np.ndarray,
-    summary_cols: np.ndarray,
-) -> _Layout:
+    key: tuple[Any, ...] | None = None
+    if n_pq + len(enc.run_names) * summary_cols.shape[0] <= LAYOUT_ROWS:
+        key = (
+            len(enc.run_names),
+            tuple(enc.qids),
+            tuple(names),
+            enc.group_run.tobytes(),
+            enc.group_q.tobytes(),
+            None if rows is None else rows.tobytes(),
+            per_query_cols.tobytes(),
+            summary_cols.tobytes(),
+        )
+        with _layouts_lock:
+            hit = _layouts.get(key)
+            if hit is not None:
+                _layouts.move_to_end(key)
+                return hit
     n_runs = len(enc.run_names)
     n_q = len(enc.qids)
     # per-query block: groups are run-major, query order within a run
@@ -212,7 +196,7 @@ def _make_layout(
     )
     for a in (*idx, gg, pq_m, s_run, s_m, order):  # shared by later calls: read-only
         a.flags.writeable = False
-    return _Layout(
+    made = _Layout(
         idx,
         gg,
         pq_m,
@@ -222,6 +206,12 @@ def _make_layout(
         _strings("query_id", [*enc.qids, "all"], idx.query),
         _strings("measure", list(names), idx.measure),
     )
+    if key is not None:
+        with _layouts_lock:
+            _layouts[key] = made
+            while len(_layouts) > LAYOUTS:
+                _layouts.popitem(last=False)
+    return made
 
 
 SMALL_TABLE = 512
