@@ -247,7 +247,7 @@ print(res)
 
 def _library_built(env: dict[str, str]) -> bool:
     """Whether a fresh process finds the ahead-of-time kernel library for these sources."""
-    code = "from fasteval.kernels import jit; print(jit.load_library() is not None)"
+    code = "from fasteval.kernels import jit; print(jit.load_library()[0] is not None)"
     got = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
     )
@@ -281,10 +281,10 @@ def cli_rows(reps: int) -> list[tuple[str, dict[str, float]]]:
     # environment would make every fresh process compile fasteval's modules again)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     if not _library_built(env):
-        print("building the ahead-of-time kernel library (`fasteval warmup` does)", flush=True)
+        print("building the kernel library (`pip install -e .` does)", flush=True)
         from fasteval import aot
 
-        aot.build(report=print)
+        print(aot.build())
     envs = {name: dict(env, FASTEVAL_AOT="0") if "JIT only" in name else env for name in cmds}
     for name, args in cmds.items():
         _child_proc(args, envs[name])  # warm the page cache, numba's cache and the bytecode

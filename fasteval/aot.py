@@ -1,99 +1,59 @@
-"""Build the ahead-of-time kernel library that lets a fresh command skip numba.
+"""Compile the declared kernel signatures into the library the package ships with.
 
-:func:`build` runs two child processes with the JIT on (``FASTEVAL_AOT=0``). The
-first runs the workload once, so that numba's on-disk cache holds every kernel.
-The second:
+The evaluation path (the commands, :func:`fasteval.evaluate`,
+:class:`fasteval.Evaluator`, the ir_measures provider) calls a small set of
+kernels with a fixed set of argument types. Those pairs are declared in one
+checked-in file, ``fasteval/kernels/signatures.json``; :func:`compile_library`
+turns them into one extension module, ``fasteval/kernels/_aot``, with
+``numba.pycc``. The package build runs it (``setup.py``), so ``pip install -e .``
+and a wheel both carry the library, and :mod:`fasteval.kernels.jit` loads it at
+start-up. Where the build cannot compile (no C compiler, numba's AOT missing)
+the install still succeeds and numba's JIT serves.
 
-1. it runs the evaluation workload of :func:`record` (the commands people
-   start from the shell: text, gzip and Parquet runs, frames and dicts, every
-   trec_eval measure family, the diversity measures) on the packaged sample,
-   with the kernels already in numba's on-disk cache. Loading a kernel from
-   that cache compiles nothing else, so the dispatchers then hold exactly the
-   (kernel, argument types) pairs the evaluation calls from Python;
-2. it exports each pair with ``numba.pycc`` under a name of its own, for this
-   machine's CPU (as numba's JIT compiles) and with the GIL released (as
-   ``nogil=True`` does; pycc has no option for it, so the compile flags are
-   set here);
-3. it writes the module and a JSON index beside it (kernel, argument type key,
-   exported name, the module's SHA-256) through the atomic writer of
-   :mod:`fasteval.io.writers`, and deletes older builds.
+Two things numba's JIT does that pycc does not are set here for the export:
+the kernels release the GIL (``nogil=True``; the thread pool of
+:mod:`fasteval.parallel` relies on it, and a test checks it), and they are
+compiled for the host CPU with its own feature string (a virtual machine may
+hide some of the CPU model's extensions).
 
-See :mod:`fasteval.kernels.jit` for how the library is used and when it is not.
+``python -m fasteval.aot record`` runs the evaluation workload of :func:`record`
+on numba's JIT and rewrites ``signatures.json`` with the calls it made; a test
+fails when the evaluation path calls a kernel with types the file lacks.
+``python -m fasteval.aot build [FOLDER]`` compiles the library (default: into the
+package).
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import importlib
 import importlib.machinery
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fasteval.errors import FastevalError
-from fasteval.io import writers
 from fasteval.kernels import jit
 
 
-def build(folder: Path | None = None, report: Callable[[str], None] | None = None) -> Path:
-    """Build the library for these kernel sources in a child process; returns the module's path.
-
-    Needs numba, a C compiler (``cc``) and a warm numba cache (``fasteval
-    warmup`` runs this after warming it). Raises :class:`FastevalError` with
-    the child's last lines when the build fails, and before any work when
-    ``folder`` cannot be written.
-    """
-    target = writable_folder([folder] if folder is not None else jit.folders())
-    t0 = time.perf_counter()
-    _child("aot.record()")  # fills numba's cache, so the next child compiles nothing nested
-    path = Path(_child(f"aot.main({str(target)!r})").strip().splitlines()[-1])
-    if report is not None:
-        report(f"ahead-of-time kernels built in {time.perf_counter() - t0:.1f} s: {path}")
-    return path
-
-
-def _child(call: str) -> str:
-    """Run ``call`` in a fresh interpreter on numba's JIT; its standard output."""
-    env = dict(os.environ, **{jit.AOT_ENV: "0"})
-    code = f"from fasteval import aot; {call}"
-    proc = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
-    )
-    if proc.returncode != 0:
-        lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
-        errors = [i for i, ln in enumerate(lines) if re.match(r"[\w.]+(Error|Exception):", ln)]
-        tail = " ".join(lines[errors[-1] :] if errors else lines[-3:])
-        msg = f"building the ahead-of-time kernels failed: {tail}"
-        raise FastevalError(msg)
-    return proc.stdout
-
-
-def writable_folder(candidates: list[Path]) -> Path:
-    """The first of ``candidates`` that is (or can be made) a folder we can write in."""
-    for folder in candidates:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            probe = tempfile.NamedTemporaryFile(dir=folder, delete=True)  # noqa: SIM115
-            probe.close()
-        except OSError:
-            continue
-        return folder
-    where = ", ".join(str(f) for f in candidates)
-    msg = f"cannot write the ahead-of-time kernels to {where} (set {jit.AOT_DIR_ENV})"
-    raise FastevalError(msg)
-
-
 def record() -> None:
-    """Run the evaluation workload whose kernel calls the library will hold."""
+    """Run the evaluation workload whose kernel calls the library must hold.
+
+    The commands people start from the shell (text, gzip and Parquet runs, files
+    tokenised in ranges and read in pieces, every trec_eval measure family, both
+    compat versions, the diversity measures) and the in-memory inputs of the
+    Python API and the ir_measures provider (polars and pandas frames with short,
+    long, categorical and integer ids; dicts), on the packaged sample.
+    """
     import warnings  # noqa: PLC0415
+
+    import polars as pl  # noqa: PLC0415
 
     import fasteval  # noqa: PLC0415
     from fasteval import warmup  # noqa: PLC0415
@@ -115,12 +75,26 @@ def record() -> None:
                 fasteval.evaluate(q, runs, families)
             for compat in (9, 10):
                 fasteval.evaluate(q, one, families, compat=compat, per_query=True)
-            # files tokenised in ranges by several threads, and files or archives larger
-            # than a batch (read in pieces)
             fasteval.evaluate(q, big, core)
             for runs in (one, gz, r):
                 fasteval.evaluate(q, runs, core, batch_rows=300)
             warmup.in_memory(q, r)
+            frame = load_runs(r)
+            first = frame.filter(frame["run_id"] == frame["run_id"][0])
+            ev = fasteval.Evaluator(q, core)
+            longer = first.with_columns(
+                pl.lit("sample-reranked").alias("run_id"), pl.col("doc_id") + "-p1"
+            )
+            for f in (
+                frame,
+                first,
+                longer,
+                first.with_columns(pl.col("run_id", "query_id").cast(pl.Categorical)),
+                first.with_columns(pl.col("query_id").cast(pl.Int64)),
+            ):
+                ev.evaluate(f)
+            with contextlib.suppress(ImportError):  # pandas is optional (through Arrow)
+                fasteval.evaluate(q, first.to_pandas(), core)
             fasteval.diversity_evaluate(div, run_dir)
 
 
@@ -138,12 +112,17 @@ def big_run(one: Path, out: Path) -> Path:
     return out
 
 
-def exports() -> list[tuple[str, Any, Any, Any]]:
-    """``(index name, key, python function, signature)`` of every compiled kernel call."""
+def recorded() -> dict[str, list[Any]]:
+    """Run :func:`record` on the JIT (this process must be on it); the declared form of
+    every (kernel, argument types) it compiled: kernel -> sorted keys with mutability."""
     from numba.core.registry import CPUDispatcher  # noqa: PLC0415
 
+    if jit.mode() != "jit":
+        msg = f"recording needs numba's JIT: run it with {jit.AOT_ENV}=0"
+        raise RuntimeError(msg)
+    record()
+    out: dict[str, list[Any]] = {}
     seen: set[int] = set()
-    out = []
     for name, module in sorted(sys.modules.items()):
         if not name.startswith("fasteval.kernels") or module is None:
             continue
@@ -152,25 +131,77 @@ def exports() -> list[tuple[str, Any, Any, Any]]:
                 continue
             seen.add(id(value))
             fn = value.py_func
-            overloads: dict[Any, Any] = value.overloads
-            for args, cres in overloads.items():
-                key = jit.type_key(args)
-                if jit.has_none(key):
-                    continue
-                sig = cres.signature.return_type(*args)
-                out.append((f"{fn.__module__}:{fn.__qualname__}", key, fn, sig))
+            if fn.__module__ != name:
+                continue
+            keys = sorted(
+                (jit.type_key(args, writable=True) for args in value.overloads),
+                key=json.dumps,
+            )
+            calls: dict[Any, Any] = {}  # one export per call key: the first (read-only first)
+            for key in keys:
+                if not jit.has_none(key):
+                    calls.setdefault(jit.call_key(key), key)
+            if calls:
+                out[f"{fn.__module__}:{fn.__qualname__}"] = list(calls.values())
+    return dict(sorted(out.items()))
+
+
+def write_signatures(calls: dict[str, list[Any]], path: Path = jit.SIGNATURES) -> None:
+    """Write ``calls`` as the checked-in declaration (one kernel signature a line)."""
+    from fasteval.io import writers  # noqa: PLC0415
+
+    lines = ["{"]
+    items = [(k, key) for k, keys in calls.items() for key in keys]
+    for i, (kernel, key) in enumerate(items):
+        comma = "," if i + 1 < len(items) else ""
+        lines.append(f"  {json.dumps([kernel, key])}{comma}")
+    lines.append("}")
+    text = "\n".join(lines).replace("{\n", '{"calls": [\n', 1)
+    writers.write_text(text[: -len("}")] + "]}\n", path)
+
+
+def declared(path: Path = jit.SIGNATURES) -> dict[str, list[Any]]:
+    """The declared calls: kernel -> argument type keys (with mutability)."""
+    out: dict[str, list[Any]] = {}
+    for kernel, key in json.loads(path.read_text())["calls"]:
+        out.setdefault(kernel, []).append(jit.freeze(key))
     return out
 
 
-def main(folder: str) -> None:
-    """The child process: record, compile, install; prints the module's path."""
+def numba_type(key: Any) -> Any:
+    """The numba type a declared key stands for (arrays with their mutability)."""
+    import numba  # noqa: PLC0415
+    from numba.core import types  # noqa: PLC0415
+
+    if isinstance(key, str):
+        return types.boolean if key == "bool" else getattr(types, key)
+    head, *rest = key
+    if head == "array":
+        char, ndim, layout, aligned, mutable = rest
+        dtype = numba.from_dtype(__import__("numpy").dtype(char))
+        return types.Array(dtype, ndim, layout, readonly=not mutable, aligned=aligned)
+    members = [numba_type(k) for k in rest[0]]
+    if head == "tuple":
+        return types.BaseTuple.from_types(members)  # type: ignore[no-untyped-call]
+    module, _, qualname = head.rpartition(".")
+    cls = getattr(importlib.import_module(module), qualname)
+    return types.BaseTuple.from_types(members, cls)  # type: ignore[no-untyped-call]
+
+
+def compile_library(out: Path) -> Path:
+    """Compile the declared signatures into ``out`` (the module and its ``.json`` index).
+
+    Runs in a process on numba's JIT (the return types come from typing each
+    kernel). Returns the module's path.
+    """
     pycc_compiler: Any = importlib.import_module("numba.pycc.compiler")
     cc_class: Any = importlib.import_module("numba.pycc").CC
-    flags_class: Any = pycc_compiler.Flags
+    codegen: Any = importlib.import_module("numba.core.codegen")
+    if jit.mode() != "jit":
+        msg = f"compiling the library needs numba's JIT: run it with {jit.AOT_ENV}=0"
+        raise RuntimeError(msg)
 
-    record()
-    entries = exports()
-    name = jit.module_name()
+    flags_class: Any = pycc_compiler.Flags
 
     def gil_free_flags() -> Any:
         """pycc's flags, with the GIL released in the Python wrappers (``nogil=True``)."""
@@ -179,29 +210,86 @@ def main(folder: str) -> None:
         return flags
 
     pycc_compiler.Flags = gil_free_flags
-    # pycc targets a CPU model by name only; numba's JIT also sets the host's own
-    # feature string (a virtual machine may hide some of the model's extensions)
-    codegen: Any = importlib.import_module("numba.core.codegen")
     codegen.AOTCPUCodegen._customize_tm_features = codegen.JITCPUCodegen._customize_tm_features
-    out = Path(folder)
+
     out.mkdir(parents=True, exist_ok=True)
+    index: dict[str, list[list[Any]]] = {}
     with tempfile.TemporaryDirectory(dir=out) as tmp:
-        cc = cc_class(name)
+        cc = cc_class(jit.LIBRARY)
         cc.output_dir = tmp
         cc.target_cpu = "host"
         cc.verbose = False
-        index: dict[str, list[list[Any]]] = {}
-        for i, (kernel, key, fn, sig) in enumerate(entries):
-            export = f"k{i}_{fn.__name__}"
-            cc.export(export, sig)(fn)
-            index.setdefault(kernel, []).append([key, export])
+        n = 0
+        for kernel, keys in declared().items():
+            module, _, qualname = kernel.partition(":")
+            dispatcher = getattr(importlib.import_module(module), qualname)
+            for key in keys:
+                args = tuple(numba_type(k) for k in key)
+                dispatcher.compile(args)
+                sig = dispatcher.overloads[args].signature
+                export = f"k{n}_{qualname}"
+                n += 1
+                cc.export(export, sig)(dispatcher.py_func)
+                index.setdefault(kernel, []).append([key, export])
         cc.compile()
-        data = next(Path(tmp).glob(name + "*")).read_bytes()
-    so = out / (name + importlib.machinery.EXTENSION_SUFFIXES[0])
-    writers.write_bytes(data, so)
-    sha = hashlib.sha256(data).hexdigest()
-    writers.write_text(json.dumps({"sha256": sha, "kernels": index}), out / (name + ".json"))
-    for old in out.glob(jit.PREFIX + "*"):
-        if not old.name.startswith(name):
-            old.unlink(missing_ok=True)
-    print(so)
+        built = next(Path(tmp).glob(jit.LIBRARY + ".*"))
+        data = built.read_bytes()
+    so = jit.library_path(out)
+    meta = so.with_name(jit.LIBRARY + ".json")
+    tmp_so = so.with_name(so.name + ".tmp")
+    tmp_so.write_bytes(data)
+    os.replace(tmp_so, so)
+    info = {"digest": jit.digest(), "sha256": hashlib.sha256(data).hexdigest(), "kernels": index}
+    tmp_meta = meta.with_name(meta.name + ".tmp")
+    tmp_meta.write_text(json.dumps(info))
+    os.replace(tmp_meta, meta)
+    return so
+
+
+def build(out: Path | None = None, python: str = sys.executable) -> tuple[Path | None, str]:
+    """Compile the library into ``out`` (default: the package) in a child process.
+
+    Returns ``(path, "")`` or, when it could not be built, ``(None, why)`` in one
+    line: the install goes on and numba's JIT serves. ``python`` is the
+    interpreter to run (one with numba and numpy).
+    """
+    target = out or jit.KERNELS_DIR
+    root = str(jit.KERNELS_DIR.parents[1])
+    path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env = dict(os.environ, **{jit.AOT_ENV: "0", "PYTHONPATH": path})
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [python, "-m", "fasteval.aot", "build", str(target)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
+        return None, (lines[-1] if lines else f"exit status {proc.returncode}")[:300]
+    so = Path(proc.stdout.strip().splitlines()[-1])
+    return so, f"{time.perf_counter() - t0:.1f} s"
+
+
+def main(argv: list[str]) -> int:
+    """``record`` (rewrite signatures.json) or ``build [FOLDER]`` (print the module's path)."""
+    if argv[:1] == ["record"]:
+        # a first process fills numba's cache: loading a kernel from it compiles no
+        # kernel it calls, so this one's dispatchers hold the calls made from Python only
+        env = dict(os.environ, **{jit.AOT_ENV: "0"})
+        code = "from fasteval import aot; aot.record()"
+        subprocess.run([sys.executable, "-c", code], env=env, check=True)
+        calls = recorded()
+        write_signatures(calls)
+        print(f"{sum(len(v) for v in calls.values())} signatures of {len(calls)} kernels")
+        return 0
+    if argv[:1] == ["build"]:
+        print(compile_library(Path(argv[1]) if len(argv) > 1 else jit.KERNELS_DIR))
+        return 0
+    print("usage: python -m fasteval.aot record | build [FOLDER]", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

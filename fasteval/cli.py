@@ -97,6 +97,15 @@ class _OneLineErrors(click.Group):
 @click.version_option(package_name="fasteval")
 def main() -> None:
     """fasteval: trec_eval's numbers for whole TREC archives at once."""
+    from fasteval.kernels import jit
+
+    if not jit.disabled() and jit.mode() == "jit":
+        reason = jit.status()["reason"]
+        click.echo(
+            f"fasteval: note: kernels run on numba's JIT ({reason}), compiled on first "
+            "use; reinstalling fasteval (`pip install -e .` in a checkout) builds the library",
+            err=True,
+        )
 
 
 @main.result_callback()
@@ -432,39 +441,20 @@ def demo_cmd(measures: tuple[str, ...]) -> None:
 
 
 @main.command("warmup")
-@click.option(
-    "--aot/--no-aot",
-    default=True,
-    show_default=True,
-    help="Also build the ahead-of-time kernel library (needs a C compiler), so that "
-    "evaluation commands start without loading numba.",
-)
 @_friendly
-def warmup_cmd(aot: bool) -> None:
-    """Compile (and cache) every numba kernel so the first real run is fast.
+def warmup_cmd() -> None:
+    """Compile (and cache) the kernels the package build leaves to numba's JIT.
 
-    With --aot (the default) it then builds the kernels the evaluation
-    commands call into one library ahead of time: a fresh `fasteval eval`
-    then starts about twice as fast and in half the memory. Set
-    FASTEVAL_AOT=0 to run without that library.
+    The install compiles the kernels of evaluation (eval, compare, ndeval, the
+    Python API, the ir_measures provider); those of studies, fusion, content,
+    information and histogram analysis compile on first use and are cached on
+    disk. This runs each once on the packaged sample, so the first real run of
+    those is fast too.
     """
     from fasteval.warmup import warm_up
 
     total = warm_up(lambda what, sec: click.echo(f"{sec:6.1f} s  {what}", err=True))
     click.echo(f"kernels ready in {total:.1f} s", err=True)
-    if not aot:
-        return
-    from fasteval import aot as builder
-    from fasteval.errors import FastevalError
-    from fasteval.kernels import jit
-
-    if jit.disabled():
-        click.echo(f"ahead-of-time library not built ({jit.AOT_ENV}=0)", err=True)
-        return
-    try:
-        builder.build(report=lambda line: click.echo(line, err=True))
-    except FastevalError as e:
-        click.echo(f"warning: {e}; the kernels stay on numba's JIT", err=True)
 
 
 from fasteval.commands.study import study as _study  # noqa: E402

@@ -133,12 +133,9 @@ def steps(tmp: Path) -> list[tuple[str, Callable[[], object]]]:
 def warm_up(report: Callable[[str, float], None] | None = None) -> float:
     """Run every warm-up step; ``report(what, seconds)`` after each. Returns the total seconds.
 
-    The kernels run on numba's JIT here (the ahead-of-time library, if any, is
-    set aside for this process), so numba's cache gets every kernel.
+    Kernels the package's library holds run from it; the others compile on numba's
+    JIT into its on-disk cache.
     """
-    from fasteval.kernels import jit
-
-    jit.use_numba()
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="fasteval-warmup-") as d:
         for what, call in steps(Path(d)):

@@ -1,30 +1,28 @@
-"""How the kernels are compiled: numba's JIT, or a library built ahead of time.
+"""How the kernels run: from the library built with the package, or on numba's JIT.
 
-Every kernel is decorated with :func:`njit` from here instead of numba's. By
-default that *is* numba's ``njit``: the kernel is a numba dispatcher,
-compiled on first use and cached on disk.
+Every kernel is decorated with :func:`njit` from here instead of numba's. The
+choice between the two ways is made once, when the first kernel module is
+imported, and never changes in the process:
 
-numba itself costs a fresh process about 0.3 s to import and 0.3 s more for
-its first dispatch (it builds its target context even when every kernel comes
-from the cache), and about 110 MB of memory; a one-run ``fasteval eval`` spends
-most of its time there. ``fasteval warmup`` therefore also records which
-kernels the evaluation commands call, with which argument types, and compiles
-those into one extension module with ``numba.pycc`` (see
-:mod:`fasteval.aot`): the same kernel source, the same compiler, for
-this machine's CPU, with the GIL released as ``nogil=True`` does.
+- **library**: the package build compiled the signatures declared in
+  ``signatures.json`` beside these sources into one extension module
+  (``_aot``; see :mod:`fasteval.aot`). It is used when it was built from exactly
+  these kernel sources (its index records their digest) and its SHA-256 matches.
+  Each kernel is then a :class:`Kernel`: a call runs the library's function for
+  its argument types, and numba is never imported. A call with types the library
+  does not hold (a kernel outside the evaluation path, say) compiles that one
+  kernel with numba's JIT; the library keeps serving every other call.
+- **jit**: no usable library (none was built, the sources were edited since, or
+  ``FASTEVAL_AOT=0``): :func:`njit` *is* numba's ``njit``.
 
-When that library is present and was built from exactly these kernel sources
-(its name carries a digest of them, of the numba and numpy versions and of the
-Python build) and its own SHA-256 matches, each kernel becomes a
-:class:`Kernel`: a call whose argument types the library holds runs the
-library's function and numba is never imported. The first call it does not
-hold switches the whole process to numba, once: every kernel gets its numba
-dispatcher and every module's reference to a :class:`Kernel` is replaced by
-the dispatcher, so kernels calling kernels compile as usual. Results are the
-same either way; only the start-up differs.
+Results are the same either way (the library is compiled from the same source
+by the same compiler); only the start-up differs. Arguments meet the library at
+one seam, :func:`arg_key`: a call matches a declared signature by dtype, number
+of dimensions and layout; whether an array is writable does not matter (the
+kernels write only into arrays the engine allocated for them).
 
-``FASTEVAL_AOT=0`` turns the library off; ``FASTEVAL_AOT_DIR`` says where it is
-(default: ``__pycache__`` beside these sources, else ``~/.cache/fasteval``).
+``FASTEVAL_AOT=0`` keeps every kernel on the JIT; ``FASTEVAL_AOT_DIR`` names a
+folder to load the library from instead of this package's.
 
 This module imports neither numba nor anything that does.
 """
@@ -38,7 +36,6 @@ import json
 import os
 import sys
 import threading
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -49,33 +46,31 @@ AOT_ENV = "FASTEVAL_AOT"
 """Environment variable: ``0`` keeps every kernel on numba's JIT."""
 
 AOT_DIR_ENV = "FASTEVAL_AOT_DIR"
-"""Environment variable: the folder holding the ahead-of-time library."""
+"""Environment variable: a folder holding the library, instead of this package's."""
 
 KERNELS_DIR = Path(__file__).resolve().parent
-PREFIX = "fasteval_aot_"
+LIBRARY = "_aot"
+"""The extension module's name (``fasteval.kernels._aot``); its index is ``_aot.json``."""
+
+SIGNATURES = KERNELS_DIR / "signatures.json"
+"""The kernel calls the library holds: kernel -> argument type keys (checked in)."""
 
 Key = Any
 """An argument type key: a string, or nested tuples of strings and ints."""
 
 _lock = threading.RLock()
-_kernels: list[Kernel] = []
-_state: dict[str, Any] = {"mode": None, "library": None}
+_state: dict[str, Any] = {"mode": None, "library": None, "reason": None, "misses": []}
 
 
 def njit(*args: Any, **options: Any) -> Any:
-    """numba's ``njit`` (same options), or a :class:`Kernel` when the AOT library is in use."""
+    """numba's ``njit`` (same options), or a :class:`Kernel` when the library is in use."""
 
     def decorate(fn: Callable[..., Any]) -> Any:
-        if mode() == "numba":
+        if mode() == "jit":
             import numba  # noqa: PLC0415 (only when the JIT is used)
 
             return numba.njit(**options)(fn)
-        kernel = Kernel(fn, options)
-        with _lock:
-            if _state["mode"] == "numba":  # switched since mode() was read
-                return kernel.dispatch()
-            _kernels.append(kernel)
-        return kernel
+        return Kernel(fn, options, _state["library"])
 
     if args and callable(args[0]):
         return decorate(args[0])
@@ -83,15 +78,21 @@ def njit(*args: Any, **options: Any) -> Any:
 
 
 def mode() -> str:
-    """``"aot"`` when kernels run from the ahead-of-time library, else ``"numba"``."""
+    """``"library"`` when kernels run from the library built with the package, else ``"jit"``.
+
+    Decided on the first call (the first kernel module's import) and fixed from then on.
+    """
     m = _state["mode"]
     if m is None:
         with _lock:
             m = _state["mode"]
             if m is None:
-                library = None if disabled() else load_library()
-                _state["library"] = library
-                m = _state["mode"] = "numba" if library is None else "aot"
+                if os.environ.get(AOT_ENV, "1") == "0":
+                    library, reason = None, f"{AOT_ENV}=0"
+                else:
+                    library, reason = load_library()
+                _state["library"], _state["reason"] = library, reason
+                m = _state["mode"] = "jit" if library is None else "library"
     return str(m)
 
 
@@ -101,14 +102,13 @@ def disabled() -> bool:
 
 
 class Kernel:
-    """A kernel run from the ahead-of-time library while its argument types are there.
+    """A kernel served by the library, with numba's JIT for argument types it lacks.
 
-    Calls with other argument types switch the process to numba
-    (:func:`use_numba`) and go to the numba dispatcher from then on. Other
-    attributes (``py_func``, ``signatures``, ...) are the dispatcher's.
+    ``py_func`` is the Python source function; other attributes (``signatures``,
+    ...) are those of the kernel's own numba dispatcher, made on first need.
     """
 
-    def __init__(self, fn: Callable[..., Any], options: dict[str, Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], options: dict[str, Any], library: Library) -> None:
         self.py_func = fn
         self.options = options
         self.__name__ = fn.__name__
@@ -116,46 +116,64 @@ class Kernel:
         self.__module__ = fn.__module__
         self.__doc__ = fn.__doc__
         self.dispatcher: Any = None
-        library = _state["library"]
-        self.table: dict[Key, Callable[..., Any]] = (
-            {} if library is None else library.functions(fn.__module__, fn.__qualname__)
-        )
+        self.table = library.functions(fn.__module__, fn.__qualname__)
 
     def __call__(self, *args: Any) -> Any:
         return self.resolve(args)(*args)
 
     def resolve(self, args: tuple[Any, ...]) -> Callable[..., Any]:
-        """The function a call with ``args`` runs: the library's, else the dispatcher.
+        """The function a call with ``args`` runs: the library's, else this kernel's JIT.
 
         For a kernel called many times with arguments of one type (the chunks of
         one parallel call), so that their types are read once.
         """
-        d = self.dispatcher
-        if d is None:
-            key = arg_key(args)
-            f = self.table.get(key) if self.table else None
-            if f is not None:
-                return f
-            use_numba(f"{self.__module__}.{self.__qualname__}{key!r}")
-            d = self.dispatcher
-        return d  # type: ignore[no-any-return]
+        f = self.table.get(arg_key(args)) if self.table else None
+        if f is not None:
+            return f
+        if self.dispatcher is None:
+            with _lock:
+                misses: list[str] = _state["misses"]
+                if len(misses) < 20:
+                    misses.append(f"{self.__module__}.{self.__qualname__}")
+        return self.dispatch()
 
     def dispatch(self) -> Any:
-        """The numba dispatcher of this kernel (created once)."""
+        """This kernel's numba dispatcher (made once). Kernels it calls are typed as
+        their own dispatchers (:func:`_teach_numba`), so no module's names change."""
         if self.dispatcher is None:
-            import numba  # noqa: PLC0415
+            with _lock:
+                if self.dispatcher is None:
+                    import numba  # noqa: PLC0415
 
-            self.dispatcher = numba.njit(**self.options)(self.py_func)
+                    _teach_numba()
+                    self.dispatcher = numba.njit(**self.options)(self.py_func)
         return self.dispatcher
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        use_numba(f"{self.__module__}.{self.__qualname__}.{name}")
         return getattr(self.dispatch(), name)
 
     def __repr__(self) -> str:
         return f"<fasteval kernel {self.__module__}.{self.__qualname__}>"
+
+
+_taught: list[bool] = []
+
+
+def _teach_numba() -> None:
+    """Let numba type a :class:`Kernel` (a global of a kernel it compiles) as the kernel's
+    own dispatcher, so a JIT kernel calls other kernels as usual."""
+    if _taught:
+        return
+    from numba.core import types  # noqa: PLC0415
+    from numba.core.typing.typeof import typeof_impl  # noqa: PLC0415
+
+    @typeof_impl.register(Kernel)  # type: ignore[misc]
+    def _typeof_kernel(val: Kernel, c: Any) -> Any:
+        return types.Dispatcher(val.dispatch())
+
+    _taught.append(True)
 
 
 def resolve(kernel: Callable[..., Any], args: tuple[Any, ...]) -> Callable[..., Any]:
@@ -163,41 +181,33 @@ def resolve(kernel: Callable[..., Any], args: tuple[Any, ...]) -> Callable[..., 
     return kernel.resolve(args) if isinstance(kernel, Kernel) else kernel
 
 
-def use_numba(reason: str = "asked for") -> None:
-    """Switch the process to numba's JIT for every kernel (once; safe from any thread).
-
-    ``reason`` (the kernel call the library lacks) is kept for :func:`status`.
-    """
-    with _lock:
-        if _state["mode"] == "numba":
-            return
-        if _state["library"] is not None:
-            _state["switched_by"] = reason
-        for k in _kernels:
-            k.dispatch()
-        for name, module in list(sys.modules.items()):
-            if name.startswith("fasteval") and module is not None:
-                space = vars(module)
-                for attr, value in list(space.items()):
-                    if isinstance(value, Kernel):
-                        space[attr] = value.dispatch()
-        _state["mode"] = "numba"
-
-
 def status() -> dict[str, Any]:
-    """How this process runs its kernels: ``mode``, the ``library`` file (or ``None``), and
-    ``switched_by``, the first kernel call the library lacked (``None`` if none did)."""
+    """How this process runs its kernels.
+
+    ``mode`` (``"library"`` or ``"jit"``), the ``library`` file (or ``None``),
+    ``reason`` (why there is no library, or ``None``) and ``misses``: the kernels
+    that were called with argument types the library lacks (compiled by the JIT).
+    """
     m = mode()
     library = _state["library"]
     return {
         "mode": m,
         "library": None if library is None else library.module.__file__,
-        "switched_by": _state.get("switched_by"),
+        "reason": _state["reason"],
+        "misses": list(_state["misses"]),
     }
 
 
+# --- the call seam: argument type keys ----------------------------------------
+
+
 def arg_key(args: tuple[Any, ...]) -> Key:
-    """The type key of a call's arguments (see :func:`type_key` for numba's side)."""
+    """The type key of a call's arguments, as the library indexes its functions.
+
+    Arrays: dtype, number of dimensions, layout and alignment (not whether they
+    are writable); Python and numpy scalars by type; tuples and named tuples by
+    their members. ``None`` marks a value this scheme does not cover.
+    """
     return tuple([_value_key(a) for a in args])
 
 
@@ -206,7 +216,7 @@ _TUPLE_NAMES: dict[type, str] = {}  # a named tuple type -> its key's name
 
 
 # numpy's array flag bits (ndarray.flags.num)
-_C, _F, _ALIGNED, _WRITEABLE = 0x1, 0x2, 0x100, 0x400
+_C, _F, _ALIGNED = 0x1, 0x2, 0x100
 
 
 def _value_key(a: Any) -> Key:
@@ -217,7 +227,7 @@ def _value_key(a: Any) -> Key:
             return None
         n = a.flags.num
         layout = "C" if n & _C else ("F" if n & _F else "A")
-        return ("array", d.char, a.ndim, layout, bool(n & _WRITEABLE), bool(n & _ALIGNED))
+        return ("array", d.char, a.ndim, layout, bool(n & _ALIGNED))
     s = _SCALARS.get(t)
     if s is not None:
         return s
@@ -234,32 +244,45 @@ def _value_key(a: Any) -> Key:
     return None
 
 
-def type_key(types: Any) -> Key:
-    """The type key numba's argument types give; equal to :func:`arg_key` of such values.
+def type_key(types: Any, writable: bool = False) -> Key:
+    """The key of numba's argument types: :func:`arg_key` of such values, or with
+    ``writable`` the declared key (arrays also carry whether they are mutable).
 
-    ``None`` when a type is one this scheme does not cover (the call then goes to numba).
+    ``None`` parts mark types this scheme does not cover.
     """
-    return tuple(_type_key(t) for t in types)
+    return tuple(_type_key(t, writable) for t in types)
 
 
-def _type_key(t: Any) -> Key:
+def _type_key(t: Any, writable: bool) -> Key:
     from numba.core import types  # noqa: PLC0415 (build time only)
 
     if isinstance(t, types.Array):
         if not isinstance(t.dtype, types.Number | types.Boolean):
             return None
         char = np.dtype(str(t.dtype)).char
-        return ("array", char, t.ndim, t.layout, bool(t.mutable), bool(t.aligned))
+        if writable:
+            return ("array", char, t.ndim, t.layout, bool(t.aligned), bool(t.mutable))
+        return ("array", char, t.ndim, t.layout, bool(t.aligned))
     if isinstance(t, types.Boolean):
         return "bool"
     if isinstance(t, types.Number):
         return str(t)
     if isinstance(t, types.BaseNamedTuple):
         cls = t.instance_class
-        return (f"{cls.__module__}.{cls.__qualname__}", tuple(_type_key(x) for x in t.types))
+        inner = tuple(_type_key(x, writable) for x in t.types)
+        return (f"{cls.__module__}.{cls.__qualname__}", inner)
     if isinstance(t, types.BaseTuple):
-        return ("tuple", tuple(_type_key(x) for x in t.types))
+        return ("tuple", tuple(_type_key(x, writable) for x in t.types))
     return None
+
+
+def call_key(declared: Key) -> Key:
+    """The :func:`arg_key` of calls a declared key (with mutability) accepts."""
+    if isinstance(declared, tuple | list):
+        if declared and declared[0] == "array":
+            return tuple(declared[:5])
+        return tuple(call_key(k) for k in declared)
+    return declared
 
 
 def has_none(key: Key) -> bool:
@@ -282,86 +305,66 @@ def freeze(key: Key) -> Key:
 
 
 def digest() -> str:
-    """What the library must have been built from: kernel sources, numba, numpy, Python."""
+    """What the library must have been built from: the kernel sources, the declared
+    signatures, numpy's major version (its C API) and the Python build."""
     h = hashlib.sha256()
-    for p in sorted(KERNELS_DIR.glob("*.py")):
+    for p in sorted([*KERNELS_DIR.glob("*.py"), SIGNATURES]):
         h.update(p.name.encode())
         h.update(p.read_bytes())
-    h.update(_numba_version())
-    for part in (np.__version__, sys.version, sys.platform):
+    for part in (np.__version__.split(".")[0], sys.version, sys.platform):
         h.update(part.encode())
     return h.hexdigest()[:16]
 
 
-def _numba_version() -> bytes:
-    """numba's ``_version.py`` (its version and git revision), read without importing numba
-    or ``importlib.metadata`` (15 ms)."""
-    spec = importlib.machinery.PathFinder.find_spec("numba")
-    if spec is None or not spec.submodule_search_locations:
-        return b"?"
-    try:
-        return (Path(next(iter(spec.submodule_search_locations))) / "_version.py").read_bytes()
-    except OSError:
-        return b"?"
-
-
-def folders() -> list[Path]:
-    """Where the library is looked for, in order (the first writable one is built into)."""
+def folder() -> Path:
+    """Where the library is looked for: ``FASTEVAL_AOT_DIR``, else this package's kernels."""
     env = os.environ.get(AOT_DIR_ENV)
-    if env:
-        return [Path(env)]
-    return [KERNELS_DIR / "__pycache__", Path.home() / ".cache" / "fasteval"]
+    return Path(env) if env else KERNELS_DIR
 
 
-def module_name() -> str:
-    """The extension module's name for these sources (its file adds the platform suffix)."""
-    return PREFIX + digest()
+def library_path(where: Path | None = None) -> Path:
+    """The extension module's file in ``where`` (default :func:`folder`)."""
+    return (where or folder()) / (LIBRARY + importlib.machinery.EXTENSION_SUFFIXES[0])
 
 
 class Library:
-    """The loaded ahead-of-time module and its index of (kernel, argument types) -> function."""
+    """The loaded library and its index of (kernel, argument types) -> function."""
 
     def __init__(self, module: Any, index: dict[str, list[list[Any]]]) -> None:
         self.module = module
         self.index = index
 
     def functions(self, module: str, qualname: str) -> dict[Key, Callable[..., Any]]:
-        """The library's functions of one kernel, by argument type key."""
+        """The library's functions of one kernel, by the :func:`arg_key` of calls."""
         out: dict[Key, Callable[..., Any]] = {}
         for key, export in self.index.get(f"{module}:{qualname}", []):
-            out[freeze(key)] = getattr(self.module, export)
+            out[call_key(freeze(key))] = getattr(self.module, export)
         return out
 
 
-def load_library() -> Library | None:
-    """The library built from these sources, or ``None`` (absent, stale or damaged)."""
-    name = module_name()
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    for folder in folders():
-        so = folder / (name + suffix)
-        meta = folder / (name + ".json")
-        if not (so.is_file() and meta.is_file()):
-            continue
-        try:
-            info = json.loads(meta.read_text())
-            if hashlib.sha256(so.read_bytes()).hexdigest() != info["sha256"]:
-                warnings.warn(
-                    f"{so}: damaged (its SHA-256 does not match {meta.name}); "
-                    "using numba's JIT; `fasteval warmup` builds it again",
-                    stacklevel=2,
-                )
-                return None
-            loader = importlib.machinery.ExtensionFileLoader(name, str(so))
-            spec = importlib.util.spec_from_file_location(name, so, loader=loader)
-            assert spec is not None
-            module = importlib.util.module_from_spec(spec)
-            loader.exec_module(module)
-        except (OSError, ValueError, KeyError, ImportError) as e:
-            warnings.warn(f"{so}: not loaded ({e}); using numba's JIT", stacklevel=2)
-            return None
-        _adapt_malloc()
-        return Library(module, info["kernels"])
-    return None
+def load_library() -> tuple[Library | None, str | None]:
+    """The library built from these sources, or ``None`` and why (absent, stale, damaged)."""
+    so = library_path()
+    meta = so.with_name(LIBRARY + ".json")
+    if not (so.is_file() and meta.is_file()):
+        return None, f"no library at {so.parent}"
+    try:
+        info = json.loads(meta.read_text())
+        if info.get("digest") != digest():
+            return None, "the kernel sources changed since the library was built"
+        if hashlib.sha256(so.read_bytes()).hexdigest() != info["sha256"]:
+            return None, f"{so}: damaged (its SHA-256 does not match {meta.name})"
+        name = f"fasteval.kernels.{LIBRARY}"
+        loader = importlib.machinery.ExtensionFileLoader(name, str(so))
+        spec = importlib.util.spec_from_file_location(name, so, loader=loader)
+        if spec is None:  # pragma: no cover (a file path always gives a spec)
+            return None, f"{so}: not loadable"
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+    except (OSError, ValueError, KeyError, ImportError) as e:
+        return None, f"{so}: not loaded ({e})"
+    _adapt_malloc()
+    return Library(module, info["kernels"]), None
 
 
 def _adapt_malloc() -> None:
@@ -371,10 +374,9 @@ def _adapt_malloc() -> None:
     pages and, once such a block is freed, raises the threshold to its size
     (and the trim threshold to twice that). numba's JIT start-up frees large
     blocks, so a JIT process reuses heap memory for kernel outputs; a process
-    that never loads numba kept the 128 KB threshold and faulted in fresh pages
-    for every output array (about 500 page faults, +1 ms, per warm one-run
-    ``evaluate``). This is glibc's own adaptation, started early; other C
-    libraries ignore it.
+    that never loads numba would keep the 128 KB threshold and fault in fresh
+    pages for every output array. This is glibc's own adaptation, started
+    early; other C libraries ignore it.
     """
     block = np.empty(16 << 20, np.uint8)  # never touched: only its free() matters
     del block

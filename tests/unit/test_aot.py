@@ -1,9 +1,10 @@
-"""The ahead-of-time kernel library: same numbers as numba's JIT, no numba loaded.
+"""The kernel library built with the package: same numbers as numba's JIT, no numba loaded.
 
-``fasteval warmup`` builds the library (fasteval/aot.py); fasteval/kernels/jit.py
-uses it while the argument types of each call are in it and switches the process
-to numba otherwise. The library is built once here into a temporary folder and
-every check runs a fresh interpreter on it, against one on the JIT.
+The package build compiles the signatures declared in fasteval/kernels/signatures.json
+(fasteval/aot.py); fasteval/kernels/jit.py chooses the library or the JIT once, at
+start-up. The checks run fresh interpreters on the library this checkout's install
+built (or, where the install could not, one built here into a temporary folder),
+against interpreters on the JIT.
 """
 
 from __future__ import annotations
@@ -23,11 +24,10 @@ from hypothesis import strategies as st
 
 from fasteval.kernels import jit
 from fasteval.kernels.text import Str
-from tests.conftest import SAMPLE_DATA
+from tests.conftest import SAMPLE_DATA, SHARED
 
-SAMPLE = SAMPLE_DATA
-QRELS = SAMPLE / "sample.qrels"
-RUNS = SAMPLE / "sample_runs.parquet"
+QRELS = SAMPLE_DATA / "sample.qrels"
+RUNS = SAMPLE_DATA / "sample_runs.parquet"
 
 # --- argument keys: ours from values, numba's from types, must agree -------------------
 
@@ -62,10 +62,12 @@ values = st.one_of(
 @settings(max_examples=200, deadline=None)
 @given(st.lists(values, min_size=1, max_size=4), st.booleans())
 def test_value_keys_equal_the_keys_of_numbas_types(args: list[Any], nest: bool) -> None:
-    """Two calls with one key have one numba signature: the key is read off the values as
-    numba reads their types (arrays: dtype, ndim, layout, read-only, alignment)."""
+    """A call's key is read off its values as numba reads their types (arrays: dtype,
+    ndim, layout, alignment), and a declared key (with mutability) accepts it."""
     from numba import typeof
     from numba.core.typing.typeof import Purpose
+
+    from fasteval import aot
 
     if nest:  # a kernel NamedTuple and a plain tuple around the values
         u8 = np.zeros(3, np.uint8)
@@ -75,16 +77,19 @@ def test_value_keys_equal_the_keys_of_numbas_types(args: list[Any], nest: bool) 
     key = jit.arg_key(tuple(args))
     assert key == jit.type_key(types)
     assert not jit.has_none(key)
+    declared = jit.type_key(types, writable=True)
+    assert jit.call_key(jit.freeze(json.loads(json.dumps(declared)))) == key
+    assert tuple(aot.numba_type(k) for k in declared) == tuple(types)
 
 
-def test_keys_tell_apart_what_numba_tells_apart() -> None:
-    """Layout, read-only, dtype and scalar kinds each change the key."""
+def test_keys_tell_apart_what_the_library_tells_apart() -> None:
+    """Layout, dtype and scalar kinds change the key; writability does not (the seam
+    passes a read-only array to a function declared on a writable one)."""
     a = np.zeros(4, np.int64)
     ro = a.copy()
     ro.flags.writeable = False
     keys = [
         jit.arg_key((a,)),
-        jit.arg_key((ro,)),
         jit.arg_key((a[::2],)),
         jit.arg_key((a.astype(np.int32),)),
         jit.arg_key((1,)),
@@ -92,65 +97,101 @@ def test_keys_tell_apart_what_numba_tells_apart() -> None:
         jit.arg_key((True,)),
     ]
     assert len(set(keys)) == len(keys)
+    assert jit.arg_key((ro,)) == keys[0]
     assert jit.has_none(jit.arg_key(("text",)))  # a str is not covered: numba handles it
-    assert jit.freeze(json.loads(json.dumps(keys[2]))) == keys[2]
+
+
+def test_declared_signatures_name_real_kernels() -> None:
+    """Every declared call names a kernel of fasteval.kernels, with a complete key."""
+    import importlib
+
+    from fasteval import aot
+
+    calls = aot.declared()
+    assert sum(len(v) for v in calls.values()) >= 10
+    for kernel, keys in calls.items():
+        module, _, qualname = kernel.partition(":")
+        fn = getattr(importlib.import_module(module), qualname)
+        assert getattr(fn, "py_func", None) is not None, kernel
+        assert all(not jit.has_none(k) for k in keys), kernel
 
 
 # --- the library itself --------------------------------------------------------------
+
+STATE = """
+from fasteval.kernels import jit
+with open(os.environ["STATE_OUT"], "w") as f:
+    s = jit.status()
+    json.dump({"mode": s["mode"], "numba": "numba" in sys.modules,
+               "misses": s["misses"], "reason": s["reason"]}, f)
+"""
 
 DRIVER = """
 import json, os, sys, warnings
 warnings.simplefilter("default")
 from fasteval.cli import main
 try:
-    main(sys.argv[1:], standalone_mode=False)
+    for args in json.loads(sys.argv[1]):
+        print("###", " ".join(args))
+        main(args, standalone_mode=False)
 finally:
-    from fasteval.kernels import jit
-    with open(os.environ["STATE_OUT"], "w") as f:
-        json.dump({"mode": jit.mode(), "numba": "numba" in sys.modules,
-                   "switched_by": jit.status()["switched_by"]}, f)
-"""
+""" + "\n".join("    " + line for line in STATE.strip().splitlines())
 
 
 def _run(
-    args: list[str],
+    args: Any,
     tmp: Path,
     library: Path | None,
     code: str = DRIVER,
     **extra_env: str,
 ) -> tuple[str, str, dict[str, Any]]:
-    """A fresh interpreter running ``code`` (default: ``fasteval ARGS``) on the JIT
-    (``library=None``) or on the library: (stdout, stderr, {mode, numba imported})."""
+    """A fresh interpreter running ``code`` (default: the ``fasteval`` commands in
+    ``args``, a list of argument lists) on the JIT (``library=None``) or on the library
+    in the folder ``library``: (stdout, stderr, {mode, numba imported, misses, reason})."""
     env = dict(os.environ, STATE_OUT=str(tmp / "state.json"), **extra_env)
+    env.pop(jit.AOT_DIR_ENV, None)
     if library is None:
         env[jit.AOT_ENV] = "0"
     else:
         env[jit.AOT_ENV] = "1"
         env[jit.AOT_DIR_ENV] = str(library)
+    argv = [json.dumps(args)] if code is DRIVER else [str(a) for a in args]
     proc = subprocess.run(
-        [sys.executable, "-c", code, *args],
+        [sys.executable, "-c", code, *argv],
         env=env,
         capture_output=True,
         text=True,
         check=False,
-        timeout=600,
+        timeout=900,
     )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.returncode == 0, proc.stderr[-3000:]
     state = json.loads((tmp / "state.json").read_text())
     return proc.stdout, proc.stderr, state
 
 
+ON_LIBRARY = {"mode": "library", "numba": False, "misses": [], "reason": None}
+
+
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The library for this checkout's kernels, built once into a temporary folder."""
-    if shutil.which("cc") is None and shutil.which("gcc") is None:
-        pytest.skip("no C compiler: the ahead-of-time library cannot be built here")
+    """The folder of the library the install built for these sources; where the install
+    could not build it (no C compiler), one built here, else the tests skip saying why."""
     from fasteval import aot
 
+    saved = os.environ.pop(jit.AOT_DIR_ENV, None)
+    try:
+        os.environ[jit.AOT_DIR_ENV] = str(jit.KERNELS_DIR)
+        installed, why = jit.load_library()
+    finally:
+        os.environ.pop(jit.AOT_DIR_ENV, None)
+        if saved is not None:
+            os.environ[jit.AOT_DIR_ENV] = saved
+    if installed is not None:
+        return jit.KERNELS_DIR
     folder = tmp_path_factory.mktemp("aot")
-    so = aot.build(folder)
-    assert so.parent == folder
-    assert so.name.startswith(jit.module_name())
+    so, how = aot.build(folder)
+    if so is None:
+        pytest.skip(f"the kernel library cannot be built here ({why}; {how})")
     return folder
 
 
@@ -162,98 +203,69 @@ TEXT_CASES = [
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("flags", TEXT_CASES, ids=["map-P10", "all_trec-q", "official-c-M5-v9"])
-def test_commands_on_the_library_print_what_the_jit_prints(
-    library: Path, tmp_path: Path, flags: list[str]
-) -> None:
-    """Text and Parquet runs, every trec_eval family: the same bytes, and numba never loaded."""
-    from fasteval import warmup
-
-    run_dir, _ = warmup.text_copies(tmp_path)
-    for runs in (sorted(run_dir.iterdir())[0], run_dir, RUNS):
-        args = ["eval", str(QRELS), str(runs), *flags]
-        jit_out, _, jit_state = _run(args, tmp_path, None)
-        aot_out, err, aot_state = _run(args, tmp_path, library)
-        assert aot_out == jit_out
-        assert jit_out.count("\n") > 1
-        assert jit_state == {"mode": "numba", "numba": True, "switched_by": None}
-        assert aot_state == {"mode": "aot", "numba": False, "switched_by": None}, err
-
-
-@pytest.mark.slow
-def test_big_files_in_ranges_and_pieces_run_on_the_library(library: Path, tmp_path: Path) -> None:
-    """A file tokenised in ranges by both threads, read in pieces smaller than itself (as
-    an MS MARCO run is): numba is not loaded for it either."""
+def test_commands_on_the_library_print_what_the_jit_prints(library: Path, tmp_path: Path) -> None:
+    """Text, gzip and Parquet runs, every trec_eval family, files read in pieces and
+    tokenised in ranges, ndeval's measures: the same bytes, and numba never loaded."""
     from fasteval import aot, warmup
 
-    run_dir, _ = warmup.text_copies(tmp_path)
-    big = aot.big_run(sorted(run_dir.iterdir())[0], tmp_path / "big.run")
-    args = ["eval", str(QRELS), str(big), "-m", "map", "-m", "P_10", "-q"]
-    jit_out, _, _ = _run(args, tmp_path, None, FASTEVAL_BATCH_ROWS="5000")
-    aot_out, _, state = _run(args, tmp_path, library, FASTEVAL_BATCH_ROWS="5000")
-    assert aot_out == jit_out
-    assert jit_out.count("\n") > 40
-    assert state == {"mode": "aot", "numba": False, "switched_by": None}
-
-
-@pytest.mark.slow
-def test_diversity_on_the_library_prints_what_the_jit_prints(library: Path, tmp_path: Path) -> None:
-    """ndeval's measures run from the library too."""
-    from fasteval import warmup
-
     run_dir, div = warmup.text_copies(tmp_path)
-    args = ["ndeval", str(div), str(run_dir)]
-    jit_out, _, _ = _run(args, tmp_path, None)
-    aot_out, _, state = _run(args, tmp_path, library)
+    one = sorted(run_dir.iterdir())[0]
+    big = aot.big_run(one, tmp_path / "big.run")
+    commands = [
+        ["eval", str(QRELS), str(runs), *flags]
+        for runs in (one, run_dir, RUNS)
+        for flags in TEXT_CASES
+    ]
+    commands += [
+        ["eval", str(QRELS), str(big), "-m", "map", "-m", "P_10", "-q"],
+        ["ndeval", str(div), str(run_dir)],
+    ]
+    jit_out, _, jit_state = _run(commands, tmp_path, None, FASTEVAL_BATCH_ROWS="5000")
+    aot_out, err, aot_state = _run(commands, tmp_path, library, FASTEVAL_BATCH_ROWS="5000")
     assert aot_out == jit_out
-    assert state == {"mode": "aot", "numba": False, "switched_by": None}
+    assert jit_out.count("\n") > 1000
+    assert jit_state["mode"] == "jit" and jit_state["numba"]
+    assert aot_state == ON_LIBRARY, err
+
+
+def _oracle_commands() -> list[list[str]]:
+    """The oracle suites' inputs as commands: trec_eval's own test cases (both compat
+    versions) and all 129 TREC-8 runs with every trec_eval measure, per query."""
+    from tests.oracle.test_trec_eval_suite import CASES, PREFS_CASES
+
+    te = SHARED / "trec_eval"
+    t8 = SHARED / "trec8_adhoc"
+    if not (te.is_dir() and t8.is_dir()):
+        pytest.skip(f"real data not available: {te}, {t8} (set FASTEVAL_SHARED_DATA)")
+    out = []
+    for c in [*CASES, *PREFS_CASES]:
+        for v in (9, 10):
+            z = te / ("v9.0.8" if v == 9 else "") / "zscores_file"
+            flags = [f.replace("{zscores_file}", str(z)) for f in c.flags]
+            out.append(["eval", str(te / c.qrels), str(te / c.run), "--compat", str(v), *flags])
+    qrels = str(t8 / "qrels.trec8.adhoc.gz")
+    for compat in ("9", "10"):
+        out.append(["eval", qrels, str(t8 / "runs"), "-m", "all_trec", "-q", "--compat", compat])
+    return out
 
 
 @pytest.mark.slow
-def test_a_kernel_the_library_lacks_switches_the_process_to_numba(
+@pytest.mark.realdata
+def test_the_oracle_suites_give_the_same_bytes_on_the_library_and_the_jit(
     library: Path, tmp_path: Path
 ) -> None:
-    """Fusion is not in the library: the command loads numba once and prints the same run."""
-    args = ["fuse", str(RUNS), "--method", "combmnz", "-o", str(tmp_path / "f.run")]
-    _run(args, tmp_path, None)
-    want = (tmp_path / "f.run").read_bytes()
-    (tmp_path / "f.run").unlink()
-    _, _, state = _run(args, tmp_path, library)
-    assert (tmp_path / "f.run").read_bytes() == want
-    assert state["mode"] == "numba"
-    assert state["numba"]
-    assert state["switched_by"].startswith("fasteval.kernels.fusion.")
+    """Every output the oracle suites check (trec_eval's test suite, TREC-8 against
+    trec_eval 9 and 10) is byte for byte the same from the library as from the JIT."""
+    commands = _oracle_commands()
+    jit_out, _, _ = _run(commands, tmp_path, None)
+    aot_out, err, state = _run(commands, tmp_path, library)
+    assert state == ON_LIBRARY, err
+    assert jit_out.count("\n") > 129 * 50 * 100  # every run, query and measure
+    assert aot_out == jit_out
 
 
-@pytest.mark.slow
-def test_a_damaged_or_stale_library_is_not_used(library: Path, tmp_path: Path) -> None:
-    """A flipped byte: a warning naming the file, numba's JIT, the same numbers.
-    A library built from other sources (another digest in its name) is ignored."""
-    args = ["eval", str(QRELS), str(RUNS), "-m", "map"]
-    want, _, _ = _run(args, tmp_path, None)
-    damaged = tmp_path / "damaged"
-    shutil.copytree(library, damaged)
-    so = next(damaged.glob("*.so"))
-    data = bytearray(so.read_bytes())
-    data[len(data) // 2] ^= 0xFF
-    so.write_bytes(bytes(data))
-    out, err, state = _run(args, tmp_path, damaged)
-    assert out == want
-    assert state["mode"] == "numba"
-    assert so.name in err
-    assert "damaged" in err
-
-    stale = tmp_path / "stale"
-    stale.mkdir()
-    for f in library.iterdir():
-        shutil.copy(f, stale / f.name.replace(jit.module_name(), jit.PREFIX + "0" * 16))
-    out, err, state = _run(args, tmp_path, stale)
-    assert out == want
-    assert state["mode"] == "numba"
-    assert "damaged" not in err
-
-
-API = """
+API = (
+    """
 import json, os, sys
 import polars as pl
 import fasteval
@@ -271,51 +283,194 @@ longer = one.with_columns(pl.lit("sample-reranked").alias("run_id"), pl.col("doc
 coded = one.with_columns(pl.col("run_id", "query_id").cast(pl.Categorical))
 ints = one.with_columns(pl.col("query_id").cast(pl.Int64))
 parts += [ev.evaluate(longer), ev.evaluate(coded), ev.evaluate(ints)]
+# the ir_measures provider, on pandas frames (what PyTerrier passes)
+import ir_measures
+from ir_measures import AP, nDCG, P
+qrels = pl.read_csv(sys.argv[2], separator=" ", has_header=False,
+                    new_columns=["query_id", "it", "doc_id", "relevance"],
+                    schema_overrides={"query_id": pl.Utf8, "doc_id": pl.Utf8})
+qp = qrels.drop("it").to_pandas()
+rp = one.select("query_id", "doc_id", "score").to_pandas()
+from fasteval.ir_measures_provider import provider as prov
+print(sorted((str(m), round(v, 12)) for m, v in
+             prov.calc_aggregate([AP, nDCG@10, P@5], qp, rp).items()))
 print("\\n".join(p.write_csv() for p in parts))
-from fasteval.kernels import jit
-with open(os.environ["STATE_OUT"], "w") as f:
-    json.dump({"mode": jit.mode(), "numba": "numba" in sys.modules,
-               "switched_by": jit.status()["switched_by"]}, f)
 """
+    + STATE
+)
 
 
 @pytest.mark.slow
-def test_library_calls_on_frames_and_dicts_match_the_jit(library: Path, tmp_path: Path) -> None:
+def test_library_calls_on_frames_dicts_and_the_provider_match_the_jit(
+    library: Path, tmp_path: Path
+) -> None:
     """An Evaluator on polars frames (ids short and long, categorical, integer) and a
-    dict, evaluate() on a pandas frame: the same output, and no call the library lacks."""
+    dict, evaluate() on a pandas frame, the ir_measures provider: the same output, and
+    no call the library lacks."""
     pytest.importorskip("pandas")
-    jit_out, _, _ = _run([str(RUNS), str(QRELS)], tmp_path, None, API)
-    aot_out, _, state = _run([str(RUNS), str(QRELS)], tmp_path, library, API)
+    pytest.importorskip("ir_measures")
+    jit_out, _, _ = _run([RUNS, QRELS], tmp_path, None, API)
+    aot_out, err, state = _run([RUNS, QRELS], tmp_path, library, API)
     assert aot_out == jit_out
     assert jit_out.count("\n") > 100
-    assert state == {"mode": "aot", "numba": False, "switched_by": None}
+    assert state == ON_LIBRARY, err
 
 
-def test_a_folder_that_cannot_be_written_is_refused_before_any_work(tmp_path: Path) -> None:
-    """One line naming the folder and the variable that moves it; nothing is run."""
-    from fasteval import aot
-    from fasteval.errors import FastevalError
-
-    blocker = tmp_path / "a-file"
-    blocker.write_text("")
-    with pytest.raises(FastevalError, match=r"cannot write .*a-file.*FASTEVAL_AOT_DIR"):
-        aot.build(blocker / "aot")
+GIL = (
+    """
+import json, os, sys, threading, time
+import numpy as np
+from fasteval.kernels import strings
+# 30,000 equal strings of 8 KB at two places by turns: each is compared, byte for
+# byte, with the one before
+n, size = 30_000, 8192
+buf = np.zeros(size + 8, np.uint8)
+starts = (np.arange(n, dtype=np.int64) % 2) * 8
+ends = starts + size
+strings.equal_runs(buf, starts[:10], ends[:10])   # loaded, types read
+ticks = []
+done = threading.Event()
+def count():
+    while not done.is_set():
+        ticks.append(time.perf_counter())
+t = threading.Thread(target=count)
+t.start()
+time.sleep(0.05)
+t0 = time.perf_counter()
+heads = strings.equal_runs(buf, starts, ends)
+t1 = time.perf_counter()
+done.set(); t.join()
+inside = [t0] + [x for x in ticks if t0 < x < t1] + [t1]
+gap = max(b - a for a, b in zip(inside, inside[1:]))
+print(json.dumps({"seconds": t1 - t0, "longest_gap": gap, "heads": int(heads.shape[0])}))
+"""
+    + STATE
+)
 
 
 @pytest.mark.slow
-def test_warmup_without_a_working_compiler_warns_and_keeps_the_jit(tmp_path: Path) -> None:
-    """`fasteval warmup` whose C compiler fails: exit 0, one warning line, no library."""
-    from click.testing import CliRunner
+def test_library_kernels_release_the_gil(library: Path, tmp_path: Path) -> None:
+    """While a library kernel runs in one thread, a Python thread keeps running: the
+    longest pause of its ticks is a small part of the kernel's call (with the GIL held
+    it would be nearly all of it)."""
+    out, err, state = _run([], tmp_path, library, GIL)
+    got = json.loads(out.strip().splitlines()[-1])
+    assert state == ON_LIBRARY, err
+    assert got["heads"] == 1
+    assert got["seconds"] > 0.05, got  # long enough to see the other thread run
+    assert got["longest_gap"] < 0.5 * got["seconds"], got
 
+
+@pytest.mark.slow
+def test_a_kernel_the_library_lacks_runs_on_the_jit_alone(library: Path, tmp_path: Path) -> None:
+    """Fusion is not in the library: its kernels compile on the JIT, the library keeps
+    serving the rest (the mode does not change), and the fused run is the same."""
+    args = [["fuse", str(RUNS), "--method", "combmnz", "-o", str(tmp_path / "f.run")]]
+    _run(args, tmp_path, None)
+    want = (tmp_path / "f.run").read_bytes()
+    (tmp_path / "f.run").unlink()
+    _, _, state = _run(args, tmp_path, library)
+    assert (tmp_path / "f.run").read_bytes() == want
+    assert state["mode"] == "library"
+    assert state["numba"]
+    misses = state["misses"]
+    assert misses and all(m.startswith("fasteval.kernels.fusion.") for m in misses)
+
+
+@pytest.mark.slow
+def test_a_damaged_stale_or_missing_library_is_not_used(library: Path, tmp_path: Path) -> None:
+    """A flipped byte, an index of other sources, no library: the JIT, the same numbers,
+    the reason in the status, and one note line from the command."""
+    args = [["eval", str(QRELS), str(RUNS), "-m", "map"]]
+    want, _, _ = _run(args, tmp_path, None)
+
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    for f in (jit.library_path(library), library / "_aot.json"):
+        shutil.copy(f, damaged / f.name)
+    so = jit.library_path(damaged)
+    data = bytearray(so.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    so.write_bytes(bytes(data))
+
+    stale = tmp_path / "stale"
+    shutil.copytree(damaged, stale)
+    shutil.copy(jit.library_path(library), jit.library_path(stale))
+    meta = json.loads((stale / "_aot.json").read_text())
+    meta["digest"] = "0" * 16
+    (stale / "_aot.json").write_text(json.dumps(meta))
+
+    missing = tmp_path / "missing"
+    missing.mkdir()
+    for folder, why in ((damaged, "damaged"), (stale, "sources changed"), (missing, "no library")):
+        out, err, state = _run(args, tmp_path, folder)
+        assert out == want
+        assert state["mode"] == "jit"
+        assert why in state["reason"]
+        notes = [ln for ln in err.splitlines() if ln.startswith("fasteval: note:")]
+        assert len(notes) == 1 and why in notes[0], err
+
+
+def test_a_build_without_a_compiler_reports_one_line_and_no_library(tmp_path: Path) -> None:
+    """The package build's step (aot.build) with a C compiler that fails: no library,
+    and one line saying why, for setup.py to print; the install goes on."""
     from fasteval import aot
-    from fasteval.cli import main
 
-    env = {"CC": "false", jit.AOT_DIR_ENV: str(tmp_path), jit.AOT_ENV: "1"}
-    res = CliRunner().invoke(main, ["warmup"], env=env)
-    assert res.exit_code == 0, res.output
-    warning = [ln for ln in res.stderr.splitlines() if ln.startswith("warning:")]
-    assert len(warning) == 1, res.stderr
-    assert "building the ahead-of-time kernels failed" in warning[0]
-    assert "numba's JIT" in warning[0]
-    assert not list(tmp_path.glob(jit.PREFIX + "*"))
-    assert aot.writable_folder([tmp_path]) == tmp_path
+    saved = os.environ.get("CC")
+    os.environ["CC"] = "false"
+    try:
+        so, why = aot.build(tmp_path)
+    finally:
+        if saved is None:
+            os.environ.pop("CC")
+        else:
+            os.environ["CC"] = saved
+    assert so is None
+    assert why and "\n" not in why
+    assert not jit.library_path(tmp_path).exists()
+
+
+def test_the_build_hook_goes_on_without_a_library(tmp_path: Path, capsys: Any) -> None:
+    """setup.py's build_ext prints one line and raises nothing when the library
+    cannot be built, so `pip install` succeeds and the JIT serves."""
+    import importlib.util
+
+    from setuptools import Distribution
+
+    setup_file = jit.KERNELS_DIR.parents[1] / "setup.py"
+    spec = importlib.util.spec_from_file_location("fasteval_setup", setup_file)
+    assert spec is not None and spec.loader is not None
+    setup_py = importlib.util.module_from_spec(spec)
+    import setuptools
+
+    calls: list[Any] = []
+    real_setup = setuptools.setup
+    setuptools.setup = lambda **kw: calls.append(kw)  # type: ignore[assignment]
+    try:
+        spec.loader.exec_module(setup_py)
+    finally:
+        setuptools.setup = real_setup  # type: ignore[assignment]
+    (kw,) = calls
+    dist = Distribution({"name": "fasteval", "ext_modules": kw["ext_modules"]})
+    cmd = kw["cmdclass"]["build_ext"](dist)
+    cmd.build_lib = str(tmp_path)
+    cmd.ensure_finalized()
+    saved = os.environ.get("CC")
+    os.environ["CC"] = "false"
+    try:
+        cmd.run()
+    finally:
+        if saved is None:
+            os.environ.pop("CC")
+        else:
+            os.environ["CC"] = saved
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("fasteval:")]
+    assert len(lines) == 1 and "numba's JIT will compile them" in lines[0], lines
+    assert not list(tmp_path.rglob("_aot*.so"))
+
+
+def test_the_mode_is_chosen_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """mode() is read once: changing the variable afterwards changes nothing."""
+    first = jit.mode()
+    monkeypatch.setenv(jit.AOT_ENV, "1" if first == "jit" else "0")
+    assert jit.mode() == first
