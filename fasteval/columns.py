@@ -19,9 +19,7 @@ from fasteval.kernels import strings as kstr
 from fasteval.kernels.text import ViewStr
 
 _FIRST_BASE = np.zeros(1, np.int64)  # where a single data buffer starts
-_FIRST_BASE.flags.writeable = False
 _NO_DATA = np.zeros(0, np.uint8)  # the data of views that hold all their strings inline
-_NO_DATA.flags.writeable = False
 
 
 class _Views(NamedTuple):
@@ -168,11 +166,6 @@ class StrColumn:
             bases = np.zeros(max(len(parts), 1), np.int64)
             bases[1 : len(parts)] = np.cumsum([d.shape[0] for d in parts[:-1]])
             joined = np.concatenate(parts or [none])
-        # one array type per kernel signature, whether the strings are in one data
-        # buffer or several (a writable ``bases`` was a call the ahead-of-time library
-        # lacked: the process then switched to numba's JIT)
-        for a in (raw, joined, bases):
-            a.flags.writeable = False
         pairs = raw.view(np.uint64).reshape(-1, 2)
         return cls(None, None, None, pairs, _Views(raw, joined, bases))
 

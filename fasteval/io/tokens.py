@@ -254,7 +254,6 @@ def _split(
     (:func:`_close_gaps`).
     """
     n_files = starts.shape[0]
-    buf.flags.writeable = False  # one kernel signature for every byte buffer
     filled = ends > starts
     if (buf[ends[filled] - 1] != 10).any():  # the kernels stop at newlines only
         msg = "internal error: a file in the buffer does not end in a newline"
