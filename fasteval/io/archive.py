@@ -10,7 +10,8 @@ Layout (version 1)
   Arrow), ``doc_id`` a ``large_string`` (read back without a cast), ``rank``
   int64 (``DELTA_BINARY_PACKED``: ~1 MB for TREC-8's 6.3M ranks, the size
   int32 gives, and no cast or overflow check on either side), ``score``
-  float64 exactly as parsed. zstd (level :data:`ZSTD_LEVEL`).
+  float64 exactly as parsed. LZ4 (:data:`COMPRESSION`): an archive is for
+  reading fast, and LZ4 decodes in about half zstd's time for a third more bytes.
 * Rows are sorted by run (runs in input order, each run's rows together),
   then query id in byte order (trec_eval's order: the encoder's grouping
   pass finds the rows already grouped and skips its counting sort); within a
@@ -65,8 +66,9 @@ FORMAT = "fasteval-runs"
 VERSION = 1
 SORTED_BY = ["run_id (input order)", "query_id (byte order)", "input order"]
 
-ZSTD_LEVEL = 6
-"""zstd level: 54 MB for TREC-8 (3: 58 MB; the gzipped text is 64 MB), reads as fast."""
+COMPRESSION = "lz4"
+"""The archive's codec: TREC-8 takes 84 MB (zstd 54 MB, the gzipped text 64 MB) and
+decodes in about half zstd's time (figures: benchmarks/RESULTS.md, "Fresh install")."""
 
 ROW_GROUP_ROWS = 262_144
 """Rows per row group (a group ends at the first (run, query) boundary past this)."""
@@ -378,8 +380,7 @@ class ArchiveWriter:
             self._writer = ParquetOut(
                 sink,
                 schema,
-                compression="zstd",
-                compression_level=ZSTD_LEVEL,
+                compression=COMPRESSION,
                 use_dictionary=["run_id", "query_id"],
                 column_encoding={"rank": "DELTA_BINARY_PACKED"},
             )
