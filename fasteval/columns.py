@@ -13,7 +13,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from fasteval.kernels import strings as kstr
 from fasteval.kernels.text import ViewStr
@@ -130,6 +129,8 @@ class StrColumn:
     @classmethod
     def from_arrow(cls, arr: pa.Array | pa.ChunkedArray) -> StrColumn:
         """View an Arrow string array (any string type) without copying where possible."""
+        import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
+
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
         if pa.types.is_string_view(arr.type):
@@ -317,6 +318,8 @@ def encode_heads(col: StrColumn) -> Heads:
         head_codes, first_idx = encode_few(raw)
         first_bytes = [raw[i] for i in first_idx.tolist()]
         return Heads(heads, head_codes, heads[first_idx], first_bytes)
+    import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
+
     d = pc.dictionary_encode(col.take(heads))
     head_codes = numeric_numpy(d.indices).astype(np.int32)
     # Arrow numbers values by first appearance: code k first occurs at head first_idx[k]

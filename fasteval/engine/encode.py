@@ -27,10 +27,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from fasteval import parallel
 from fasteval.columns import (
+    FEW_HEADS,
     Heads,
     QrelsColumns,
     RunColumns,
@@ -49,11 +49,24 @@ from fasteval.kernels import text as ktext
 
 def _lookup(values: pa.Array, into: pa.Array) -> np.ndarray:
     """Index of each of ``values`` in ``into`` (-1 where absent)."""
+    if len(values) + len(into) <= FEW_HEADS:  # a dict: pyarrow.compute is not loaded
+        where = {v: i for i, v in enumerate(into.to_pylist())}
+        return np.array([where.get(v, -1) for v in values.to_pylist()], np.int32)
+    import pyarrow.compute as pc  # noqa: PLC0415 (not needed by a few ids)
+
     return numeric_numpy(pc.index_in(values, value_set=into), null=-1).astype(np.int32)
 
 
 def _byte_order(values: pa.Array) -> pa.Array:
     """``values`` sorted byte-wise (trec_eval's ``strcmp`` order)."""
+    if len(values) <= FEW_HEADS:  # in Python, without pyarrow.compute or pa.array (pandas)
+        items = sorted(v if isinstance(v, bytes) else v.encode() for v in values.to_pylist())
+        offsets = np.zeros(len(items) + 1, np.int64)
+        np.cumsum([len(b) for b in items], out=offsets[1:])
+        data = pa.py_buffer(b"".join(items))
+        return pa.LargeStringArray.from_buffers(len(items), pa.py_buffer(offsets), data)
+    import pyarrow.compute as pc  # noqa: PLC0415 (not needed by a few ids)
+
     return values.take(pc.sort_indices(pc.cast(values, pa.large_binary())))
 
 

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from fasteval.columns import (
     QrelsColumns,
@@ -104,6 +103,8 @@ def qrels_from_table(table: pa.Table, name: str) -> QrelsColumns:
 
 def runs_from_table(table: pa.Table, name: str) -> RunColumns:
     """Run columns from an Arrow table with ``run_id, query_id, doc_id, score`` (+ ``rank``)."""
+    import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
+
     require_columns(
         table, name, {"run_id": "str", "query_id": "str", "doc_id": "str", "score": "float"}
     )

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from fasteval.columns import Source, StrColumn, heads_of, numeric_numpy, spread
 from fasteval.errors import InputFormatError, SchemaError
@@ -168,6 +167,8 @@ def no_nulls(table: pa.Table, name: str, cols: list[str]) -> None:
 
 def _binary_as_text(col: pa.Array | pa.ChunkedArray, name: str, c: str) -> pa.Array:
     """A binary id column as text: every value must be UTF-8 (else the row is named)."""
+    import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
+
     try:
         return pc.cast(col, pa.large_string())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -201,6 +202,8 @@ def str_column(table: pa.Table, name: str, c: str) -> StrColumn:
     SchemaError
         For a column of any other type.
     """
+    import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
+
     col = table.column(c)
     if pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type):
         col = _binary_as_text(col, name, c)
@@ -229,6 +232,8 @@ def _integer_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
     first values are turned into text and every row points at its run's (one
     TREC-8 run's integer query ids: about 0.1 against 0.8 ms for all 50,000).
     """
+    import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
+
     n = len(col)
     if n and not col.null_count:
         values = numeric_numpy(col)
@@ -270,6 +275,8 @@ def one_dictionary(col: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray | None
     col
         A column of a dictionary type (an archive's run and query ids).
     """
+    import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
+
     if isinstance(col, pa.ChunkedArray):
         if col.num_chunks == 0:
             return None
@@ -291,6 +298,8 @@ def _dictionary_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
     Each row's ``[start, end)`` points into the dictionary's bytes: a query id
     column of an archive costs two integer gathers, not a copy of every string.
     """
+    import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
+
     arr = one_dictionary(col)
     if arr is None:
         plain = _plain_chunks(col) if isinstance(col, pa.ChunkedArray) else plain_dictionary(col)
