@@ -28,8 +28,9 @@ from typing import Any, TypeVar
 
 import click
 
-from fasteval.commands.common import friendly as _friendly
 from fasteval.commands.common import (
+    EVAL_WRITES,
+    Writes,
     interrupted,
     lenient_option,
     level_option,
@@ -42,6 +43,7 @@ from fasteval.commands.common import (
     run_id_option,
     show_progress,
 )
+from fasteval.commands.common import friendly as _friendly
 from fasteval.commands.startup import keep_freed_memory, skip_blas_probe
 from fasteval.errors import ParameterError
 
@@ -149,7 +151,7 @@ def _finished(*_: Any, **__: Any) -> None:
     default=None,
     help="Output format. Default: from -o's suffix (.parquet, .csv, .json, .jsonl), else trec.",
 )
-@output_option()
+@output_option(writes=EVAL_WRITES)
 @reading_options
 @click.option(
     "--cluster",
@@ -309,9 +311,13 @@ def _evaluate(args: _EvalArgs, req: Any, fmt: str) -> Any:
         if args.rel_format != "qrels":
             msg = f"--cluster reads plain qrels only; run -R {args.rel_format} without --cluster"
             raise ParameterError(msg)
-        return with_cluster(evaluate, args.cluster)(
+        from fasteval.io.writers import in_measure_order
+
+        df = with_cluster(evaluate, args.cluster)(
             args.qrels, runs, list(measures) or None, **options
         )
+        # evaluate() keeps the order asked; the command's outputs keep trec_eval's
+        return in_measure_order(df, {m.name: i for i, m in enumerate(req.ranking)})
     with _BatchBar(show=show_progress(False if args.quiet else args.progress)) as bar:
         return evaluate(
             args.qrels, runs, req, rel_format=args.rel_format, progress=bar.update, **options
@@ -328,10 +334,12 @@ def trec_text(df: Any, measures: Any, *, zscore: bool = False) -> str:
     """
     from fasteval.io.writers import format_trec
 
+    # the commands evaluate a parsed request: the rows come in trec_eval's order
     if measures.runid or df["run_id"].n_unique() <= 1:
-        return format_trec(df, measures, zscore=zscore)
+        return format_trec(df, measures, zscore=zscore, in_order=True)
     return "".join(
-        f"{'runid':<22}\tall\t{run_id}\n" + format_trec(block, measures, zscore=zscore)
+        f"{'runid':<22}\tall\t{run_id}\n"
+        + format_trec(block, measures, zscore=zscore, in_order=True)
         for (run_id,), block in df.group_by("run_id", maintain_order=True)
     )
 
@@ -374,7 +382,9 @@ class _BatchBar:
 
 @main.command("ingest")
 @click.argument("inputs", nargs=-1, required=True, type=click.Path())
-@output_option("The archive to write (.parquet).", required=True)
+@output_option(
+    "The archive to write (.parquet).", required=True, writes=Writes(("parquet",), None, None)
+)
 @run_id_option
 @lenient_option
 @progress_option
@@ -418,15 +428,16 @@ def ingest_cmd(
 def demo_cmd(measures: tuple[str, ...]) -> None:
     """Evaluate the small sample archive shipped with fasteval."""
     from fasteval.api import evaluate
-    from fasteval.measures.parser import parse_measures
+    from fasteval.measures.catalog import parse_request
 
     qrels = SAMPLE_DIR / "sample.qrels"
     archive = SAMPLE_DIR / "sample_runs.parquet"
     click.echo(f"# qrels: {qrels.name}; runs: {archive.name}", err=True)
     t0 = time.perf_counter()
-    df = evaluate(qrels, archive, list(measures) or None, per_query=False)
+    req = parse_request(list(measures) or None)  # a request: rows in trec_eval's order
+    df = evaluate(qrels, archive, req, per_query=False)
     dt = time.perf_counter() - t0
-    click.echo(trec_text(df, parse_measures(list(measures) or None)), nl=False)
+    click.echo(trec_text(df, req.ranking), nl=False)
     n_runs = df["run_id"].n_unique()
     click.echo(f"# evaluated {n_runs} runs in {dt:.2f} s (first run includes compiling)", err=True)
 

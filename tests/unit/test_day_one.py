@@ -1,0 +1,183 @@
+"""Issue 47: what a newcomer meets on day one (errors, outputs and their suffixes, order)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+import fasteval
+from fasteval.cli import main
+from fasteval.errors import InputFormatError
+from fasteval.io import stored
+from tests.conftest import SAMPLE_DATA, one_line_error
+
+QRELS = str(SAMPLE_DATA / "sample.qrels")
+RUNS = str(SAMPLE_DATA / "sample_runs.parquet")
+
+
+def _run(args: list[str]):
+    return CliRunner().invoke(main, [str(a) for a in args], prog_name="fasteval")
+
+
+def _run_text(run_id: str = "sample1") -> str:
+    df = pl.read_parquet(RUNS).filter(pl.col("run_id") == run_id)
+    return "".join(
+        f"{q} Q0 {d} {k} {s} {run_id}\n"
+        for q, d, k, s in df.select("query_id", "doc_id", "rank", "score").iter_rows()
+    )
+
+
+@pytest.fixture(scope="module")
+def truncated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A gzip run cut in the middle of its stream."""
+    p = tmp_path_factory.mktemp("trunc") / "trunc.gz"
+    p.write_bytes(gzip.compress(_run_text().encode())[:3000])
+    return p
+
+
+# ----------------------------------------------------------------- 1: a truncated .gz run
+
+
+@pytest.mark.parametrize("cmd", [["eval", "-m", "map"], ["compare", "-m", "map"], ["hsa"]])
+def test_a_truncated_gzip_run_is_an_input_error_not_ctrl_c(cmd, truncated: Path) -> None:
+    args = [cmd[0], QRELS, truncated, *cmd[1:]]
+    if cmd[0] == "compare":
+        args.insert(3, RUNS)  # a second input to compare against
+    err = one_line_error(_run(args), "trunc.gz", "not a valid gzip file")
+    assert "interrupted" not in err
+
+
+def test_evaluate_names_the_truncated_file(truncated: Path) -> None:
+    with pytest.raises(InputFormatError, match=r"trunc\.gz: not a valid gzip file"):
+        fasteval.evaluate(QRELS, truncated, ["map"])
+
+
+# ----------------------------------------------------------------- 2: -o and its suffix
+
+
+@pytest.mark.parametrize(
+    ("args", "name", "check"),
+    [
+        (["hsa", QRELS, RUNS], "h.parquet", "parquet"),
+        (["ric", QRELS, RUNS], "r.csv", ","),
+        (["ric", QRELS, RUNS], "r.json", "json"),
+        (["compare", QRELS, RUNS, "-m", "map"], "c.csv", ","),
+        (["compare", QRELS, RUNS, "-m", "map"], "c.md", "|"),
+        (["ndeval", QRELS, RUNS], "n.parquet", "parquet"),
+        (["eval", QRELS, RUNS, "-m", "map"], "e.parquet", "parquet"),
+    ],
+)
+def test_an_output_holds_what_its_suffix_says(args, name, check, tmp_path: Path) -> None:
+    if args[0] == "ndeval":  # ndeval reads diversity qrels
+        args = ["ndeval", str(_diversity_qrels(tmp_path)), RUNS]
+    out = tmp_path / name
+    res = _run([*args, "-o", out])
+    assert res.exit_code == 0, res.output
+    if check == "parquet":
+        assert stored.verify_file(out)[1]  # sound: what `fasteval verify` checks
+        assert pl.read_parquet(out).height > 0
+    elif check == "json":
+        assert json.loads(out.read_text())
+    elif check == ",":
+        head = out.read_text().splitlines()[0]
+        assert "," in head and "\t" not in head, head
+    else:
+        assert out.read_text().lstrip().startswith(check)
+
+
+def _diversity_qrels(tmp_path: Path) -> Path:
+    lines = [
+        f"{q} {s} {d} 1"
+        for q, s, d in pl.read_csv(
+            QRELS, separator=" ", has_header=False, new_columns=["q", "i", "d", "r"]
+        )
+        .filter(pl.col("r") > 0)
+        .select("q", pl.lit(1).alias("s"), "d")
+        .iter_rows()
+    ]
+    p = tmp_path / "div.qrels"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+@pytest.mark.parametrize(
+    ("args", "name", "needle"),
+    [
+        (["hsa", QRELS, RUNS], "h.jsonl", "cannot write jsonl"),
+        (["ric", QRELS, RUNS], "r.xlsx", "cannot tell the format"),
+        (["compare", QRELS, RUNS], "c.parquet", "cannot write parquet"),
+        (["fuse", RUNS, "-m", "combsum"], "f.csv", "cannot write csv"),
+        (["ingest", RUNS], "a.csv", "cannot write csv"),
+        (["hsa", QRELS, RUNS, "--format", "json"], "h.tsv", "--format is json"),
+        (["eval", QRELS, RUNS, "--format", "trec"], "e.parquet", "--format is trec"),
+        (["fuse-study", QRELS, RUNS, "--summary", "{tmp}/s.json"], "f.parquet", "--summary"),
+    ],
+)
+def test_a_suffix_the_command_cannot_write_is_refused_first(
+    args, name, needle, tmp_path: Path
+) -> None:
+    out = tmp_path / name
+    args = [str(a).replace("{tmp}", str(tmp_path)) for a in args]
+    one_line_error(_run([*args, "-o", out]), needle)
+    assert list(tmp_path.iterdir()) == []  # refused before any work
+
+
+def test_without_o_the_formats_keep_their_defaults() -> None:
+    res = _run(["ric", QRELS, RUNS])
+    assert res.exit_code == 0 and res.stdout.startswith("run_id\tRIC"), res.output
+
+
+# ----------------------------------------------------------------- 3: the order asked
+
+
+ASKED = ["P_10", "map", "ndcg_cut_10", "recip_rank"]
+
+
+@pytest.mark.parametrize("per_query", [True, False])
+def test_measures_come_back_in_the_order_asked(per_query: bool) -> None:
+    df = fasteval.evaluate(QRELS, RUNS, ASKED, per_query=per_query)
+    for (_run_id, _q), block in df.group_by(["run_id", "query_id"], maintain_order=True):
+        assert block["measure"].to_list() == ASKED
+    # the rows trec_eval's order gives, moved: the same values
+    trec = fasteval.evaluate(QRELS, RUNS, ["map", "recip_rank", "P_10", "ndcg_cut_10"])
+    keys = ["run_id", "query_id", "measure"]
+    if per_query:
+        assert trec.sort(keys).equals(df.sort(keys))
+    assert trec.filter(pl.col("run_id") == "sample1")["measure"].to_list()[:4] != ASKED
+
+
+def test_expanded_names_keep_their_place_and_a_repeat_its_first() -> None:
+    ev = fasteval.Evaluator(QRELS, ["RIC", "P.5,10", "AP", "P_5"])
+    first = ev.evaluate(RUNS, per_query=False).filter(pl.col("run_id") == "sample1")
+    assert first["measure"].to_list() == ["RIC", "P_5", "P_10", "AP"]
+
+
+def test_trec_text_keeps_trec_eval_order() -> None:
+    res = _run(["eval", QRELS, RUNS, "-m", "P_10", "-m", "map"])
+    names = [line.split()[0] for line in res.stdout.splitlines()[:3]]
+    assert names == ["runid", "map", "P_10"], res.stdout
+
+
+# ----------------------------------------------------------------- 8: qrels where a run belongs
+
+
+@pytest.mark.parametrize("cmd", ["eval", "compare", "hsa", "ric"])
+def test_qrels_given_as_a_run_earn_the_qrels_hint(cmd: str) -> None:
+    err = one_line_error(_run([cmd, QRELS, QRELS]), "looks like qrels", "give the qrels first")
+    assert "sample.qrels" in err
+
+
+def test_qrels_given_as_a_run_in_python() -> None:
+    with pytest.raises(InputFormatError, match="looks like qrels, not a run"):
+        fasteval.evaluate(QRELS, QRELS, ["map"])
+
+
+def test_site_folder_is_ignored() -> None:
+    root = Path(__file__).resolve().parents[2]
+    lines = (root / ".gitignore").read_text().split()
+    assert "site/" in lines or "/site/" in lines
