@@ -181,3 +181,44 @@ def test_site_folder_is_ignored() -> None:
     root = Path(__file__).resolve().parents[2]
     lines = (root / ".gitignore").read_text().split()
     assert "site/" in lines or "/site/" in lines
+
+
+# ----------------------------------------------------------------- 4: suggestions
+
+
+MISSPELT = ["AP@ten", "MAP@ten", "P@ten", "map@ten", "ndcg@ten", "AP(rel=2)@ten"]
+MISSPELT += ["mapp", "recip_rnk", "alpha_nDGC@20", "LMJS@ten", "RIX", "PIA@10", "nDCG@x"]
+
+
+def _suggestions(name: str) -> list[str] | None:
+    """What "did you mean" offers for ``name``; None when it is a name (it parses)."""
+    from fasteval.errors import MeasureError, ParameterError
+    from fasteval.measures.catalog import parse_request
+
+    try:
+        parse_request([name])
+    except MeasureError as e:
+        text = str(e)
+    except ParameterError:  # a content measure without its collection: a name
+        return None
+    else:
+        return None
+    said = (
+        text.split("did you mean ", 1)[1].split("?", maxsplit=1)[0]
+        if "did you mean" in text
+        else ""
+    )
+    return [s.strip().strip("'") for s in said.split(" or ") if s.strip()]
+
+
+@pytest.mark.parametrize("name", MISSPELT)
+def test_every_suggestion_is_itself_a_valid_name(name: str) -> None:
+    said = _suggestions(name)
+    assert said, name  # each of these is close to a real name
+    for s in said:
+        assert _suggestions(s) is None, (name, s)  # a name: following it ends there
+
+
+def test_a_bad_cutoff_suggests_the_measure_with_a_cutoff() -> None:
+    said = _suggestions("AP@ten")
+    assert said is not None and said[0] == "AP@10"
