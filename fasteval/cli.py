@@ -424,9 +424,27 @@ def ingest_cmd(
 
 @main.command("demo")
 @click.option("-m", "--measure", "measures", multiple=True, help="Measures (default: official).")
+@click.option(
+    "--workspace",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Instead, write the sample as the documentation's examples name it: "
+    "DIR/qrels.txt, DIR/runs/ (8 TREC run files) and DIR/runs.parquet.",
+)
 @_friendly
-def demo_cmd(measures: tuple[str, ...]) -> None:
-    """Evaluate the small sample archive shipped with fasteval."""
+def demo_cmd(measures: tuple[str, ...], workspace: str | None) -> None:
+    """Evaluate the small sample archive shipped with fasteval (or, with --workspace,
+    write it out for the documentation's examples)."""
+    if workspace is not None:
+        from fasteval.commands.demo import write_workspace
+
+        folder = write_workspace(workspace)
+        click.echo(
+            f"wrote {folder}: qrels.txt, runs/ (8 runs), runs.parquet; "
+            f"try: cd {folder} && fasteval eval qrels.txt runs/ -m map",
+            err=True,
+        )
+        return
     from fasteval.api import evaluate
     from fasteval.measures.catalog import parse_request
 
