@@ -253,6 +253,8 @@ def _register() -> FastevalProvider:
 
 
 provider = _register()
+"""The provider, registered in ir_measures as ``"fasteval"`` when this module is imported:
+``provider.calc_aggregate(measures, qrels, run)``, ``provider.iter_calc(...)``."""
 
 
 def use_fasteval(enable: bool = True) -> None:

@@ -222,3 +222,43 @@ def test_every_suggestion_is_itself_a_valid_name(name: str) -> None:
 def test_a_bad_cutoff_suggests_the_measure_with_a_cutoff() -> None:
     said = _suggestions("AP@ten")
     assert said is not None and said[0] == "AP@10"
+
+
+# ----------------------------------------------------------------- 5: the docs can be followed
+
+
+def test_demo_workspace_holds_what_the_readme_uses_and_its_example_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.docs._support import REPO, docs_support
+
+    res = _run(["demo", "--workspace", tmp_path / "ws"])
+    assert res.exit_code == 0, res.output
+    ws = tmp_path / "ws"
+    assert (ws / "qrels.txt").read_bytes() == (SAMPLE_DATA / "sample.qrels").read_bytes()
+    assert sorted(p.name for p in (ws / "runs").iterdir()) == [
+        f"sample{i}.txt" for i in range(1, 9)
+    ]
+    assert pl.read_parquet(ws / "runs.parquet").equals(pl.read_parquet(RUNS))
+    blocks = [
+        b
+        for b in docs_support.code_blocks((REPO / "README.md").read_text(), "README.md")
+        if b.kind == "python" and b.not_runnable is None
+    ]
+    assert blocks
+    monkeypatch.chdir(ws)
+    namespace: dict[str, object] = {"__name__": "__readme__"}
+    for b in blocks:  # as written, in the folder demo --workspace made
+        exec(compile(b.code, f"README.md:{b.line}", "exec"), namespace)
+
+
+def test_the_fusion_page_says_which_grid_points_ranx_drops() -> None:
+    from fasteval.analysis.fusion.optimize import fusion_grid
+    from tests.docs._support import DOCS
+
+    ranx = {g["weights"] for g in fusion_grid("combsum", 3)}
+    every = {g["weights"] for g in fusion_grid("combsum", 3, grid="simplex")}
+    page = " ".join((DOCS / "fusion.md").read_text().split())
+    assert f"{len(ranx)}-point weight grid" in page and f"all {len(every)}" in page
+    for t in sorted(every - ranx):
+        assert str(t) in page
