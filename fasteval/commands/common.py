@@ -201,6 +201,36 @@ def check_output_folder() -> None:
             raise ParameterError(msg)
 
 
+# parameters that name what a command writes, not what it reads
+_OUTPUT_NAMES = ("output", "out", "outdir", "plot", "plot_dir", "summary", "workspace")
+
+
+def provenance(params: dict[str, Any]) -> Any:
+    """What made the running command's outputs (a :class:`fasteval.io.writers.Provenance`).
+
+    The inputs are the values of its path arguments and options that are not
+    outputs (``-o``, ``--plot``, ...), and ``--collection``; the measures its
+    ``-m``; the options everything else. None outside a click command.
+    """
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return None
+    from fasteval.io.writers import Provenance
+
+    inputs: list[str] = []
+    options: dict[str, Any] = {}
+    for param in ctx.command.params:
+        name = param.name or ""
+        value = params.get(name)
+        is_output = isinstance(param, OutputOption) or name in _OUTPUT_NAMES
+        if not is_output and (isinstance(param.type, click.Path) or name == "collection"):
+            inputs += [str(v) for v in (value if isinstance(value, tuple) else [value]) if v]
+        elif name != "measures":
+            options[name] = list(value) if isinstance(value, tuple) else value
+    measures = [str(m) for m in params.get("measures") or ()]
+    return Provenance(ctx.command_path, measures, options, inputs)
+
+
 def friendly(fn: F) -> F:
     """Turn expected errors into one line on stderr and exit status 1 (no traceback)."""
 
@@ -217,7 +247,10 @@ def friendly(fn: F) -> F:
             warnings.showwarning = show
             try:
                 check_output(kwargs)
-                return fn(*args, **kwargs)
+                from fasteval.io.writers import made_by
+
+                with made_by(provenance(kwargs)):  # stamped on the Parquet files written
+                    return fn(*args, **kwargs)
             except (FastevalError, OSError) as e:
                 if isinstance(e, InputFormatError) and "runs" in kwargs:
                     from fasteval.evaluator import qrels_given_as_run

@@ -26,6 +26,7 @@ import os
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import IO, Any
 
@@ -45,6 +46,113 @@ TABLE_FORMATS = ("tsv", "csv", "json", "parquet")  # the analysis commands' tabl
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
 PathLike = str | os.PathLike[str]
+
+
+#: Footer key-value metadata key of what made a Parquet output (:class:`Provenance`).
+PROVENANCE_KEY = b"fasteval.provenance"
+
+
+def _sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class Provenance:
+    """What made an output: fasteval's version, the command, measures, options, inputs.
+
+    Every Parquet file written while one is in effect (:func:`made_by`) carries it
+    in its footer under :data:`PROVENANCE_KEY`, as a JSON object::
+
+        {"version": "0.1.0", "command": "fasteval eval", "measures": ["map"],
+         "options": {...}, "inputs": [{"path": ..., "bytes": ..., "sha256": ...}]}
+
+    A folder among the inputs stands for its files. The inputs are hashed once,
+    when the first Parquet file is finished (text outputs never pay for it).
+
+    Parameters
+    ----------
+    command
+        What was run (``fasteval eval``).
+    measures
+        The measures asked for (empty: the command's default).
+    options
+        The other parameters, JSON values.
+    inputs
+        The files and folders read.
+    """
+
+    def __init__(
+        self,
+        command: str,
+        measures: Sequence[str],
+        options: dict[str, Any],
+        inputs: Sequence[PathLike],
+    ) -> None:
+        self.command = command
+        self.measures = list(measures)
+        self.options = options
+        self.inputs = [Path(p) for p in inputs]
+        self._json: bytes | None = None
+
+    def _files(self) -> list[Path]:
+        out: list[Path] = []
+        for p in self.inputs:
+            if p.is_dir():
+                out += sorted(q for q in p.rglob("*") if q.is_file())
+            elif p.is_file():
+                out.append(p)
+        return list(dict.fromkeys(out))
+
+    def as_json(self) -> bytes:
+        """The footer's value (computed once: the inputs are hashed here)."""
+        if self._json is None:
+            try:
+                v = version("fasteval")
+            except PackageNotFoundError:  # pragma: no cover - run from a bare source tree
+                v = "unknown"
+            record = {
+                "version": v,
+                "command": self.command,
+                "measures": self.measures,
+                "options": self.options,
+                "inputs": [
+                    {"path": str(p), "bytes": p.stat().st_size, "sha256": _sha256_of(p)}
+                    for p in self._files()
+                ],
+            }
+            self._json = json.dumps(record, default=str).encode()
+        return self._json
+
+
+_made_by: list[Provenance] = []  # the one in effect last (a command sets it for its run)
+
+
+@contextmanager
+def made_by(p: Provenance | None) -> Iterator[None]:
+    """Stamp ``p`` on every Parquet file written inside the block (None: nothing)."""
+    if p is None:
+        yield
+        return
+    _made_by.append(p)
+    try:
+        yield
+    finally:
+        _made_by.remove(p)
+
+
+def provenance_of(md: dict[bytes, bytes] | None) -> dict[str, Any] | None:
+    """The provenance a Parquet footer's key-value metadata holds, if any."""
+    raw = (md or {}).get(PROVENANCE_KEY)
+    if raw is None:
+        return None
+    try:
+        got = json.loads(raw)
+    except ValueError:
+        return None
+    return got if isinstance(got, dict) else None
 
 
 def _open(path: str, mode: str) -> IO[Any]:
@@ -189,7 +297,10 @@ class ParquetOut:
         """Record the digest of the bytes written so far (and ``metadata``), close the file."""
         n = self.sink.count
         entry = {"sha256": self.sink.hexdigest(), "bytes": n}
-        self.writer.add_key_value_metadata({**(metadata or {}), DIGEST_KEY: json.dumps(entry)})
+        extra: dict[bytes, Any] = {PROVENANCE_KEY: _made_by[-1].as_json()} if _made_by else {}
+        self.writer.add_key_value_metadata(
+            {**extra, **(metadata or {}), DIGEST_KEY: json.dumps(entry)}
+        )
         self.writer.close()
 
     def abort(self) -> None:

@@ -262,3 +262,45 @@ def test_the_fusion_page_says_which_grid_points_ranx_drops() -> None:
     assert f"{len(ranx)}-point weight grid" in page and f"all {len(every)}" in page
     for t in sorted(every - ranx):
         assert str(t) in page
+
+
+# ----------------------------------------------------------------- 6: what made an output
+
+
+def test_a_parquet_output_says_what_made_it(tmp_path: Path) -> None:
+    import hashlib
+    from importlib.metadata import version
+
+    import pyarrow.parquet as pq
+
+    from fasteval.io.writers import provenance_of
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "r1.txt").write_text(_run_text("sample1"))
+    (runs / "r2.txt").write_text(_run_text("sample2"))
+    out = tmp_path / "e.parquet"
+    res = _run(["eval", QRELS, runs, "-m", "P_10", "-m", "map", "-l", "2", "-o", out])
+    assert res.exit_code == 0, res.output
+    made = provenance_of(pq.read_metadata(out).metadata)
+    assert made is not None
+    assert made["version"] == version("fasteval") and made["command"].endswith("eval")
+    assert made["measures"] == ["P_10", "map"] and made["options"]["level"] == 2
+    got = {Path(i["path"]).name: i for i in made["inputs"]}
+    assert sorted(got) == ["r1.txt", "r2.txt", "sample.qrels"]
+    for p in (Path(QRELS), runs / "r1.txt", runs / "r2.txt"):
+        assert got[p.name]["bytes"] == p.stat().st_size
+        assert got[p.name]["sha256"] == hashlib.sha256(p.read_bytes()).hexdigest()
+    shown = _run(["verify", out])
+    assert shown.exit_code == 0 and "made by fasteval" in shown.stdout, shown.output
+    full = _run(["verify", "--provenance", out]).stdout
+    assert got["r1.txt"]["sha256"] in full
+
+
+def test_text_and_csv_outputs_are_unchanged(tmp_path: Path) -> None:
+    printed = _run(["eval", QRELS, RUNS, "-m", "map"]).stdout
+    res = _run(["eval", QRELS, RUNS, "-m", "map", "-o", tmp_path / "e.txt"])
+    assert res.exit_code == 0 and (tmp_path / "e.txt").read_text() == printed
+    res = _run(["eval", QRELS, RUNS, "-m", "map", "-o", tmp_path / "e.csv"])
+    text = (tmp_path / "e.csv").read_text()
+    assert text.startswith("run_id,query_id,measure,value\n") and "provenance" not in text
