@@ -304,3 +304,58 @@ def test_text_and_csv_outputs_are_unchanged(tmp_path: Path) -> None:
     res = _run(["eval", QRELS, RUNS, "-m", "map", "-o", tmp_path / "e.csv"])
     text = (tmp_path / "e.csv").read_text()
     assert text.startswith("run_id,query_id,measure,value\n") and "provenance" not in text
+
+
+# ----------------------------------------------------------------- 7: the peers' last differences
+
+
+def test_an_empty_run_through_the_provider_scores_every_qrels_query_0() -> None:
+    ir_measures = pytest.importorskip("ir_measures")
+    pd = pytest.importorskip("pandas")
+    from fasteval.ir_measures_provider import provider
+
+    qrels = [ir_measures.Qrel("q1", "d1", 1), ir_measures.Qrel("q2", "d2", 1)]
+    measures = [ir_measures.AP, ir_measures.P @ 5, ir_measures.nDCG @ 10, ir_measures.NumRet]
+    want = ir_measures.calc_aggregate(measures, qrels, [])  # ir_measures' default provider
+    want_q = sorted(map(str, ir_measures.iter_calc(measures, qrels, [])))
+    empty_frame = pd.DataFrame({"query_id": [], "doc_id": [], "score": []})
+    for run in ([], {}, iter([]), empty_frame):
+        assert provider.calc_aggregate(measures, qrels, run) == want
+        assert sorted(map(str, provider.iter_calc(measures, qrels, run))) == want_q
+    assert len(want_q) == 8 and set(want.values()) == {0}
+
+
+_CYCLE = """
+import polars as pl
+from fasteval.analysis.fusion import fuse
+rows = [(run, "q1", d, i + 1, float(10 - i))
+        for run, order in {"r1": "abcd", "r2": "bcad", "r3": "cab"}.items()
+        for i, d in enumerate(order)]
+runs = pl.DataFrame(rows, schema=["run_id", "query_id", "doc_id", "rank", "score"], orient="row")
+print(",".join(fuse(runs, "condorcet", norm=None)["doc_id"].to_list()))
+"""
+
+
+def test_condorcet_gives_one_order_whatever_the_hash_seed() -> None:
+    import os
+    import subprocess
+    import sys
+
+    # a majority cycle (a > b > c > a): ranx's order changes with PYTHONHASHSEED
+    here: dict[str, object] = {}
+    exec(_CYCLE.replace("print(", "here['order'] = ("), {"here": here})
+    order = str(here["order"])
+    assert sorted(order.split(",")) == ["a", "b", "c", "d"] and order.endswith("d")
+    for seed in ("1", "3"):  # the kernels are cached by the call above: 2 s each
+        env = {**os.environ, "PYTHONHASHSEED": seed, "FASTEVAL_AOT": "0"}
+        out = subprocess.run(
+            [sys.executable, "-c", _CYCLE], env=env, capture_output=True, text=True, check=True
+        )
+        assert out.stdout.strip() == order, seed
+
+
+def test_the_fusion_page_says_condorcet_is_deterministic() -> None:
+    from tests.docs._support import DOCS
+
+    page = " ".join((DOCS / "fusion.md").read_text().split())
+    assert "PYTHONHASHSEED" in page and "did not retrieve" in page
