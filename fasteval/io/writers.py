@@ -113,14 +113,18 @@ class Provenance:
                 v = version("fasteval")
             except PackageNotFoundError:  # pragma: no cover - run from a bare source tree
                 v = "unknown"
+            from fasteval import parallel  # noqa: PLC0415 (only when a file is stamped)
+
+            files = self._files()
+            digests = parallel.map_threads(_sha256_of, files)  # hashlib releases the GIL
             record = {
                 "version": v,
                 "command": self.command,
                 "measures": self.measures,
                 "options": self.options,
                 "inputs": [
-                    {"path": str(p), "bytes": p.stat().st_size, "sha256": _sha256_of(p)}
-                    for p in self._files()
+                    {"path": str(p), "bytes": p.stat().st_size, "sha256": h}
+                    for p, h in zip(files, digests, strict=True)
                 ],
             }
             self._json = json.dumps(record, default=str).encode()
