@@ -20,6 +20,7 @@ tried in order; the first that accepts the request serves it:
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 from collections.abc import Callable, Sequence
@@ -397,6 +398,20 @@ def _output_names(req: Request) -> list[str]:
     return names + (["RIC"] if req.ric else [])
 
 
+@functools.lru_cache(maxsize=64)
+def _ranks(names: tuple[str, ...], compat: int, rel_format: str) -> dict[str, int]:
+    """Each output measure's place: the first of the asked names it comes from."""
+    rank: dict[str, int] = {}
+    for i, name in enumerate(names):
+        try:
+            one = parse_request([name], compat=compat, rel_format=rel_format)
+        except FastevalError:  # parsed with the others only (the whole request parsed)
+            continue
+        for out in _output_names(one):
+            rank.setdefault(out, i)
+    return rank
+
+
 def asked_order(measures: Any, req: Request, opts: EvalOptions) -> dict[str, int] | None:
     """Each output measure's place in the order asked, or None when nothing moves.
 
@@ -412,15 +427,12 @@ def asked_order(measures: Any, req: Request, opts: EvalOptions) -> dict[str, int
     names, _ = normalise_measures(measures)
     if len(names) < 2:
         return None
-    rank: dict[str, int] = {}
-    for i, name in enumerate(names):
-        try:
-            one = parse_request([name], compat=opts.compat, rel_format=opts.rel_format)
-        except FastevalError:  # parsed with the others only (the whole request parsed)
-            continue
-        for out in _output_names(one):
-            rank.setdefault(out, i)
-    keys = [rank.get(n, len(names)) for n in _output_names(req)]
+    outs = _output_names(req)
+    if len(outs) == len(names) and set(outs) == set(names):  # each name is one row: 2 us
+        rank = {n: i for i, n in enumerate(names)}
+    else:  # names that expand or are spelled otherwise: each parsed alone (once per list)
+        rank = _ranks(tuple(names), opts.compat, opts.rel_format)
+    keys = [rank.get(n, len(names)) for n in outs]
     if keys == sorted(keys):
         return None
     return rank
