@@ -28,8 +28,9 @@ from typing import Any, TypeVar
 
 import click
 
-from fasteval.commands.common import friendly as _friendly
 from fasteval.commands.common import (
+    EVAL_WRITES,
+    Writes,
     interrupted,
     lenient_option,
     level_option,
@@ -42,6 +43,7 @@ from fasteval.commands.common import (
     run_id_option,
     show_progress,
 )
+from fasteval.commands.common import friendly as _friendly
 from fasteval.commands.startup import keep_freed_memory, skip_blas_probe
 from fasteval.errors import ParameterError
 
@@ -158,7 +160,7 @@ def _finished(*_: Any, **__: Any) -> None:
     default=None,
     help="Output format. Default: from -o's suffix (.parquet, .csv, .json, .jsonl), else trec.",
 )
-@output_option()
+@output_option(writes=EVAL_WRITES)
 @reading_options
 @click.option(
     "--cluster",
@@ -318,9 +320,13 @@ def _evaluate(args: _EvalArgs, req: Any, fmt: str) -> Any:
         if args.rel_format != "qrels":
             msg = f"--cluster reads plain qrels only; run -R {args.rel_format} without --cluster"
             raise ParameterError(msg)
-        return with_cluster(evaluate, args.cluster)(
+        from fasteval.io.writers import in_measure_order
+
+        df = with_cluster(evaluate, args.cluster)(
             args.qrels, runs, list(measures) or None, **options
         )
+        # evaluate() keeps the order asked; the command's outputs keep trec_eval's
+        return in_measure_order(df, {m.name: i for i, m in enumerate(req.ranking)})
     with _BatchBar(show=show_progress(False if args.quiet else args.progress)) as bar:
         return evaluate(
             args.qrels, runs, req, rel_format=args.rel_format, progress=bar.update, **options
@@ -337,10 +343,12 @@ def trec_text(df: Any, measures: Any, *, zscore: bool = False) -> str:
     """
     from fasteval.io.writers import format_trec
 
+    # the commands evaluate a parsed request: the rows come in trec_eval's order
     if measures.runid or df["run_id"].n_unique() <= 1:
-        return format_trec(df, measures, zscore=zscore)
+        return format_trec(df, measures, zscore=zscore, in_order=True)
     return "".join(
-        f"{'runid':<22}\tall\t{run_id}\n" + format_trec(block, measures, zscore=zscore)
+        f"{'runid':<22}\tall\t{run_id}\n"
+        + format_trec(block, measures, zscore=zscore, in_order=True)
         for (run_id,), block in df.group_by("run_id", maintain_order=True)
     )
 
@@ -383,7 +391,9 @@ class _BatchBar:
 
 @main.command("ingest")
 @click.argument("inputs", nargs=-1, required=True, type=click.Path())
-@output_option("The archive to write (.parquet).", required=True)
+@output_option(
+    "The archive to write (.parquet).", required=True, writes=Writes(("parquet",), None, None)
+)
 @run_id_option
 @lenient_option
 @progress_option
@@ -423,19 +433,38 @@ def ingest_cmd(
 
 @main.command("demo")
 @click.option("-m", "--measure", "measures", multiple=True, help="Measures (default: official).")
+@click.option(
+    "--workspace",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Instead, write the sample as the documentation's examples name it: "
+    "DIR/qrels.txt, DIR/runs/ (8 TREC run files) and DIR/runs.parquet.",
+)
 @_friendly
-def demo_cmd(measures: tuple[str, ...]) -> None:
-    """Evaluate the small sample archive shipped with fasteval."""
+def demo_cmd(measures: tuple[str, ...], workspace: str | None) -> None:
+    """Evaluate the small sample archive shipped with fasteval (or, with --workspace,
+    write it out for the documentation's examples)."""
+    if workspace is not None:
+        from fasteval.commands.demo import write_workspace
+
+        folder = write_workspace(workspace)
+        click.echo(
+            f"wrote {folder}: qrels.txt, runs/ (8 runs), runs.parquet; "
+            f"try: cd {folder} && fasteval eval qrels.txt runs/ -m map",
+            err=True,
+        )
+        return
     from fasteval.api import evaluate
-    from fasteval.measures.parser import parse_measures
+    from fasteval.measures.catalog import parse_request
 
     qrels = SAMPLE_DIR / "sample.qrels"
     archive = SAMPLE_DIR / "sample_runs.parquet"
     click.echo(f"# qrels: {qrels.name}; runs: {archive.name}", err=True)
     t0 = time.perf_counter()
-    df = evaluate(qrels, archive, list(measures) or None, per_query=False)
+    req = parse_request(list(measures) or None)  # a request: rows in trec_eval's order
+    df = evaluate(qrels, archive, req, per_query=False)
     dt = time.perf_counter() - t0
-    click.echo(trec_text(df, parse_measures(list(measures) or None)), nl=False)
+    click.echo(trec_text(df, req.ranking), nl=False)
     n_runs = df["run_id"].n_unique()
     click.echo(f"# evaluated {n_runs} runs in {dt:.2f} s (first run includes compiling)", err=True)
 

@@ -20,9 +20,12 @@ tried in order; the first that accepts the request serves it:
 
 from __future__ import annotations
 
+import functools
+import os
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import polars as pl
@@ -31,8 +34,16 @@ from fasteval.engine.encode import PreparedQrels, prepare_qrels
 from fasteval.engine.inputs import QrelsLike, RunsLike
 from fasteval.engine.options import EvalOptions
 from fasteval.engine.recent import RECENT, is_qrels_dict
-from fasteval.errors import FastevalWarning, MeasureError, ParameterError
+from fasteval.errors import (
+    FastevalError,
+    FastevalWarning,
+    InputFormatError,
+    MeasureError,
+    ParameterError,
+)
+from fasteval.io import gz
 from fasteval.io.tables import qrels_columns
+from fasteval.io.writers import in_measure_order
 from fasteval.io.zscores import as_zscores
 from fasteval.measures.catalog import Request, parse_request, split
 from fasteval.measures.ir_measures_names import normalise_measures
@@ -298,6 +309,8 @@ class Evaluator:
         self.options = opts
         self.kind: Kind = next(k for k in KINDS if k.accepts(req, content))
         self._state = self.kind.prepare(qrels, req, opts, extra)
+        # the rows' measures in the order asked (None: the kernels' order is that order)
+        self._order = None if content else asked_order(measures, req, opts)
 
     def evaluate(
         self, runs: RunsLike, per_query: bool = True, progress: Progress | None = None
@@ -321,7 +334,108 @@ class Evaluator:
         polars.DataFrame
             ``run_id, query_id, measure, value`` (see :func:`fasteval.evaluate`).
         """
-        return self.kind.evaluate(self._state, runs, per_query, progress)
+        try:
+            df = self.kind.evaluate(self._state, runs, per_query, progress)
+        except InputFormatError as e:
+            raise qrels_given_as_run(e, runs) or e from None
+        return df if self._order is None else in_measure_order(df, self._order)
+
+
+def _qrels_head(path: Path) -> tuple[int, str] | None:
+    """The first line (number, text) of a file whose first lines all read as qrels
+    (``qid iter docno rel``: four columns, an integer grade, no ``Q0``), else None."""
+    try:
+        with gz.open_gzip(path) if path.suffix == ".gz" else open(path, "rb") as f:
+            head = f.read(16384)
+    except gz.ERRORS:  # OSError among them
+        return None
+    texts = head.decode("utf-8", "replace").splitlines()
+    if len(head) == 16384:
+        texts = texts[:-1]  # the last line may be cut
+    lines = [(i, t) for i, t in enumerate(texts, 1) if t.strip() and not t.startswith("#")][:10]
+    for _, text in lines:
+        fields = text.split()
+        if len(fields) != 4 or fields[1] in ("Q0", "q0") or not fields[3].lstrip("-").isdigit():
+            return None
+    return lines[0] if lines else None
+
+
+def qrels_given_as_run(e: InputFormatError, runs: Any) -> InputFormatError | None:
+    """The error to raise instead of ``e`` when the run file it names is qrels, else None.
+
+    A qrels file given where a run belongs fails the run's layout check; this
+    says what happened, as the reverse mistake's message does ("this looks like
+    a run file, not qrels"). Called only on the way out of a failed read.
+
+    Parameters
+    ----------
+    e
+        The error reading the runs raised (its message starts with the file's name).
+    runs
+        The runs as given: paths, folders, or anything else (not checked).
+    """
+    name = str(e).split(":", 1)[0]
+    given = runs if isinstance(runs, list | tuple) else [runs]
+    paths = [Path(r) for r in given if isinstance(r, str | os.PathLike)]
+    p = Path(name)
+    if not p.is_file() or not any(p == r or r in p.parents for r in paths):
+        return None
+    first = _qrels_head(p)
+    if first is None:
+        return None
+    no, line = first
+    msg = (
+        f"{name}:{no}: this looks like qrels, not a run: 4 columns ({line.strip()[:200]!r}), "
+        "the layout qid iter docno rel; run lines are qid Q0 docno rank score tag\n"
+        "  hint: give the qrels first, then the runs"
+    )
+    return InputFormatError(msg)
+
+
+def _output_names(req: Request) -> list[str]:
+    """The measures a request's rows carry, in the order the evaluators write them."""
+    names = [d.name for d in req.diversity] + [m.name for m in req.ranking]
+    return names + (["RIC"] if req.ric else [])
+
+
+@functools.lru_cache(maxsize=64)
+def _ranks(names: tuple[str, ...], compat: int, rel_format: str) -> dict[str, int]:
+    """Each output measure's place: the first of the asked names it comes from."""
+    rank: dict[str, int] = {}
+    for i, name in enumerate(names):
+        try:
+            one = parse_request([name], compat=compat, rel_format=rel_format)
+        except FastevalError:  # parsed with the others only (the whole request parsed)
+            continue
+        for out in _output_names(one):
+            rank.setdefault(out, i)
+    return rank
+
+
+def asked_order(measures: Any, req: Request, opts: EvalOptions) -> dict[str, int] | None:
+    """Each output measure's place in the order asked, or None when nothing moves.
+
+    The evaluators write a query's rows in trec_eval's order (map before P_10);
+    :func:`fasteval.evaluate` returns them in the order asked. A name that
+    expands (``P.5,10``, ``official``) keeps its members in trec_eval's order at
+    its place; a measure asked twice keeps its first place. Parsed here, once per
+    :class:`Evaluator` (a warm ``evaluate`` then pays only
+    :func:`~fasteval.io.writers.in_measure_order`).
+    """
+    if measures is None or isinstance(measures, Request):
+        return None  # the default set, or a request parsed elsewhere: trec_eval's order
+    names, _ = normalise_measures(measures)
+    if len(names) < 2:
+        return None
+    outs = _output_names(req)
+    if len(outs) == len(names) and set(outs) == set(names):  # each name is one row: 2 us
+        rank = {n: i for i, n in enumerate(names)}
+    else:  # names that expand or are spelled otherwise: each parsed alone (once per list)
+        rank = _ranks(tuple(names), opts.compat, opts.rel_format)
+    keys = [rank.get(n, len(names)) for n in outs]
+    if keys == sorted(keys):
+        return None
+    return rank
 
 
 def _parse(

@@ -37,6 +37,7 @@ to 2e-16 once the ties are broken the same way).
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
@@ -134,16 +135,25 @@ class FastevalEvaluator(providers.Evaluator):
         ]
 
     def _rows(self, run: Any) -> Iterator[tuple[list[str], list[Any], list[float]]]:
-        """Per evaluator group: the per-query rows' query ids, measures and values."""
+        """Per evaluator group: the per-query rows' query ids, measures and values.
+
+        An empty run yields nothing: ir_measures then gives every qrels query the
+        measure's default (0), as its default provider does (its own test).
+        """
         import polars as pl
 
         from fasteval.io import adapters
         from fasteval.io.tables import as_run
 
+        run = _non_empty(run)
+        if run is None:
+            return
         got = adapters.adapt(run, "run", default_run="run")
         if got is not None:  # ir_measures' inputs: one run, converted once, straight to Arrow
             table = got[0]
             n = table.num_rows
+            if n == 0:
+                return
             table = table.set_column(
                 table.column_names.index("run_id"),
                 "run_id",
@@ -152,6 +162,8 @@ class FastevalEvaluator(providers.Evaluator):
             runs: Any = table
         else:
             frame = as_run(run, name="run")
+            if frame.height == 0:
+                return
             runs = frame.with_columns(pl.lit("run").alias("run_id"))
         for ev, by_out in self.groups:
             try:
@@ -188,6 +200,23 @@ class FastevalEvaluator(providers.Evaluator):
         for _, _, m in missing:
             aggregators[m].add(m.DEFAULT)
         return {m: agg.result() for m, agg in aggregators.items()}
+
+
+def _non_empty(run: Any) -> Any:
+    """``run``, or None when it holds no ranking (an empty list, dict or iterator).
+
+    An iterator (``ir_measures.read_trec_run``) is looked into by its first
+    record, which is put back in front of the rest.
+    """
+    if isinstance(run, list | tuple | dict):
+        return run if len(run) else None
+    if isinstance(run, Iterator):
+        first = next(run, _NOTHING)
+        return None if first is _NOTHING else itertools.chain([first], run)
+    return run
+
+
+_NOTHING = object()
 
 
 def _is_arrow_table(x: Any) -> bool:
@@ -253,6 +282,8 @@ def _register() -> FastevalProvider:
 
 
 provider = _register()
+"""The provider, registered in ir_measures as ``"fasteval"`` when this module is imported:
+``provider.calc_aggregate(measures, qrels, run)``, ``provider.iter_calc(...)``."""
 
 
 def use_fasteval(enable: bool = True) -> None:

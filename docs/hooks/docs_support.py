@@ -11,13 +11,10 @@
 from __future__ import annotations
 
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-import polars as pl
-
-import fasteval
+from fasteval.commands.demo import write_workspace
 
 # Languages that are code: each block in one of them runs in the test suite or
 # carries a `<!-- not-runnable: reason -->` comment. `text` blocks are output
@@ -86,24 +83,7 @@ def code_blocks(text: str, page: str = "") -> list[CodeBlock]:
 
 
 def sample_workspace(where: Path) -> Path:
-    """Write the shipped sample data into ``where`` under the names the pages use.
-
-    * ``qrels.txt``: the sample qrels (25 queries, grades 0-2);
-    * ``runs.parquet``: the sample archive (8 runs, ``sample1`` .. ``sample8``);
-    * ``runs/``: the same runs as TREC text files, one per run.
-    """
-    data = Path(fasteval.__file__).parent / "data"
-    where.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(data / "sample.qrels", where / "qrels.txt")
-    shutil.copyfile(data / "sample_runs.parquet", where / "runs.parquet")
-    runs = pl.read_parquet(data / "sample_runs.parquet")
-    (where / "runs").mkdir(exist_ok=True)
-    for (run_id,), block in runs.group_by("run_id", maintain_order=True):
-        lines = [
-            f"{q} Q0 {d} {r} {s} {run_id}"
-            for q, d, r, s in zip(
-                block["query_id"], block["doc_id"], block["rank"], block["score"], strict=True
-            )
-        ]
-        (where / "runs" / f"{run_id}.txt").write_text("\n".join(lines) + "\n")
-    return where
+    """Write the shipped sample data into ``where`` under the names the pages use:
+    what ``fasteval demo --workspace DIR`` leaves (``qrels.txt``, ``runs/``,
+    ``runs.parquet``), so a reader's folder is the one the examples ran in."""
+    return write_workspace(where)

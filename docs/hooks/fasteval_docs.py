@@ -65,6 +65,39 @@ _SECTIONS = {
 }
 
 
+# what the guides use beyond fasteval.__all__: (section, entries); a module entry
+# documents its public names. tests/docs/test_docs_site.py checks that every name a
+# page imports from fasteval has an entry.
+GUIDE_NAMES = [
+    ("Reading qrels and runs", ["fasteval.io.tables.as_qrels", "fasteval.io.tables.as_run"]),
+    ("Studies and meta-evaluation", ["fasteval.studies", "fasteval.analysis.meta"]),
+    (
+        "Histogram analysis (DO, HSA)",
+        [
+            "fasteval.analysis.hsa.histogram_analysis_scores",
+            "fasteval.analysis.hsa.sample_judgments",
+        ],
+    ),
+    (
+        "Fusion",
+        [
+            "fasteval.analysis.fusion.prepare_fusion",
+            "fasteval.analysis.fusion.upper_bound_study",
+            "fasteval.analysis.fusion.upper_bound_summary",
+            "fasteval.analysis.fusion.random_groups",
+            "fasteval.analysis.fusion.fuse_groups",
+        ],
+    ),
+    ("Content-based evaluation", ["fasteval.analysis.content.evaluate_content"]),
+    ("ir_measures and PyTerrier", ["fasteval.ir_measures_provider"]),
+    ("Evaluating on a Dask cluster", ["fasteval.distributed"]),
+    (
+        "Figures",
+        ["fasteval.plots.compare", "fasteval.plots.studies", "fasteval.plots.report_html"],
+    ),
+]
+
+
 def _benchmarks() -> Any:
     if "benchmark_plots" in sys.modules:
         return sys.modules["benchmark_plots"]
@@ -85,7 +118,9 @@ def api_reference() -> str:
         obj = getattr(fasteval, name)
         module = getattr(obj, "__module__", "fasteval")
         groups.setdefault(_SECTIONS.get(module, module), []).append(f"{module}.{name}")
-    order = list(dict.fromkeys(_SECTIONS.values()))
+    for title, paths in GUIDE_NAMES:
+        groups.setdefault(title, []).extend(paths)
+    order = [*dict.fromkeys([*_SECTIONS.values(), *(t for t, _ in GUIDE_NAMES)])]
     out: list[str] = []
     for title in sorted(groups, key=lambda t: (order.index(t) if t in order else len(order), t)):
         out.append(f"## {title}\n")
@@ -137,8 +172,54 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     return markdown
 
 
+# a Sphinx cross-reference role in a docstring (":func:`x`"), as mkdocstrings renders it
+ROLE = re.compile(
+    r":(?:py:)?(?P<role>func|class|meth|mod|data|attr|exc|obj|const|term|math):"
+    r"<code>(?P<target>[^<]+)</code>"
+)
+
+
+def _entry(name: str, ids: set[str]) -> str | None:
+    """The id of ``name``'s entry on the page, if it has exactly one."""
+    if name in ids:
+        return name
+    head, _, last = name.rpartition(".")
+    if head == "fasteval" and last in fasteval.__all__:  # a re-export: where it is defined
+        module = getattr(getattr(fasteval, last), "__module__", "fasteval")
+        if f"{module}.{last}" in ids:
+            return f"{module}.{last}"
+    ends = [i for i in ids if i.endswith(f".{name}")]
+    return ends[0] if len(ends) == 1 else None
+
+
+def resolve_roles(html: str) -> str:
+    """Turn the raw roles of docstrings into links to the page's own entries.
+
+    ``:func:<code>fasteval.evaluate</code>`` becomes a link to the entry of
+    ``fasteval.evaluate`` when the page has one (by its full name, by where a
+    re-export of the package is defined, or by the one entry whose name ends
+    so), else just the code; ``~a.b.c`` shows ``c``, as Sphinx does.
+    """
+    ids = set(re.findall(r'id="(fasteval[\w.]*)"', html))
+
+    def link(m: re.Match[str]) -> str:
+        raw = m["target"].strip()
+        if m["role"] == "math":  # a formula: its text, as code
+            return f"<code>{raw}</code>"
+        name = raw.lstrip("~.").removesuffix("()")
+        shown = name.rsplit(".", 1)[-1] if raw.startswith("~") else name
+        entry = _entry(name, ids)
+        return f'<a href="#{entry}"><code>{shown}</code></a>' if entry else f"<code>{shown}</code>"
+
+    return ROLE.sub(link, html)
+
+
 def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
-    """Refuse pages that point users to the internal spec document."""
+    """Resolve the docstrings' roles; widen the catalogue; refuse pages that point users
+    to the internal spec."""
+    html = resolve_roles(html)
+    if page.file.src_uri == "measures.md":  # docs/stylesheets/catalogue.css
+        html = '<div class="fe-catalogue">\n' + html + "\n</div>"
     for m in re.finditer(r"\bSPEC\b", html):
         context = re.sub(r"<[^>]+>", "", html[max(0, m.start() - 80) : m.end() + 20])
         log.warning(

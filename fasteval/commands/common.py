@@ -6,13 +6,14 @@ import re
 import sys
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from fasteval.errors import FastevalError, ParameterError, install_hint
+from fasteval.errors import FastevalError, InputFormatError, ParameterError, install_hint
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -200,6 +201,36 @@ def check_output_folder() -> None:
             raise ParameterError(msg)
 
 
+# parameters that name what a command writes, not what it reads
+_OUTPUT_NAMES = ("output", "out", "outdir", "plot", "plot_dir", "summary", "workspace")
+
+
+def provenance(params: dict[str, Any]) -> Any:
+    """What made the running command's outputs (a :class:`fasteval.io.writers.Provenance`).
+
+    The inputs are the values of its path arguments and options that are not
+    outputs (``-o``, ``--plot``, ...), and ``--collection``; the measures its
+    ``-m``; the options everything else. None outside a click command.
+    """
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return None
+    from fasteval.io.writers import Provenance
+
+    inputs: list[str] = []
+    options: dict[str, Any] = {}
+    for param in ctx.command.params:
+        name = param.name or ""
+        value = params.get(name)
+        is_output = isinstance(param, OutputOption) or name in _OUTPUT_NAMES
+        if not is_output and (isinstance(param.type, click.Path) or name == "collection"):
+            inputs += [str(v) for v in (value if isinstance(value, tuple) else [value]) if v]
+        elif name != "measures":
+            options[name] = list(value) if isinstance(value, tuple) else value
+    measures = [str(m) for m in params.get("measures") or ()]
+    return Provenance(ctx.command_path, measures, options, inputs)
+
+
 def friendly(fn: F) -> F:
     """Turn expected errors into one line on stderr and exit status 1 (no traceback)."""
 
@@ -215,10 +246,21 @@ def friendly(fn: F) -> F:
             warnings.simplefilter("always")
             warnings.showwarning = show
             try:
-                check_output_folder()
-                return fn(*args, **kwargs)
+                check_output(kwargs)
+                from fasteval.io.writers import made_by
+
+                with made_by(provenance(kwargs)):  # stamped on the Parquet files written
+                    return fn(*args, **kwargs)
             except (FastevalError, OSError) as e:
+                if isinstance(e, InputFormatError) and "runs" in kwargs:
+                    from fasteval.evaluator import qrels_given_as_run
+
+                    e = qrels_given_as_run(e, list(kwargs["runs"])) or e
                 click.echo(f"fasteval: error: {_one_line(str(e))}", err=True)
+                sys.exit(1)
+            except EOFError as e:
+                # an input that ends early (click would take it for Ctrl-C: exit 130)
+                click.echo(f"fasteval: error: an input ended early ({e})", err=True)
                 sys.exit(1)
             except ImportError as e:
                 msg = missing_extra_message(e)
@@ -299,53 +341,199 @@ def progress_bar(total: int, unit: str, desc: str, show: bool) -> Any:
     return tqdm(total=total, unit=unit, desc=desc, disable=not show, file=sys.stderr)
 
 
+#: What a suffix of ``-o`` names, for every command (each writes some of these).
 SUFFIX_FORMATS = {
     ".parquet": "parquet",
     ".pq": "parquet",
     ".csv": "csv",
+    ".tsv": "tsv",
     ".json": "json",
     ".jsonl": "jsonl",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".tex": "latex",
+    ".html": "html",
+    ".htm": "html",
 }
 
 
-#: Suffixes of ``-o`` that mean trec_eval's text (and no suffix at all).
-TEXT_SUFFIXES = ("", ".txt", ".trec", ".eval", ".out", ".res")
+#: Suffixes of ``-o`` that mean the command's own text (trec_eval's text for ``eval``),
+#: as does no suffix at all.
+TEXT_SUFFIXES = ("", ".txt", ".trec", ".eval", ".out", ".res", ".run")
+
+# formats whose bytes are not text: never written into a file named as text
+_BINARY = ("parquet",)
+# (suffix, format) pairs that agree although the suffix names another format: ndeval's
+# own layout is CSV
+_AGREE = {(".csv", "ndeval")}
+
+
+@dataclass(frozen=True)
+class Writes:
+    """What a command writes to ``-o``: its formats, and how the file's suffix picks one.
+
+    Parameters
+    ----------
+    formats
+        The formats the command writes (its ``--format`` choices, or the one it has).
+    text
+        The format a text suffix (``.txt``, ``.run``, ...) or no suffix means, and the
+        default without ``-o``; None when the command writes no text (refused).
+    param
+        The command's ``--format`` parameter (None: the suffix alone decides).
+    any_suffix
+        A suffix that names no format means ``text`` (runs and qrels have any name);
+        otherwise it is an error listing the suffixes.
+    suffixes
+        The command's own meaning of a suffix, over :data:`SUFFIX_FORMATS`.
+    """
+
+    formats: tuple[str, ...]
+    text: str | None
+    param: str | None = "fmt"
+    any_suffix: bool = False
+    suffixes: tuple[tuple[str, str], ...] = ()
+
+
+def _suffix_list(w: Writes) -> str:
+    """``parquet (.parquet, .pq), csv (.csv), tsv (.txt, ... or none)``: what names each."""
+    names = {**SUFFIX_FORMATS, **dict(w.suffixes)}
+    listed = []
+    for f in w.formats:
+        suffixes = [s for s, g in names.items() if g == f]
+        if f == w.text:
+            suffixes += [s for s in TEXT_SUFFIXES if s] + ["no suffix"]
+        if suffixes:
+            listed.append(f"{f} ({', '.join(suffixes)})")
+    return ", ".join(listed)
+
+
+def pick_format(
+    w: Writes, fmt: str | None, output: str | None, where: str = "fasteval", opt: str = "-o"
+) -> str:
+    """The format a command writes: as ``--format`` says, else as ``-o``'s suffix says.
+
+    A file is written in the format its suffix names, or the command refuses (a
+    :class:`ParameterError`): a suffix naming a format the command does not write
+    (``hsa -o h.jsonl``), one that disagrees with ``--format`` (``--format csv -o
+    x.parquet``), Parquet into a text name, or a suffix that names nothing when the
+    command writes several formats (``eval -o out.xlsx``; ``--format`` then says which).
+
+    Parameters
+    ----------
+    w
+        What the command writes.
+    fmt
+        Its ``--format``, None when not given.
+    output
+        Its ``-o``, None for standard output.
+    where, opt
+        The command's name and the option, for the messages (``fasteval hsa``, ``-o``).
+
+    Returns
+    -------
+    str
+        The format to write.
+    """
+    if output is None:
+        return fmt or w.text or w.formats[0]
+    suffix = Path(output).suffix.lower()
+    named = dict(w.suffixes).get(suffix, SUFFIX_FORMATS.get(suffix))
+    text = named is None and (suffix in TEXT_SUFFIXES or w.any_suffix)
+    options = f"--format {'|'.join(w.formats)}" if w.param else ""
+    if fmt is not None:
+        agree = (
+            fmt in (named, SUFFIX_FORMATS.get(suffix))
+            or (suffix, fmt) in _AGREE
+            or (text and fmt not in _BINARY)
+            or (named is None and not text)  # a name that says nothing: --format decides
+        )
+        if agree:
+            return fmt
+        says = f"names {named}" if named else "names text"
+        msg = (
+            f"{opt} {output}: the suffix {suffix!r} {says}, but --format is {fmt}\n"
+            f"  hint: leave --format out, or name the file for {fmt}"
+        )
+        raise ParameterError(msg)
+    if text:
+        named = w.text
+        if named is None and not suffix and len(w.formats) == 1:
+            named = w.formats[0]  # no suffix at all says nothing: the one format it writes
+    if named is None and not text:
+        msg = (
+            f"{opt} {output}: cannot tell the format from the suffix {suffix!r}; "
+            f"{where} writes {_suffix_list(w)}"
+            + (f"\n  hint: or name it: {options}" if options else "")
+        )
+        raise ParameterError(msg)
+    if named is None or named not in w.formats:
+        what = named or "text"
+        msg = (
+            f"{opt} {output}: {where} cannot write {what} (the suffix {suffix!r}); "
+            f"it writes {_suffix_list(w)}"
+        )
+        raise ParameterError(msg)
+    return named
 
 
 def output_format(fmt: str | None, output: str | None) -> str:
-    """The format asked for, else the one ``output``'s suffix names, else ``trec``.
+    """``eval``'s format: as ``--format`` says, else as ``-o``'s suffix says, else ``trec``."""
+    return pick_format(EVAL_WRITES, fmt, output, "fasteval eval")
 
-    Writing trec_eval's text into ``out.parquet`` because ``--format`` was left
-    out would give a file no Parquet reader opens; so would ``out.xlsx`` or
-    ``all.tsv``: a suffix that names no format is an error listing them, unless
-    ``--format`` says which.
+
+#: What ``fasteval eval`` writes.
+EVAL_WRITES = Writes(("trec", "csv", "json", "jsonl", "parquet", "ndeval"), "trec")
+#: What the analysis commands (hsa, ric, infodiff, correlate) write.
+TABLE_WRITES = Writes(("tsv", "csv", "json", "parquet"), "tsv")
+
+
+class OutputOption(click.Option):
+    """``-o``, knowing what the command writes (:class:`Writes`); see :func:`check_output`."""
+
+    def __init__(self, *args: Any, writes: Writes | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.writes = writes
+
+
+def check_output(params: dict[str, Any]) -> None:
+    """Check ``-o`` before any input is read: its folder exists, its suffix fits.
+
+    For a command whose ``-o`` says what it writes (:class:`OutputOption`), the
+    format its ``--format`` parameter receives in ``params`` is the one
+    :func:`pick_format` chooses.
     """
-    if fmt is not None:
-        return fmt
-    if output is None:
-        return "trec"
-    suffix = Path(output).suffix.lower()
-    if suffix in SUFFIX_FORMATS:
-        return SUFFIX_FORMATS[suffix]
-    if suffix in TEXT_SUFFIXES:
-        return "trec"
-    known = ", ".join(f"{s} ({f})" for s, f in SUFFIX_FORMATS.items())
-    text = ", ".join(s for s in TEXT_SUFFIXES if s)
-    msg = (
-        f"-o {output}: cannot tell the format from the suffix {suffix!r}; "
-        f"use {known}, or {text} or none for trec_eval's text\n"
-        f"  hint: or name it: --format trec|csv|json|jsonl|parquet|ndeval"
-    )
-    raise ParameterError(msg)
+    check_output_folder()
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return
+    for param in ctx.command.params:
+        w = getattr(param, "writes", None)
+        if not isinstance(w, Writes):
+            continue
+        value = params.get(param.name or "")
+        fmt = params.get(w.param) if w.param else None
+        chosen = pick_format(w, fmt, value, ctx.command_path, param.opts[0])
+        if w.param and w.param in params:
+            params[w.param] = chosen
 
 
 def output_option(
-    help: str = "Write here instead of standard output.", *, required: bool = False
+    help: str = "Write here instead of standard output.",
+    *,
+    required: bool = False,
+    writes: Writes | None = None,
 ) -> Callable[[F], F]:
-    """``-o/--output FILE`` (optional unless ``required``)."""
+    """``-o/--output FILE`` (optional unless ``required``).
+
+    ``writes``: what the command writes; the file's suffix then picks the format,
+    or the command refuses before reading anything (:func:`pick_format`).
+    """
     return click.option(
         "-o",
         "--output",
+        cls=OutputOption,
+        writes=writes,
         type=click.Path(dir_okay=False),
         default=None,
         required=required,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from fasteval.commands.common import (
+    Writes,
     friendly,
     level_option,
     output_option,
@@ -68,10 +69,10 @@ from fasteval.commands.common import (
     "--format",
     "fmt",
     type=click.Choice(["text", "markdown", "latex", "html", "csv"]),
-    default="text",
-    show_default=True,
+    default=None,
+    help="Table layout. Default: from -o's suffix (.md, .tex, .html, .csv), else text.",
 )
-@output_option()
+@output_option(writes=Writes(("text", "markdown", "latex", "html", "csv"), "text"))
 @reading_options
 @friendly
 def compare_cmd(

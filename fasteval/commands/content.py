@@ -12,17 +12,22 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from fasteval.commands.common import (
+    Writes,
     friendly,
     level_option,
     no_extra_warning,
     on_interrupt,
     options,
+    output_option,
     progress_option,
     qrels_and_runs,
     show_progress,
     study_kept,
 )
 from fasteval.errors import ParameterError
+
+# complete-qrels and select-judgments write TREC qrels text, under any name but a table's
+_QRELS = Writes(("qrels",), "qrels", param=None, any_suffix=True)
 
 if TYPE_CHECKING:
     import polars as pl
@@ -57,9 +62,7 @@ def _analyzer(stem: str | None, stopwords: str | None) -> Any:
 
 @click.command("index")
 @click.argument("docs")
-@click.option(
-    "-o", "--output", required=True, type=click.Path(dir_okay=False), help="Parquet to write."
-)
+@output_option("Parquet to write.", required=True, writes=Writes(("parquet",), None, param=None))
 @click.option(
     "--format",
     "fmt",
@@ -94,9 +97,7 @@ def index_cmd(
 )
 @diversity_option
 @level_option
-@click.option(
-    "-o", "--output", required=True, type=click.Path(dir_okay=False), help="Qrels file to write."
-)
+@output_option("Qrels file to write.", required=True, writes=_QRELS)
 @friendly
 def complete_qrels_cmd(
     qrels: str,
@@ -143,9 +144,7 @@ def complete_qrels_cmd(
 )
 @diversity_option
 @level_option
-@click.option(
-    "-o", "--output", required=True, type=click.Path(dir_okay=False), help="Qrels file to write."
-)
+@output_option("Qrels file to write.", required=True, writes=_QRELS)
 @friendly
 def select_judgments_cmd(
     qrels: str,

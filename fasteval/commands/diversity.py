@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import click
 
-from fasteval.commands.common import friendly, output_option, qrels_and_runs, reading_options
+from fasteval.commands.common import (
+    Writes,
+    friendly,
+    output_option,
+    qrels_and_runs,
+    reading_options,
+)
+
+# ndeval's own layout is CSV: ``-o x.csv`` writes it (``--format csv``: the long table)
+_WRITES = Writes(
+    ("ndeval", "trec", "csv", "json", "parquet"), "ndeval", suffixes=((".csv", "ndeval"),)
+)
 
 
 @click.command("ndeval")
@@ -38,10 +49,11 @@ from fasteval.commands.common import friendly, output_option, qrels_and_runs, re
     "--format",
     "fmt",
     type=click.Choice(["ndeval", "trec", "csv", "json", "parquet"]),
-    default="ndeval",
-    show_default=True,
+    default=None,
+    help="Output format. Default: from -o's suffix (.parquet, .json; .csv is ndeval's "
+    "own CSV), else ndeval.",
 )
-@output_option()
+@output_option(writes=_WRITES)
 @reading_options
 @friendly
 def ndeval_cmd(

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from fasteval.commands.common import (
+    OutputOption,
+    Writes,
     friendly,
     lenient_option,
     level_option,
@@ -20,6 +22,9 @@ from fasteval.commands.common import (
     show_progress,
 )
 from fasteval.errors import ParameterError
+
+# fuse-study's and optimize-fusion's tables (io.writers.write_frame)
+_TABLE = Writes(("parquet", "csv", "tsv"), None, param=None)
 
 if TYPE_CHECKING:
     import polars as pl
@@ -100,7 +105,11 @@ _NORM_HELP = "min-max, min-max-inverted, max, zscore (zmuv), sum, rank, borda, n
 @click.option("--run", "run_ids", multiple=True, help="Fuse only these run ids (repeatable).")
 @level_option
 @click.option("--name", default=None, help="Run id of the fused run (default: the method).")
-@output_option("fused.run (TREC text) or fused.parquet.", required=True)
+@output_option(
+    "fused.run (TREC text) or fused.parquet.",
+    required=True,
+    writes=Writes(("trec", "parquet"), "trec", param=None, any_suffix=True),
+)
 @run_id_option
 @lenient_option
 @friendly
@@ -213,13 +222,7 @@ def _fuse_method(
 @click.option("--run", "run_ids", multiple=True, help="Fuse only these run ids (repeatable).")
 @click.option("--depth", type=click.IntRange(min=1), default=1000, show_default=True)
 @level_option
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write every configuration here (.parquet, .csv, .tsv).",
-)
+@output_option("Write every configuration here (.parquet, .csv, .tsv).", writes=_TABLE)
 @click.option(
     "--top", type=click.IntRange(min=1), default=10, show_default=True, help="Rows printed."
 )
@@ -338,9 +341,11 @@ def _echo_cross_validation(cv: pl.DataFrame, folds: int, seed: int, metric: str)
 @click.option(
     "--measure", default="map", show_default=True, help="Measure of fused runs besides RIC."
 )
-@output_option("Per-group table: .parquet, .csv or .tsv.", required=True)
+@output_option("Per-group table: .parquet, .csv or .tsv.", required=True, writes=_TABLE)
 @click.option(
     "--summary",
+    cls=OutputOption,
+    writes=_TABLE,
     type=click.Path(dir_okay=False),
     default=None,
     help="Also write the per-method summary here (.parquet, .csv, .tsv).",

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from fasteval.commands.common import (
+    TABLE_WRITES,
     friendly,
     level_option,
     output_option,
@@ -64,10 +65,10 @@ if TYPE_CHECKING:
     "--format",
     "fmt",
     type=click.Choice(["tsv", "csv", "json", "parquet"]),
-    default="tsv",
-    show_default=True,
+    default=None,
+    help="Output format. Default: from -o's suffix (.parquet, .csv, .json), else tsv.",
 )
-@output_option()
+@output_option(writes=TABLE_WRITES)
 @click.option(
     "--plot",
     "plot_dir",

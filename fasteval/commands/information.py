@@ -8,6 +8,7 @@ import click
 import polars as pl
 
 from fasteval.commands.common import (
+    TABLE_WRITES,
     friendly,
     options,
     output_option,
@@ -40,8 +41,14 @@ _common = options(
         show_default=True,
         help="Relevance level: grade >= level is relevant (truncation point).",
     ),
-    click.option("--format", "fmt", type=_FORMATS, default="tsv", show_default=True),
-    output_option(),
+    click.option(
+        "--format",
+        "fmt",
+        type=_FORMATS,
+        default=None,
+        help="Output format. Default: from -o's suffix (.parquet, .csv, .json), else tsv.",
+    ),
+    output_option(writes=TABLE_WRITES),
     run_id_option,
 )
 

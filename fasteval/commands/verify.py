@@ -37,6 +37,7 @@ class Finding:
     sound: bool
     detail: str
     missing: bool = False
+    made_by: dict[str, Any] | None = None  # the footer's provenance, if it has one
 
     @property
     def status(self) -> str:
@@ -73,7 +74,23 @@ def check_file(path: Path, advice: str | None = None) -> Finding:
         what += "; readable, but it has no fasteval digest to check"
     else:
         what += ", pages and digest sound"
-    return Finding(path, True, what)
+    made = _made_by(path)
+    if made is not None:
+        measures = ", ".join(made.get("measures") or [])
+        what += (
+            f"; made by fasteval {made.get('version', '?')}: {made.get('command', '?')}"
+            + (f", measures {measures}" if measures else "")
+            + f", {len(made.get('inputs') or [])} input file(s)"
+        )
+    return Finding(path, True, what, made_by=made)
+
+
+def _made_by(path: Path) -> dict[str, Any] | None:
+    import pyarrow.parquet as pq
+
+    from fasteval.io.writers import provenance_of
+
+    return provenance_of(pq.read_metadata(path).metadata)
 
 
 def _unreadable_manifest(path: Path, reason: str) -> Finding:
@@ -153,12 +170,20 @@ def check_path(path: Path) -> list[Finding]:
 
 @click.command("verify")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option(
+    "--provenance",
+    "show_provenance",
+    is_flag=True,
+    help="Also print what made each file (its footer's fasteval.provenance: version, "
+    "measures, options, inputs with their sizes and SHA-256), as JSON.",
+)
 @friendly
-def verify_cmd(paths: tuple[str, ...]) -> None:
+def verify_cmd(paths: tuple[str, ...], show_provenance: bool) -> None:
     """Check archives, study folders and Parquet outputs fasteval wrote (pages, digests, rows).
 
-    Prints one line per file, PATH: ok or PATH: DAMAGED, and exits 0 only
-    when every file is sound.
+    Prints one line per file, PATH: ok or PATH: DAMAGED, with what made it
+    (fasteval's version, the command, its measures and inputs) when its footer
+    says, and exits 0 only when every file is sound.
     """
     if not paths:
         msg = "give at least one file or folder to verify"
@@ -166,6 +191,8 @@ def verify_cmd(paths: tuple[str, ...]) -> None:
     found = [f for p in paths for f in check_path(Path(p))]
     for f in found:
         click.echo(f"{f.path}: {f.status} ({f.detail})")
+        if show_provenance and f.made_by is not None:
+            click.echo(json.dumps(f.made_by, indent=2))
     bad = sum(not f.sound for f in found)
     n = len(found)
     if bad:

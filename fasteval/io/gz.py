@@ -15,6 +15,8 @@ import zlib
 from types import ModuleType
 from typing import IO, Any
 
+from fasteval.errors import InputFormatError
+
 _gzip: ModuleType = gzip
 _zlib: ModuleType = zlib
 try:
@@ -24,8 +26,27 @@ try:
 except ImportError:  # pragma: no cover - a platform without isal's wheels
     pass
 
+
+class GzipDataError(InputFormatError):
+    """A gzip file that ends early or is damaged, found while reading it piece by piece."""
+
+
 # what a truncated or damaged gzip file raises, whichever library reads it
-ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error, _zlib.error)
+ERRORS: tuple[type[BaseException], ...] = (
+    OSError,
+    EOFError,
+    zlib.error,
+    _zlib.error,
+    GzipDataError,
+)
+# what the libraries raise themselves (a truncated stream is EOFError, which click
+# would take for Ctrl-C: it must never leave this module bare)
+_RAW_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error, _zlib.error)
+
+
+def bad_gzip_message(path: Any, e: BaseException) -> str:
+    """The one-line message for a gzip file that cannot be read to its end."""
+    return f"{path}: not a valid gzip file ({e})"
 
 
 def decompressobj() -> Any:
@@ -39,7 +60,60 @@ def decompress(raw: bytes) -> bytes:
     return out
 
 
+class _NamedReader:
+    """A gzip stream whose read errors name the file (:class:`GzipDataError`).
+
+    Only the methods the readers use; a truncated file otherwise raises a bare
+    ``EOFError`` that names nothing (and that the command line took for Ctrl-C).
+    """
+
+    def __init__(self, path: Any) -> None:
+        self.path = path
+        self.f = _gzip.open(path, "rb")
+
+    def _fail(self, e: BaseException) -> GzipDataError:
+        return GzipDataError(bad_gzip_message(self.path, e))
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            out: bytes = self.f.read(size)
+        except _RAW_ERRORS as e:
+            raise self._fail(e) from None
+        return out
+
+    def readinto(self, b: Any) -> int:
+        try:
+            n: int = self.f.readinto(b)
+        except _RAW_ERRORS as e:
+            raise self._fail(e) from None
+        return n
+
+    def __iter__(self) -> Any:
+        while True:
+            try:
+                line = self.f.readline()
+            except _RAW_ERRORS as e:
+                raise self._fail(e) from None
+            if not line:
+                return
+            yield line
+
+    def close(self) -> None:
+        self.f.close()
+
+    def __enter__(self) -> _NamedReader:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
 def open_gzip(path: Any) -> IO[bytes]:
-    """A gzip file opened for reading bytes (as ``gzip.open(path, "rb")``)."""
-    f: IO[bytes] = _gzip.open(path, "rb")
-    return f
+    """A gzip file opened for reading bytes (as ``gzip.open(path, "rb")``).
+
+    Reading past a truncated or damaged stream raises :class:`GzipDataError`
+    (an :class:`~fasteval.errors.InputFormatError` naming the file), never a bare
+    ``EOFError``.
+    """
+    f: Any = _NamedReader(path)
+    return f  # type: ignore[no-any-return]

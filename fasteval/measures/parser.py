@@ -20,10 +20,13 @@ import math
 import re
 import warnings
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 
 from fasteval.errors import MeasureError
+from fasteval.measures.content import is_content_measure, parse_content_measure
 from fasteval.measures.diversity import FAMILIES as DIVERSITY_FAMILIES
+from fasteval.measures.diversity import is_diversity_measure, parse_diversity_measures
 from fasteval.measures.ir_measures_names import ALIASES, canonical
 from fasteval.measures.registry import (
     FAMILIES,
@@ -425,21 +428,63 @@ def _edit_distance(a: str, b: str) -> int:
     return d[-1][-1]
 
 
+# set while suggestions are checked: a candidate's own failure suggests nothing (no recursion)
+_CHECKING: ContextVar[bool] = ContextVar("fasteval_checking_suggestions", default=False)
+
+
+def is_valid_name(name: str) -> bool:
+    """Whether ``name`` parses as a measure some evaluator computes.
+
+    trec_eval and ir_measures names (:func:`parse_measure`), diversity and
+    content names, RIC, HSA and DO.
+    """
+    if name in ("RIC", "HSA", "DO"):
+        return True
+    token = _CHECKING.set(True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if is_diversity_measure(name):
+                return bool(parse_diversity_measures([name]))
+            if is_content_measure(name):
+                return parse_content_measure(name) is not None
+            return bool(parse_measure(name))
+    except (MeasureError, ValueError):  # ParameterError is a ValueError
+        return False
+    finally:
+        _CHECKING.reset(token)
+
+
 def suggest_measures(arg: str, limit: int = 3) -> list[str]:
-    """The known measure names closest to ``arg`` (edit distance, case-insensitive).
+    """The valid measure names closest to ``arg`` (edit distance, case-insensitive).
 
     Compares the name without its parameters (``@10``, ``.5,10``, ``(rel=2)``)
     against every family, nickname, ir_measures, diversity and content name,
-    RIC, HSA and DO, and gives back the closest ones with ``arg``'s parameters.
+    RIC, HSA and DO, and gives back the closest ones with ``arg``'s parameters;
+    where those parameters are what is wrong (``AP@ten``), with a cutoff of 10
+    or none. Every suggestion is itself a valid name (:func:`is_valid_name`), so
+    following one never leads to another "did you mean".
     """
-    base = re.split(r"[@.(]", arg.strip(), maxsplit=1)[0]
-    rest = arg.strip()[len(base) :]
-    if not base:
+    arg = arg.strip()
+    base = re.split(r"[@.(]", arg, maxsplit=1)[0]
+    rest = arg[len(base) :]
+    if not base or _CHECKING.get():
         return []
     names = dict.fromkeys([*FAMILIES, *NICKNAMES, *IR_MEASURES, *ALIASES, *_OTHER_NAMES])
-    scored = sorted((_edit_distance(base.lower(), n.lower()), n) for n in names if n != base)
+    scored = sorted((_edit_distance(base.lower(), n.lower()), n) for n in names)
     bound = max(1, len(base) // 3)
-    return [n + rest for d, n in scored if d <= bound][:limit]
+    # arg's parameters; failing those, its cutoff as 10, a cutoff of 10, or none
+    endings = [rest, re.sub(r"@[^@]*$", "@10", rest), "@10" if "@" in rest else ".10", ""]
+    out: list[str] = []
+    for _, n in (s for s in scored if s[0] <= bound):
+        for end in dict.fromkeys(endings if rest else [""]):
+            candidate = n + end
+            if candidate != arg and candidate not in out and is_valid_name(candidate):
+                out.append(candidate)
+                break
+        if len(out) == limit:
+            break
+    return out
 
 
 def unknown_measure_message(arg: str) -> str:

@@ -26,6 +26,7 @@ def load(name: str, path: Path) -> ModuleType:
 docs_support = load("docs_support", DOCS / "hooks" / "docs_support.py")
 catalogue = load("catalogue", DOCS / "hooks" / "catalogue.py")
 benchmark_plots = load("benchmark_plots", REPO / "scripts" / "benchmark_plots.py")
+headline = load("headline", REPO / "scripts" / "headline.py")
 
 
 def pages() -> list[Path]:

@@ -440,14 +440,21 @@ def test_a_real_full_disk(small_disk: Path, tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- what a user meets
 
 
-@pytest.mark.parametrize("name", ["out.xlsx", "all.tsv"])
-def test_an_unknown_output_suffix_lists_the_formats(tmp_path: Path, name: str) -> None:
-    out = tmp_path / name
+def test_an_unknown_output_suffix_lists_the_formats(tmp_path: Path) -> None:
+    out = tmp_path / "out.xlsx"
     err = one_line_error(_run(["eval", QRELS, SAMPLE_RUNS, "-o", out]), "cannot tell the format")
     assert ".parquet" in err and ".csv" in err and "--format" in err
     assert not out.exists()
     res = _run(["eval", QRELS, SAMPLE_RUNS, "-o", out, "--format", "csv"])
     assert res.exit_code == 0 and out.read_text().startswith("run_id,")
+
+
+def test_a_suffix_eval_cannot_write_is_refused(tmp_path: Path) -> None:
+    # .tsv names a format (hsa writes it); eval does not, and CSV in all.tsv is refused
+    out = tmp_path / "all.tsv"
+    one_line_error(_run(["eval", QRELS, SAMPLE_RUNS, "-o", out]), "cannot write tsv")
+    one_line_error(_run(["eval", QRELS, SAMPLE_RUNS, "-o", out, "--format", "csv"]), "'.tsv'")
+    assert not out.exists()
 
 
 def test_a_study_stopped_by_ctrl_c_says_what_it_kept(
