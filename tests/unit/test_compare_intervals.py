@@ -58,7 +58,8 @@ def test_intervals_and_effect_size_equal_scipy(seed: int) -> None:
 def test_missing_queries_pair_on_common_and_count_zero_with_complete() -> None:
     X = np.array([[0.5, 0.2, np.nan, 0.9], [0.4, 0.1, 0.3, 0.2]])
     tab = _table(X, ["a", "b"])
-    plain = compare_table(tab, baseline="b").table.filter(pl.col("run_id") == "a").row(0, named=True)
+    plain = compare_table(tab, baseline="b").table.filter(pl.col("run_id") == "a")
+    plain = plain.row(0, named=True)
     lo, hi = _scipy_interval(np.array([0.5, 0.2, 0.9]), 0.95)
     assert (plain["ci_low"], plain["ci_high"]) == pytest.approx((lo, hi), abs=1e-12)
     d = np.array([0.1, 0.1, 0.7])
