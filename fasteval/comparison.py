@@ -20,10 +20,11 @@ from tqdm import tqdm
 
 from fasteval.analysis import agreement as agr
 from fasteval.analysis.comparison import FORMATS, SCHEMA, Comparison, compare_table
+from fasteval.analysis.judgment_sets import score_sets
 from fasteval.analysis.rank_uncertainty import rank_intervals_matrix
 from fasteval.api import evaluate
 from fasteval.errors import MeasureError, ParameterError
-from fasteval.io.tables import as_qrels, load_runs
+from fasteval.io.tables import as_qrels
 from fasteval.measures.ir_measures_names import canonical, split_judged_only
 from fasteval.measures.parser import parse_measure
 
@@ -159,13 +160,6 @@ def _output_names(measures: Any) -> tuple[list[str], list[str], bool]:
     return names, out, judged_only
 
 
-def _as_runs(runs: Any, run_id_from: str, lenient: bool) -> Any:
-    """Runs read once into a frame (they are evaluated against several qrels)."""
-    if isinstance(runs, pl.DataFrame):
-        return runs
-    return load_runs(runs, lenient=lenient, run_id_from=run_id_from)
-
-
 def _score_matrices(
     table: pl.DataFrame, measures: list[str], runs: list[str]
 ) -> dict[str, agr.Scores]:
@@ -272,8 +266,9 @@ def agreement(  # noqa: PLR0913 (keyword-only options)
     """Agreement of judgment sets with a reference: labels, system rankings, significance.
 
     The formulas and their references: :mod:`fasteval.analysis.agreement`.
-    The runs are read once and evaluated once per judgment set; everything
-    else is computed from the per-query score matrices.
+    The runs are read and judged once, against the union of the judgment
+    sets, and scored under each set (:mod:`fasteval.analysis.judgment_sets`);
+    everything else is computed from the per-query score matrices.
 
     Parameters
     ----------
@@ -315,41 +310,38 @@ def agreement(  # noqa: PLR0913 (keyword-only options)
     agr.check_options(B, alpha, level)
     sets = _judgment_sets(others)
     ref_q = as_qrels(reference)
-    labels = agr.label_agreement(
-        ref_q,
-        {k: as_qrels(v) for k, v in sets.items()},
-        relevance_level=relevance_level,
-    )
+    other_q = {k: as_qrels(v) for k, v in sets.items()}
+    labels = agr.label_agreement(ref_q, other_q, relevance_level=relevance_level)
     res = agr.Agreement(labels=labels, B=B, seed=seed, alpha=alpha, relevance_level=relevance_level)
     if runs is None:
         return res
-    names, out, judged_only = _output_names(measures)
-    frame = _as_runs(runs, run_id_from, lenient)
-    run_ids = frame["run_id"].unique(maintain_order=True).to_list()
-    opts: dict[str, Any] = {
-        "per_query": True,
-        "relevance_level": relevance_level,
-        "compat": compat,
-        "judged_only": judged_only,
-    }
-    all_sets = {"": reference, **sets}
-    scores: dict[str, dict[str, agr.Scores]] = {}
+    names, _, judged_only = _output_names(measures)
+    if judged_only:
+        msg = "agreement takes measures without a judged-only prefix"
+        raise MeasureError(msg)
+    qrels = {"": ref_q, **other_q}
     with tqdm(
-        total=len(all_sets) + len(sets) * len(out),
+        total=len(qrels) + len(sets) * len(names),
         desc="agreement",
         unit="step",
         disable=not progress,
     ) as bar:
-        for k, q in all_sets.items():
-            table = evaluate(q, frame, names, **opts)
-            scores[k] = _score_matrices(table, out, run_ids)
-            bar.update(1)
 
         def ticking(it: Iterator[Any]) -> Iterator[Any]:
             for x in it:
                 yield x
                 bar.update(1)
 
+        run_ids, _, scores = score_sets(
+            qrels,
+            runs,
+            names,
+            relevance_level=relevance_level,
+            compat=compat,
+            run_id_from=run_id_from,
+            lenient=lenient,
+            progress=ticking,
+        )
         res.rankings, res.significance, res.means = agr.ranking_agreement(
             scores.pop(""),
             scores,

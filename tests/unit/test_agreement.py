@@ -17,6 +17,7 @@ from sklearn.metrics import cohen_kappa_score
 import fasteval
 from fasteval.analysis import agreement as agr
 from fasteval.analysis import statistics as sg
+from fasteval.analysis.judgment_sets import score_sets
 from fasteval.analysis.rank_uncertainty import rank_intervals_matrix
 from fasteval.errors import DataMismatchError, MeasureError, ParameterError
 from tests.conftest import SAMPLE_DATA as DATA
@@ -237,3 +238,34 @@ def test_bad_input_is_a_clear_error() -> None:
         fasteval.agreement(ref, ref, alpha=1.5)
     with pytest.raises(ParameterError, match="drop must be in"):
         agr.simulate_assessor(ref, drop=2.0)
+
+
+def test_scoring_sets_on_the_union_equals_evaluating_each() -> None:
+    ref = fasteval.load_qrels(QRELS)
+    neg = ref.with_columns(
+        pl.when(pl.col("doc_id").str.ends_with("1")).then(-1).otherwise(pl.col("relevance"))
+    )
+    sets = {
+        "ref": ref,
+        "neg": neg,
+        **{
+            f"s{i}": agr.simulate_assessor(
+                ref, flip_relevant=0.2 * i, flip_nonrelevant=0.05 * i, drop=0.2 * i, seed=i
+            )
+            for i in (1, 2)
+        },
+        "one_query": ref.filter(pl.col("query_id") == ref["query_id"][0]),
+    }
+    ms = ["map", "P_10", "ndcg_cut_10", "bpref", "recip_rank", "recall_100"]
+    runs = pl.read_parquet(RUNS)
+    run_ids, names, got = score_sets(sets, runs, ms)
+    for name, q in sets.items():
+        table = fasteval.evaluate(q, runs, ms, per_query=True)
+        for m in names:
+            pq = table.filter((pl.col("measure") == m) & (pl.col("query_id") != "all"))
+            wide = pq.pivot(on="query_id", index="run_id", values="value")
+            wide = pl.DataFrame({"run_id": run_ids}).join(wide, on="run_id", how="left")
+            queries = sorted(c for c in wide.columns if c != "run_id")
+            assert got[name][m].queries == queries, (name, m)
+            want = np.nan_to_num(wide.select(queries).to_numpy())
+            assert np.array_equal(got[name][m].X, want), (name, m)

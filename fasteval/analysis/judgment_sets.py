@@ -1,0 +1,165 @@
+"""Score the same runs under several judgment sets, reading and joining the runs once.
+
+Comparing judgment sets (:func:`fasteval.agreement`) evaluates every run under
+each set. Evaluating from scratch per set would read, judge and order the
+runs each time (for TREC-8's 129 runs, 0.5 s of a 0.5 s evaluation). Instead
+the runs are prepared once against the *union* of the sets' judgments
+(:func:`fasteval.engine.prepare`), and each set is a variant of that encoding,
+as a robustness study's qrels variants are (:mod:`fasteval.analysis.variants`):
+the judgments the set lacks are dropped (:class:`~fasteval.analysis.variants.Masker`),
+the grades of the others replaced by the set's, and the variant is scored by
+:func:`fasteval.engine.compute`. The per-query values equal those of
+``fasteval.evaluate(set, runs, per_query=True)`` (checked in
+``tests/unit/test_agreement.py`` and on TREC-8).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from fasteval.analysis.agreement import Scores
+from fasteval.analysis.variants import Masker
+from fasteval.engine import RunsLike, compute, prepare
+from fasteval.engine.encode import Encoded
+from fasteval.errors import MeasureError
+from fasteval.kernels.families import NONPOOL, UNJUDGED
+from fasteval.measures.parser import parse_measures
+
+_MISSING = np.iinfo(np.int64).min  # "not judged in this set"
+
+
+def _union(sets: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    """Every (query, document) judged in some set, once, with a placeholder grade."""
+    keys = pl.concat([q.select("query_id", "doc_id") for q in sets.values()]).unique(
+        maintain_order=True
+    )
+    return keys.with_columns(pl.lit(0, pl.Int32).alias("relevance"))
+
+
+def _grades_by_row(union: pl.DataFrame, q: pl.DataFrame) -> np.ndarray:
+    """Each union row's grade in ``q`` (``_MISSING`` where ``q`` does not judge it)."""
+    joined = union.select("query_id", "doc_id").join(
+        q.select("query_id", "doc_id", "relevance"),
+        on=["query_id", "doc_id"],
+        how="left",
+        maintain_order="left",
+    )
+    return joined["relevance"].cast(pl.Int64).fill_null(_MISSING).to_numpy()
+
+
+class Variants:
+    """One encoding against the union of the sets' judgments, re-graded per set.
+
+    Parameters
+    ----------
+    enc
+        The runs encoded against the union (``fasteval.engine.prepare(...).enc``).
+    """
+
+    def __init__(self, enc: Encoded) -> None:
+        self.enc = enc
+        # compute() reads the grades and the per-query judgments, never jdx (as
+        # AdhocScorer), so the masker leaves jdx as it is and skips its remapping
+        self.masker = Masker(enc, with_jdx=False)
+        self.jdx1 = enc.jdx + 1  # 0 where a position has no judgment
+
+    def __call__(self, grades: np.ndarray) -> Encoded:
+        """The encoding under one set's grades.
+
+        Parameters
+        ----------
+        grades
+            int64 grade of every union qrels row in this set, ``_MISSING``
+            where the set does not judge it.
+
+        Returns
+        -------
+        Encoded
+            Its judgments are the set's, with the set's grades at every ranked
+            position (a negative grade is unjudged, as the engine reads it).
+        """
+        enc = self.enc
+        g = grades[enc.qr_rows]
+        keep = g != _MISSING
+        out = self.masker(keep)
+        at_position = np.empty(g.shape[0] + 1, np.int32)
+        at_position[0] = NONPOOL
+        at_position[1:] = np.where(keep, np.where(g >= 0, g, UNJUDGED), NONPOOL)
+        rel = at_position[self.jdx1]  # one gather: the set's grade at every position
+        qr_rel = np.ascontiguousarray(g[keep].astype(enc.qr_rel.dtype))
+        return dataclasses.replace(out, rel=rel, qr_rel=qr_rel)
+
+
+def _matrices(
+    enc: Encoded, values: np.ndarray, has_rows: np.ndarray, names: list[str]
+) -> dict[str, Scores]:
+    """Per measure, ``(runs, queries)`` values over the queries some run was evaluated on
+    (a query a run lacks: 0)."""
+    gr, gq = enc.group_run[has_rows], enc.group_q[has_rows]
+    queries = np.unique(gq)
+    col = np.full(len(enc.qids), -1, np.int64)
+    col[queries] = np.arange(queries.shape[0])
+    qids = [enc.qids[i] for i in queries]
+    out = {}
+    for k, name in enumerate(names):
+        X = np.zeros((len(enc.run_names), queries.shape[0]))
+        X[gr, col[gq]] = values[has_rows, k]
+        order = np.argsort(np.array(qids, dtype=object), kind="stable")
+        out[name] = Scores(np.ascontiguousarray(X[:, order]), [qids[i] for i in order])
+    return out
+
+
+def score_sets(
+    sets: Mapping[str, pl.DataFrame],
+    runs: RunsLike,
+    measures: Sequence[str],
+    *,
+    relevance_level: int = 1,
+    compat: int = 9,
+    run_id_from: str = "tag",
+    lenient: bool = False,
+    progress: Callable[[Iterator[Any]], Iterator[Any]] | None = None,
+) -> tuple[list[str], list[str], dict[str, dict[str, Scores]]]:
+    """Per-query score matrices of ``runs`` under every judgment set.
+
+    Parameters
+    ----------
+    sets
+        Name -> qrels ``query_id, doc_id, relevance``.
+    runs
+        Anything :func:`fasteval.evaluate` takes; read once.
+    measures
+        Ad-hoc measure names (trec_eval or ir_measures syntax, no judged-only prefix).
+    relevance_level, compat, run_id_from, lenient
+        As in :func:`fasteval.evaluate`.
+    progress
+        Wraps the iteration over the sets (e.g. a tqdm bar).
+
+    Returns
+    -------
+    tuple
+        ``(run ids, measure names as output, {set: {measure: Scores}})``.
+    """
+    mset = parse_measures(list(measures), compat=compat)
+    names = [m.name for m in mset]
+    if not names:
+        msg = f"no measure to score in {list(measures)}"
+        raise MeasureError(msg)
+    union = _union(sets)
+    prep = prepare(union, runs, compat=compat, run_id_from=run_id_from, lenient=lenient)
+    enc = prep.enc
+    variants = Variants(enc)
+    out: dict[str, dict[str, Scores]] = {}
+    items: Iterator[tuple[str, pl.DataFrame]] = iter(sets.items())
+    if progress is not None:
+        items = progress(items)
+    for name, q in items:
+        var = variants(_grades_by_row(union, q))
+        ev = compute(var, mset, relevance_level=relevance_level, compat=compat)
+        out[name] = _matrices(var, ev.values, ev.has_rows, names)
+    return list(enc.run_names), names, out
