@@ -190,6 +190,7 @@ def rank_intervals(  # noqa: PLR0913 (keyword-only options)
     relevance_level: int = 1,
     compat: int = 9,
     run_id_from: str = "tag",
+    on_duplicate: str = "error",
     lenient: bool = False,
 ) -> pl.DataFrame:
     """Each run's mean, rank and percentile bootstrap interval of its rank over queries.
@@ -212,7 +213,7 @@ def rank_intervals(  # noqa: PLR0913 (keyword-only options)
         Level of the interval.
     seed
         Seed of the resamples.
-    relevance_level, compat, run_id_from, lenient
+    relevance_level, compat, run_id_from, on_duplicate, lenient
         As in :func:`fasteval.evaluate`.
 
     Returns
@@ -240,6 +241,7 @@ def rank_intervals(  # noqa: PLR0913 (keyword-only options)
         compat=compat,
         judged_only=judged_only,
         run_id_from=run_id_from,
+        on_duplicate=on_duplicate,
         lenient=lenient,
     )
     run_ids = table["run_id"].unique(maintain_order=True).to_list()
@@ -260,6 +262,7 @@ def agreement(  # noqa: PLR0913 (keyword-only options)
     relevance_level: int = 1,
     compat: int = 9,
     run_id_from: str = "tag",
+    on_duplicate: str = "error",
     lenient: bool = False,
     progress: bool = False,
 ) -> agr.Agreement:
@@ -291,7 +294,7 @@ def agreement(  # noqa: PLR0913 (keyword-only options)
         Level of the interval of tau_b.
     relevance_level
         Grade from which a judgment is relevant (binary kappa; the evaluation).
-    compat, run_id_from, lenient
+    compat, run_id_from, on_duplicate, lenient
         As in :func:`fasteval.evaluate`.
     progress
         Show a progress bar (tqdm) over the evaluations and the comparisons.
@@ -315,13 +318,17 @@ def agreement(  # noqa: PLR0913 (keyword-only options)
     res = agr.Agreement(labels=labels, B=B, seed=seed, alpha=alpha, relevance_level=relevance_level)
     if runs is None:
         return res
-    names, _, judged_only = _output_names(measures)
+    try:
+        names, out_names, judged_only = _output_names(measures)
+    except MeasureError as e:
+        msg = f"agreement takes ad-hoc ranking measures (trec_eval or ir_measures names): {e}"
+        raise MeasureError(msg) from None
     if judged_only:
         msg = "agreement takes measures without a judged-only prefix"
         raise MeasureError(msg)
     qrels = {"": ref_q, **other_q}
     with tqdm(
-        total=len(qrels) + len(sets) * len(names),
+        total=len(qrels) + len(sets) * len(out_names),
         desc="agreement",
         unit="step",
         disable=not progress,
@@ -340,6 +347,7 @@ def agreement(  # noqa: PLR0913 (keyword-only options)
             compat=compat,
             run_id_from=run_id_from,
             lenient=lenient,
+            on_duplicate=on_duplicate,
             progress=ticking,
         )
         res.rankings, res.significance, res.means = agr.ranking_agreement(

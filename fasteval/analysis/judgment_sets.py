@@ -114,7 +114,7 @@ def _matrices(
     return out
 
 
-def score_sets(
+def score_sets(  # noqa: PLR0913 (keyword-only options)
     sets: Mapping[str, pl.DataFrame],
     runs: RunsLike,
     measures: Sequence[str],
@@ -123,6 +123,7 @@ def score_sets(
     compat: int = 9,
     run_id_from: str = "tag",
     lenient: bool = False,
+    on_duplicate: str = "error",
     progress: Callable[[Iterator[Any]], Iterator[Any]] | None = None,
 ) -> tuple[list[str], list[str], dict[str, dict[str, Scores]]]:
     """Per-query score matrices of ``runs`` under every judgment set.
@@ -135,7 +136,7 @@ def score_sets(
         Anything :func:`fasteval.evaluate` takes; read once.
     measures
         Ad-hoc measure names (trec_eval or ir_measures syntax, no judged-only prefix).
-    relevance_level, compat, run_id_from, lenient
+    relevance_level, compat, run_id_from, lenient, on_duplicate
         As in :func:`fasteval.evaluate`.
     progress
         Wraps the iteration over the sets (e.g. a tqdm bar).
@@ -145,13 +146,28 @@ def score_sets(
     tuple
         ``(run ids, measure names as output, {set: {measure: Scores}})``.
     """
-    mset = parse_measures(list(measures), compat=compat)
+    try:
+        mset = parse_measures(list(measures), compat=compat)
+    except MeasureError as e:
+        msg = f"agreement takes ad-hoc ranking measures (trec_eval or ir_measures names): {e}"
+        raise MeasureError(msg) from None
+    text = [m.name for m in mset if m.info.text]
+    if text:
+        msg = f"measure(s) {text} give strings, not numbers to rank systems by"
+        raise MeasureError(msg)
     names = [m.name for m in mset]
     if not names:
         msg = f"no measure to score in {list(measures)}"
         raise MeasureError(msg)
     union = _union(sets)
-    prep = prepare(union, runs, compat=compat, run_id_from=run_id_from, lenient=lenient)
+    prep = prepare(
+        union,
+        runs,
+        compat=compat,
+        run_id_from=run_id_from,
+        lenient=lenient,
+        on_duplicate=on_duplicate,
+    )
     enc = prep.enc
     variants = Variants(enc)
     out: dict[str, dict[str, Scores]] = {}

@@ -74,7 +74,6 @@ plot_option = click.option(
 @output_option("Write the table here (.parquet, .csv or .tsv) instead of printing it.")
 @plot_option
 @reading_options
-@progress_option
 @friendly
 def ranks_cmd(
     qrels: str,
@@ -89,7 +88,6 @@ def ranks_cmd(
     run_id_from: str,
     keep_first: bool,
     lenient: bool,
-    progress: bool | None,
 ) -> None:
     """Rank RUNS by MEASURE with percentile bootstrap intervals of each rank over queries.
 
@@ -101,7 +99,6 @@ def ranks_cmd(
     from fasteval.comparison import rank_intervals
     from fasteval.io.writers import write_frame
 
-    del keep_first, progress  # one evaluation, one vectorized bootstrap: nothing to show
     df = rank_intervals(
         qrels,
         list(runs),
@@ -111,6 +108,7 @@ def ranks_cmd(
         seed=seed,
         relevance_level=level,
         run_id_from=run_id_from,
+        on_duplicate="first" if keep_first else "error",
         lenient=lenient,
     )
     if out is None:
@@ -201,7 +199,6 @@ def agree_cmd(
     from fasteval.comparison import agreement
     from fasteval.io.writers import write_frame
 
-    del keep_first
     res = agreement(
         reference,
         _names(others),
@@ -212,6 +209,7 @@ def agree_cmd(
         alpha=alpha,
         relevance_level=level,
         run_id_from=run_id_from,
+        on_duplicate="first" if keep_first else "error",
         lenient=lenient,
         progress=show_progress(progress),
     )

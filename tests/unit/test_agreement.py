@@ -269,3 +269,27 @@ def test_scoring_sets_on_the_union_equals_evaluating_each() -> None:
             assert got[name][m].queries == queries, (name, m)
             want = np.nan_to_num(wide.select(queries).to_numpy())
             assert np.array_equal(got[name][m].X, want), (name, m)
+
+
+def test_progress_bar_counts_every_step(capsys) -> None:
+    ref = fasteval.load_qrels(QRELS)
+    sets = {"a": agr.simulate_assessor(ref, drop=0.2, seed=1), "b": ref}
+    fasteval.agreement(ref, sets, runs=RUNS, measures=["map", "P.5,10"], B=20, progress=True)
+    err = capsys.readouterr().err
+    assert "agreement" in err and "9/9" in err  # 3 evaluations + 2 sets x 3 measures
+
+
+def test_measures_that_cannot_rank_systems_are_refused() -> None:
+    with pytest.raises(MeasureError, match="ad-hoc ranking measures"):
+        fasteval.agreement(QRELS, QRELS, runs=RUNS, measures=["alpha_nDCG@20"])
+    with pytest.raises(MeasureError, match="give strings"):
+        fasteval.agreement(QRELS, QRELS, runs=RUNS, measures=["relstring"])
+
+
+def test_qrels_dicts_are_one_judgment_set() -> None:
+    ref = fasteval.load_qrels(QRELS)
+    as_dict: dict[str, dict[str, int]] = {}
+    for q, d, r in ref.iter_rows():
+        as_dict.setdefault(q, {})[d] = r
+    res = fasteval.agreement(as_dict, as_dict)
+    assert res.labels["other"][0] == "other" and res.labels["kappa"][0] == pytest.approx(1.0)
