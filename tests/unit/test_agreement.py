@@ -293,3 +293,28 @@ def test_qrels_dicts_are_one_judgment_set() -> None:
         as_dict.setdefault(q, {})[d] = r
     res = fasteval.agreement(as_dict, as_dict)
     assert res.labels["other"][0] == "other" and res.labels["kappa"][0] == pytest.approx(1.0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.integers(2, 9),
+    st.integers(2, 12),
+    st.integers(0, 2**16),
+    st.sampled_from([0.5, 0.8, 0.95]),
+)
+def test_rank_intervals_do_not_depend_on_row_order(
+    n_runs: int, n_q: int, seed: int, level: float
+) -> None:
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, (n_runs, n_q)) / 4  # ties between runs and within resamples
+    runs = [f"r{i}" for i in range(n_runs)]
+    got = rank_intervals_matrix(X, runs, B=60, level=level, seed=seed)
+    perm = rng.permutation(n_runs)
+    shuffled = rank_intervals_matrix(X[perm], [runs[i] for i in perm], B=60, level=level, seed=seed)
+    assert got.equals(shuffled)
+    assert (got["rank_low"] <= got["rank_high"]).all()
+    assert sorted(got["rank"].to_list()) == list(range(1, n_runs + 1))
+    assume(n_runs >= 3)
+    ranks = agr.strict_ranks(X.mean(1), runs)
+    assert agr.rbo_ext(ranks, ranks) == pytest.approx(1.0)
+    assert -1.0 <= agr.tau_ap_ranks(ranks, agr.strict_ranks(X[:, 0], runs)) <= 1.0

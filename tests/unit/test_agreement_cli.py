@@ -93,5 +93,7 @@ def test_figure_inputs_are_checked(tmp_path) -> None:
         plot_rank_intervals(pl.DataFrame({"run_id": ["a"]}), tmp_path / "r.png")
     cmp = fasteval.compare(QRELS, RUNS, baseline="sample2")
     assert mean_intervals(cmp, tmp_path / "c.png").stat().st_size > 1000
+    pairs = fasteval.compare(QRELS, RUNS, ["map"])  # no baseline: every pair
+    assert mean_intervals(pairs, tmp_path / "p.png").stat().st_size > 1000
     with pytest.raises(ParameterError, match="not in the comparison"):
         mean_intervals(cmp, tmp_path / "c.png", measures=["bpref"])
