@@ -312,23 +312,24 @@ def agreement(  # noqa: PLR0913 (keyword-only options)
     """
     agr.check_options(B, alpha, level)
     sets = _judgment_sets(others)
-    ref_q = as_qrels(reference)
-    other_q = {k: as_qrels(v) for k, v in sets.items()}
-    labels = agr.label_agreement(ref_q, other_q, relevance_level=relevance_level)
+    if runs is not None:  # unusable measures fail before anything is read
+        try:
+            names, out_names, judged_only = _output_names(measures)
+        except MeasureError as e:
+            msg = f"agreement takes ad-hoc ranking measures (trec_eval or ir_measures names): {e}"
+            raise MeasureError(msg) from None
+        if judged_only:
+            msg = "agreement takes measures without a judged-only prefix"
+            raise MeasureError(msg)
+    table = agr.grade_table(
+        {_REFERENCE: as_qrels(reference)} | {k: as_qrels(v) for k, v in sets.items()}
+    )
+    labels = agr.labels_of_table(table, relevance_level=relevance_level)
     res = agr.Agreement(labels=labels, B=B, seed=seed, alpha=alpha, relevance_level=relevance_level)
     if runs is None:
         return res
-    try:
-        names, out_names, judged_only = _output_names(measures)
-    except MeasureError as e:
-        msg = f"agreement takes ad-hoc ranking measures (trec_eval or ir_measures names): {e}"
-        raise MeasureError(msg) from None
-    if judged_only:
-        msg = "agreement takes measures without a judged-only prefix"
-        raise MeasureError(msg)
-    qrels = {"": ref_q, **other_q}
     with tqdm(
-        total=len(qrels) + len(sets) * len(out_names),
+        total=len(table.names) + len(sets) * len(out_names),
         desc="agreement",
         unit="step",
         disable=not progress,
@@ -340,7 +341,7 @@ def agreement(  # noqa: PLR0913 (keyword-only options)
                 bar.update(1)
 
         run_ids, _, scores = score_sets(
-            qrels,
+            table,
             runs,
             names,
             relevance_level=relevance_level,
@@ -351,7 +352,7 @@ def agreement(  # noqa: PLR0913 (keyword-only options)
             progress=ticking,
         )
         res.rankings, res.significance, res.means = agr.ranking_agreement(
-            scores.pop(""),
+            scores.pop(_REFERENCE),
             scores,
             run_ids,
             B=B,
@@ -361,6 +362,9 @@ def agreement(  # noqa: PLR0913 (keyword-only options)
             progress=ticking,
         )
     return res
+
+
+_REFERENCE = "\0reference"  # the reference's key among the judgment sets (no user name)
 
 
 def _judgment_sets(others: Any) -> dict[str, Any]:

@@ -81,24 +81,44 @@ import numpy as np
 import polars as pl
 
 from fasteval.analysis import statistics as stats
+from fasteval.analysis.labels import (
+    LABEL_SCHEMA,
+    MISSING,
+    GradeTable,
+    grade_table,
+    krippendorff_ordinal,
+    label_agreement,
+    labels_of_table,
+    qrels_frame,
+    safe_ratio,
+    weighted_kappa,
+)
 from fasteval.errors import DataMismatchError, ParameterError
 from fasteval.kernels.pairs import concordance
 
+__all__ = [
+    "LABEL_SCHEMA",
+    "MEANS_SCHEMA",
+    "MISSING",
+    "RANKING_SCHEMA",
+    "SIGNIFICANCE_SCHEMA",
+    "Agreement",
+    "GradeTable",
+    "Scores",
+    "grade_table",
+    "krippendorff_ordinal",
+    "label_agreement",
+    "labels_of_table",
+    "ranking_agreement",
+    "rbo_ext",
+    "simulate_assessor",
+    "strict_ranks",
+    "tau_ap_ranks",
+    "tau_b_many",
+    "weighted_kappa",
+]
+
 RBO_P = 0.9
-LABEL_SCHEMA = {
-    "other": pl.String,
-    "query_id": pl.String,
-    "n_reference": pl.Int64,
-    "n_other": pl.Int64,
-    "n_common": pl.Int64,
-    "kappa": pl.Float64,
-    "weighted_kappa": pl.Float64,
-    "alpha": pl.Float64,
-    "rel_rel": pl.Int64,
-    "rel_nonrel": pl.Int64,
-    "nonrel_rel": pl.Int64,
-    "nonrel_nonrel": pl.Int64,
-}
 RANKING_SCHEMA = {
     "other": pl.String,
     "measure": pl.String,
@@ -178,185 +198,6 @@ def check_options(B: int, alpha: float, level: float = 0.95) -> None:
 
 
 # --------------------------------------------------------------------------- labels
-
-
-def _safe_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-
-
-def weighted_kappa(confusion: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    r"""Cohen's weighted kappa of confusion matrices (reference in rows).
-
-    .. math:: \kappa_w = 1 - \sum w O / \sum w E, \quad E = r c^\top / n
-
-    Parameters
-    ----------
-    confusion
-        ``(..., G, G)`` counts.
-    weights
-        ``(G, G)`` disagreement weights (0 on the diagonal).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(...)`` kappas, NaN where :math:`\sum w E = 0`.
-
-    References
-    ----------
-    Cohen, J. (1968). Weighted kappa. Psychological Bulletin 70(4).
-    """
-    obs = np.asarray(confusion, np.float64)
-    n = obs.sum(axis=(-2, -1))
-    r = obs.sum(axis=-1)
-    c = obs.sum(axis=-2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        E = r[..., :, None] * c[..., None, :] / np.where(n > 0, n, 1.0)[..., None, None]
-    num = (weights * obs).sum(axis=(-2, -1))
-    den = (weights * E).sum(axis=(-2, -1))
-    return np.asarray(1.0 - _safe_ratio(num, den))
-
-
-def krippendorff_ordinal(confusion: np.ndarray) -> np.ndarray:
-    r"""Krippendorff's alpha, ordinal metric, of two judges from their confusion matrices.
-
-    Parameters
-    ----------
-    confusion
-        ``(..., G, G)`` counts over the grades in increasing order.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(...)`` alphas, NaN where the expected disagreement is 0 (one grade only).
-
-    References
-    ----------
-    Krippendorff, K. (2011). Computing Krippendorff's alpha-reliability.
-    """
-    C = np.asarray(confusion, np.float64)
-    o = C + np.swapaxes(C, -1, -2)
-    nv = o.sum(axis=-1)  # (..., G)
-    N = nv.sum(axis=-1)
-    cum = np.cumsum(nv, axis=-1)
-    # sum_{g=c}^{k} n_g for c <= k: cum[k] - cum[c] + n_c; symmetric in (c, k)
-    lo = np.minimum.outer(np.arange(nv.shape[-1]), np.arange(nv.shape[-1]))
-    hi = np.maximum.outer(np.arange(nv.shape[-1]), np.arange(nv.shape[-1]))
-    between = cum[..., hi] - cum[..., lo] + nv[..., lo]
-    delta2 = (between - (nv[..., :, None] + nv[..., None, :]) / 2.0) ** 2
-    np.einsum("...ii->...i", delta2)[...] = 0.0
-    d_o = (o * delta2).sum(axis=(-2, -1))
-    d_e = (nv[..., :, None] * nv[..., None, :] * delta2).sum(axis=(-2, -1))
-    return np.asarray(1.0 - _safe_ratio((N - 1.0) * d_o, d_e))
-
-
-def _confusions(
-    codes: np.ndarray, ref_g: np.ndarray, oth_g: np.ndarray, n_groups: int, n_grades: int
-) -> np.ndarray:
-    """``(n_groups, G, G)`` confusion counts of grade indices per group."""
-    flat = (codes * n_grades + ref_g) * n_grades + oth_g
-    counts = np.bincount(flat, minlength=n_groups * n_grades * n_grades)
-    return counts.reshape(n_groups, n_grades, n_grades)
-
-
-def label_agreement(
-    reference: pl.DataFrame,
-    others: Mapping[str, pl.DataFrame],
-    *,
-    relevance_level: int = 1,
-) -> pl.DataFrame:
-    """Cohen's kappa, quadratic weighted kappa and Krippendorff's ordinal alpha per set and query.
-
-    Parameters
-    ----------
-    reference
-        Qrels ``query_id, doc_id, relevance``.
-    others
-        Name -> qrels of the same shape.
-    relevance_level
-        The grade from which a label counts as relevant (binary kappa, confusion counts).
-
-    Returns
-    -------
-    polars.DataFrame
-        :data:`LABEL_SCHEMA`: per other an overall row (``query_id`` null),
-        then one row per query judged in either set.
-    """
-    ref = _qrels_frame(reference, "reference")
-    parts = []
-    for name, oth in others.items():
-        parts.append(_labels_of(ref, _qrels_frame(oth, name), name, relevance_level))
-    return pl.concat(parts) if parts else pl.DataFrame(schema=LABEL_SCHEMA)
-
-
-def _qrels_frame(q: pl.DataFrame, name: str) -> pl.DataFrame:
-    need = {"query_id", "doc_id", "relevance"}
-    if not need <= set(q.columns):
-        msg = f"qrels {name!r} need columns {sorted(need)}, got {q.columns}"
-        raise ParameterError(msg)
-    return q.select(
-        pl.col("query_id").cast(pl.String),
-        pl.col("doc_id").cast(pl.String),
-        pl.col("relevance").cast(pl.Int64),
-    )
-
-
-def _labels_of(ref: pl.DataFrame, oth: pl.DataFrame, name: str, level: int) -> pl.DataFrame:
-    both = ref.join(oth, on=["query_id", "doc_id"], how="inner", suffix="_other")
-    if both.height == 0:
-        msg = f"the reference and {name!r} have no judgment (query, document) in common"
-        raise DataMismatchError(msg)
-    queries = sorted(
-        set(ref["query_id"].unique().to_list()) | set(oth["query_id"].unique().to_list())
-    )
-    qix = {q: i for i, q in enumerate(queries)}
-    nq = len(queries)
-    codes = both["query_id"].replace_strict(qix, return_dtype=pl.Int64).to_numpy()
-    g_ref = both["relevance"].to_numpy()
-    g_oth = both["relevance_other"].to_numpy()
-    g0 = int(min(g_ref.min(), g_oth.min()))
-    grades = np.arange(g0, int(max(g_ref.max(), g_oth.max())) + 1)  # every grade in between
-    G = grades.shape[0]
-    conf = _confusions(codes, g_ref - g0, g_oth - g0, nq, G)
-    conf = np.concatenate([conf.sum(axis=0, keepdims=True), conf])  # overall first
-    w_quad = (grades[:, None] - grades[None, :]).astype(np.float64) ** 2
-    rel = grades >= level
-    b = np.stack(
-        [
-            np.stack(
-                [conf[:, rel][:, :, rel].sum((1, 2)), conf[:, rel][:, :, ~rel].sum((1, 2))], -1
-            ),
-            np.stack(
-                [conf[:, ~rel][:, :, rel].sum((1, 2)), conf[:, ~rel][:, :, ~rel].sum((1, 2))], -1
-            ),
-        ],
-        1,
-    )  # (groups, 2, 2): [relevant, non-relevant] x [relevant, non-relevant]
-    n_ref = _counts(ref, qix, nq)
-    n_oth = _counts(oth, qix, nq)
-    return pl.DataFrame(
-        {
-            "other": [name] * (nq + 1),
-            "query_id": [None, *queries],
-            "n_reference": n_ref,
-            "n_other": n_oth,
-            "n_common": conf.sum(axis=(1, 2)),
-            "kappa": weighted_kappa(b, 1.0 - np.eye(2)),
-            "weighted_kappa": weighted_kappa(conf, w_quad),
-            "alpha": krippendorff_ordinal(conf),
-            "rel_rel": b[:, 0, 0],
-            "rel_nonrel": b[:, 0, 1],
-            "nonrel_rel": b[:, 1, 0],
-            "nonrel_nonrel": b[:, 1, 1],
-        },
-        schema=LABEL_SCHEMA,
-    )
-
-
-def _counts(q: pl.DataFrame, qix: dict[str, int], nq: int) -> np.ndarray:
-    codes = q["query_id"].replace_strict(qix, return_dtype=pl.Int64).to_numpy()
-    per = np.bincount(codes, minlength=nq)
-    return np.concatenate([[per.sum()], per])
 
 
 # --------------------------------------------------------------------------- rankings
@@ -501,7 +342,7 @@ def tau_b_dense(ra: np.ndarray, rb: np.ndarray) -> np.ndarray:
         c, d = concordance(xs[k], ys[k], n)
         num[k] = c - d
     den = np.sqrt(_untied_pairs(ra).astype(np.float64) * _untied_pairs(rb))
-    return _safe_ratio(num, den)
+    return safe_ratio(num, den)
 
 
 def resampled_means(X: np.ndarray, idx: np.ndarray, chunk: int = 100) -> np.ndarray:
@@ -730,7 +571,7 @@ def simulate_assessor(
         if not 0.0 <= rate <= 1.0:
             msg = f"{name} must be in [0, 1], got {rate}"
             raise ParameterError(msg)
-    q = _qrels_frame(qrels, "qrels")
+    q = qrels_frame(qrels, "qrels")
     rng = np.random.default_rng(seed)
     u_drop, u_flip = rng.random(q.height), rng.random(q.height)
     g = q["relevance"].to_numpy().copy()

@@ -6,8 +6,9 @@ runs each time (for TREC-8's 129 runs, 0.5 s of a 0.5 s evaluation). Instead
 the runs are prepared once against the *union* of the sets' judgments
 (:func:`fasteval.engine.prepare`), and each set is a variant of that encoding,
 as a robustness study's qrels variants are (:mod:`fasteval.analysis.variants`):
-the judgments the set lacks are dropped (:class:`~fasteval.analysis.variants.Masker`),
-the grades of the others replaced by the set's, and the variant is scored by
+the judgments the set lacks are dropped
+(:func:`~fasteval.analysis.variants.with_judgments`), the grades of the others
+replaced by the set's, and the variant is scored by
 :func:`fasteval.engine.compute`. The per-query values equal those of
 ``fasteval.evaluate(set, runs, per_query=True)`` (checked in
 ``tests/unit/test_agreement.py`` and on TREC-8).
@@ -22,34 +23,18 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from fasteval.analysis.agreement import Scores
-from fasteval.analysis.variants import Masker
+from fasteval.analysis.agreement import MISSING, GradeTable, Scores, grade_table
+from fasteval.analysis.variants import judgment_query, with_judgments
 from fasteval.engine import RunsLike, compute, prepare
 from fasteval.engine.encode import Encoded
 from fasteval.errors import MeasureError
 from fasteval.kernels.families import NONPOOL, UNJUDGED
 from fasteval.measures.parser import parse_measures
 
-_MISSING = np.iinfo(np.int64).min  # "not judged in this set"
 
-
-def _union(sets: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+def _union(table: GradeTable) -> pl.DataFrame:
     """Every (query, document) judged in some set, once, with a placeholder grade."""
-    keys = pl.concat([q.select("query_id", "doc_id") for q in sets.values()]).unique(
-        maintain_order=True
-    )
-    return keys.with_columns(pl.lit(0, pl.Int32).alias("relevance"))
-
-
-def _grades_by_row(union: pl.DataFrame, q: pl.DataFrame) -> np.ndarray:
-    """Each union row's grade in ``q`` (``_MISSING`` where ``q`` does not judge it)."""
-    joined = union.select("query_id", "doc_id").join(
-        q.select("query_id", "doc_id", "relevance"),
-        on=["query_id", "doc_id"],
-        how="left",
-        maintain_order="left",
-    )
-    return joined["relevance"].cast(pl.Int64).fill_null(_MISSING).to_numpy()
+    return table.keys.with_columns(pl.lit(0, pl.Int32).alias("relevance"))
 
 
 class Variants:
@@ -63,9 +48,7 @@ class Variants:
 
     def __init__(self, enc: Encoded) -> None:
         self.enc = enc
-        # compute() reads the grades and the per-query judgments, never jdx (as
-        # AdhocScorer), so the masker leaves jdx as it is and skips its remapping
-        self.masker = Masker(enc, with_jdx=False)
+        self.query = judgment_query(enc)
         self.jdx1 = enc.jdx + 1  # 0 where a position has no judgment
 
     def __call__(self, grades: np.ndarray) -> Encoded:
@@ -74,8 +57,8 @@ class Variants:
         Parameters
         ----------
         grades
-            int64 grade of every union qrels row in this set, ``_MISSING``
-            where the set does not judge it.
+            int64 grade of every union qrels row in this set,
+            :data:`~fasteval.analysis.agreement.MISSING` where the set does not judge it.
 
         Returns
         -------
@@ -85,14 +68,17 @@ class Variants:
         """
         enc = self.enc
         g = grades[enc.qr_rows]
-        keep = g != _MISSING
-        out = self.masker(keep)
+        keep = g != MISSING
         at_position = np.empty(g.shape[0] + 1, np.int32)
         at_position[0] = NONPOOL
         at_position[1:] = np.where(keep, np.where(g >= 0, g, UNJUDGED), NONPOOL)
         rel = at_position[self.jdx1]  # one gather: the set's grade at every position
+        per_q = np.bincount(self.query[keep], minlength=enc.qr_off.shape[0] - 1)
+        # compute() reads the grades and the per-query judgments, never jdx (as
+        # AdhocScorer and the studies' Masker(with_jdx=False)): jdx is left as it is
+        out = with_judgments(enc, keep, per_q, rel, enc.jdx)
         qr_rel = np.ascontiguousarray(g[keep].astype(enc.qr_rel.dtype))
-        return dataclasses.replace(out, rel=rel, qr_rel=qr_rel)
+        return dataclasses.replace(out, qr_rel=qr_rel)
 
 
 def _matrices(
@@ -115,7 +101,7 @@ def _matrices(
 
 
 def score_sets(  # noqa: PLR0913 (keyword-only options)
-    sets: Mapping[str, pl.DataFrame],
+    sets: Mapping[str, pl.DataFrame] | GradeTable,
     runs: RunsLike,
     measures: Sequence[str],
     *,
@@ -131,7 +117,8 @@ def score_sets(  # noqa: PLR0913 (keyword-only options)
     Parameters
     ----------
     sets
-        Name -> qrels ``query_id, doc_id, relevance``.
+        Name -> qrels ``query_id, doc_id, relevance``, or their
+        :class:`~fasteval.analysis.agreement.GradeTable`.
     runs
         Anything :func:`fasteval.evaluate` takes; read once.
     measures
@@ -159,7 +146,8 @@ def score_sets(  # noqa: PLR0913 (keyword-only options)
     if not names:
         msg = f"no measure to score in {list(measures)}"
         raise MeasureError(msg)
-    union = _union(sets)
+    table = sets if isinstance(sets, GradeTable) else grade_table(sets)
+    union = _union(table)
     prep = prepare(
         union,
         runs,
@@ -171,11 +159,11 @@ def score_sets(  # noqa: PLR0913 (keyword-only options)
     enc = prep.enc
     variants = Variants(enc)
     out: dict[str, dict[str, Scores]] = {}
-    items: Iterator[tuple[str, pl.DataFrame]] = iter(sets.items())
+    items: Iterator[tuple[int, str]] = iter(enumerate(table.names))
     if progress is not None:
         items = progress(items)
-    for name, q in items:
-        var = variants(_grades_by_row(union, q))
+    for k, name in items:
+        var = variants(table.grades[:, k])
         ev = compute(var, mset, relevance_level=relevance_level, compat=compat)
         out[name] = _matrices(var, ev.values, ev.has_rows, names)
     return list(enc.run_names), names, out

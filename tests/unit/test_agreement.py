@@ -19,7 +19,7 @@ from fasteval.analysis import agreement as agr
 from fasteval.analysis import statistics as sg
 from fasteval.analysis.judgment_sets import score_sets
 from fasteval.analysis.rank_uncertainty import rank_intervals_matrix
-from fasteval.errors import DataMismatchError, MeasureError, ParameterError
+from fasteval.errors import DataMismatchError, InputFormatError, MeasureError, ParameterError
 from tests.conftest import SAMPLE_DATA as DATA
 from tests.reference import agreement_naive as naive
 
@@ -318,3 +318,10 @@ def test_rank_intervals_do_not_depend_on_row_order(
     ranks = agr.strict_ranks(X.mean(1), runs)
     assert agr.rbo_ext(ranks, ranks) == pytest.approx(1.0)
     assert -1.0 <= agr.tau_ap_ranks(ranks, agr.strict_ranks(X[:, 0], runs)) <= 1.0
+
+
+def test_a_pair_judged_twice_in_one_set_is_refused() -> None:
+    ref = _qrels([("1", "a", 1), ("1", "b", 0)])
+    twice = _qrels([("1", "a", 1), ("1", "a", 0)])
+    with pytest.raises(InputFormatError, match=r"'o' judge query '1' document 'a' more than once"):
+        agr.label_agreement(ref, {"o": twice})
