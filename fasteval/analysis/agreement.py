@@ -539,8 +539,10 @@ def simulate_assessor(
 
     Each judgment is dropped with probability ``drop``; each kept relevant
     judgment (``grade >= relevance_level``) becomes 0 with probability
-    ``flip_relevant``, each kept non-relevant one becomes ``relevance_level``
-    with probability ``flip_nonrelevant`` (independent draws, seeded).
+    ``flip_relevant``, each kept non-relevant one (``0 <= grade <
+    relevance_level``) becomes ``relevance_level`` with probability
+    ``flip_nonrelevant`` (independent draws, seeded); negative grades (unjudged
+    in trec_eval) are kept as they are.
 
     Parameters
     ----------
@@ -577,5 +579,5 @@ def simulate_assessor(
     g = q["relevance"].to_numpy().copy()
     rel = g >= relevance_level
     g[rel & (u_flip < flip_relevant)] = 0
-    g[~rel & (u_flip < flip_nonrelevant)] = relevance_level
+    g[~rel & (g >= 0) & (u_flip < flip_nonrelevant)] = relevance_level  # unjudged (< 0) stay
     return q.with_columns(pl.Series("relevance", g)).filter(pl.Series(u_drop >= drop))

@@ -325,3 +325,22 @@ def test_a_pair_judged_twice_in_one_set_is_refused() -> None:
     twice = _qrels([("1", "a", 1), ("1", "a", 0)])
     with pytest.raises(InputFormatError, match=r"'o' judge query '1' document 'a' more than once"):
         agr.label_agreement(ref, {"o": twice})
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1), st.integers(0, 1000))
+def test_simulated_assessor_flips_and_drops_only_what_it_says(
+    fr: float, fn: float, drop: float, seed: int
+) -> None:
+    ref = _qrels([("1", f"d{i}", g) for i, g in enumerate([-1, 0, 0, 1, 2, 1, 0, 2] * 5)])
+    sim = agr.simulate_assessor(ref, flip_relevant=fr, flip_nonrelevant=fn, drop=drop, seed=seed)
+    both = ref.join(sim, on=["query_id", "doc_id"], suffix="_s")
+    assert sim.height == both.height <= ref.height  # only drops, no new pairs
+    a, b = both["relevance"].to_numpy(), both["relevance_s"].to_numpy()
+    assert (b[a < 0] == a[a < 0]).all()  # unjudged stay unjudged
+    assert set(b[(a >= 1) & (b != a)].tolist()) <= {0}  # relevant ones only become 0
+    assert set(b[(a == 0) & (b != a)].tolist()) <= {1}
+    if fr == 0 and fn == 0:
+        assert (a == b).all()
+    if drop == 0:
+        assert sim.height == ref.height
