@@ -17,11 +17,13 @@ Rules
   the two runs lacks counts as 0 for it (``-c``), over the queries either has.
   ``n_queries`` says how many queries each test used.
 * **Intervals**: ``ci_low``/``ci_high`` are the Student t interval (level
-  ``ci_level``) of the run's mean over the per-query values the means use (a
-  missing query as 0 with ``complete=True``); ``diff_ci_low``/``diff_ci_high``
-  the paired t interval of the mean difference over the paired queries, and
-  ``effect_size`` Cohen's ``d_z = mean(d) / sd(d)`` (``ddof = 1``) of those
-  differences (:func:`fasteval.analysis.statistics.t_interval`,
+  ``ci_level``) of the run's mean over the per-query values the means use (with
+  ``complete=True``, every qrels query, a missing one as 0: a query no run has,
+  and so no row of the table has, is counted from the mean, ``sum / mean``);
+  ``diff_ci_low``/``diff_ci_high`` the paired t interval of the mean difference
+  over the paired queries, and ``effect_size`` Cohen's ``d_z = mean(d) / sd(d)``
+  (``ddof = 1``) of those differences
+  (:func:`fasteval.analysis.statistics.t_interval`,
   :func:`~fasteval.analysis.statistics.cohens_dz`). NaN with fewer than 2
   queries (``d_z`` also when every difference is equal).
 * **Wins/ties/losses** count those paired queries with a per-query value above,
@@ -303,7 +305,7 @@ def _measure_rows(
 ) -> list[dict[str, Any]]:
     X = _wide_per_query(table, measure, runs)
     hsd = _tukey(X, opt.complete) if opt.test == "tukey" else None
-    cis = [_run_interval(x, opt) for x in X]
+    cis = [_run_interval(x, mean_of[r], opt) for x, r in zip(X, runs, strict=True)]
     intervals += [
         {"run_id": r, "measure": measure, "ci_low": lo, "ci_high": hi}
         for r, (lo, hi) in zip(runs, cis, strict=True)
@@ -357,9 +359,20 @@ def _nan_to_none(x: float) -> float | None:
     return None if math.isnan(x) else x
 
 
-def _run_interval(x: np.ndarray, opt: _Options) -> tuple[float | None, float | None]:
-    """The t interval of one run's mean over its queries (all, a missing one as 0, with -c)."""
+def _run_interval(
+    x: np.ndarray, mean: float | None, opt: _Options
+) -> tuple[float | None, float | None]:
+    """The t interval of one run's mean over its queries (all, a missing one as 0, with -c).
+
+    With -c the mean divides by every qrels query, some of which no run may have
+    (no row in the table): their number is the one that mean implies, ``sum / mean``,
+    and they count as 0, so that the interval is around the mean it reports.
+    """
     v = np.nan_to_num(x) if opt.complete else x[~np.isnan(x)]
+    if opt.complete and mean is not None and mean > 0 and v.shape[0]:
+        implied = round(float(v.sum()) / mean)
+        if implied > v.shape[0]:
+            v = np.concatenate([v, np.zeros(implied - v.shape[0])])
     lo, hi = stats.t_interval(v, opt.ci_level)
     return _nan_to_none(lo), _nan_to_none(hi)
 

@@ -125,3 +125,20 @@ def test_bad_level_is_one_line_error(level: float) -> None:
     X = np.random.default_rng(0).random((2, 5))
     with pytest.raises(ParameterError, match="ci_level must be in"):
         compare_table(_table(X, ["a", "b"]), baseline="a", ci_level=level)
+
+
+def test_complete_interval_counts_queries_no_run_has() -> None:
+    """With -c the mean divides by every qrels query: the interval is around that mean."""
+    import fasteval
+    from tests.conftest import SAMPLE_DATA
+
+    qrels = fasteval.load_qrels(SAMPLE_DATA / "sample.qrels")
+    runs = pl.read_parquet(SAMPLE_DATA / "sample_runs.parquet").filter(pl.col("query_id") != "101")
+    cmp = fasteval.compare(qrels, runs, ["map"], baseline="sample1", complete=True)
+    table = fasteval.evaluate(qrels, runs, ["map"], per_query=True, complete=True)
+    for row in cmp.table.iter_rows(named=True):
+        assert row["ci_low"] <= row["mean"] <= row["ci_high"]
+        pq = table.filter((pl.col("run_id") == row["run_id"]) & (pl.col("query_id") != "all"))
+        x = np.concatenate([pq["value"].to_numpy(), [0.0]])  # query 101: no run has it
+        lo, hi = _scipy_interval(x, 0.95)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((lo, hi), abs=1e-12)
