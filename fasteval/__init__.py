@@ -22,6 +22,7 @@ from fasteval.errors import (
 )
 
 if TYPE_CHECKING:
+    from fasteval.analysis.agreement import Agreement
     from fasteval.analysis.comparison import Comparison
     from fasteval.analysis.correlation import information_tau, rank_correlation
     from fasteval.analysis.fusion import cross_validate_fusion, fuse, optimize_fusion
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from fasteval.analysis.information import information_difference, joint_ric, ric
     from fasteval.analysis.report import Report, report
     from fasteval.api import evaluate
-    from fasteval.comparison import compare
+    from fasteval.comparison import agreement, compare, rank_intervals
     from fasteval.engine.diversity import diversity_evaluate, subtopic_coverage
     from fasteval.engine.table import wide_table
     from fasteval.evaluator import Evaluator
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
 _LAZY = {
     "Comparison": "fasteval.analysis.comparison",
     "compare": "fasteval.comparison",
+    "Agreement": "fasteval.analysis.agreement",
+    "agreement": "fasteval.comparison",
+    "rank_intervals": "fasteval.comparison",
     "information_tau": "fasteval.analysis.correlation",
     "rank_correlation": "fasteval.analysis.correlation",
     "diversity_evaluate": "fasteval.engine.diversity",
@@ -82,6 +86,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "Agreement",
     "Comparison",
     "DataMismatchError",
     "Evaluator",
@@ -92,6 +97,7 @@ __all__ = [
     "MeasureError",
     "Report",
     "SchemaError",
+    "agreement",
     "compare",
     "cross_validate_fusion",
     "diversity_evaluate",
@@ -109,6 +115,7 @@ __all__ = [
     "parse_measure",
     "parse_measures",
     "rank_correlation",
+    "rank_intervals",
     "report",
     "ric",
     "subtopic_coverage",

@@ -521,6 +521,10 @@ main.add_command(compare_cmd)
 from fasteval.commands.verify import verify_cmd  # noqa: E402  (issue 27)
 
 main.add_command(verify_cmd)
+from fasteval.commands.agreement import agree_cmd, ranks_cmd  # noqa: E402  (issue 46)
+
+main.add_command(ranks_cmd)
+main.add_command(agree_cmd)
 from fasteval.commands.content import register as _register_content  # noqa: E402
 
 _register_content(main, _study)  # index, complete-qrels, select-judgments, study content

@@ -16,6 +16,16 @@ Rules
   left out of that pair's test); with ``complete=True`` a query that one of
   the two runs lacks counts as 0 for it (``-c``), over the queries either has.
   ``n_queries`` says how many queries each test used.
+* **Intervals**: ``ci_low``/``ci_high`` are the Student t interval (level
+  ``ci_level``) of the run's mean over the per-query values the means use (with
+  ``complete=True``, every qrels query, a missing one as 0: a query no run has,
+  and so no row of the table has, is counted from the mean, ``sum / mean``);
+  ``diff_ci_low``/``diff_ci_high`` the paired t interval of the mean difference
+  over the paired queries, and ``effect_size`` Cohen's ``d_z = mean(d) / sd(d)``
+  (``ddof = 1``) of those differences
+  (:func:`fasteval.analysis.statistics.t_interval`,
+  :func:`~fasteval.analysis.statistics.cohens_dz`). NaN with fewer than 2
+  queries (``d_z`` also when every difference is equal).
 * **Wins/ties/losses** count those paired queries with a per-query value above,
   equal to or below the baseline's.
 * **Correction family**: the comparisons of one measure against one baseline
@@ -44,9 +54,14 @@ SCHEMA = {
     "baseline": pl.String,
     "run_id": pl.String,
     "mean": pl.Float64,
+    "ci_low": pl.Float64,
+    "ci_high": pl.Float64,
     "baseline_mean": pl.Float64,
     "diff": pl.Float64,
     "diff_pct": pl.Float64,
+    "diff_ci_low": pl.Float64,
+    "diff_ci_high": pl.Float64,
+    "effect_size": pl.Float64,
     "p_value": pl.Float64,
     "p_corrected": pl.Float64,
     "significant": pl.Boolean,
@@ -54,6 +69,12 @@ SCHEMA = {
     "ties": pl.Int64,
     "losses": pl.Int64,
     "n_queries": pl.Int64,
+}
+INTERVALS = {
+    "run_id": pl.String,
+    "measure": pl.String,
+    "ci_low": pl.Float64,
+    "ci_high": pl.Float64,
 }
 FORMATS = render.FORMATS
 
@@ -66,12 +87,16 @@ class Comparison:
     ----------
     table
         One row per (measure, baseline, run): ``measure, baseline, run_id,
-        mean, baseline_mean, diff, diff_pct, p_value, p_corrected,
-        significant, wins, ties, losses, n_queries``. With baselines, each
+        mean, ci_low, ci_high, baseline_mean, diff, diff_pct, diff_ci_low,
+        diff_ci_high, effect_size, p_value, p_corrected, significant, wins,
+        ties, losses, n_queries``. With baselines, each
         baseline's block also has the baseline's own row (comparison columns
         null); without, one row per pair of runs (``baseline`` is the second run).
     means
         One row per run, a column per measure (trec_eval's means).
+    intervals
+        One row per (run, measure): ``run_id, measure, ci_low, ci_high``, the
+        t interval of the run's mean at ``ci_level``.
     """
 
     table: pl.DataFrame
@@ -86,6 +111,8 @@ class Comparison:
     seed: int
     complete: bool
     notes: list[str] = field(default_factory=list)
+    ci_level: float = 0.95
+    intervals: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=INTERVALS))
 
     def to_text(self) -> str:
         """A plain-text table with aligned columns and the footnotes."""
@@ -128,6 +155,7 @@ class _Options:
     B: int
     seed: int
     complete: bool
+    ci_level: float = 0.95
 
 
 def compare_table(  # noqa: PLR0913 (keyword-only options)
@@ -141,6 +169,7 @@ def compare_table(  # noqa: PLR0913 (keyword-only options)
     B: int = 9999,
     seed: int = 0,
     complete: bool = False,
+    ci_level: float = 0.95,
 ) -> Comparison:
     """Compare runs from a per-query evaluation table (``run_id, query_id, measure, value``).
 
@@ -168,6 +197,8 @@ def compare_table(  # noqa: PLR0913 (keyword-only options)
         Seed of the Monte Carlo tests (printed in the notes).
     complete
         Pair over the queries either run has, a missing one scoring 0.
+    ci_level
+        Level of the t intervals of the means and of the mean differences.
 
     Returns
     -------
@@ -177,7 +208,7 @@ def compare_table(  # noqa: PLR0913 (keyword-only options)
     if not need <= set(table.columns):
         msg = f"the evaluation table needs columns {sorted(need)}, got {table.columns}"
         raise ParameterError(msg)
-    opt = _options(test, correction, alpha, B, seed, complete)
+    opt = _options(test, correction, alpha, B, seed, complete, ci_level)
     runs = table["run_id"].unique(maintain_order=True).to_list()
     ms = _measures_of(table, measures)
     if len(runs) < 2:
@@ -186,9 +217,10 @@ def compare_table(  # noqa: PLR0913 (keyword-only options)
     baselines = _baselines(baseline, runs)
     means = _means(table, runs, ms)
     rows: list[dict[str, Any]] = []
+    ivs: list[dict[str, Any]] = []
     for m in ms:
         mean_of = dict(zip(runs, means[m].to_list(), strict=True))
-        rows += _measure_rows(table, m, runs, mean_of, baselines, opt)
+        rows += _measure_rows(table, m, runs, mean_of, baselines, opt, ivs)
     out = pl.DataFrame(rows, schema=SCHEMA) if rows else pl.DataFrame(schema=SCHEMA)
     notes = []
     if opt.test in stats.MONTE_CARLO:
@@ -206,11 +238,19 @@ def compare_table(  # noqa: PLR0913 (keyword-only options)
         seed=seed,
         complete=complete,
         notes=notes,
+        ci_level=opt.ci_level,
+        intervals=pl.DataFrame(ivs, schema=INTERVALS),
     )
 
 
 def _options(
-    test: str, correction: str, alpha: float, B: int, seed: int, complete: bool
+    test: str,
+    correction: str,
+    alpha: float,
+    B: int,
+    seed: int,
+    complete: bool,
+    ci_level: float = 0.95,
 ) -> _Options:
     t = stats.test_name(test)
     c = stats.correction_name(correction)
@@ -222,7 +262,7 @@ def _options(
     if t in stats.MONTE_CARLO and B < 1:
         msg = f"the {t} test needs B >= 1 resamples, got {B}"
         raise ParameterError(msg)
-    return _Options(t, c, alpha, B, seed, complete)
+    return _Options(t, c, alpha, B, seed, complete, stats.check_level(ci_level))
 
 
 def _measures_of(table: pl.DataFrame, measures: Sequence[str] | None) -> list[str]:
@@ -261,9 +301,15 @@ def _measure_rows(
     mean_of: dict[str, float],
     baselines: list[str] | None,
     opt: _Options,
+    intervals: list[dict[str, Any]],
 ) -> list[dict[str, Any]]:
     X = _wide_per_query(table, measure, runs)
     hsd = _tukey(X, opt.complete) if opt.test == "tukey" else None
+    cis = [_run_interval(x, mean_of[r], opt) for x, r in zip(X, runs, strict=True)]
+    intervals += [
+        {"run_id": r, "measure": measure, "ci_low": lo, "ci_high": hi}
+        for r, (lo, hi) in zip(runs, cis, strict=True)
+    ]
     rows: list[dict[str, Any]] = []
     for fam in _families(runs, baselines):
         block = []
@@ -276,6 +322,8 @@ def _measure_rows(
                 baseline=runs[j],
                 run_id=runs[i],
                 mean=mean_of[runs[i]],
+                ci_low=cis[i][0],
+                ci_high=cis[i][1],
                 baseline_mean=mean_of[runs[j]],
             )
             block.append(row)
@@ -292,7 +340,7 @@ def _measure_rows(
 def _finish_row(r: dict[str, Any], own: bool, p_corrected: float, alpha: float) -> None:
     """The difference, corrected p and mark of a row; nulls for a baseline's own row."""
     if own:
-        for k in ("diff", "diff_pct", "p_value", "p_corrected", "significant"):
+        for k in ("diff", "diff_pct", "p_value", "p_corrected", "significant", *_DIFF_STATS):
             r[k] = None
         for k in ("wins", "ties", "losses", "n_queries"):
             r[k] = None
@@ -302,6 +350,31 @@ def _finish_row(r: dict[str, Any], own: bool, p_corrected: float, alpha: float) 
     r["diff_pct"] = 100.0 * r["diff"] / bm if bm else math.nan
     r["p_corrected"] = p_corrected
     r["significant"] = bool(p_corrected < alpha) if not math.isnan(p_corrected) else False
+
+
+_DIFF_STATS = ("diff_ci_low", "diff_ci_high", "effect_size")
+
+
+def _nan_to_none(x: float) -> float | None:
+    return None if math.isnan(x) else x
+
+
+def _run_interval(
+    x: np.ndarray, mean: float | None, opt: _Options
+) -> tuple[float | None, float | None]:
+    """The t interval of one run's mean over its queries (all, a missing one as 0, with -c).
+
+    With -c the mean divides by every qrels query, some of which no run may have
+    (no row in the table): their number is the one that mean implies, ``sum / mean``,
+    and they count as 0, so that the interval is around the mean it reports.
+    """
+    v = np.nan_to_num(x) if opt.complete else x[~np.isnan(x)]
+    if opt.complete and mean is not None and mean > 0 and v.shape[0]:
+        implied = round(float(v.sum()) / mean)
+        if implied > v.shape[0]:
+            v = np.concatenate([v, np.zeros(implied - v.shape[0])])
+    lo, hi = stats.t_interval(v, opt.ci_level)
+    return _nan_to_none(lo), _nan_to_none(hi)
 
 
 def _wide_per_query(table: pl.DataFrame, measure: str, runs: list[str]) -> np.ndarray:
@@ -343,7 +416,11 @@ def _pair_row(x: np.ndarray, y: np.ndarray, opt: _Options) -> dict[str, Any]:
         keep = ~(np.isnan(x) | np.isnan(y))
         d = x[keep] - y[keep]
     tested = opt.test != "tukey"
+    lo, hi = stats.t_interval(d, opt.ci_level)
     return {
+        "diff_ci_low": _nan_to_none(lo),
+        "diff_ci_high": _nan_to_none(hi),
+        "effect_size": _nan_to_none(stats.cohens_dz(d)),
         "p_value": stats.p_value(d, opt.test, B=opt.B, seed=opt.seed) if tested else math.nan,
         "wins": int((d > 0).sum()),
         "ties": int((d == 0).sum()),

@@ -3,8 +3,9 @@
 The numbers come from :func:`fasteval.analysis.comparison.compare_table`; this
 module only lays them out. Every format shows the same cells
 (:func:`cells`): with baselines, one row per run and per measure the mean (``*``
-when the corrected p is below ``alpha``), the difference, the corrected p-value
-and wins/ties/losses; without, one row per run with each mean followed by the
+when the corrected p is below ``alpha``) with its t interval, the difference
+with its paired t interval, the effect size ``d_z``, the corrected p-value and
+wins/ties/losses; without, one row per run with each mean and its interval followed by the
 letters of the runs it beats (``^ab``, ranx's style). Footnotes name the test,
 the correction and its family, and the queries paired.
 """
@@ -43,6 +44,8 @@ class ComparisonData(Protocol):
     seed: int
     complete: bool
     notes: list[str]
+    ci_level: float
+    intervals: pl.DataFrame
 
 
 def number(x: float | None) -> str:
@@ -63,6 +66,37 @@ def number(x: float | None) -> str:
     if x != 0.0 and abs(x) < 1e-4:
         return f"{x:.1e}"
     return f"{x:.4f}"
+
+
+def interval(low: float | None, high: float | None) -> str:
+    """An interval as printed, ``[0.2130, 0.3190]``; empty when it is missing.
+
+    Parameters
+    ----------
+    low, high
+        Its ends (None or NaN: missing).
+
+    Returns
+    -------
+    str
+        The printed interval.
+    """
+    if low is None or high is None or math.isnan(low) or math.isnan(high):
+        return ""
+    return f"[{number(low)}, {number(high)}]"
+
+
+def _with_interval(value: str, low: float | None, high: float | None) -> str:
+    iv = interval(low, high)
+    return f"{value} {iv}" if iv else value
+
+
+def _signed(x: float | None) -> str:
+    return "-" if x is None or math.isnan(x) else f"{x:+.4f}"
+
+
+def _effect(x: float | None) -> str:
+    return "-" if x is None or math.isnan(x) else f"{x:+.2f}"
 
 
 def letter(i: int) -> str:
@@ -118,14 +152,16 @@ def _baseline_row(
     for m in cmp.measures:
         r = index[(baseline, run, m)]
         if run == baseline:
-            row += [number(r["mean"]), "", "", ""]
+            row += [_with_interval(number(r["mean"]), r["ci_low"], r["ci_high"]), "", "", "", ""]
             continue
         mark = "*" if r["significant"] else ""
         pct = r["diff_pct"]
         pct_s = "" if pct is None or math.isnan(pct) else f" ({pct:+.1f}%)"
+        diff_iv = interval(r["diff_ci_low"], r["diff_ci_high"])
         row += [
-            f"{number(r['mean'])}{mark}",
-            f"{r['diff']:+.4f}{pct_s}",
+            _with_interval(f"{number(r['mean'])}{mark}", r["ci_low"], r["ci_high"]),
+            f"{r['diff']:+.4f}{pct_s}" + (f" {diff_iv}" if diff_iv else ""),
+            _effect(r["effect_size"]),
             p_text(cmp, r["p_corrected"]),
             f"{r['wins']}/{r['ties']}/{r['losses']}",
         ]
@@ -138,7 +174,7 @@ def _baseline_cells(cmp: ComparisonData, baselines: list[str]) -> Cells:
     header = ["run"]
     p_label = "p" if cmp.correction == "none" else f"p ({cmp.correction})"
     for m in cmp.measures:
-        header += [m, f"{m} diff", f"{m} {p_label}", f"{m} W/T/L"]
+        header += [m, f"{m} diff", f"{m} d_z", f"{m} {p_label}", f"{m} W/T/L"]
     if len(baselines) > 1:
         header.insert(0, "baseline")
     index = {(r["baseline"], r["run_id"], r["measure"]): r for r in cmp.table.iter_rows(named=True)}
@@ -155,12 +191,17 @@ def _pairs_cells(cmp: ComparisonData) -> Cells:
         beats.setdefault((winner, m), []).append(letters[loser])
     header = ["", "run", *cmp.measures]
     means = {r["run_id"]: r for r in cmp.means.iter_rows(named=True)}
+    cis = {
+        (r["run_id"], r["measure"]): (r["ci_low"], r["ci_high"])
+        for r in cmp.intervals.iter_rows(named=True)
+    }
     rows = []
     for run in cmp.runs:
         row = [f"({letters[run]})", run]
         for m in cmp.measures:
             sup = "".join(sorted(beats.get((run, m), [])))
-            row.append(number(means[run][m]) + (f"^{sup}" if sup else ""))
+            lo, hi = cis.get((run, m), (None, None))
+            row.append(_with_interval(number(means[run][m]), lo, hi) + (f"^{sup}" if sup else ""))
         rows.append(row)
     return header, rows, footnotes(cmp)
 
@@ -210,11 +251,20 @@ def footnotes(cmp: ComparisonData) -> list[str]:
         if cmp.complete
         else "paired over the queries both runs have; means over each run's own queries"
     )
+    level = f"{100 * cmp.ci_level:g}%"
+    intervals = (
+        f"[low, high]: {level} t interval of the mean over queries; after a difference, "
+        f"the paired t interval of the mean difference; d_z = mean(d) / sd(d), Cohen's "
+        f"paired effect size"
+        if cmp.baselines
+        else f"[low, high]: {level} t interval of the mean over queries"
+    )
     return [
         f"test: {test}",
         f"correction: {_CORRECTION_NOTES[cmp.correction]} correction; family = {family}",
         mark,
         f"queries: {queries}",
+        intervals,
         *cmp.notes,
     ]
 
@@ -284,8 +334,8 @@ def _latex_cell(c: str) -> str:
     if "^" in c:
         base, sup = c.split("^", 1)
         c = f"{base}$^{{{sup}}}$"
-    if c.endswith("*"):
-        c = c[:-1] + "$^{*}$"
+    if "*" in c:  # the significance mark, after the mean and before its interval
+        c = c.replace("*", "$^{*}$", 1)
     return c
 
 

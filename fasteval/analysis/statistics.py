@@ -360,6 +360,97 @@ def p_value(d: np.ndarray, test: str, *, B: int = 9999, seed: int = 0) -> float:
     return monte_carlo(d, t, B, seed)[0]
 
 
+# --------------------------------------------------------------------------- intervals
+
+
+def t_interval(x: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    r"""The Student t confidence interval of the mean of ``x``.
+
+    .. math:: \bar{x} \pm t_{(1+\mathrm{level})/2,\, n-1} \, s / \sqrt{n}
+
+    with :math:`s` the sample standard deviation (``ddof = 1``), as
+    ``scipy.stats.t.interval(level, n - 1, loc=mean, scale=sem)``.
+
+    Parameters
+    ----------
+    x
+        The values (e.g. one run's per-query values, or paired differences).
+    level
+        Confidence level in (0, 1).
+
+    Returns
+    -------
+    tuple of (float, float)
+        ``(low, high)``; NaN for fewer than 2 values. Constant values give
+        the point ``(mean, mean)``.
+
+    References
+    ----------
+    Student (1908). The probable error of a mean. Biometrika 6(1).
+    """
+    x = np.asarray(x, np.float64)
+    n = x.shape[0]
+    if n < 2:
+        return math.nan, math.nan
+    mean = float(x.mean())
+    sd = float(x.std(ddof=1))
+    half = student_t_ppf((1.0 + level) / 2.0, n - 1.0) * sd / math.sqrt(n)
+    return mean - half, mean + half
+
+
+def cohens_dz(d: np.ndarray) -> float:
+    r"""Cohen's :math:`d_z`, the standardised mean of paired differences.
+
+    .. math:: d_z = \bar{d} / s_d
+
+    with :math:`s_d` the sample standard deviation of the differences
+    (``ddof = 1``).
+
+    Parameters
+    ----------
+    d
+        Paired per-query differences.
+
+    Returns
+    -------
+    float
+        NaN for fewer than 2 differences or when they are all equal
+        (:math:`s_d = 0`: the effect is not a number of standard deviations).
+
+    References
+    ----------
+    Cohen, J. (1988). Statistical Power Analysis for the Behavioral Sciences,
+    2nd ed., section 2.3.5 (``d_z``); Lakens, D. (2013). Calculating and
+    reporting effect sizes. Frontiers in Psychology 4:863.
+    """
+    d = np.asarray(d, np.float64)
+    if d.shape[0] < 2:
+        return math.nan
+    sd = float(d.std(ddof=1))
+    return float(d.mean()) / sd if sd > 0.0 else math.nan
+
+
+def check_level(level: float, name: str = "ci_level") -> float:
+    """A confidence level, checked to be in (0, 1).
+
+    Parameters
+    ----------
+    level
+        The level.
+    name
+        Its parameter name, for the message.
+
+    Returns
+    -------
+    float
+        ``level``.
+    """
+    if not 0.0 < level < 1.0:
+        msg = f"{name} must be in (0, 1), got {level}"
+        raise ParameterError(msg)
+    return float(level)
+
+
 # --------------------------------------------------------------------------- many pairs
 
 

@@ -93,7 +93,7 @@ def apply_mask(enc: Encoded, keep: np.ndarray) -> Encoded:
     n_q = enc.qr_off.shape[0] - 1
     per_q = np.bincount(judgment_query(enc)[keep], minlength=n_q)
     # a query left without judgments is no longer a qrels query: not evaluated
-    return _with_judgments(enc, keep, per_q, rel, jdx)
+    return with_judgments(enc, keep, per_q, rel, jdx)
 
 
 class Masker:
@@ -159,12 +159,30 @@ class Masker:
             kv.remask(0, blocks.shape[0], _BLOCK, enc.rel, enc.jdx, kept1, nonpool, rel)
         n_q = enc.qr_off.shape[0] - 1
         per_q = np.bincount(self.query[keep], minlength=n_q)
-        return _with_judgments(enc, keep, per_q, rel, jdx)
+        return with_judgments(enc, keep, per_q, rel, jdx)
 
 
-def _with_judgments(
+def with_judgments(
     enc: Encoded, keep: np.ndarray, per_q: np.ndarray, rel: np.ndarray, jdx: np.ndarray
 ) -> Encoded:
+    """``enc`` with only the judgments where ``keep`` is true, and the given ``rel`` and ``jdx``.
+
+    Parameters
+    ----------
+    enc
+        The encoding.
+    keep
+        Boolean per judgment (``enc.qr_rel`` order).
+    per_q
+        Kept judgments per query.
+    rel, jdx
+        The grade (or ``NONPOOL``) and the judgment index at every ranked position.
+
+    Returns
+    -------
+    Encoded
+        Queries left without a judgment leave the qrels (their groups are dropped).
+    """
     qr_off = np.concatenate([[0], np.cumsum(per_q)]).astype(np.int64)
     in_qrels = enc.in_qrels & (per_q > 0)
     sel = in_qrels[enc.group_q]
