@@ -89,11 +89,17 @@ GUIDE_NAMES = [
         ],
     ),
     ("Content-based evaluation", ["fasteval.analysis.content.evaluate_content"]),
+    ("Agreement between judgment sets", ["fasteval.analysis.agreement.simulate_assessor"]),
     ("ir_measures and PyTerrier", ["fasteval.ir_measures_provider"]),
     ("Evaluating on a Dask cluster", ["fasteval.distributed"]),
     (
         "Figures",
-        ["fasteval.plots.compare", "fasteval.plots.studies", "fasteval.plots.report_html"],
+        [
+            "fasteval.plots.compare",
+            "fasteval.plots.studies",
+            "fasteval.plots.report_html",
+            "fasteval.plots.agreement",
+        ],
     ),
 ]
 
