@@ -114,7 +114,8 @@ def big_run(one: Path, out: Path) -> Path:
 
 def recorded() -> dict[str, list[Any]]:
     """Run :func:`record` on the JIT (this process must be on it); the declared form of
-    every (kernel, argument types) it compiled: kernel -> sorted keys with mutability."""
+    every (kernel, argument types) it compiled: kernel -> sorted ``[argument key, return
+    key]`` pairs, keys with mutability."""
     from numba.core.registry import CPUDispatcher  # noqa: PLC0415
 
     if jit.mode() != "jit":
@@ -133,14 +134,20 @@ def recorded() -> dict[str, list[Any]]:
             fn = value.py_func
             if fn.__module__ != name:
                 continue
-            keys = sorted(
-                (jit.type_key(args, writable=True) for args in value.overloads),
+            pairs = sorted(
+                (
+                    [
+                        jit.type_key(args, writable=True),
+                        jit.type_key([c.signature.return_type], writable=True)[0],
+                    ]
+                    for args, c in value.overloads.items()
+                ),
                 key=json.dumps,
             )
             calls: dict[Any, Any] = {}  # one export per call key: the first (read-only first)
-            for key in keys:
-                if not jit.has_none(key):
-                    calls.setdefault(jit.call_key(key), key)
+            for key, ret in pairs:
+                if not jit.has_none(key) and ret is not None:
+                    calls.setdefault(jit.call_key(key), [key, ret])
             if calls:
                 out[f"{fn.__module__}:{fn.__qualname__}"] = list(calls.values())
     return dict(sorted(out.items()))
@@ -151,20 +158,20 @@ def write_signatures(calls: dict[str, list[Any]], path: Path = jit.SIGNATURES) -
     from fasteval.io import writers  # noqa: PLC0415
 
     lines = ["{"]
-    items = [(k, key) for k, keys in calls.items() for key in keys]
-    for i, (kernel, key) in enumerate(items):
+    items = [(k, key, ret) for k, pairs in calls.items() for key, ret in pairs]
+    for i, (kernel, key, ret) in enumerate(items):
         comma = "," if i + 1 < len(items) else ""
-        lines.append(f"  {json.dumps([kernel, key])}{comma}")
+        lines.append(f"  {json.dumps([kernel, key, ret])}{comma}")
     lines.append("}")
     text = "\n".join(lines).replace("{\n", '{"calls": [\n', 1)
     writers.write_text(text[: -len("}")] + "]}\n", path)
 
 
-def declared(path: Path = jit.SIGNATURES) -> dict[str, list[Any]]:
-    """The declared calls: kernel -> argument type keys (with mutability)."""
-    out: dict[str, list[Any]] = {}
-    for kernel, key in json.loads(path.read_text())["calls"]:
-        out.setdefault(kernel, []).append(jit.freeze(key))
+def declared(path: Path = jit.SIGNATURES) -> dict[str, list[tuple[Any, Any]]]:
+    """The declared calls: kernel -> ``(argument key, return key)`` pairs (with mutability)."""
+    out: dict[str, list[tuple[Any, Any]]] = {}
+    for kernel, key, ret in json.loads(path.read_text())["calls"]:
+        out.setdefault(kernel, []).append((jit.freeze(key), jit.freeze(ret)))
     return out
 
 
@@ -174,7 +181,7 @@ def numba_type(key: Any) -> Any:
     from numba.core import types  # noqa: PLC0415
 
     if isinstance(key, str):
-        return types.boolean if key == "bool" else getattr(types, key)
+        return {"bool": types.boolean, "none": types.none}.get(key) or getattr(types, key)
     head, *rest = key
     if head == "array":
         char, ndim, layout, aligned, mutable = rest
@@ -191,8 +198,8 @@ def numba_type(key: Any) -> Any:
 def compile_library(out: Path) -> Path:
     """Compile the declared signatures into ``out`` (the module and its ``.json`` index).
 
-    Runs in a process on numba's JIT (the return types come from typing each
-    kernel). Returns the module's path.
+    Runs in a process on numba's JIT (pycc types and compiles each kernel from its
+    declared signature; nothing is compiled twice). Returns the module's path.
     """
     pycc_compiler: Any = importlib.import_module("numba.pycc.compiler")
     cc_class: Any = importlib.import_module("numba.pycc").CC
@@ -223,10 +230,8 @@ def compile_library(out: Path) -> Path:
         for kernel, keys in declared().items():
             module, _, qualname = kernel.partition(":")
             dispatcher = getattr(importlib.import_module(module), qualname)
-            for key in keys:
-                args = tuple(numba_type(k) for k in key)
-                dispatcher.compile(args)
-                sig = dispatcher.overloads[args].signature
+            for key, ret in keys:
+                sig = numba_type(ret)(*(numba_type(k) for k in key))
                 export = f"k{n}_{qualname}"
                 n += 1
                 cc.export(export, sig)(dispatcher.py_func)

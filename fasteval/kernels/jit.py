@@ -265,6 +265,8 @@ def _type_key(t: Any, writable: bool) -> Key:
         return ("array", char, t.ndim, t.layout, bool(t.aligned))
     if isinstance(t, types.Boolean):
         return "bool"
+    if isinstance(t, types.NoneType):
+        return "none"
     if isinstance(t, types.Number):
         return str(t)
     if isinstance(t, types.BaseNamedTuple):

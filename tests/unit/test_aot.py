@@ -102,18 +102,22 @@ def test_keys_tell_apart_what_the_library_tells_apart() -> None:
 
 
 def test_declared_signatures_name_real_kernels() -> None:
-    """Every declared call names a kernel of fasteval.kernels, with a complete key."""
+    """Every declared call names a kernel of fasteval.kernels, with complete argument and
+    return keys that numba reads as types."""
     import importlib
 
     from fasteval import aot
 
     calls = aot.declared()
     assert sum(len(v) for v in calls.values()) >= 10
-    for kernel, keys in calls.items():
+    for kernel, pairs in calls.items():
         module, _, qualname = kernel.partition(":")
         fn = getattr(importlib.import_module(module), qualname)
         assert getattr(fn, "py_func", None) is not None, kernel
-        assert all(not jit.has_none(k) for k in keys), kernel
+        for key, ret in pairs:
+            assert not jit.has_none(key) and not jit.has_none(ret), kernel
+            sig = aot.numba_type(ret)(*(aot.numba_type(k) for k in key))
+            assert len(sig.args) == len(key)
 
 
 # --- the library itself --------------------------------------------------------------
