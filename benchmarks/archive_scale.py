@@ -39,6 +39,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -242,20 +243,25 @@ def run(names: list[str], reps: int, tools: list[str], binary: str | None) -> li
                 if "pytrec_eval" in samples and "fasteval" in samples
                 else float("nan")
             )
-        for tool, ss in samples.items():
-            rows.append(
-                {
-                    "workload": name,
-                    "lines": lines,
-                    "tool": tool,
-                    "wall": statistics.median(s.wall for s in ss),
-                    "cpu": statistics.median(s.cpu for s in ss),
-                    "rss": statistics.median(s.rss_mb for s in ss),
-                    "n": len(ss),
-                    "map_diff": diff,
-                }
-            )
+        rows += summarise(name, lines, samples, map_diff=diff)
     return rows
+
+
+def summarise(name: str, lines: int, samples: dict[str, list[Sample]], **extra: Any) -> list[dict]:
+    """One row per tool: the medians of its samples (wall, CPU, peak RSS)."""
+    return [
+        {
+            "workload": name,
+            "lines": lines,
+            "tool": tool,
+            "wall": statistics.median(s.wall for s in ss),
+            "cpu": statistics.median(s.cpu for s in ss),
+            "rss": statistics.median(s.rss_mb for s in ss),
+            "n": len(ss),
+            **extra,
+        }
+        for tool, ss in samples.items()
+    ]
 
 
 def table(rows: list[dict]) -> str:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -151,18 +150,9 @@ def main(argv: list[str] | None = None) -> int:
                         samples.setdefault("trec_eval", []).append(
                             scale.trec_eval(binary, qrels, runs, measures)
                         )
-            for tool, ss in samples.items():
-                rows.append(
-                    {
-                        "workload": name,
-                        "lines": lines,
-                        "tool": tool,
-                        "wall": statistics.median(s.wall for s in ss),
-                        "cpu": statistics.median(s.cpu for s in ss),
-                        "rss": statistics.median(s.rss_mb for s in ss),
-                    }
-                )
-                print(f"{name} {tool}: {rows[-1]['wall']:.2f} s", file=sys.stderr)
+            rows += scale.summarise(name, lines, samples)
+            for r in rows[-len(samples) :]:
+                print(f"{name} {r['tool']}: {r['wall']:.2f} s", file=sys.stderr)
         if args.wheel:
             seconds, ws = wheel(root, bin_dir.parents[1])
             extra.append(

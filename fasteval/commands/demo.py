@@ -32,7 +32,7 @@ def write_workspace(where: str | os.PathLike[str]) -> Path:
     """
     import polars as pl
 
-    from fasteval.io.writers import make_folder, write_bytes, write_text
+    from fasteval.io.writers import make_folder, write_bytes, write_run
 
     folder = Path(where)
     if not folder.parent.is_dir():
@@ -45,15 +45,5 @@ def write_workspace(where: str | os.PathLike[str]) -> Path:
     write_bytes((SAMPLE_DIR / "sample_runs.parquet").read_bytes(), folder / "runs.parquet")
     runs = pl.read_parquet(SAMPLE_DIR / "sample_runs.parquet")
     for (run_id,), block in runs.group_by("run_id", maintain_order=True):
-        lines = block.select(
-            pl.format(
-                "{} Q0 {} {} {} {}",
-                "query_id",
-                "doc_id",
-                "rank",
-                pl.col("score").cast(pl.String),
-                "run_id",
-            )
-        ).to_series()
-        write_text("\n".join(lines.to_list()) + "\n", folder / "runs" / f"{run_id}.txt")
+        write_run(block, folder / "runs" / f"{run_id}.txt")
     return folder
