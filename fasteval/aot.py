@@ -134,13 +134,14 @@ def recorded() -> dict[str, list[Any]]:
             fn = value.py_func
             if fn.__module__ != name:
                 continue
+            overloads: dict[Any, Any] = value.overloads  # argument types -> compile result
             pairs = sorted(
                 (
                     [
                         jit.type_key(args, writable=True),
                         jit.type_key([c.signature.return_type], writable=True)[0],
                     ]
-                    for args, c in value.overloads.items()
+                    for args, c in overloads.items()
                 ),
                 key=json.dumps,
             )

@@ -122,10 +122,15 @@ class FastevalEvaluator(providers.Evaluator):
         super().__init__(list(measures), set(pc.unique(table.column("query_id")).to_pylist()))
         # judged_only -> (fasteval arguments, output name -> ir_measures measure)
         by_jo: dict[bool, list[tuple[str, str, Any]]] = {}
+        # measures undefined for some queries (Accuracy with nothing relevant retrieved):
+        # such a query has no row and gets no default, as ir_measures' own provider does
+        self.sometimes_undefined: set[Any] = set()
         for m in self.measures:
             arg, jo = _fasteval_name(m)
-            out = parse_measure(arg)[0].name
-            by_jo.setdefault(jo, []).append((arg, out, m))
+            parsed = parse_measure(arg)[0]
+            by_jo.setdefault(jo, []).append((arg, parsed.name, m))
+            if parsed.info.aggregate == "defined":
+                self.sometimes_undefined.add(m)
         self.groups: list[tuple[Evaluator, dict[str, Any]]] = [
             (
                 Evaluator(table, [a for a, _, _ in items], judged_only=jo),
@@ -179,6 +184,17 @@ class FastevalEvaluator(providers.Evaluator):
             for q, m, v in zip(qids, measures, values, strict=True):
                 yield Metric(query_id=q, measure=m, value=v)
 
+    def iter_calc(self, run: Any) -> Iterator[Metric]:
+        """Per-query values; a qrels query without one gets the measure's default,
+        except for measures left undefined there (ir_measures' base class, less those)."""
+        expected = {(m, q) for m in self.measures for q in self.qrel_qids}
+        for metric in self._iter_calc(run):
+            expected.discard((metric.measure, metric.query_id))
+            yield metric
+        for m, q in sorted(expected, key=lambda x: (str(x[0]), x[1])):
+            if m not in self.sometimes_undefined:
+                yield Metric(query_id=q, measure=m, value=m.DEFAULT)
+
     def calc_aggregate(self, run: Any) -> dict[Any, Any]:
         """The aggregates ir_measures' own ``calc_aggregate`` gives, without a ``Metric``
         per query: each measure's aggregator takes the same values in the same order
@@ -194,7 +210,13 @@ class FastevalEvaluator(providers.Evaluator):
                 add(v)
                 got.add(q)
         missing = sorted(
-            ((str(m), q, m) for m, got in seen.items() for q in self.qrel_qids if q not in got),
+            (
+                (str(m), q, m)
+                for m, got in seen.items()
+                if m not in self.sometimes_undefined
+                for q in self.qrel_qids
+                if q not in got
+            ),
             key=lambda x: (x[0], x[1]),
         )
         for _, _, m in missing:

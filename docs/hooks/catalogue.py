@@ -129,9 +129,14 @@ def ranking_table() -> str:
         definition, cite = split_citation(fam.doc)
         if name in registry.V10_ONLY:
             definition += " trec_eval 10 only (left out of nicknames under `--compat 9`)."
-        agg = {"mean": "mean", "sum": "sum", "gm": "geometric mean", "count": "count", "none": "—"}[
-            fam.aggregate
-        ]
+        agg = {
+            "mean": "mean",
+            "sum": "sum",
+            "gm": "geometric mean",
+            "count": "count",
+            "defined": "mean where defined",
+            "none": "—",
+        }[fam.aggregate]
         if not fam.per_query:
             agg += " (no per-query value)"
         if fam.text:

@@ -388,6 +388,12 @@ def aggregate(
             s = np.bincount(enc.group_run, weights=logs, minlength=n_runs)
             summary[:, j] = np.exp(np.divide(s, counts, out=np.zeros(n_runs), where=counts > 0))
             continue
+        if agg == "defined":  # NaN where undefined: the mean over the others (NaN if none)
+            ok = ~np.isnan(col)
+            s = np.bincount(enc.group_run, weights=np.where(ok, col, 0.0), minlength=n_runs)
+            c = np.bincount(enc.group_run, weights=ok.astype(np.float64), minlength=n_runs)
+            summary[:, j] = np.divide(s, c, out=np.full(n_runs, np.nan), where=c > 0)
+            continue
         s = np.bincount(enc.group_run, weights=col, minlength=n_runs)
         if agg == "sum":
             summary[:, j] = s

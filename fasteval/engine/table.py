@@ -50,7 +50,18 @@ def to_frame(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> pl.D
         per_query_cols=np.array([m.info.per_query for m in measures], dtype=bool),
         summary_cols=np.array([j for j, m in enumerate(measures) if not m.info.text], np.int64),
     )
-    return _with_text(out, index, ev.enc, ev.text) if ev.text else out
+    out = _with_text(out, index, ev.enc, ev.text) if ev.text else out
+    return _without_undefined(out, ev)
+
+
+def _without_undefined(out: pl.DataFrame, ev: Evaluation) -> pl.DataFrame:
+    """``out`` without the rows of measures undefined for a query (NaN: Accuracy with no
+    relevant document retrieved), as ir_measures leaves them out."""
+    cols = [j for j, m in enumerate(ev.measures) if m.info.aggregate == "defined"]
+    if not cols or not (np.isnan(ev.values[:, cols]).any() or np.isnan(ev.summary[:, cols]).any()):
+        return out
+    names = [ev.measures[j].name for j in cols]
+    return out.filter(~(pl.col("measure").is_in(names) & pl.col("value").is_nan()))
 
 
 def long_table(

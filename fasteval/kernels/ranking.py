@@ -684,6 +684,7 @@ def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: n
                         n_rel += 1
                     else:
                         nonrel += 1
+                v = np.nan  # undefined: left out of the table and the mean (ir_measures)
                 if n_rel > 0:
                     v = 1.0 - above / (nonrel * n_rel) if nonrel > 0 else 1.0
             elif f >= fm.INST and f <= fm.RBP_BIN:

@@ -83,13 +83,14 @@ EXTRA_FAMILIES = [
         k.ACCURACY,
         "single",
         (),
-        "mean",
+        "defined",
         True,
         False,
         "Accuracy: the share of (relevant, non-relevant) pairs among the retrieved documents "
         "(within an optional cutoff) where the relevant one is ranked first, "
-        "1 - sum_r nonrel_above(r) / (#nonrel * #rel); 0 with no relevant retrieved, 1 with no "
-        "non-relevant (ir_measures' Accuracy, which skips the first and fails on the second).",
+        "1 - sum_r nonrel_above(r) / (#nonrel * #rel); undefined with no relevant retrieved "
+        "(no row; the mean is over the queries where it is defined, as ir_measures' Accuracy), "
+        "1 with no non-relevant (where ir_measures' fails).",
     ),
     Family(
         "inst",

@@ -33,7 +33,9 @@ class Family:
         Default parameters.
     aggregate
         ``"mean"``, ``"sum"``, ``"gm"`` (geometric mean, trec_eval's
-        ``log(max(x, 1e-5))``) or ``"count"``.
+        ``log(max(x, 1e-5))``), ``"count"``, or ``"defined"``: a mean over the
+        queries where the value is defined (the kernel writes NaN elsewhere; those
+        queries get no row).
     per_query
         Whether trec_eval prints per-query values.
     doc

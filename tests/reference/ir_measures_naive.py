@@ -28,12 +28,13 @@ def compat(ranking: list[str], qrels: dict[str, int], p: float, normalize: bool 
 def accuracy(
     ranking: list[str], qrels: dict[str, int], rel: int = 1, k: int | None = None
 ) -> float:
-    """Share of (relevant, non-relevant) pairs in the top k with the relevant one first."""
+    """Share of (relevant, non-relevant) pairs in the top k with the relevant one first;
+    NaN (undefined: ir_measures reports nothing) with no relevant document there."""
     top = ranking[:k] if k is not None else ranking
     good = [i for i, d in enumerate(top) if qrels.get(d, 0) >= rel]
     bad = [i for i, d in enumerate(top) if qrels.get(d, 0) < rel]
     if not good:
-        return 0.0
+        return float("nan")
     if not bad:
         return 1.0
     return sum(1 for i in good for j in bad if i < j) / (len(good) * len(bad))

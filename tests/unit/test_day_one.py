@@ -325,6 +325,49 @@ def test_an_empty_run_through_the_provider_scores_every_qrels_query_0() -> None:
     assert len(want_q) == 8 and set(want.values()) == {0}
 
 
+def test_accuracy_leaves_out_a_query_with_no_relevant_document_retrieved() -> None:
+    """ir_measures' Accuracy(rel=2) reports nothing for a query with no grade-2 document
+    retrieved (q2 has none at all, q3 none in the top 2), and averages over the others:
+    so do evaluate() and the provider, per query and overall."""
+    ir_measures = pytest.importorskip("ir_measures")
+    from fasteval.ir_measures_provider import provider
+
+    grades = {"q1": [2, 0, 1, 2], "q2": [1, 0, 1, 0], "q3": [0, 1, 2, 0]}
+    qrels = [
+        ir_measures.Qrel(q, f"{q}d{i}", g) for q, gs in grades.items() for i, g in enumerate(gs)
+    ]
+    run = [
+        ir_measures.ScoredDoc(q, f"{q}d{i}", float(10 - i))
+        for q in grades
+        for i in (1, 0, 3, 2, 5)  # q1: d1 d0 d3 d2 (a non-relevant first), d5 unjudged
+    ]
+    measures = [ir_measures.parse_measure(m) for m in ("Accuracy(rel=2)", "Accuracy(rel=2)@2")]
+    want_q = sorted(map(str, ir_measures.accuracy.iter_calc(measures, qrels, run)))
+    want = ir_measures.accuracy.calc_aggregate(measures, qrels, run)
+    assert sorted(map(str, provider.iter_calc(measures, qrels, run))) == want_q
+    got = provider.calc_aggregate(measures, qrels, run)
+    assert got.keys() == want.keys()
+    for m in want:
+        assert got[m] == pytest.approx(want[m], abs=1e-12)
+    # q2 and q3 (at 2) are left out; q1's value: one non-relevant above d0, none above d3
+    assert len(want_q) == 3 and not any("q2" in s for s in want_q)
+
+    qr = pl.DataFrame(
+        [(q.query_id, q.doc_id, q.relevance) for q in qrels],
+        schema=["query_id", "doc_id", "relevance"],
+        orient="row",
+    )
+    rn = pl.DataFrame(
+        [("r", d.query_id, d.doc_id, d.score) for d in run],
+        schema=["run_id", "query_id", "doc_id", "score"],
+        orient="row",
+    )
+    df = fasteval.evaluate(qr, rn, ["Accuracy(rel=2)"])
+    rows = dict(df.select("query_id", "value").iter_rows())
+    assert set(rows) == {"q1", "q3", "all"}
+    assert rows["all"] == pytest.approx((rows["q1"] + rows["q3"]) / 2, abs=1e-12)
+
+
 _CYCLE = """
 import polars as pl
 from fasteval.analysis.fusion import fuse
