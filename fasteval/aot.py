@@ -39,6 +39,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from fasteval.kernels import jit
 
 
@@ -186,7 +188,7 @@ def numba_type(key: Any) -> Any:
     head, *rest = key
     if head == "array":
         char, ndim, layout, aligned, mutable = rest
-        dtype = numba.from_dtype(__import__("numpy").dtype(char))
+        dtype = numba.from_dtype(np.dtype(char))
         return types.Array(dtype, ndim, layout, readonly=not mutable, aligned=aligned)
     members = [numba_type(k) for k in rest[0]]
     if head == "tuple":
@@ -240,6 +242,8 @@ def compile_library(out: Path) -> Path:
         cc.compile()
         built = next(Path(tmp).glob(jit.LIBRARY + ".*"))
         data = built.read_bytes()
+    # written atomically here, not by fasteval.io.writers: it imports polars, which the
+    # package build's isolated environment does not have
     so = jit.library_path(out)
     meta = so.with_name(jit.LIBRARY + ".json")
     tmp_so = so.with_name(so.name + ".tmp")
@@ -255,8 +259,8 @@ def compile_library(out: Path) -> Path:
 def build(out: Path | None = None, python: str = sys.executable) -> tuple[Path | None, str]:
     """Compile the library into ``out`` (default: the package) in a child process.
 
-    Returns ``(path, "")`` or, when it could not be built, ``(None, why)`` in one
-    line: the install goes on and numba's JIT serves. ``python`` is the
+    Returns ``(path, how long it took)`` or, when it could not be built,
+    ``(None, why)`` in one line: the install goes on and numba's JIT serves. ``python`` is the
     interpreter to run (one with numba and numpy).
     """
     target = out or jit.KERNELS_DIR

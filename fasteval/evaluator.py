@@ -428,7 +428,7 @@ def asked_order(measures: Any, req: Request, opts: EvalOptions) -> dict[str, int
     if len(names) < 2:
         return None
     outs = _output_names(req)
-    if len(outs) == len(names) and set(outs) == set(names):  # each name is one row: 2 us
+    if len(outs) == len(names) and set(outs) == set(names):  # each name is one row: no parse
         rank = {n: i for i, n in enumerate(names)}
     else:  # names that expand or are spelled otherwise: each parsed alone (once per list)
         rank = _ranks(tuple(names), opts.compat, opts.rel_format)

@@ -2,7 +2,7 @@
 
 Comparing judgment sets (:func:`fasteval.agreement`) evaluates every run under
 each set. Evaluating from scratch per set would read, judge and order the
-runs each time (for TREC-8's 129 runs, 0.5 s of a 0.5 s evaluation). Instead
+runs each time, nearly all of an evaluation's work. Instead
 the runs are prepared once against the *union* of the sets' judgments
 (:func:`fasteval.engine.prepare`), and each set is a variant of that encoding,
 as a robustness study's qrels variants are (:mod:`fasteval.analysis.variants`):

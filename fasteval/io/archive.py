@@ -10,8 +10,7 @@ Layout (version 1)
   Arrow), ``doc_id`` a ``large_string`` (read back without a cast), ``rank``
   int64 (``DELTA_BINARY_PACKED``: ~1 MB for TREC-8's 6.3M ranks, the size
   int32 gives, and no cast or overflow check on either side), ``score``
-  float64 exactly as parsed. LZ4 (:data:`COMPRESSION`): an archive is for
-  reading fast, and LZ4 decodes in about half zstd's time for a third more bytes.
+  float64 exactly as parsed. LZ4 (:data:`COMPRESSION`).
 * Rows are sorted by run (runs in input order, each run's rows together),
   then query id in byte order (trec_eval's order: the encoder's grouping
   pass finds the rows already grouped and skips its counting sort); within a
@@ -67,8 +66,8 @@ VERSION = 1
 SORTED_BY = ["run_id (input order)", "query_id (byte order)", "input order"]
 
 COMPRESSION = "lz4"
-"""The archive's codec: TREC-8 takes 84 MB (zstd 54 MB, the gzipped text 64 MB) and
-decodes in about half zstd's time (figures: benchmarks/RESULTS.md, "Fresh install")."""
+"""The archive's codec: an archive is for reading fast, and LZ4 decodes faster than
+zstd for more bytes (figures: benchmarks/RESULTS.md, "Fresh install: what changed")."""
 
 ROW_GROUP_ROWS = 262_144
 """Rows per row group (a group ends at the first (run, query) boundary past this)."""

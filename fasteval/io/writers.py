@@ -441,8 +441,8 @@ def in_measure_order(df: pl.DataFrame, rank: dict[str, int]) -> pl.DataFrame:
     n = df.height
     if n < 2:
         return df
-    # numpy and a dict, not polars expressions: 204 rows took 860 us through
-    # replace_strict and shift, 40 us this way (a warm one-run call is 4-8 ms)
+    # numpy and a dict, not polars expressions: a warm call pays this on every call
+    # (figures: benchmarks/RESULTS.md, "Fresh install: what changed")
     last = len(rank)
     key = np.fromiter((rank.get(m, last) for m in df["measure"].to_list()), np.int64, n)
     q, r = df["query_id"].to_numpy(), df["run_id"].to_numpy()
