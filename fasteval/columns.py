@@ -245,10 +245,10 @@ def int64_array(values: np.ndarray, invalid: np.ndarray) -> pa.Int64Array:
     )
 
 
-FEW_HEADS = 256
-"""Runs of equal values up to which :func:`dict_encode` numbers them in a Python dict:
-below it, Arrow's fixed cost per call (a gather, a UTF-8 check, the dictionary,
-about 0.15 ms) is more than the dict's (about 0.3 microseconds a value)."""
+FEW_HEADS = 1 << 16
+"""Runs of equal values up to which :func:`dict_encode` numbers them in a Python dict
+rather than with Arrow: a batch of many runs has a few thousand query runs, and
+numbering them in Python costs less than loading ``pyarrow.compute`` for them."""
 
 
 def encode_few(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:

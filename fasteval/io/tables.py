@@ -12,10 +12,9 @@ import os
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 
 from fasteval.columns import (
@@ -55,6 +54,9 @@ RUN_SCHEMA = pa.schema(
         ("score", pa.float64()),
     ]
 )
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 def _run_codes(table: pa.Table, name: str) -> tuple[np.ndarray, list[str]]:
@@ -252,7 +254,8 @@ def expand_paths(items: list[Any]) -> list[Any]:
             p = Path(x)
             files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
             runs = [f for f in files if is_parquet(f) or looks_like_run(f)]
-            skipped = [f.name for f in files if f not in runs]
+            kept = set(runs)
+            skipped = [f.name for f in files if f not in kept]
             if skipped:
                 shown = ", ".join(skipped[:10]) + (" ..." if len(skipped) > 10 else "")
                 msg = (
@@ -326,6 +329,8 @@ def load_qrels(source: Any, *, lenient: bool = False) -> pl.DataFrame:
     lenient
         Skip malformed lines (reported in a warning) instead of raising.
     """
+    import polars as pl  # noqa: PLC0415 (the evaluation itself never loads it)
+
     return pl.from_arrow(qrels_to_table(qrels_columns(source, lenient=lenient)))  # type: ignore[return-value]
 
 
@@ -347,6 +352,8 @@ def load_runs(source: Any, *, lenient: bool = False, run_id_from: str = "tag") -
         if adapters.is_single_input(source) or not isinstance(source, (list, tuple))
         else source
     )
+    import polars as pl  # noqa: PLC0415 (the evaluation itself never loads it)
+
     cols = run_columns(list(items), lenient=lenient, run_id_from=run_id_from)
     return pl.from_arrow(runs_to_table(cols))  # type: ignore[return-value]
 
