@@ -75,7 +75,16 @@ def set_up(root: Path) -> tuple[Path, float]:
 
 def _clean_env(home: Path) -> dict[str, str]:
     home.mkdir(parents=True, exist_ok=True)
-    drop = ("PYTHONPATH", "FASTEVAL_AOT", "FASTEVAL_AOT_DIR", "NUMBA_CACHE_DIR", "VIRTUAL_ENV")
+    # a new user's shell: no kernel or bytecode settings of this machine's (the sandbox's
+    # PYTHONDONTWRITEBYTECODE made every command compile fasteval's modules from source)
+    drop = (
+        "PYTHONPATH",
+        "PYTHONDONTWRITEBYTECODE",
+        "FASTEVAL_AOT",
+        "FASTEVAL_AOT_DIR",
+        "NUMBA_CACHE_DIR",
+        "VIRTUAL_ENV",
+    )
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env["HOME"] = str(home)
     return env
