@@ -8,13 +8,14 @@ so a call and an ``Evaluator`` reused for many calls give the same table.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from fasteval.engine.inputs import QrelsLike, RunsLike
 from fasteval.evaluator import Evaluator
 from fasteval.measures.catalog import Request
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 def evaluate(  # noqa: PLR0913 (keyword-only options)

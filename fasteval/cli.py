@@ -296,11 +296,12 @@ def _content_eval(args: _EvalArgs, fmt: str) -> None:
 
 
 def _evaluate(args: _EvalArgs, req: Any, fmt: str) -> Any:
-    """The evaluation's table: on the Dask cluster (``--cluster``) or here, with a bar."""
-    from fasteval.api import evaluate
+    """The evaluation's table: on the Dask cluster (``--cluster``) or here, with a bar.
 
+    Here, ranking measures give the engine's own table (no polars until a format needs it).
+    """
+    per_query = args.per_query or fmt == "ndeval"  # ndeval prints every topic
     options: dict[str, Any] = {
-        "per_query": args.per_query or fmt == "ndeval",  # ndeval prints every topic
         "compat": int(args.compat),
         "relevance_level": args.level,
         "complete": args.complete,
@@ -320,17 +321,19 @@ def _evaluate(args: _EvalArgs, req: Any, fmt: str) -> Any:
         if args.rel_format != "qrels":
             msg = f"--cluster reads plain qrels only; run -R {args.rel_format} without --cluster"
             raise ParameterError(msg)
+        from fasteval.api import evaluate
         from fasteval.io.writers import in_measure_order
 
         df = with_cluster(evaluate, args.cluster)(
-            args.qrels, runs, list(measures) or None, **options
+            args.qrels, runs, list(measures) or None, per_query=per_query, **options
         )
         # evaluate() keeps the order asked; the command's outputs keep trec_eval's
         return in_measure_order(df, {m.name: i for i, m in enumerate(req.ranking)})
+    from fasteval.evaluator import Evaluator
+
     with _BatchBar(show=show_progress(False if args.quiet else args.progress)) as bar:
-        return evaluate(
-            args.qrels, runs, req, rel_format=args.rel_format, progress=bar.update, **options
-        )
+        ev = Evaluator(args.qrels, req, rel_format=args.rel_format, **options)
+        return ev.table(runs, per_query=per_query, progress=bar.update)
 
 
 def trec_text(df: Any, measures: Any, *, zscore: bool = False) -> str:
@@ -344,13 +347,7 @@ def trec_text(df: Any, measures: Any, *, zscore: bool = False) -> str:
     from fasteval.io.writers import format_trec
 
     # the commands evaluate a parsed request: the rows come in trec_eval's order
-    if measures.runid or df["run_id"].n_unique() <= 1:
-        return format_trec(df, measures, zscore=zscore, in_order=True)
-    return "".join(
-        f"{'runid':<22}\tall\t{run_id}\n"
-        + format_trec(block, measures, zscore=zscore, in_order=True)
-        for (run_id,), block in df.group_by("run_id", maintain_order=True)
-    )
+    return format_trec(df, measures, zscore=zscore, in_order=True, run_labels=True)
 
 
 def _per_query_only_note(measures: Any, asked: tuple[str, ...], per_query: bool) -> None:

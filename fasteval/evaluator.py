@@ -28,12 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import polars as pl
-
 from fasteval.engine.encode import PreparedQrels, prepare_qrels
 from fasteval.engine.inputs import QrelsLike, RunsLike
 from fasteval.engine.options import EvalOptions
 from fasteval.engine.recent import RECENT, is_qrels_dict
+from fasteval.engine.table import Long, as_frame
 from fasteval.errors import (
     FastevalError,
     FastevalWarning,
@@ -50,6 +49,8 @@ from fasteval.measures.ir_measures_names import normalise_measures
 from fasteval.parallel import gc_paused
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from fasteval.analysis.content import ContentReport
 
 Progress = Callable[[int, int], None]
@@ -74,8 +75,8 @@ class Kind(Protocol):
 
     def evaluate(
         self, state: Any, runs: RunsLike, per_query: bool, progress: Progress | None
-    ) -> pl.DataFrame:
-        """The long result table for ``runs``."""
+    ) -> Long | pl.DataFrame:
+        """The long result table for ``runs`` (a :class:`Long` or a polars frame)."""
         ...
 
 
@@ -102,7 +103,7 @@ class _Ranking:
 
     def evaluate(
         self, state: Any, runs: RunsLike, per_query: bool, progress: Progress | None
-    ) -> pl.DataFrame:
+    ) -> Long | pl.DataFrame:
         from fasteval.engine.stream import evaluate_ranking_stream  # noqa: PLC0415 (start-up)
 
         pq, req, options = state
@@ -334,11 +335,23 @@ class Evaluator:
         polars.DataFrame
             ``run_id, query_id, measure, value`` (see :func:`fasteval.evaluate`).
         """
+        df = as_frame(self.table(runs, per_query, progress))
+        return df if self._order is None else in_measure_order(df, self._order)
+
+    def table(
+        self, runs: RunsLike, per_query: bool = True, progress: Progress | None = None
+    ) -> Long | pl.DataFrame:
+        """:meth:`evaluate`'s table before it becomes a polars frame, in the kernels'
+        order (trec_eval's: for a parsed request that is the order asked).
+
+        Ranking measures give a :class:`fasteval.engine.table.Long` (arrays; its
+        ``to_polars()`` is the frame), which the command line renders as trec_eval's
+        text without loading polars; the other kinds give their polars frame.
+        """
         try:
-            df = self.kind.evaluate(self._state, runs, per_query, progress)
+            return self.kind.evaluate(self._state, runs, per_query, progress)
         except InputFormatError as e:
             raise qrels_given_as_run(e, runs) or e from None
-        return df if self._order is None else in_measure_order(df, self._order)
 
 
 def _qrels_head(path: Path) -> tuple[int, str] | None:
@@ -494,6 +507,8 @@ def evaluate_with_collection(
     if not content:
         msg = "a collection is for content measures\n  hint: LMJS@20, LMKL@20 or LMJS_IA@20"
         raise ParameterError(msg)
+    import polars as pl  # noqa: PLC0415 (start-up: a text evaluation does not load polars)
+
     ev = evaluate_content(
         qrels,
         runs,

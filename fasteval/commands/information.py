@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import polars as pl
 
 from fasteval.commands.common import (
     TABLE_WRITES,
@@ -21,6 +20,9 @@ from fasteval.commands.common import (
 from fasteval.errors import ParameterError
 
 _FORMATS = click.Choice(["tsv", "csv", "json", "parquet"])  # io.writers.TABLE_FORMATS
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 def _emit(df: pl.DataFrame, fmt: str, output: str | None) -> None:
@@ -142,6 +144,8 @@ def infodiff_cmd(
     show = show_progress(progress)
     with progress_bar(a.shape[0], "pair", "information difference", show) as bar:
         mean, _ = data.information_difference(a, b, progress=bar.update)
+    import polars as pl
+
     names = pl.Series(data.run_names, dtype=pl.String)
     df = pl.DataFrame(
         {"run_a": names.gather(a), "run_b": names.gather(b), "id": mean, **cols}
@@ -194,6 +198,8 @@ def correlate_cmd(
         relevance_level=level,
         run_id_from=run_id_from,
     )
+    import polars as pl
+
     want = "all"
     rows = []
     qids = sorted(set(df["query_id"].to_list()) - {"all"}) if per_query else [want]

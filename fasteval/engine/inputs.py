@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 
 from fasteval.columns import QrelsColumns, RunColumns
 from fasteval.engine.encode import Encoded, PreparedQrels, encode
 from fasteval.errors import DataMismatchError, ParameterError
+from fasteval.io import is_polars
 from fasteval.io.adapters import is_records, is_single_input
 from fasteval.io.tables import qrels_columns, run_columns
 
@@ -24,7 +24,7 @@ RunsLike = Any  # path(s), directory, polars DataFrame, Arrow table, or a list o
 def as_list(x: RunsLike) -> list[Any]:
     """One input or many as a list (a path, frame, Arrow table, pandas frame, dict of
     dicts or a list of records is one input)."""
-    if isinstance(x, (str, os.PathLike, pl.DataFrame)) or not isinstance(x, Iterable):
+    if isinstance(x, (str, os.PathLike)) or is_polars(x) or not isinstance(x, Iterable):
         return [x]
     if isinstance(x, pa.Table) or is_single_input(x):
         return [x]

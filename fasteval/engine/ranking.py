@@ -5,10 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from functools import cmp_to_key, partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 
 from fasteval import parallel
 from fasteval.engine.encode import Encoded, PreparedQrels
@@ -20,6 +19,9 @@ from fasteval.engine.zscores import zscore_values
 from fasteval.kernels import ranking as kr
 from fasteval.measures.parser import Measure, MeasureSet
 from fasteval.parallel import gc_paused
+
+if TYPE_CHECKING:
+    import polars as pl
 
 MIN_GEO_MEAN = 1e-5
 

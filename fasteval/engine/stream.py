@@ -29,7 +29,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 
 from fasteval.columns import RunColumns, first_rows
@@ -37,7 +36,7 @@ from fasteval.engine.encode import Encoded, PreparedQrels, encode
 from fasteval.engine.inputs import RunsLike, as_list
 from fasteval.engine.options import EvalOptions
 from fasteval.engine.ranking import Scorer, aggregate, compute
-from fasteval.engine.table import Evaluation, to_frame
+from fasteval.engine.table import Evaluation, Long, to_long
 from fasteval.errors import DataMismatchError, FastevalError, InputFormatError
 from fasteval.io.archive import (
     EVAL_COLUMNS,
@@ -377,7 +376,7 @@ def evaluate_ranking_stream(
     *,
     per_query: bool = True,
     progress: Progress | None = None,
-) -> pl.DataFrame:
+) -> Long:
     """Score ranking measures batch by batch against prepared qrels: the long table.
 
     Parameters
@@ -401,8 +400,9 @@ def evaluate_ranking_stream(
 
     Returns
     -------
-    polars.DataFrame
-        The long table ``run_id, query_id, measure, value`` (and ``text``).
+    Long
+        The long table ``run_id, query_id, measure, value`` (and ``text``) as arrays
+        (``.to_polars()``: the frame).
     """
     budget = batch_rows_of(options.batch_rows)
     items = as_list(runs)
@@ -421,7 +421,7 @@ def evaluate_ranking_stream(
                 # a query's lines are not consecutive in a file read in pieces:
                 # read such files whole (the memory of the file, the same numbers)
                 split = False
-        return to_frame(ev, per_query=per_query, compat=options.compat)
+        return to_long(ev, per_query=per_query, compat=options.compat)
 
 
 def _evaluate_batches(

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from itertools import repeat
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-import polars as pl
 
 from fasteval.engine.encode import Encoded
 from fasteval.errors import ParameterError
 from fasteval.measures.parser import MeasureSet
+
+if TYPE_CHECKING:
+    import polars as pl
+    import pyarrow as pa
 
 
 @dataclass
@@ -33,15 +37,99 @@ class Evaluation:
     text: dict[int, list[str]] | None = None
 
 
-def to_frame(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> pl.DataFrame:
-    """Long table ``run_id, query_id, measure, value`` in trec_eval's order.
+class Long(NamedTuple):
+    """The long table ``run_id, query_id, measure, value`` (and ``text``) as arrays.
+
+    What the evaluation makes before any frame: the command line renders trec_eval's
+    text from it without importing polars, and :meth:`to_polars` gives the frame
+    :func:`fasteval.evaluate` returns. Row ``i`` is run ``run_names[run[i]]``, query
+    ``qids[query[i]]`` (``len(qids)``: the ``all`` rows) and measure
+    ``names[measure[i]]``; ``text`` is ``None`` or a string per row (``None`` on the
+    numeric rows), where ``value`` is not read.
+    """
+
+    run_names: list[str]
+    qids: list[str]
+    names: list[str]
+    run: np.ndarray
+    query: np.ndarray
+    measure: np.ndarray
+    value: np.ndarray
+    text: np.ndarray | None
+
+    @property
+    def height(self) -> int:
+        """The number of rows."""
+        return int(self.run.shape[0])
+
+    def rows(self) -> Iterator[tuple[str, str, str, float, str | None]]:
+        """Each row as ``(run_id, query_id, measure, value, text)``."""
+        qids = [*self.qids, "all"]
+        runs, names = self.run_names, self.names
+        text = self.text.tolist() if self.text is not None else repeat(None)
+        for r, q, m, v, t in zip(
+            self.run.tolist(),
+            self.query.tolist(),
+            self.measure.tolist(),
+            self.value.tolist(),
+            text,
+            strict=False,
+        ):
+            yield runs[r], qids[q], names[m], v, t
+
+    def to_arrow(self) -> pa.Table:
+        """The table as Arrow, as :meth:`to_polars`' ``to_arrow`` gives it (large
+        strings; ``value`` null on the text rows): what a Parquet output writes."""
+        import pyarrow as pa  # noqa: PLC0415 (loaded where a table is written)
+
+        is_text = None if self.text is None else self.text != None  # noqa: E711
+        cols = {
+            "run_id": _large_strings(self.run_names, self.run),
+            "query_id": _large_strings([*self.qids, "all"], self.query),
+            "measure": _large_strings(self.names, self.measure),
+            "value": pa.array(self.value.astype(np.float64, copy=False), mask=is_text),
+        }
+        if self.text is not None:
+            cols["text"] = pa.array(self.text.tolist(), pa.large_string())
+        return pa.table(cols)
+
+    def to_polars(self) -> pl.DataFrame:
+        """The table as a polars DataFrame (``text`` only when some row has text)."""
+        import polars as pl  # noqa: PLC0415 (a text evaluation never loads polars)
+
+        n_rows = self.height
+        run_id = (
+            pl.Series("run_id", self.run_names * n_rows)  # one run: its name on every row
+            if len(self.run_names) == 1 and n_rows
+            else _strings("run_id", self.run_names, self.run)
+        )
+        value = pl.Series("value", self.value.astype(np.float64, copy=False))
+        cols = [
+            _strings("query_id", [*self.qids, "all"], self.query),
+            _strings("measure", self.names, self.measure),
+        ]
+        if self.text is None:
+            # a frame from its first column, the others stacked on (fewer Python calls)
+            return run_id.to_frame().hstack([*cols, value])
+        is_text = self.text != None  # noqa: E711 (elementwise)
+        value = pl.select(
+            pl.when(pl.Series(is_text)).then(None).otherwise(value).alias("value")
+        ).to_series()
+        text = pl.Series("text", self.text.tolist(), dtype=pl.String)
+        return run_id.to_frame().hstack([*cols, value, text])
+
+
+def to_long(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> Long:
+    """The long table of ``ev`` in trec_eval's order (:class:`Long`).
 
     Per run: the per-query rows (with ``per_query``; under ``compat=9`` only
     for queries the run retrieved something for), then the ``all`` rows.
     String measures (relstring) have per-query rows only, in a ``text`` column.
+    Rows of measures undefined for a query (NaN: Accuracy with no relevant document
+    retrieved) are left out, as ir_measures leaves them out.
     """
     measures = ev.measures
-    out, index = _long_table(
+    out = _long_table(
         ev.enc,
         [m.name for m in measures],
         ev.values,
@@ -50,18 +138,39 @@ def to_frame(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> pl.D
         per_query_cols=np.array([m.info.per_query for m in measures], dtype=bool),
         summary_cols=np.array([j for j, m in enumerate(measures) if not m.info.text], np.int64),
     )
-    out = _with_text(out, index, ev.enc, ev.text) if ev.text else out
+    out = _with_text(out, ev.enc, ev.text) if ev.text else out
     return _without_undefined(out, ev)
 
 
-def _without_undefined(out: pl.DataFrame, ev: Evaluation) -> pl.DataFrame:
-    """``out`` without the rows of measures undefined for a query (NaN: Accuracy with no
-    relevant document retrieved), as ir_measures leaves them out."""
+def to_frame(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> pl.DataFrame:
+    """:func:`to_long` as a polars DataFrame."""
+    return to_long(ev, per_query=per_query, compat=compat).to_polars()
+
+
+def as_frame(table: Long | pl.DataFrame) -> pl.DataFrame:
+    """``table`` as a polars DataFrame (a :class:`Long` converted, a frame as it is)."""
+    return table.to_polars() if isinstance(table, Long) else table
+
+
+def _without_undefined(out: Long, ev: Evaluation) -> Long:
+    """``out`` without the rows whose value is NaN for a measure aggregated over the
+    queries where it is defined."""
     cols = [j for j, m in enumerate(ev.measures) if m.info.aggregate == "defined"]
     if not cols or not (np.isnan(ev.values[:, cols]).any() or np.isnan(ev.summary[:, cols]).any()):
         return out
-    names = [ev.measures[j].name for j in cols]
-    return out.filter(~(pl.col("measure").is_in(names) & pl.col("value").is_nan()))
+    drop = np.isin(out.measure, cols) & np.isnan(out.value)
+    return _take(out, np.flatnonzero(~drop))
+
+
+def _take(t: Long, rows: np.ndarray) -> Long:
+    text = None if t.text is None else t.text[rows]
+    return t._replace(
+        run=t.run[rows],
+        query=t.query[rows],
+        measure=t.measure[rows],
+        value=t.value[rows],
+        text=text,
+    )
 
 
 def long_table(
@@ -78,7 +187,7 @@ def long_table(
     (with ``per_query``), then the ``all`` rows; the order of ``names``.
     """
     n = len(names)
-    out, _ = _long_table(
+    return _long_table(
         enc,
         names,
         values,
@@ -86,8 +195,7 @@ def long_table(
         rows=enc.ends > enc.starts if per_query else None,
         per_query_cols=np.ones(n, dtype=bool),
         summary_cols=np.arange(n, dtype=np.int64),
-    )
-    return out
+    ).to_polars()
 
 
 def _long_table(
@@ -99,30 +207,15 @@ def _long_table(
     rows: np.ndarray | None,
     per_query_cols: np.ndarray,
     summary_cols: np.ndarray,
-) -> tuple[pl.DataFrame, _Index]:
-    """The long table and its index (each row's run, query and measure number).
-
-    The row order is worked out in numpy and the frame built once: a one-run
-    call's table (150 rows) costs 0.2 ms this way, against 1.8 ms through polars
-    frames concatenated and sorted (and 0.15 ms since the columns of a small
-    table are built from lists, :data:`SMALL_TABLE`). A small table's layout is
-    kept for the next call with the same queries and measures (:func:`_layout`).
-    """
+) -> Long:
+    """The long table: its row order worked out in numpy (:func:`_layout`)."""
     lay = _layout(enc, names, rows, per_query_cols, summary_cols)
     value = np.concatenate([values[lay.pq_g, lay.pq_m], summary[lay.s_run, lay.s_m]])[lay.order]
     idx = lay.idx
-    n_rows = idx.run.shape[0]
-    run_id = (
-        pl.Series("run_id", enc.run_names * n_rows)  # one run: its name on every row
-        if len(enc.run_names) == 1 and n_rows
-        else _strings("run_id", enc.run_names, idx.run)
-    )
-    # (a frame from its first column, the others stacked on: 13 Python calls in polars
-    # against 66 for ``pl.DataFrame(columns)``)
-    out = run_id.to_frame().hstack(
-        [lay.query, lay.measure, pl.Series("value", value.astype(np.float64, copy=False))]
-    )
-    return out, idx
+    return Long(
+        list(enc.run_names), list(enc.qids), list(names), idx.run, idx.query, idx.measure,
+        value.astype(np.float64, copy=False), None,
+    )  # fmt: skip
 
 
 class _Layout(NamedTuple):
@@ -138,8 +231,6 @@ class _Layout(NamedTuple):
     s_run: np.ndarray
     s_m: np.ndarray
     order: np.ndarray
-    query: pl.Series
-    measure: pl.Series
 
 
 LAYOUTS = 16
@@ -207,16 +298,7 @@ def _layout(
     )
     for a in (*idx, gg, pq_m, s_run, s_m, order):  # shared by later calls: read-only
         a.flags.writeable = False
-    made = _Layout(
-        idx,
-        gg,
-        pq_m,
-        s_run,
-        s_m,
-        order,
-        _strings("query_id", [*enc.qids, "all"], idx.query),
-        _strings("measure", list(names), idx.measure),
-    )
+    made = _Layout(idx, gg, pq_m, s_run, s_m, order)
     if key is not None:
         with _layouts_lock:
             _layouts[key] = made
@@ -233,12 +315,26 @@ polars' gather has a fixed cost of about 20 microseconds a column, a list about
 
 def _strings(name: str, words: Sequence[str], idx: np.ndarray) -> pl.Series:
     """The column ``words[idx]``."""
+    import polars as pl  # noqa: PLC0415 (a text evaluation never loads polars)
+
     if idx.shape[0] <= SMALL_TABLE:
         picked = [words[i] for i in idx.tolist()]
         # strings are inferred as such (half polars' Python calls of a typed list)
         return pl.Series(name, picked) if picked else pl.Series(name, picked, dtype=pl.String)
     # indexing a Series with numpy is polars' direct gather (``.gather`` builds a query)
     return pl.Series(name, words, dtype=pl.String)[idx]
+
+
+def _large_strings(words: Sequence[str], idx: np.ndarray) -> pa.Array:
+    """``words[idx]`` as an Arrow ``large_string`` array, built from its buffers."""
+    import pyarrow as pa  # noqa: PLC0415 (loaded where a table is written)
+
+    raw = [w.encode() for w in words]
+    lens = np.array([len(b) for b in raw], np.int64)
+    offsets = np.zeros(idx.shape[0] + 1, np.int64)
+    np.cumsum(lens[idx], out=offsets[1:])
+    data = b"".join([raw[i] for i in idx.tolist()])
+    return pa.LargeStringArray.from_buffers(idx.shape[0], pa.py_buffer(offsets), pa.py_buffer(data))
 
 
 class _Index(NamedTuple):
@@ -249,24 +345,17 @@ class _Index(NamedTuple):
     measure: np.ndarray
 
 
-def _with_text(
-    out: pl.DataFrame, idx: _Index, enc: Encoded, text: dict[int, list[str]]
-) -> pl.DataFrame:
-    """Add the ``text`` column of the string measures (relstring); null ``value`` there."""
+def _with_text(out: Long, enc: Encoded, text: dict[int, list[str]]) -> Long:
+    """``out`` with the ``text`` of the string measures (relstring) on their rows."""
     n_q = len(enc.qids)
     g_of = np.full(len(enc.run_names) * n_q, -1, np.int64)  # (run, query) -> group
     g_of[enc.group_run.astype(np.int64) * n_q + enc.group_q] = np.arange(enc.group_run.shape[0])
-    m_idx = idx.measure
-    key = idx.run * n_q + idx.query
-    col = np.full(m_idx.shape[0], None, dtype=object)
+    key = out.run * n_q + out.query
+    col = np.full(out.height, None, dtype=object)
     for j, strings in text.items():
-        rows = np.flatnonzero(m_idx == j)
+        rows = np.flatnonzero(out.measure == j)
         col[rows] = np.asarray(strings, dtype=object)[g_of[key[rows]]]
-    is_text = np.isin(m_idx, list(text))
-    return out.with_columns(
-        pl.when(pl.Series(is_text)).then(None).otherwise(pl.col("value")).alias("value"),
-        pl.Series("text", col.tolist(), dtype=pl.String),
-    )
+    return out._replace(text=col)
 
 
 def wide_table(df: pl.DataFrame, *, query_id: str = "all") -> pl.DataFrame:
@@ -285,6 +374,8 @@ def wide_table(df: pl.DataFrame, *, query_id: str = "all") -> pl.DataFrame:
         ``run_id`` (named ``name``, as PyTerrier does) and the measures in
         the order they first appear; runs in order of first appearance.
     """
+    import polars as pl  # noqa: PLC0415 (a text evaluation never loads polars)
+
     need = {"run_id", "query_id", "measure", "value"}
     if not need <= set(df.columns):
         msg = f"wide_table needs columns {sorted(need)}, got {df.columns}"

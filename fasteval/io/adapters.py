@@ -44,11 +44,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 
 from fasteval.columns import numeric_numpy
 from fasteval.errors import InputFormatError, SchemaError
+from fasteval.io import is_polars
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "query_id": ("query_id", "qid", "q_id", "topic", "topic_id"),
@@ -68,11 +68,11 @@ def _module(x: Any) -> str:
 
 def is_frame_like(x: Any) -> bool:
     """A pandas frame, a polars LazyFrame, or an object exporting an Arrow C stream."""
-    if isinstance(x, (pl.DataFrame, pa.Table)):
+    if is_polars(x) or isinstance(x, pa.Table):
         return False
     return (
         _module(x).startswith("pandas")
-        or isinstance(x, pl.LazyFrame)
+        or is_polars(x, "LazyFrame")
         or hasattr(x, "__arrow_c_stream__")
     )
 
@@ -105,7 +105,7 @@ def is_single_input(x: Any) -> bool:
 
 
 def _frame_to_arrow(x: Any) -> pa.Table:
-    if isinstance(x, pl.LazyFrame):
+    if is_polars(x, "LazyFrame"):
         return x.collect().to_arrow()
     if _module(x).startswith("pandas"):
         # by Arrow; the index is not data (PyTerrier frames carry a RangeIndex)
@@ -146,6 +146,8 @@ def _strings(values: list[Any], kind: str, where: Any, *, views: bool = False) -
     in place (pyarrow's compute functions do not all take views: a run's document
     ids only go to the reader).
     """
+    import polars as pl  # Python values only: text inputs never load it
+
     try:
         if views:
             ser = pl.Series(values, dtype=pl.String, strict=True)
@@ -451,12 +453,12 @@ def adapt(
     name: str
     if is_frame_like(x):
         table, name = _frame_to_arrow(x), f"{what} {type(x).__name__}"
-    elif isinstance(x, (pl.DataFrame, pa.Table)):
-        names = list(x.columns) if isinstance(x, pl.DataFrame) else x.column_names
+    elif is_polars(x) or isinstance(x, pa.Table):
+        names = list(x.columns) if is_polars(x) else x.column_names
         need = QRELS_COLS if what == "qrels" else RUN_COLS[:4]
         if not columns and all(c in names for c in need):
             return None  # already in fasteval's names: io.tables reads it as it is
-        table = x.to_arrow() if isinstance(x, pl.DataFrame) else x
+        table = x.to_arrow() if is_polars(x) else x
         name = f"{what} {type(x).__name__}"
     elif _module(x).startswith("ranx") and hasattr(x, "to_dict"):
         d = x.to_dict()

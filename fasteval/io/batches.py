@@ -31,13 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fasteval.columns import RunColumns
 from fasteval.errors import FastevalError, InputFormatError, ParameterError
-from fasteval.io import gz
+from fasteval.io import gz, is_polars
 from fasteval.io.archive import (
     EVAL_COLUMNS,
     archive_info,
@@ -158,7 +157,7 @@ def _units(items: list[Any], run_id_from: str) -> list[Unit]:
             run = run_id_from_filename(p) if run_id_from == "filename" else _first_tag(p)
             text.append(Unit(x, max(1, size // BYTES_PER_LINE), run, is_text=True))
         else:
-            n = x.height if isinstance(x, pl.DataFrame) else getattr(x, "num_rows", 0)
+            n = x.height if is_polars(x) else getattr(x, "num_rows", 0)
             tables.append(Unit(x, int(n), None, is_text=False))
     return text + tables
 

@@ -12,15 +12,17 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 
 from fasteval.columns import Source, StrColumn, heads_of, numeric_numpy, spread
 from fasteval.errors import InputFormatError, SchemaError
-from fasteval.io import adapters, archive, stored
+from fasteval.io import adapters, archive, is_polars, stored
+
+if TYPE_CHECKING:
+    import polars as pl
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
@@ -73,7 +75,9 @@ def to_arrow(
     adapted = adapters.adapt(x, what, columns=columns, default_run=default_run)
     if adapted is not None:
         return adapted
-    if isinstance(x, pl.DataFrame):
+    if is_polars(x):
+        import polars as pl  # noqa: PLC0415 (only for a polars input)
+
         # a run's ids are read in place from polars' string views (a run is read
         # on every call; other tables once)
         if what != "run":
@@ -97,6 +101,8 @@ def _run_frame_to_arrow(x: pl.DataFrame) -> pa.Table:
     the frame than ``DataFrame.to_arrow`` (one TREC-8 run, caches cold:
     0.17 against 0.29 ms), and unlike ``pa.table`` it does not import pandas.
     """
+    import polars as pl  # noqa: PLC0415 (only for a polars input)
+
     from_stream = getattr(pa.RecordBatchReader, "from_stream", None)
     if from_stream is None or not hasattr(x, "__arrow_c_stream__"):  # older libraries
         return x.to_arrow(compat_level=pl.CompatLevel.newest())
@@ -120,6 +126,8 @@ def _parquet_to_arrow(p: Path) -> pa.Table:
         # a table fasteval wrote (a fused run, a result table): its checksums and
         # digest are verified, which polars' reader does not do
         return stored.read_table(p)
+    import polars as pl  # noqa: PLC0415 (not needed by text inputs)
+
     try:
         # polars reads Parquet faster than pyarrow.parquet here (0.4 vs 1.0 s for a
         # 5M-row archive in a fresh process) and hands over large_string columns

@@ -26,19 +26,20 @@ import os
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from importlib.metadata import PackageNotFoundError, version
+from itertools import pairwise
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
-import polars as pl
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from fasteval.errors import ParameterError, WriteError
 from fasteval.io.stored import DIGEST_KEY
 from fasteval.measures.diversity import parse_diversity_measures
 from fasteval.measures.parser import MeasureSet
+
+if TYPE_CHECKING:  # polars and pyarrow load where a table is written, not for text
+    import polars as pl
+    import pyarrow as pa
 
 FORMATS = ("trec", "csv", "json", "jsonl", "parquet")
 DIVERSITY_FORMATS = ("trec", "csv", "json", "parquet", "ndeval")
@@ -46,6 +47,23 @@ TABLE_FORMATS = ("tsv", "csv", "json", "parquet")  # the analysis commands' tabl
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
 PathLike = str | os.PathLike[str]
+
+
+@runtime_checkable
+class Rows(Protocol):
+    """A result table given as rows (:class:`fasteval.engine.table.Long`)."""
+
+    def rows(self) -> Iterator[tuple[str, str, str, float, str | None]]:
+        """Each row as ``(run_id, query_id, measure, value, text)``."""
+        ...
+
+    def to_polars(self) -> pl.DataFrame:
+        """The table as a polars frame."""
+        ...
+
+    def to_arrow(self) -> pa.Table:
+        """The table as Arrow (what :meth:`to_polars` converts to)."""
+        ...
 
 
 #: Footer key-value metadata key of what made a Parquet output (:class:`Provenance`).
@@ -109,6 +127,8 @@ class Provenance:
     def as_json(self) -> bytes:
         """The footer's value (computed once: the inputs are hashed here)."""
         if self._json is None:
+            from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
             try:
                 v = version("fasteval")
             except PackageNotFoundError:  # pragma: no cover - run from a bare source tree
@@ -290,7 +310,10 @@ class ParquetOut:
     """
 
     def __init__(self, sink: Sink, schema: pa.Schema, **options: Any) -> None:
+        import pyarrow.parquet as pq  # noqa: PLC0415 (loaded where Parquet is written)
+
         self.sink = sink
+
         self.writer = pq.ParquetWriter(sink, schema, write_page_checksum=True, **options)
 
     def write(self, table: pa.Table, row_group_size: int | None = None) -> None:
@@ -341,6 +364,8 @@ def write_parquet(
     df: pl.DataFrame, path: PathLike, *, metadata: dict[bytes, bytes] | None = None
 ) -> None:
     """Write a polars frame to ``path`` as Parquet (zstd, checksums; atomically)."""
+    import polars as pl  # noqa: PLC0415 (loaded where a frame is written)
+
     table = df.to_arrow(compat_level=pl.CompatLevel.oldest())
     write_parquet_table(table, path, metadata=metadata)
 
@@ -382,7 +407,12 @@ def check_format(fmt: str, formats: Sequence[str]) -> None:
 
 
 def format_trec(
-    df: pl.DataFrame, measures: MeasureSet, *, zscore: bool = False, in_order: bool = False
+    df: pl.DataFrame | Rows,
+    measures: MeasureSet,
+    *,
+    zscore: bool = False,
+    in_order: bool = False,
+    run_labels: bool = False,
 ) -> str:
     """Render a long result table exactly as trec_eval prints it.
 
@@ -395,27 +425,55 @@ def format_trec(
     (``"%-22s\\t%s\\t%6.4f"``); string measures (``relstring``, from the
     ``text`` column) quoted, ``'...'``. With ``zscore`` (trec_eval ``-Z``)
     every numeric name is prefixed with ``Z`` and printed with four decimals.
+    With ``run_labels`` and several runs, each run's block is led by trec_eval's
+    own label line (``runid  all  X``, what ``-m runid`` prints) unless ``runid``
+    is among the measures.
+
+    ``df`` is a polars frame or :class:`Rows` (the evaluation's own table, which
+    the command line renders without loading polars).
     """
     if not in_order:
-        df = in_measure_order(df, {m.name: i for i, m in enumerate(measures)})
+        df = in_measure_order(_frame(df), {m.name: i for i, m in enumerate(measures)})
     integer = set() if zscore else {m.name for m in measures if m.info.integer}
     prefix = "Z" if zscore else ""
-    has_text = "text" in df.columns
-    cols = ["query_id", "measure", "value", *(["text"] if has_text else [])]
     first = next((m.name for m in measures if not m.info.text), None)  # first 'all' row
+    rows = _rows(df)
+    label = run_labels and not measures.runid and len({r[0] for r in rows}) > 1
     buf = io.StringIO()
-    for (run_id,), block in df.group_by("run_id", maintain_order=True):
-        for row in block.select(cols).iter_rows():
-            qid, name, value = row[:3]
-            if qid == "all" and measures.runid and name == first:
-                buf.write(f"{'runid':<22}\tall\t{run_id}\n")
-            if has_text and row[3] is not None:
-                buf.write(f"{name:<22}\t{qid}\t'{row[3]}'\n")
-            elif name in integer:
-                buf.write(f"{name:<22}\t{qid}\t{round(value)}\n")
-            else:
-                buf.write(f"{prefix}{name:<22}\t{qid}\t{value:6.4f}\n")
+    run = None
+    for run_id, qid, name, value, text in rows:
+        if label and run_id != run:
+            buf.write(f"{'runid':<22}\tall\t{run_id}\n")
+        run = run_id
+        if qid == "all" and measures.runid and name == first:
+            buf.write(f"{'runid':<22}\tall\t{run_id}\n")
+        if text is not None:
+            buf.write(f"{name:<22}\t{qid}\t'{text}'\n")
+        elif name in integer:
+            buf.write(f"{name:<22}\t{qid}\t{round(value)}\n")
+        else:
+            buf.write(f"{prefix}{name:<22}\t{qid}\t{value:6.4f}\n")
     return buf.getvalue()
+
+
+def _rows(df: pl.DataFrame | Rows) -> list[tuple[Any, ...]]:
+    """The rows ``(run_id, query_id, measure, value, text)`` of a result table."""
+    if isinstance(df, Rows):
+        return list(df.rows())
+    cols = ["run_id", "query_id", "measure", "value"]
+    if "text" in df.columns:
+        rows = list(df.select([*cols, "text"]).iter_rows())
+    else:
+        rows = [(*row, None) for row in df.select(cols).iter_rows()]
+    first: dict[str, int] = {}
+    place = [first.setdefault(r[0], len(first)) for r in rows]
+    if any(b < a for a, b in pairwise(place)):  # a run's rows apart
+        rows = [r for _, r in sorted(zip(place, rows, strict=True), key=lambda x: x[0])]
+    return rows
+
+
+def _frame(df: pl.DataFrame | Rows) -> pl.DataFrame:
+    return df.to_polars() if isinstance(df, Rows) else df
 
 
 def in_measure_order(df: pl.DataFrame, rank: dict[str, int]) -> pl.DataFrame:
@@ -504,7 +562,7 @@ def _json(df: pl.DataFrame) -> str:
 
 
 def write_table(
-    df: pl.DataFrame,
+    df: pl.DataFrame | Rows,
     fmt: str,
     path: PathLike | None,
     *,
@@ -519,7 +577,9 @@ def write_table(
     Parameters
     ----------
     df
-        The table (``run_id, query_id, measure, value`` for ``trec`` and ``ndeval``).
+        The table (``run_id, query_id, measure, value`` for ``trec`` and ``ndeval``): a
+        polars frame, or the evaluation's own :class:`Rows` (text and Parquet written
+        without polars).
     fmt
         One of ``formats``: ``trec`` (trec_eval's layout for ``measures``;
         ndeval's trec layout when ``measures`` is None), ``ndeval`` (ndeval's
@@ -538,8 +598,12 @@ def write_table(
     """
     check_format(fmt, formats)
     if fmt == "parquet":
-        write_parquet(df, require_path(fmt, path))
+        if isinstance(df, Rows):  # the evaluation's own table: no polars
+            write_parquet_table(df.to_arrow(), require_path(fmt, path))
+        else:
+            write_parquet(df, require_path(fmt, path))
         return None
+    df = _frame(df)
     if fmt == "trec":
         text = (
             format_trec_diversity(df)
@@ -550,6 +614,8 @@ def write_table(
         text = format_ndeval(df)
     elif fmt in ("csv", "tsv"):
         if fmt == "tsv" and tsv_digits is not None:
+            import polars as pl  # noqa: PLC0415 (loaded where a frame is written)
+
             df = df.with_columns(pl.col(pl.Float64).round(tsv_digits))
         text = df.write_csv(
             separator="\t" if fmt == "tsv" else ",", float_precision=float_precision
@@ -595,6 +661,8 @@ def write_frame(df: pl.DataFrame, path: PathLike) -> None:
 
 def write_run(df: pl.DataFrame, path: PathLike) -> None:
     """Write a run-schema frame as TREC text (``qid Q0 doc rank score tag``) or Parquet."""
+    import polars as pl  # noqa: PLC0415 (loaded where a frame is written)
+
     if Path(path).suffix.lower() in PARQUET_SUFFIXES:
         write_arrow(df.to_arrow(compat_level=pl.CompatLevel.oldest()), path)
         return

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from fasteval.errors import InputFormatError, SchemaError
+from fasteval.io import is_polars
 from fasteval.io.files import read_text
+
+if TYPE_CHECKING:
+    import polars as pl
 
 # trec_eval's MISSING_ZSCORE_VALUE: printed when no (finite) z-score can be formed
 MISSING_ZSCORE = -1000000.0
@@ -124,7 +126,7 @@ def as_zscores(x: Any) -> ZScores:
     """A :class:`ZScores` from a path, a polars frame or a :class:`ZScores`."""
     if isinstance(x, ZScores):
         return x
-    if isinstance(x, pl.DataFrame):
+    if is_polars(x):
         return zscores_from_frame(x)
     if isinstance(x, (str, os.PathLike)):
         return read_zscores(x)

@@ -291,3 +291,47 @@ def test_small_tables_reuse_their_layout_and_stay_exact(data) -> None:
             ev2.evaluate({"a": some}), fasteval.evaluate(qrels, {"a": some}, MEASURES[: 1 + i // 8])
         )
     assert len(table._layouts) == table.LAYOUTS
+
+
+@pytest.mark.parametrize(
+    ("measures", "compat", "per_query"),
+    [
+        (["all_trec"], 9, True),  # relstring's text rows, integer measures, runid
+        (["all_trec"], 10, False),
+        (["map", "P_5", "Accuracy(rel=2)@5"], 10, True),  # undefined rows left out
+    ],
+)
+def test_the_engines_table_renders_and_converts_as_its_frame(
+    measures: list[str], compat: int, per_query: bool, tmp_path: Path
+) -> None:
+    """The command renders trec_eval's text and writes Parquet from the engine's own
+    table (no polars); both, and its frame, are those of the frame ``evaluate`` returns."""
+    import pyarrow.parquet as pq
+
+    from fasteval.engine.table import Long
+    from fasteval.io.writers import format_trec, write_table
+    from fasteval.measures.catalog import parse_request
+
+    data = Path(fasteval.__file__).parent / "data"
+    runs = pl.read_parquet(data / "sample_runs.parquet").filter(
+        pl.col("run_id").is_in(pl.col("run_id").unique().sort().head(3).implode())
+    )
+    req = parse_request(measures, compat=compat)
+    ev = fasteval.Evaluator(data / "sample.qrels", req, compat=compat)
+    table = ev.table(runs, per_query=per_query)
+    assert isinstance(table, Long)
+    frame = ev.evaluate(runs, per_query=per_query)
+    assert_frame_equal(table.to_polars(), frame)
+    assert table.height == frame.height > 0
+    write_table(table, "parquet", tmp_path / "rows.parquet")
+    write_table(frame, "parquet", tmp_path / "frame.parquet")
+    ours, theirs = (pq.read_table(tmp_path / f"{n}.parquet") for n in ("rows", "frame"))
+    assert ours.schema.equals(theirs.schema)
+    assert ours.equals(theirs)
+    assert table.to_arrow().equals(frame.to_arrow())
+    for labels in (False, True):
+        text = format_trec(table, req.ranking, in_order=True, run_labels=labels)
+        assert text == format_trec(frame, req.ranking, in_order=True, run_labels=labels)
+        assert text.count("runid") == (3 if labels and not req.ranking.runid else 0) + (
+            3 if req.ranking.runid else 0
+        )

@@ -67,10 +67,13 @@ def test_scoring_an_archive_does_not_import_pandas(tmp_path: Path) -> None:
     assert out.stdout.split() == ["True", "False"]
 
 
-def test_one_text_run_imports_neither_pyarrow_compute_nor_pandas(tmp_path: Path) -> None:
-    """A text run's evaluation, as the command does it, leaves out pyarrow.compute
-    (0.04 s) and pandas (0.2 s where it is installed): a few query ids are sorted and
-    looked up in Python."""
+@pytest.mark.parametrize("q", ["", "-q"])
+def test_one_text_run_imports_neither_polars_pyarrow_compute_nor_pandas(
+    tmp_path: Path, q: str
+) -> None:
+    """A text run's evaluation, as the command does it, leaves out polars (the long
+    table is rendered from the engine's arrays), pyarrow.compute and pandas (a few
+    query ids are sorted and looked up in Python)."""
     data = KERNELS.parent / "data"
     run = tmp_path / "one.run"
     judged = [ln.split() for ln in (data / "sample.qrels").read_text().splitlines()[:60]]
@@ -79,13 +82,18 @@ def test_one_text_run_imports_neither_pyarrow_compute_nor_pandas(tmp_path: Path)
     code = (
         "import sys\n"
         "from fasteval.cli import main\n"
-        f"main(['eval', {str(data / 'sample.qrels')!r}, {str(run)!r}, '-m', 'map'],"
-        " standalone_mode=False)\n"
-        "print('pyarrow.compute' in sys.modules, 'pandas' in sys.modules)\n"
+        f"args = ['eval', {str(data / 'sample.qrels')!r}, {str(run)!r}, '-m', 'map', '-m', 'P_5']\n"
+        f"main(args + ([{q!r}] if {q!r} else []), standalone_mode=False)\n"
+        "print(*(m in sys.modules for m in ('polars', 'pyarrow.compute', 'pandas')))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split()[-2:] == ["False", "False"], out.stdout
-    assert "map" in out.stdout
+    assert out.stdout.split()[-3:] == ["False", "False", "False"], out.stdout
+    lines = out.stdout.splitlines()[:-1]
+    assert [ln.split("\t")[0].strip() for ln in lines if ln.split("\t")[1] == "all"] == [
+        "map",
+        "P_5",
+    ]
+    assert (len(lines) > 2) == bool(q), lines
 
 
 def _pool_in(code: str, env: dict[str, str]) -> str:
@@ -151,3 +159,27 @@ def test_keep_freed_memory_leaves_a_threshold_the_user_set(monkeypatch: pytest.M
     monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.mmap_threshold=65536")
     startup.keep_freed_memory()
     assert calls == []
+
+
+def test_a_parquet_output_of_text_runs_does_not_import_polars(tmp_path: Path) -> None:
+    """``-o x.parquet`` writes the engine's table through Arrow: no polars either."""
+    data = KERNELS.parent / "data"
+    run = tmp_path / "one.run"
+    judged = [ln.split() for ln in (data / "sample.qrels").read_text().splitlines()[:60]]
+    run.write_text("".join(f"{q} Q0 {d} {i} {1.0 / (i + 1)} r\n" for i, (q, _, d, _) in
+                           enumerate(judged)))  # fmt: skip
+    out = tmp_path / "out.parquet"
+    code = (
+        "import sys\n"
+        "from fasteval.cli import main\n"
+        f"main(['eval', {str(data / 'sample.qrels')!r}, {str(run)!r}, '-m', 'map', '-q',"
+        f" '-o', {str(out)!r}], standalone_mode=False)\n"
+        "print('polars' in sys.modules)\n"
+    )
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert got.stdout.split()[-1] == "False", got.stdout
+    import polars as pl
+
+    df = pl.read_parquet(out)
+    assert df.columns == ["run_id", "query_id", "measure", "value"]
+    assert df["query_id"].to_list()[-1] == "all" and df.height > 1
