@@ -12,12 +12,11 @@ import sys
 # (Set before numpy is imported; the library itself never touches it.)
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 # numpy asks for transparent huge pages on large arrays; on VMs where first-touch faults
-# are slow (this project's CI machine) the 2 MB zeroing costs more than it saves: the
-# Parquet path of the 5M-row benchmark ran 2.99 -> 2.20 s (median of 9) with 4 KiB pages.
+# are slow (this project's CI machine) the 2 MB zeroing costs more than it saves.
 os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 # Arrow's allocations from glibc's malloc (which keep_freed_memory below sets to reuse
-# what is freed) rather than pyarrow's bundled mimalloc: TREC-8 from a Parquet archive
-# ran 1.38 -> 1.22 s (median of 5, alternated) at 380 -> 329 MB peak.
+# what is freed) rather than pyarrow's bundled mimalloc: faster and smaller on archives.
+# (Figures for both: benchmarks/RESULTS.md, "Figures moved out of the code".)
 os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 
 import time
@@ -47,7 +46,7 @@ from fasteval.commands.common import friendly as _friendly
 from fasteval.commands.startup import keep_freed_memory, skip_blas_probe
 from fasteval.errors import ParameterError
 
-skip_blas_probe()  # numba's BLAS probe imports scipy.linalg (0.45 s); no kernel uses BLAS
+skip_blas_probe()  # numba's BLAS probe imports scipy.linalg; no kernel uses BLAS
 keep_freed_memory()  # glibc: reuse freed heap memory instead of faulting in fresh pages
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -113,8 +112,7 @@ def main() -> None:
 @main.result_callback()
 def _finished(*_: Any, **__: Any) -> None:
     # The command is done and its output written. Freezing the heap spares the
-    # interpreter's shutdown from scanning numba's, polars' and pyarrow's
-    # objects for cycles (0.3 s of a 2 s evaluation).
+    # interpreter's shutdown from scanning numba's and pyarrow's objects for cycles.
     gc.freeze()
 
 

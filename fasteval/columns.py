@@ -35,13 +35,12 @@ class StrColumn:
 
     ``views``: for strings read from an Arrow ``string_view`` array (polars'
     strings), its views (two ``uint64`` per string), which find runs of equal
-    ids 5x faster than the bytes do; ``None`` otherwise. Such a column is read
+    ids faster than the bytes do; ``None`` otherwise. Such a column is read
     in place: ``buf`` (its views, then its data buffers: a string of at most 12
     bytes lies inside its view) and the offsets are made on first use, and the
     methods that read chosen rows (:meth:`take`, :meth:`strings`,
     :meth:`value`) copy those rows only. A run's query ids are only numbered,
-    from their views: nothing of them is copied (in a warm one-run call, that
-    copy of 1.4 MB cost about as much as numbering them).
+    from their views: nothing of them is copied.
     """
 
     _buf: np.ndarray | None
@@ -101,8 +100,7 @@ class StrColumn:
         The ranking kernel reads a frame's document ids in place (:meth:`in_place`);
         this buffer is for the other readers. It is made on the calling thread: made
         ahead on the pool, the pool thread waited for the GIL that the calling
-        thread's Python work held, and the call waited for it in turn (0.7 ms in the
-        pool for 0.06 ms of work)."""
+        thread's Python work held, and the call waited for it in turn."""
         lazy = self._lazy
         assert lazy is not None  # the other columns are made when built
         buf = np.concatenate([lazy.raw, lazy.data])
@@ -353,7 +351,7 @@ def first_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     Only the heads of runs of equal codes are sorted: run and query codes come
     in long runs, so this is one pass over the rows (a full ``np.unique`` sorts
-    them all: 0.25 ms for one TREC-8 run).
+    them all).
     """
     if codes.shape[0] == 0:
         return codes[:0], np.zeros(0, np.int64)

@@ -1,7 +1,6 @@
 """Run ``nogil`` kernels over chunks of work on one thread pool for the process.
 
-numba's ``parallel=True`` (parfor) roughly doubled compile time here (131 s
-vs 55 s for a cold cache on a loaded 2-core machine). The kernels are
+numba's ``parallel=True`` (parfor) roughly doubled compile time. The kernels are
 instead plain ``@njit(nogil=True)`` functions over an index range
 ``[lo, hi)`` that write only their own output slots, and this driver splits
 the range into chunks balanced by work and runs them concurrently.
@@ -9,7 +8,7 @@ the range into chunks balanced by work and runs them concurrently.
 One pool serves the whole process: it is created the first time work is
 split, sized to the cores (``$FASTEVAL_THREADS`` overrides the size), and
 reused by every call afterwards, so a small evaluation pays no thread starts
-(starting a pool per call cost about 60 % of a warm one-run ``evaluate``).
+(a pool per call cost more than half of a warm one-run ``evaluate``).
 The calling thread takes chunks too, so nested or concurrent calls cannot
 wait on each other, and at most :func:`threads` chunks of one call run at
 once (numba's thread count: ``NUMBA_NUM_THREADS`` / ``numba.set_num_threads``,
@@ -122,8 +121,7 @@ def run(kernel: Callable[..., Any], work: np.ndarray, *args: Any, then: Then | N
     chunks a thread, one when the total is at most :data:`ONE_CHUNK_WORK`. With
     ``then = (kernel2, args2)``, each chunk also runs ``kernel2(lo, hi, *args2)``
     once ``kernel`` is done with it, on the same thread: what the first kernel
-    wrote for those items is still in that core's cache (ranking, then scoring,
-    one TREC-8 run: about 0.07 ms of a 3 ms call against two parallel calls).
+    wrote for those items is still in that core's cache.
     """
     t = threads()
     per_thread = 1 if float(work.sum()) <= ONE_CHUNK_WORK else 4
@@ -216,7 +214,7 @@ def gc_paused() -> Iterator[None]:
     The engine allocates few Python objects, but numba's first call in a
     process loads type registries: hundreds of thousands of objects, which
     trigger full collections over everything polars, numba and pyarrow
-    hold (about 60 ms each on the benchmark machine). Reference counting
+    hold, each costly. Reference counting
     still frees everything as usual; only cycle detection waits until the
     block ends.
     """

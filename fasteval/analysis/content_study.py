@@ -544,8 +544,8 @@ def _run_units(
     shared caches are filled first) one unit per thread with single-threaded
     kernels, so that one unit's Python glue overlaps another's kernels; a
     unit's kernel calls are milliseconds each, and splitting each over a
-    fresh thread pool cost ~25% more CPU on CF (23.8 s against 18.9 s at
-    load 1-3). Otherwise one unit after the other, each kernel split over
+    fresh thread pool costs more CPU than it saves (benchmarks/RESULTS.md,
+    "Figures moved out of the code"). Otherwise one unit after the other, each kernel split over
     the threads. Rows come back in (setting, rep) order either way.
     """
     n_t = parallel.threads() if concurrent else 1

@@ -8,12 +8,11 @@ Pearson's r, Spearman's rho and Kendall's tau stay numpy / numba rather than
 scipy's ``pearsonr``, ``spearmanr`` and ``kendalltau`` (the tests check them
 against those), for measured reasons:
 
-* the studies call them once per variant of the qrels (thousands of times). Per
-  call, on a loaded 2-core machine, numpy took 45 us for r (``pearsonr``:
-  850 us, n = 10..1000) and 170 us for rho at n = 129 systems (``spearmanr``:
-  830 us; the average ranks alone 26 us against ``rankdata``'s 120 us);
-* ``kendalltau`` costs the same as :func:`kendall_tau` at n = 129 (500 us
-  against 490 us) but divides by two square roots, so identical rankings give
+* the studies call them once per variant of the qrels (thousands of times), and
+  numpy's r and rho cost a fraction of scipy's per call (figures:
+  benchmarks/RESULTS.md, "Figures moved out of the code");
+* ``kendalltau`` costs about what :func:`kendall_tau` costs but divides by two
+  square roots, so identical rankings give
   0.9999999999999998 instead of 1 (a study at rate 1.0 must report tau = 1);
   here the one square root of a product of integers is exact there;
 * tau-a as Golbus & Aslam use it and information tau need the pair counts of

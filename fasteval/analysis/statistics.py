@@ -49,20 +49,17 @@ lines of numpy here (checked against statsmodels' ``multipletests``).
 scipy is imported inside the functions that need it: importing this module
 (and ``fasteval eval``) does not load it.
 
-Measurements (2 shared cores, scipy 1.17, numba 0.68), which decide what stays
-numpy or numba:
+What stays numpy or numba, and why (the timings: benchmarks/RESULTS.md,
+"Figures moved out of the code"):
 
-* :func:`pair_tests`, 780 pairs x 50 queries, B = R = 1000 (bootstrap and
-  randomisation together): 350 us per pair in the numba kernel; one
-  randomisation test of one pair through ``scipy.stats.permutation_test``
-  (vectorised, 1000 resamples): 17.7 ms. The kernel stays (discriminative power
-  runs it over thousands of pairs).
-* the t distribution: ``scipy.special.stdtr`` 1.7 us per call, ``stdtrit``
-  1.2 us; the former hand-written incomplete beta (a continued fraction in
-  numpy) took 2.2 ms per call and its bisection for the quantile 174 ms.
-  Against it on 100,000 random ``(t, df)``: for ``|t| >= 0.01`` and ``p >
-  1e-100`` within 5.7e-12 relative; for smaller ``|t|`` up to 1.9e-7, where
-  ``I_x(df/2, 1/2)`` with ``x = df / (df + t^2)`` next to 1 lost digits and
+* :func:`pair_tests` (bootstrap and randomisation together) stays a numba
+  kernel: ``scipy.stats.permutation_test`` is far slower per pair, and
+  discriminative power runs it over thousands of pairs.
+* the t distribution is ``scipy.special.stdtr`` / ``stdtrit``, much faster than
+  the former hand-written incomplete beta (a continued fraction in numpy) and
+  its bisection for the quantile. Against it on 100,000 random ``(t, df)``: for
+  ``|t| >= 0.01`` and ``p > 1e-100`` within 5.7e-12 relative; for smaller ``|t|``
+  up to 1.9e-7, where ``I_x(df/2, 1/2)`` with ``x = df / (df + t^2)`` next to 1 lost digits and
   ``stdtr`` keeps them (``p = 1 - 2 f(0) |t|`` to first order, checked in
   ``tests/unit/test_meta.py``; it is also the value ``ttest_rel`` reports).
   Quantiles: at most 1e-12 apart (the bisection's own precision).

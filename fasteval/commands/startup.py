@@ -1,8 +1,8 @@
 """Start-up defaults of the ``fasteval`` command (never of the library).
 
 numba's first dispatch imports ``numba.np.arraymath``, which probes for a BLAS by
-importing ``scipy.linalg`` when SciPy is installed: 0.45 s of a 2 s single-run
-``fasteval eval`` here. fasteval's kernels use no BLAS (no ``np.dot`` or
+importing ``scipy.linalg`` when SciPy is installed, a large part of a single-run
+``fasteval eval``. fasteval's kernels use no BLAS (no ``np.dot`` or
 ``np.linalg`` inside numba; ``tests/unit/test_startup.py`` checks), so the
 command lets that one probe fail. Only the probe: SciPy stays importable
 afterwards, and a user's own process (the library) is never changed.
@@ -46,9 +46,9 @@ def keep_freed_memory() -> None:
 
     A command allocates the same large arrays batch after batch (and in every
     thread's arena). With glibc's defaults each is given back to the system when
-    freed and faulted in afresh, zeroed, when allocated again: on MS MARCO x4,
-    170,000 page faults and 0.6 s of system time, against 104,000 and 0.45 s
-    with these settings, at the same peak memory (the command's process ends
+    freed and faulted in afresh, zeroed, when allocated again; these settings
+    save page faults and system time at the same peak memory (benchmarks/RESULTS.md,
+    "Figures moved out of the code"; the command's process ends
     soon after; the library itself leaves ``malloc`` alone). Where there is no
     glibc ``mallopt`` (macOS, Windows), nothing. A threshold the user set
     (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_`` or the same in
