@@ -20,8 +20,9 @@ ROOM_FILES = ("columns.py", "parallel.py", "evaluator.py", "api.py", "aot.py", "
 OPTION_NAMES = {"compat", "on_duplicate", "relevance_level", "run_id_from"}
 OPTION_SCOPE = ("engine", "io", "measures")
 OPTION_FILES = ("commands/common.py",)
-SUFFIX = re.compile(
-    r"""\.\s*(suffix(es)?\b|endswith\s*\()|[=!]=\s*["']\.\w+["']|\bin\s+\(?\s*["']\.\w+["']"""
+SUFFIX = re.compile(  # a path's suffix, or a string compared with a file extension
+    r"""\.\s*suffix(es)?\b|endswith\s*\(\s*\(?\s*["']\.[a-z]|[=!]=\s*["']\.[a-z]+["']"""
+    r"""|\bin\s+\(?\s*["']\.[a-z]+["']"""
 )
 TIMING = re.compile(
     r"(?<![\w.])(?!1[89]\d0s|95\s?%)\d+(\.\d+)?\s?(ms|us|µs|ns|s|sec|seconds?|x|%)(?!\w)",
