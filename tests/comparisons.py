@@ -169,6 +169,8 @@ COMPARISONS: tuple[Comparison, ...] = (
     _adhoc("dcg_exp", "dcg_burges@20", "gain_naive:exp_dcg_at", ("ranx",), ranx="dcg_burges@20"),
     _adhoc("hits", "hits@10", "gain_naive:hits_at", ("ranx",), ranx="hits@10"),
     _adhoc("rel_ret", "NumRelRet@10", "gain_naive:hits_at", ()),
+    # ranx's f1@k, against ranx alone (tests/property/test_exp_gain_measures.py::test_matches_ranx)
+    _adhoc("f1", "f1@10", None, ("ranx",), ranx="f1@10"),
     # tests/property/test_ir_measures_extra.py (Compat also against Clarke's published values)
     _adhoc("compat", "Compat", "ir_measures_naive:compat", ("ir_measures",)),
     _adhoc("accuracy", "Accuracy", "ir_measures_naive:accuracy", ("ir_measures",)),

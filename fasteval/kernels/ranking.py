@@ -372,6 +372,7 @@ DCG_EXP = fm.code("dcg_exp")
 HITS = fm.code("hits")
 COMPAT = fm.code("compat")
 ACCURACY = fm.code("accuracy")
+F1 = fm.code("f1")
 
 
 class Walk(NamedTuple):
@@ -715,6 +716,13 @@ def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: n
                 k = np.int64(params[p0])
                 if n > 0:
                     v = cum_rel[min(k, n) - 1]
+            elif f == F1:
+                k = np.int64(params[p0])
+                hits = cum_rel[min(k, n) - 1] if n > 0 else 0
+                if hits > 0:  # ranx's f1@k, its floating-point order
+                    prec = hits / k
+                    rec = hits / R
+                    v = 2.0 * (prec * rec / (prec + rec))
             elif f == DCG_EXP or f == NDCG_EXP:
                 k = np.int64(params[p0])
                 v = mp.exp_dcg(rels, min(k, n))

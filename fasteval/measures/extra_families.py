@@ -222,4 +222,12 @@ EXTRA_FAMILIES = [
             "ranks."
         ),
     ),
+    Family(
+        name="f1",
+        kind="cutoffs",
+        defaults=(10.0,),
+        ranx="f1",
+        doc="F1 at k, the harmonic mean of P@k and R@k: 2 P@k R@k / (P@k + R@k), 0 with no "
+        "relevant document in the top k (van Rijsbergen, Information Retrieval 1979; ranx's f1@k).",
+    ),
 ]
