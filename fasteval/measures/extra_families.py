@@ -12,6 +12,7 @@ from fasteval.measures.family import Family
 EXTRA_FAMILIES = [
     Family(
         name="err",
+        ir_measures="ERR@k",
         kind="cutoffs",
         defaults=(20.0,),
         doc=(
@@ -21,12 +22,14 @@ EXTRA_FAMILIES = [
     ),
     Family(
         name="nerr",
+        ir_measures="nERR@k",
         kind="cutoffs",
         defaults=(20.0,),
         doc="ERR@k over the ERR@k of the ideal ranking of the judged grades.",
     ),
     Family(
         name="ncg",
+        ir_measures="NCG@k",
         kind="cutoffs",
         defaults=(10.0,),
         doc=(
@@ -36,6 +39,7 @@ EXTRA_FAMILIES = [
     ),
     Family(
         name="judged",
+        ir_measures="Judged@k",
         kind="cutoffs",
         defaults=(10.0,),
         doc="Share of the top min(k, retrieved) documents that are in the qrels (any grade).",
@@ -55,6 +59,7 @@ EXTRA_FAMILIES = [
     ),
     Family(
         name="numq",
+        ir_measures="NumQ",
         aggregate="count",
         integer=True,
         kernel="num_q",
@@ -76,6 +81,7 @@ EXTRA_FAMILIES = [
     ),
     Family(
         name="rel_ret",
+        ir_measures="NumRelRet@k",
         kind="cutoffs",
         defaults=(10.0,),
         aggregate="sum",
@@ -109,6 +115,7 @@ EXTRA_FAMILIES = [
     ),
     Family(
         name="compat",
+        ir_measures="Compat",
         kind="list",
         defaults=(0.95, 1.0),
         doc=(
@@ -120,6 +127,7 @@ EXTRA_FAMILIES = [
     ),
     Family(
         name="accuracy",
+        ir_measures="Accuracy[@k]",
         aggregate="defined",
         doc=(
             "Accuracy: the share of (relevant, non-relevant) pairs among the retrieved documents "

@@ -49,6 +49,9 @@ class Family:
         or ``None``: not computed by that kernel (relstring, preferences).
     ranx
         ranx's name for it (``f1`` for ``f1@10``), read by the parser, or ``None``.
+    ir_measures
+        ir_measures' name for it, read by the parser: ``"AP"`` (without a cutoff),
+        ``"AP@k"`` (with one), ``"RR[@k]"`` (either), or ``None``.
     text
         A string-valued, per-query-only measure (``relstring``): not computed
         by the kernels, no ``all`` row; its value is in the ``text`` column.
@@ -63,6 +66,7 @@ class Family:
     integer: bool = False
     kernel: str | None = ""
     ranx: str | None = None
+    ir_measures: str | None = None
     text: bool = False
 
     @property

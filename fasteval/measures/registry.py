@@ -5,7 +5,8 @@ engine's column plan, the trec-format printer and the tests. The entries are
 written in :mod:`fasteval.measures.trec_families` (trec_eval's own) and
 :mod:`fasteval.measures.extra_families` (beyond trec_eval), each in the order
 the families are printed; this module assembles them, reads the output order
-from them and holds trec_eval's nicknames and the ir_measures names.
+from them, and the ir_measures names from their ``ir_measures=``, and holds
+trec_eval's nicknames.
 """
 
 from __future__ import annotations
@@ -127,33 +128,22 @@ NICKNAMES: dict[str, list[str]] = {
     ],
 }
 
-# ir_measures names -> trec_eval family (cutoff form, no-cutoff form).
-IR_MEASURES: dict[str, tuple[str | None, str | None]] = {
-    "AP": ("map_cut", "map"),
-    "P": ("P", None),
-    "R": ("recall", None),
-    "RR": ("recip_rank", "recip_rank"),
-    "nDCG": ("ndcg_cut", "ndcg"),
-    "Rprec": (None, "Rprec"),
-    "Bpref": (None, "bpref"),
-    "infAP": (None, "infAP"),
-    "NumRet": (None, "num_ret"),
-    "NumRel": (None, "num_rel"),
-    "NumRelRet": ("rel_ret", "num_rel_ret"),
-    "NumQ": (None, "numq"),
-    "Compat": (None, "compat"),
-    "Accuracy": ("accuracy", "accuracy"),
-    "SetAP": (None, "set_map"),
-    "SetRelP": (None, "set_relative_P"),
-    "Success": ("success", None),
-    "SetP": (None, "set_P"),
-    "SetR": (None, "set_recall"),
-    "SetF": (None, "set_F"),
-    "IPrec": ("iprec_at_recall", None),
-    "gmAP": (None, "gm_map"),
-    "ERR": ("err", None),
-    "nERR": ("nerr", None),
-    "NCG": ("ncg", None),
-    "Judged": ("judged", None),
-    "RBP": (None, "rbp"),
-}
+
+def _ir_measures_names() -> dict[str, tuple[str | None, str | None]]:
+    """ir_measures' names -> (the family with a cutoff, the family without), from the entries."""
+    out: dict[str, tuple[str | None, str | None]] = {}
+    for f in FAMILIES.values():
+        if not f.ir_measures:
+            continue
+        name = f.ir_measures.split("[")[0].split("@")[0]
+        with_cut, without = out.get(name, (None, None))
+        if "@k" in f.ir_measures:  # AP@k, RR[@k]
+            with_cut = f.name
+        if "@" not in f.ir_measures or "[@k]" in f.ir_measures:  # AP, RR[@k]
+            without = f.name
+        out[name] = (with_cut, without)
+    return out
+
+
+IR_MEASURES = _ir_measures_names()
+"""ir_measures' names -> trec_eval family (cutoff form, no-cutoff form)."""

@@ -21,24 +21,28 @@ TREC_FAMILIES = [
     ),
     Family(
         name="num_ret",
+        ir_measures="NumRet",
         aggregate="sum",
         integer=True,
         doc="Number of documents retrieved (after -M).",
     ),
     Family(
         name="num_rel",
+        ir_measures="NumRel",
         aggregate="sum",
         integer=True,
         doc="Number of relevant documents (grade >= level) in the qrels.",
     ),
     Family(
         name="num_rel_ret",
+        ir_measures="NumRelRet",
         aggregate="sum",
         integer=True,
         doc="Number of relevant documents retrieved.",
     ),
     Family(
         name="map",
+        ir_measures="AP",
         doc=(
             "Average precision: sum over relevant retrieved d of P@rank(d), divided by R (Buckley &"
             " Voorhees 2005)."
@@ -46,14 +50,20 @@ TREC_FAMILIES = [
     ),
     Family(
         name="gm_map",
+        ir_measures="gmAP",
         aggregate="gm",
         per_query=False,
         kernel="map",
         doc="Geometric mean over queries of AP: exp(mean(log(max(AP, 1e-5)))).",
     ),
-    Family(name="Rprec", doc="Precision after R documents (R = number of relevant documents)."),
+    Family(
+        name="Rprec",
+        ir_measures="Rprec",
+        doc="Precision after R documents (R = number of relevant documents).",
+    ),
     Family(
         name="bpref",
+        ir_measures="Bpref",
         doc=(
             "Binary preference: 1/R sum over relevant retrieved r of 1 - min(|n ranked above r|, "
             "R)/min(N, R), judged non-relevant n only (Buckley & Voorhees, SIGIR 2004)."
@@ -61,10 +71,12 @@ TREC_FAMILIES = [
     ),
     Family(
         name="recip_rank",
+        ir_measures="RR[@k]",
         doc="Reciprocal rank of the first relevant document (optionally within a cutoff).",
     ),
     Family(
         name="iprec_at_recall",
+        ir_measures="IPrec@k",
         kind="levels",
         defaults=RECALL_LEVELS,
         doc=(
@@ -74,6 +86,7 @@ TREC_FAMILIES = [
     ),
     Family(
         name="P",
+        ir_measures="P@k",
         kind="cutoffs",
         defaults=DEFAULT_CUTOFFS,
         doc="Precision at cutoff k: relevant in top k / k (missing ranks count non-relevant).",
@@ -93,12 +106,14 @@ TREC_FAMILIES = [
     ),
     Family(
         name="recall",
+        ir_measures="R@k",
         kind="cutoffs",
         defaults=DEFAULT_CUTOFFS,
         doc="Recall at cutoff k: relevant in top k / R.",
     ),
     Family(
         name="infAP",
+        ir_measures="infAP",
         doc=(
             "Inferred AP for incomplete judgments; negative qrels grades mark pooled but unjudged "
             "documents (Yilmaz & Aslam, CIKM 2006)."
@@ -161,6 +176,7 @@ TREC_FAMILIES = [
     Family(name="ideal_dcg", kind="gains", doc="DCG of the ideal ranking of all judged documents."),
     Family(
         name="ndcg",
+        ir_measures="nDCG",
         kind="gains",
         doc=(
             "nDCG over the whole ranking: sum g_i/log2(i+1) over the ideal's, gains = grades, ideal"
@@ -185,12 +201,14 @@ TREC_FAMILIES = [
     ),
     Family(
         name="ndcg_cut",
+        ir_measures="nDCG@k",
         kind="cutoffs",
         defaults=DEFAULT_CUTOFFS,
         doc="nDCG at cutoff k: DCG@k / ideal DCG@k, gains = grades.",
     ),
     Family(
         name="map_cut",
+        ir_measures="AP@k",
         kind="cutoffs",
         defaults=DEFAULT_CUTOFFS,
         doc="AP truncated at k: sum of P@rank over relevant docs in the top k, divided by R.",
@@ -203,21 +221,26 @@ TREC_FAMILIES = [
     ),
     Family(
         name="success",
+        ir_measures="Success@k",
         kind="cutoffs",
         defaults=(1.0, 5.0, 10.0),
         doc="1 if a relevant document is in the top k, else 0.",
     ),
-    Family(name="set_P", doc="Set precision: relevant retrieved / retrieved."),
+    Family(name="set_P", ir_measures="SetP", doc="Set precision: relevant retrieved / retrieved."),
     Family(
-        name="set_relative_P", doc="Relative set precision: relevant retrieved / min(retrieved, R)."
+        name="set_relative_P",
+        ir_measures="SetRelP",
+        doc="Relative set precision: relevant retrieved / min(retrieved, R).",
     ),
-    Family(name="set_recall", doc="Set recall: relevant retrieved / R."),
+    Family(name="set_recall", ir_measures="SetR", doc="Set recall: relevant retrieved / R."),
     Family(
         name="set_map",
+        ir_measures="SetAP",
         doc="Unranked set AP: relevant retrieved^2 / (retrieved * R) = set P * set recall.",
     ),
     Family(
         name="set_F",
+        ir_measures="SetF",
         kind="list",
         defaults=(1.0,),
         doc="Set F: (x+1)PR/(xP+R) with trec_eval's parameter x (default 1, F1).",
@@ -364,6 +387,7 @@ TREC_FAMILIES = [
     # --- trec_eval 10 only
     Family(
         name="rbp",
+        ir_measures="RBP",
         kind="gains",
         defaults=(0.9,),
         doc=(

@@ -6,7 +6,7 @@ from fasteval.kernels import families as fm
 from fasteval.kernels import measure_parts as mp
 from fasteval.kernels import ranking as kr
 from fasteval.measures.family import Family
-from fasteval.measures.registry import FAMILIES, TREC_ORDER
+from fasteval.measures.registry import FAMILIES, IR_MEASURES, TREC_ORDER
 
 
 def _kernel_codes() -> set[int]:
@@ -44,3 +44,10 @@ def test_entries_take_keywords_only() -> None:
     f = Family(name="x", doc="An example (nobody 2026).")
     assert (f.kind, f.aggregate, f.per_query, f.code) == ("single", "mean", True, fm.code("x"))
     assert Family(name="y", doc=".", kernel=None).code == -1
+
+
+def test_ir_measures_names_come_from_the_entries() -> None:
+    assert IR_MEASURES["AP"] == ("map_cut", "map")
+    assert IR_MEASURES["RR"] == ("recip_rank", "recip_rank")
+    assert IR_MEASURES["P"] == ("P", None) and IR_MEASURES["Rprec"] == (None, "Rprec")
+    assert len(IR_MEASURES) == 27
