@@ -32,7 +32,8 @@ ORACLES: dict[str, str] = {
     "pyndeval": "pyndeval (ndeval in C): Web 2009-2014 and property tests",
     "gdeval": "gdeval.pl values transcribed in peer_tests/ir_measures",
     "ir_measures": "ir_measures' own implementation (tests/property/test_beyond_trec_eval.py)",
-    "ranx": "ranx's metrics (tests/property/test_exp_gain_measures.py)",
+    "ranx": "ranx's metrics, every row with this oracle under its tools['ranx'] spelling "
+    "(tests/property/test_exp_gain_measures.py::test_matches_ranx)",
     "cwl_eval": "cwl_eval through ir_measures' provider, and its values published by ir_measures "
     "(tests/property/test_cwl_measures.py)",
 }
@@ -158,10 +159,18 @@ COMPARISONS: tuple[Comparison, ...] = (
     # ir_measures' NumQ (tests/unit/test_measure_spellings.py)
     _adhoc("numq", "NumQ", naive=None, oracles=("ir_measures",)),
     # gdeval's nDCG@k and ranx's dcg_burges / hits (tests/property/test_exp_gain_measures.py)
-    _adhoc("ndcg_exp", "nDCG(dcg='exp-log2')@20", "gain_naive:exp_ndcg_at", ("gdeval", "ranx")),
-    _adhoc("dcg_exp", "dcg_burges@20", "gain_naive:exp_dcg_at", ("ranx",)),
-    _adhoc("hits", "hits@10", "gain_naive:hits_at", ("ranx",)),
+    _adhoc(
+        "ndcg_exp",
+        "nDCG(dcg='exp-log2')@20",
+        "gain_naive:exp_ndcg_at",
+        ("gdeval", "ranx"),
+        ranx="ndcg_burges@20",
+    ),
+    _adhoc("dcg_exp", "dcg_burges@20", "gain_naive:exp_dcg_at", ("ranx",), ranx="dcg_burges@20"),
+    _adhoc("hits", "hits@10", "gain_naive:hits_at", ("ranx",), ranx="hits@10"),
     _adhoc("rel_ret", "NumRelRet@10", "gain_naive:hits_at", ()),
+    # ranx's f1@k, against ranx alone (tests/property/test_exp_gain_measures.py::test_matches_ranx)
+    _adhoc("f1", "f1@10", None, ("ranx",), ranx="f1@10"),
     # tests/property/test_ir_measures_extra.py (Compat also against Clarke's published values)
     _adhoc("compat", "Compat", "ir_measures_naive:compat", ("ir_measures",)),
     _adhoc("accuracy", "Accuracy", "ir_measures_naive:accuracy", ("ir_measures",)),

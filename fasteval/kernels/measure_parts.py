@@ -12,20 +12,20 @@ import math
 
 import numpy as np
 
-from fasteval.kernels.families import (
-    BPM,
-    CWL_DEPTH,
-    ERR_GMAX,
-    INSQ,
-    INST,
-    NERR8,
-    NERR9,
-    NERR10,
-    NONPOOL,
-    RBP_BIN,
-    SDCG,
-)
+from fasteval.kernels.families import CWL_DEPTH, ERR_GMAX, NONPOOL, code
 from fasteval.kernels.jit import njit
+
+# the C/W/L families :func:`cwl` computes (their codes: see kernels.families.code)
+INST = code("inst")
+INSQ = code("insq")
+BPM = code("bpm")
+SDCG = code("sdcg")
+NERR8 = code("nerr8")
+NERR9 = code("nerr9")
+NERR10 = code("nerr10")
+NERR11 = code("nerr11")
+RBP_BIN = code("rbp_bin")
+CWL = (INST, INSQ, BPM, SDCG, NERR8, NERR9, NERR10, NERR11, RBP_BIN)
 
 
 @njit(cache=True, nogil=True)

@@ -324,6 +324,57 @@ def _rank_one(docs, rows, in_rows, score, f32, q, table, out, g, s):  # pragma: 
             out.jdx[s + i] = jud[o]
 
 
+# The families evaluate_groups computes: each one's code from its name (kernels.families.code),
+# as the measure registry computes it, so the two never need to be kept in step.
+NUM_Q = fm.code("num_q")
+NUM_RET = fm.code("num_ret")
+NUM_REL = fm.code("num_rel")
+NUM_REL_RET = fm.code("num_rel_ret")
+MAP = fm.code("map")
+RPREC = fm.code("Rprec")
+BPREF = fm.code("bpref")
+RECIP_RANK = fm.code("recip_rank")
+IPREC_AT_RECALL = fm.code("iprec_at_recall")
+P = fm.code("P")
+RECALL = fm.code("recall")
+INFAP = fm.code("infAP")
+ELEVEN_PT_AVG = fm.code("11pt_avg")
+NDCG = fm.code("ndcg")
+NDCG_CUT = fm.code("ndcg_cut")
+MAP_CUT = fm.code("map_cut")
+SUCCESS = fm.code("success")
+SET_P = fm.code("set_P")
+SET_RECALL = fm.code("set_recall")
+SET_F = fm.code("set_F")
+NUM_NONREL_JUDGED_RET = fm.code("num_nonrel_judged_ret")
+RPREC_MULT = fm.code("Rprec_mult")
+UTILITY = fm.code("utility")
+BING = fm.code("binG")
+G = fm.code("G")
+NDCG_REL = fm.code("ndcg_rel")
+RNDCG = fm.code("Rndcg")
+RELATIVE_P = fm.code("relative_P")
+SET_RELATIVE_P = fm.code("set_relative_P")
+SET_MAP = fm.code("set_map")
+RBP = fm.code("rbp")
+RBP_RESID = fm.code("rbp_resid")
+UNJ = fm.code("unj")
+DCG = fm.code("dcg")
+IDEAL_DCG = fm.code("ideal_dcg")
+ERR = fm.code("err")
+NERR = fm.code("nerr")
+NCG = fm.code("ncg")
+JUDGED = fm.code("judged")
+JK_DCG = fm.code("jk_dcg")
+JK_NDCG = fm.code("jk_ndcg")
+NDCG_EXP = fm.code("ndcg_exp")
+DCG_EXP = fm.code("dcg_exp")
+HITS = fm.code("hits")
+COMPAT = fm.code("compat")
+ACCURACY = fm.code("accuracy")
+F1 = fm.code("f1")
+
+
 class Walk(NamedTuple):
     """One ranking's running counts (built inside :func:`evaluate_groups`).
 
@@ -478,9 +529,9 @@ def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: n
     interpolated = False
     for c in range(n_cols):
         f = col_fam[c]
-        if f == fm.BPREF or f == fm.INFAP or f == fm.GM_BPREF:
+        if f == BPREF or f == INFAP:
             need_loop = True
-        if f == fm.IPREC_AT_RECALL or f == fm.ELEVEN_PT_AVG:
+        if f == IPREC_AT_RECALL or f == ELEVEN_PT_AVG:
             interpolated = True
     for g in range(lo, hi):
         q = group_q[g]
@@ -502,55 +553,55 @@ def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: n
             f = col_fam[c]
             p0 = col_p0[c]
             v = 0.0
-            if f == fm.NUM_Q:
+            if f == NUM_Q:
                 v = 1.0
-            elif f == fm.NUM_RET:
+            elif f == NUM_RET:
                 v = n
-            elif f == fm.NUM_REL:
+            elif f == NUM_REL:
                 v = R
-            elif f == fm.NUM_REL_RET:
+            elif f == NUM_REL_RET:
                 v = nrr
-            elif f == fm.MAP or f == fm.GM_MAP:
+            elif f == MAP:
                 if nrr > 0:
                     v = ap / R
-            elif f == fm.RPREC:
+            elif f == RPREC:
                 k = min(n, R)
                 if k > 0:
                     v = cum_rel[k - 1] / R
-            elif f == fm.BPREF or f == fm.GM_BPREF:
+            elif f == BPREF:
                 v = bpref
-            elif f == fm.INFAP:
+            elif f == INFAP:
                 v = infap
-            elif f == fm.RECIP_RANK:
+            elif f == RECIP_RANK:
                 # optional cutoff (ir_measures RR@k)
                 if nrr > 0 and (col_p1[c] == p0 or relpos[0] < params[p0]):
                     v = 1.0 / (relpos[0] + 1.0)
-            elif f == fm.IPREC_AT_RECALL:
+            elif f == IPREC_AT_RECALL:
                 cut = mp.recall_cutoff(params[p0], R, round_mode)
                 v = mp.iprec(cut, nrr, n, smax, relpos)
-            elif f == fm.ELEVEN_PT_AVG:
+            elif f == ELEVEN_PT_AVG:
                 p1 = col_p1[c]
                 acc = 0.0
                 for j in range(p1 - 1, p0 - 1, -1):
                     cut = mp.recall_cutoff(params[j], R, round_mode)
                     acc += mp.iprec(cut, nrr, n, smax, relpos)
                 v = acc / (p1 - p0)
-            elif f == fm.P:
+            elif f == P:
                 k = np.int64(params[p0])
                 v = (cum_rel[min(k, n) - 1] if n > 0 else 0) / k
-            elif f == fm.RECALL:
+            elif f == RECALL:
                 k = np.int64(params[p0])
                 if R > 0 and n > 0:
                     v = cum_rel[min(k, n) - 1] / R
-            elif f == fm.SUCCESS:
+            elif f == SUCCESS:
                 k = np.int64(params[p0])
                 if n > 0 and cum_rel[min(k, n) - 1] > 0:
                     v = 1.0
-            elif f == fm.MAP_CUT:
+            elif f == MAP_CUT:
                 k = np.int64(params[p0])
                 if R > 0 and n > 0:
                     v = cum_ap[min(k, n) - 1] / R
-            elif f == fm.NDCG:
+            elif f == NDCG:
                 sp = col_spec[c]
                 if sp > 0:
                     if not gw_done[sp]:
@@ -560,59 +611,59 @@ def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: n
                     v = gw[sp, mp.GW_NDCG]
                 elif npos > 0 and n > 0:
                     v = cum_dcg[n - 1] / idcg[io + npos - 1]
-            elif f == fm.NDCG_CUT:
+            elif f == NDCG_CUT:
                 k = np.int64(params[p0])
                 if n > 0:
                     v = cum_dcg[min(k, n) - 1]
                     if npos > 0:
                         v = v / idcg[io + min(k, npos) - 1]
-            elif f == fm.SET_P:
+            elif f == SET_P:
                 if n > 0:
                     v = nrr / n
-            elif f == fm.SET_RECALL:
+            elif f == SET_RECALL:
                 if R > 0:
                     v = nrr / R
-            elif f == fm.SET_F:
+            elif f == SET_F:
                 if nrr > 0:
                     beta = params[p0]
                     pp = nrr / n
                     rr = nrr / R
                     v = (beta + 1.0) * pp * rr / (beta * pp + rr)
-            elif f == fm.NUM_NONREL_JUDGED_RET:
+            elif f == NUM_NONREL_JUDGED_RET:
                 v = n - nonpool - unjudged - nrr
-            elif f == fm.RPREC_MULT:
+            elif f == RPREC_MULT:
                 # trec_eval's cutoff (long)(x * R + 0.9) in both versions
                 k = np.int64(math.floor(params[p0] * R + 0.9))
                 if k > 0:
                     v = (cum_rel[min(k, n) - 1] if n > 0 else 0) / k
-            elif f == fm.UTILITY:
+            elif f == UTILITY:
                 v = (
                     params[p0] * nrr
                     + params[p0 + 1] * (n - nrr)
                     + params[p0 + 2] * (R - nrr)
                     + params[p0 + 3] * (num_docs + nrr - n - R)
                 )
-            elif f == fm.BING:
+            elif f == BING:
                 if nrr > 0:
                     v = bing / R
-            elif f == fm.RELATIVE_P:
+            elif f == RELATIVE_P:
                 k = np.int64(params[p0])
                 if R > 0 and n > 0:
                     v = cum_rel[min(k, n) - 1] / min(k, R)
-            elif f == fm.SET_RELATIVE_P:
+            elif f == SET_RELATIVE_P:
                 if n > 0 and R > 0:
                     v = nrr / min(n, R)
-            elif f == fm.SET_MAP:
+            elif f == SET_MAP:
                 if n > 0 and R > 0:
                     v = (nrr * nrr) / (n * R)
-            elif f == fm.UNJ:
+            elif f == UNJ:
                 k = np.int64(params[p0])
                 cnt = 0
                 for i in range(min(k, n)):
                     if rels[i] == fm.NONPOOL or rels[i] == fm.UNJUDGED:
                         cnt += 1
                 v = cnt / k
-            elif f == fm.RBP_RESID:
+            elif f == RBP_RESID:
                 pp = params[p0]
                 cur = 1.0
                 acc = 0.0
@@ -624,7 +675,7 @@ def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: n
                     cur *= pp
                 if cnt > 0:
                     v = cur + (1.0 - pp) * acc
-            elif f == fm.RBP:
+            elif f == RBP:
                 lut = rbp_lut[col_spec[c] * n_q + q]
                 pp = params[p0]
                 cur = 1.0
@@ -635,14 +686,14 @@ def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: n
                         acc += gn * cur
                     cur *= pp
                 v = (1.0 - pp) * acc
-            elif f == fm.ERR:
+            elif f == ERR:
                 v = mp.err(rels, n, np.int64(params[p0]))
-            elif f == fm.NERR:
+            elif f == NERR:
                 k = np.int64(params[p0])
                 best = mp.err(ideal_g[io : io + npos], npos, k)
                 if best > 0.0:
                     v = mp.err(rels, n, k) / best
-            elif f == fm.NCG:
+            elif f == NCG:
                 k = np.int64(params[p0])
                 best = 0.0
                 for i in range(min(k, npos)):
@@ -653,7 +704,7 @@ def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: n
                         if rels[i] > 0:
                             got += rels[i]
                     v = got / best
-            elif f == fm.JUDGED:
+            elif f == JUDGED:
                 k = min(np.int64(params[p0]), n)
                 if k > 0:
                     cnt = 0
@@ -661,19 +712,26 @@ def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: n
                         if rels[i] != fm.NONPOOL:  # negative qrels grades are judged
                             cnt += 1
                     v = cnt / k
-            elif f == fm.HITS:
+            elif f == HITS:
                 k = np.int64(params[p0])
                 if n > 0:
                     v = cum_rel[min(k, n) - 1]
-            elif f == fm.DCG_EXP or f == fm.NDCG_EXP:
+            elif f == F1:
+                k = np.int64(params[p0])
+                hits = cum_rel[min(k, n) - 1] if n > 0 else 0
+                if hits > 0:  # ranx's f1@k, its floating-point order
+                    prec = hits / k
+                    rec = hits / R
+                    v = 2.0 * (prec * rec / (prec + rec))
+            elif f == DCG_EXP or f == NDCG_EXP:
                 k = np.int64(params[p0])
                 v = mp.exp_dcg(rels, min(k, n))
-                if f == fm.NDCG_EXP:
+                if f == NDCG_EXP:
                     best = mp.exp_dcg(ideal_g[io : io + npos], min(k, npos))
                     v = v / best if best > 0.0 else 0.0
-            elif f == fm.COMPAT:
+            elif f == COMPAT:
                 v = mp.compat(rels, n, ideal_g[io : io + npos], params[p0], params[p0 + 1] != 0.0)
-            elif f == fm.ACCURACY:
+            elif f == ACCURACY:
                 kk = n if col_p1[c] == p0 else min(np.int64(params[p0]), n)
                 nonrel = 0
                 n_rel = 0
@@ -687,29 +745,29 @@ def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: n
                 v = np.nan  # undefined: left out of the table and the mean (ir_measures)
                 if n_rel > 0:
                     v = 1.0 - above / (nonrel * n_rel) if nonrel > 0 else 1.0
-            elif f >= fm.INST and f <= fm.RBP_BIN:
+            elif f in mp.CWL:
                 v = mp.cwl(rels, n, f, params[p0], params[p0 + 1], params[p0 + 2], params[p0 + 3])
-            elif f == fm.JK_DCG or f == fm.JK_NDCG:
+            elif f == JK_DCG or f == JK_NDCG:
                 sp = col_spec[c]
                 lut = gain_lut[sp]
                 ig = ideal_gains[spec_off[sp, q] : spec_off[sp, q + 1]]
                 v = mp.jk_dcg(rels, n, lut, ig, False)
-                if f == fm.JK_NDCG:
+                if f == JK_NDCG:
                     best = mp.jk_dcg(rels, n, lut, ig, True)
                     v = v / best if best > 0.0 else 0.0
-            elif f == fm.G or f == fm.NDCG_REL or f == fm.RNDCG or f == fm.DCG or f == fm.IDEAL_DCG:
+            elif f == G or f == NDCG_REL or f == RNDCG or f == DCG or f == IDEAL_DCG:
                 sp = col_spec[c]
                 if not gw_done[sp]:
                     ig = ideal_gains[spec_off[sp, q] : spec_off[sp, q + 1]]
                     mp.gain_walk(rels, n, gain_lut[sp], ig, top_pos[sp, q], R, gw[sp])
                     gw_done[sp] = True
-                if f == fm.NDCG_REL:
+                if f == NDCG_REL:
                     v = gw[sp, mp.GW_NDCG_REL]
-                elif f == fm.RNDCG:
+                elif f == RNDCG:
                     v = gw[sp, mp.GW_RNDCG]
-                elif f == fm.DCG:
+                elif f == DCG:
                     v = gw[sp, mp.GW_DCG]
-                elif f == fm.G:
+                elif f == G:
                     v = gw[sp, mp.GW_G]
                 else:
                     v = gw[sp, mp.GW_IDEAL_DCG]

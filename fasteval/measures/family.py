@@ -8,21 +8,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fasteval.kernels.families import code
+
 DEFAULT_CUTOFFS = (5.0, 10.0, 15.0, 20.0, 30.0, 100.0, 200.0, 500.0, 1000.0)
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 R_MULTIPLES = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Family:
-    """A measure family (trec_eval's ``TREC_MEAS``).
+    """A measure family (trec_eval's ``TREC_MEAS``), written with keywords.
 
     Attributes
     ----------
     name
         trec_eval name (``P``, ``ndcg_cut``, ...).
-    code
-        Kernel family code (``fasteval.kernels.ranking``).
+    doc
+        One line: what it measures, formula, and at the end in parentheses its citation.
     kind
         ``"single"`` (one value), ``"cutoffs"`` (one value per integer cutoff,
         e.g. ``P_10``), ``"levels"`` (one value per recall level,
@@ -38,19 +40,38 @@ class Family:
         queries get no row).
     per_query
         Whether trec_eval prints per-query values.
-    doc
-        One line: what it measures, formula, citation.
+    integer
+        Whether its values are counts (printed without decimals).
+    kernel
+        The family whose per-query values it takes from the ranking kernel
+        (:func:`fasteval.kernels.ranking.evaluate_groups`): ``""`` its own,
+        another's name (``gm_map`` is ``map``'s values, aggregated otherwise),
+        or ``None``: not computed by that kernel (relstring, preferences).
+    ranx
+        ranx's name for it (``f1`` for ``f1@10``), read by the parser, or ``None``.
+    ir_measures
+        ir_measures' name for it, read by the parser: ``"AP"`` (without a cutoff),
+        ``"AP@k"`` (with one), ``"RR[@k]"`` (either), or ``None``.
     text
         A string-valued, per-query-only measure (``relstring``): not computed
         by the kernels, no ``all`` row; its value is in the ``text`` column.
     """
 
     name: str
-    code: int
-    kind: str
-    defaults: tuple[float, ...]
-    aggregate: str
-    per_query: bool
-    integer: bool
     doc: str
+    kind: str = "single"
+    defaults: tuple[float, ...] = ()
+    aggregate: str = "mean"
+    per_query: bool = True
+    integer: bool = False
+    kernel: str | None = ""
+    ranx: str | None = None
+    ir_measures: str | None = None
     text: bool = False
+
+    @property
+    def code(self) -> int:
+        """The kernel's code for its values (:func:`fasteval.kernels.families.code`; -1: none)."""
+        if self.kernel is None:
+            return -1
+        return code(self.kernel or self.name)

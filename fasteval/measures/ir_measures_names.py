@@ -16,8 +16,9 @@ fasteval's parser (:mod:`fasteval.measures.parser`) reads ir_measures strings
   (Burges et al.; gdeval), trec_eval ``ndcg`` with the grade map
   ``1=1,2=3,3=7,...``; with a cutoff, ``nDCG(dcg='exp-log2')@k`` is gdeval's
   nDCG@k (fasteval's ``ndcg_exp``);
-* ranx's ``hits@k``, ``dcg_burges@k`` and ``ndcg_burges@k`` (fasteval's
-  ``hits``, ``dcg_exp`` and ``ndcg_exp``).
+* ranx's names with a cutoff, ``hits@k``, ``dcg_burges@k``, ``ndcg_burges@k`` and
+  the others the registry names (its entries' ``ranx=``; fasteval's ``hits``,
+  ``dcg_exp``, ``ndcg_exp``, ...).
 
 Anything else is passed on unchanged, so the parser's own message names it.
 """
@@ -29,6 +30,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from fasteval.errors import MeasureError
+from fasteval.measures.registry import FAMILIES
 
 ALIASES = {
     "MAP": "AP",
@@ -39,9 +41,9 @@ ALIASES = {
     "BPref": "Bpref",
     "RPrec": "Rprec",
 }
-# ranx's names of measures fasteval has under other names (with their @k)
-RANX_NAMES = {"hits": "hits", "dcg_burges": "dcg_exp", "ndcg_burges": "ndcg_exp"}
-_RANX = re.compile(r"^(?P<name>hits|dcg_burges|ndcg_burges)@(?P<cut>[0-9]+)$")
+# ranx's names of the families that have one (the registry's ``ranx=``), with their @k
+RANX_NAMES = {f.ranx: f.name for f in FAMILIES.values() if f.ranx}
+_RANX = re.compile(rf"^(?P<name>{'|'.join(RANX_NAMES)})@(?P<cut>[0-9]+)$")
 _FORM = re.compile(
     r"^(?P<name>[A-Za-z][A-Za-z0-9]*)(?:\((?P<args>[^)]*)\))?(?:@(?P<cut>[0-9]*\.?[0-9]+))?$"
 )

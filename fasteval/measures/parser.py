@@ -77,11 +77,9 @@ class MeasureSet(list[Measure]):
 
 
 _TREC_ARG = re.compile(r"^(?P<fam>[A-Za-z0-9_]+?)(?:\.(?P<params>.*))?$")
-_TREC_OUT = re.compile(
-    r"^(?P<fam>P_avgjg|Rprec_mult_avgjg|P|recall|success|map_cut|ndcg_cut|iprec_at_recall"
-    r"|relative_P|unj|Rprec_mult|err|nerr|ncg|judged|hits|rel_ret|dcg_exp|ndcg_exp)"
-    r"_(?P<val>\d+(?:\.\d+)?)$"
-)
+# the printed form name_value (P_10, iprec_at_recall_0.10) of the cutoff and level families
+_NAME_VALUE = sorted((n for n, f in FAMILIES.items() if f.kind in ("cutoffs", "levels")), key=len)
+_TREC_OUT = re.compile(rf"^(?P<fam>{'|'.join(reversed(_NAME_VALUE))})_(?P<val>\d+(?:\.\d+)?)$")
 _IRM = re.compile(
     r"^(?P<name>[A-Za-z][A-Za-z0-9]*)(?:\((?P<args>[^)]*)\))?(?:@(?P<cut>[0-9]*\.?[0-9]+))?$"
 )

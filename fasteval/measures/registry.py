@@ -3,9 +3,10 @@
 One entry per trec_eval measure family. The table drives the parser, the
 engine's column plan, the trec-format printer and the tests. The entries are
 written in :mod:`fasteval.measures.trec_families` (trec_eval's own) and
-:mod:`fasteval.measures.extra_families` (beyond trec_eval); this module
-assembles them and holds trec_eval's output order, its nicknames and the
-ir_measures names.
+:mod:`fasteval.measures.extra_families` (beyond trec_eval), each in the order
+the families are printed; this module assembles them, reads the output order
+from them, and the ir_measures names from their ``ir_measures=``, and holds
+trec_eval's nicknames.
 """
 
 from __future__ import annotations
@@ -29,101 +30,20 @@ __all__ = [
 ]
 
 
+FAMILIES: dict[str, Family] = {f.name: f for f in [*TREC_FAMILIES, *EXTRA_FAMILIES]}
+
+# trec_eval's output order (measures.c te_trec_measures[]), then fasteval's own families:
+# the order of the entries
+TREC_ORDER = ["runid", *FAMILIES]
+
 # The families defined over preference judgments (trec_eval -R prefs / qrels_prefs).
-PREFS_ORDER = (
-    "prefs_num_prefs_poss",
-    "prefs_num_prefs_ful",
-    "prefs_num_prefs_ful_ret",
-    "prefs_simp",
-    "prefs_pair",
-    "prefs_avgjg",
-    "prefs_avgjg_Rnonrel",
-    "prefs_simp_ret",
-    "prefs_pair_ret",
-    "prefs_avgjg_ret",
-    "prefs_avgjg_Rnonrel_ret",
-    "prefs_simp_imp",
-    "prefs_pair_imp",
-    "prefs_avgjg_imp",
-)
+PREFS_ORDER = tuple(f for f in FAMILIES if f.startswith("prefs_"))
 """trec_eval's preference measures, in its output order."""
 
 PREFS_FAMILIES = frozenset(PREFS_ORDER)
 
 # Families that only trec_eval 10 has: left out of nicknames under --compat 9.
 V10_ONLY = frozenset({"rbp", "rbp_resid", "unj"})
-
-FAMILIES: dict[str, Family] = {f.name: f for f in [*TREC_FAMILIES, *EXTRA_FAMILIES]}
-
-# trec_eval's output order (measures.c te_trec_measures[]).
-TREC_ORDER = [
-    "runid",
-    "num_q",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
-    "map",
-    "gm_map",
-    "Rprec",
-    "bpref",
-    "recip_rank",
-    "iprec_at_recall",
-    "P",
-    "relstring",
-    "recall",
-    "infAP",
-    "gm_bpref",
-    "Rprec_mult",
-    "utility",
-    "11pt_avg",
-    "binG",
-    "G",
-    "dcg",
-    "ideal_dcg",
-    "ndcg",
-    "ndcg_rel",
-    "Rndcg",
-    "ndcg_cut",
-    "map_cut",
-    "relative_P",
-    "success",
-    "set_P",
-    "set_relative_P",
-    "set_recall",
-    "set_map",
-    "set_F",
-    "num_nonrel_judged_ret",
-    *PREFS_ORDER,
-    "map_avgjg",
-    "P_avgjg",
-    "Rprec_mult_avgjg",
-    "yaap",
-    "rbp",
-    "rbp_resid",
-    "unj",
-    "err",
-    "nerr",
-    "ncg",
-    "judged",
-    "jk_dcg",
-    "jk_ndcg",
-    "numq",
-    "hits",
-    "rel_ret",
-    "dcg_exp",
-    "ndcg_exp",
-    "compat",
-    "accuracy",
-    "inst",
-    "insq",
-    "bpm",
-    "sdcg",
-    "nerr8",
-    "nerr9",
-    "nerr10",
-    "nerr11",
-    "rbp_bin",
-]
 
 # trec_eval's nicknames (measures.c). Families fasteval does not compute yet are
 # reported, never dropped silently.
@@ -208,33 +128,22 @@ NICKNAMES: dict[str, list[str]] = {
     ],
 }
 
-# ir_measures names -> trec_eval family (cutoff form, no-cutoff form).
-IR_MEASURES: dict[str, tuple[str | None, str | None]] = {
-    "AP": ("map_cut", "map"),
-    "P": ("P", None),
-    "R": ("recall", None),
-    "RR": ("recip_rank", "recip_rank"),
-    "nDCG": ("ndcg_cut", "ndcg"),
-    "Rprec": (None, "Rprec"),
-    "Bpref": (None, "bpref"),
-    "infAP": (None, "infAP"),
-    "NumRet": (None, "num_ret"),
-    "NumRel": (None, "num_rel"),
-    "NumRelRet": ("rel_ret", "num_rel_ret"),
-    "NumQ": (None, "numq"),
-    "Compat": (None, "compat"),
-    "Accuracy": ("accuracy", "accuracy"),
-    "SetAP": (None, "set_map"),
-    "SetRelP": (None, "set_relative_P"),
-    "Success": ("success", None),
-    "SetP": (None, "set_P"),
-    "SetR": (None, "set_recall"),
-    "SetF": (None, "set_F"),
-    "IPrec": ("iprec_at_recall", None),
-    "gmAP": (None, "gm_map"),
-    "ERR": ("err", None),
-    "nERR": ("nerr", None),
-    "NCG": ("ncg", None),
-    "Judged": ("judged", None),
-    "RBP": (None, "rbp"),
-}
+
+def _ir_measures_names() -> dict[str, tuple[str | None, str | None]]:
+    """ir_measures' names -> (the family with a cutoff, the family without), from the entries."""
+    out: dict[str, tuple[str | None, str | None]] = {}
+    for f in FAMILIES.values():
+        if not f.ir_measures:
+            continue
+        name = f.ir_measures.split("[")[0].split("@")[0]
+        with_cut, without = out.get(name, (None, None))
+        if "@k" in f.ir_measures:  # AP@k, RR[@k]
+            with_cut = f.name
+        if "@" not in f.ir_measures or "[@k]" in f.ir_measures:  # AP, RR[@k]
+            without = f.name
+        out[name] = (with_cut, without)
+    return out
+
+
+IR_MEASURES = _ir_measures_names()
+"""ir_measures' names -> trec_eval family (cutoff form, no-cutoff form)."""

@@ -1,596 +1,413 @@
-"""trec_eval's measure families (trec_eval 9 and 10), in its source's order.
+"""trec_eval's measure families (trec_eval 9 and 10), in its output order.
 
-The ranking families of ``-m all_trec``, then those over judgment groups
-(``-R qrels_jg``) and preference judgments (``-R prefs``). Assembled with
-:mod:`fasteval.measures.extra_families` into
+The ranking families of ``-m all_trec``, then those over preference judgments
+(``-R prefs``) and judgment groups (``-R qrels_jg``), then trec_eval 10's own. The
+order of the entries is trec_eval's print order (:data:`fasteval.measures.registry.TREC_ORDER`
+is read from it). Assembled with :mod:`fasteval.measures.extra_families` into
 :data:`fasteval.measures.registry.FAMILIES`.
 """
 
 from __future__ import annotations
 
-from fasteval.kernels import families as k
 from fasteval.measures.family import DEFAULT_CUTOFFS, R_MULTIPLES, RECALL_LEVELS, Family
 
 TREC_FAMILIES = [
     Family(
-        "num_q",
-        k.NUM_Q,
-        "single",
-        (),
-        "count",
-        False,
-        True,
-        "Number of queries evaluated (with -c: every qrels query).",
+        name="num_q",
+        aggregate="count",
+        per_query=False,
+        integer=True,
+        doc="Number of queries evaluated (with -c: every qrels query).",
     ),
     Family(
-        "num_ret",
-        k.NUM_RET,
-        "single",
-        (),
-        "sum",
-        True,
-        True,
-        "Number of documents retrieved (after -M).",
+        name="num_ret",
+        ir_measures="NumRet",
+        aggregate="sum",
+        integer=True,
+        doc="Number of documents retrieved (after -M).",
     ),
     Family(
-        "num_rel",
-        k.NUM_REL,
-        "single",
-        (),
-        "sum",
-        True,
-        True,
-        "Number of relevant documents (grade >= level) in the qrels.",
+        name="num_rel",
+        ir_measures="NumRel",
+        aggregate="sum",
+        integer=True,
+        doc="Number of relevant documents (grade >= level) in the qrels.",
     ),
     Family(
-        "num_rel_ret",
-        k.NUM_REL_RET,
-        "single",
-        (),
-        "sum",
-        True,
-        True,
-        "Number of relevant documents retrieved.",
+        name="num_rel_ret",
+        ir_measures="NumRelRet",
+        aggregate="sum",
+        integer=True,
+        doc="Number of relevant documents retrieved.",
     ),
     Family(
-        "map",
-        k.MAP,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "Average precision: sum over relevant retrieved d of P@rank(d), divided by R "
-        "(Buckley & Voorhees 2005).",
+        name="map",
+        ir_measures="AP",
+        doc=(
+            "Average precision: sum over relevant retrieved d of P@rank(d), divided by R (Buckley &"
+            " Voorhees 2005)."
+        ),
     ),
     Family(
-        "gm_map",
-        k.GM_MAP,
-        "single",
-        (),
-        "gm",
-        False,
-        False,
-        "Geometric mean over queries of AP: exp(mean(log(max(AP, 1e-5)))).",
+        name="gm_map",
+        ir_measures="gmAP",
+        aggregate="gm",
+        per_query=False,
+        kernel="map",
+        doc="Geometric mean over queries of AP: exp(mean(log(max(AP, 1e-5)))).",
     ),
     Family(
-        "Rprec",
-        k.RPREC,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "Precision after R documents (R = number of relevant documents).",
+        name="Rprec",
+        ir_measures="Rprec",
+        doc="Precision after R documents (R = number of relevant documents).",
     ),
     Family(
-        "bpref",
-        k.BPREF,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "Binary preference: 1/R sum over relevant retrieved r of "
-        "1 - min(|n ranked above r|, R)/min(N, R), judged non-relevant n only "
-        "(Buckley & Voorhees, SIGIR 2004).",
+        name="bpref",
+        ir_measures="Bpref",
+        doc=(
+            "Binary preference: 1/R sum over relevant retrieved r of 1 - min(|n ranked above r|, "
+            "R)/min(N, R), judged non-relevant n only (Buckley & Voorhees, SIGIR 2004)."
+        ),
     ),
     Family(
-        "recip_rank",
-        k.RECIP_RANK,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "Reciprocal rank of the first relevant document (optionally within a cutoff).",
+        name="recip_rank",
+        ir_measures="RR[@k]",
+        doc="Reciprocal rank of the first relevant document (optionally within a cutoff).",
     ),
     Family(
-        "iprec_at_recall",
-        k.IPREC_AT_RECALL,
-        "levels",
-        RECALL_LEVELS,
-        "mean",
-        True,
-        False,
-        "Interpolated precision at recall level r: max precision at any rank whose "
-        "recall >= r (trec_eval 9 cutoff (long)(r*R+0.9), trec_eval 10 lround(r*R)).",
+        name="iprec_at_recall",
+        ir_measures="IPrec@k",
+        kind="levels",
+        defaults=RECALL_LEVELS,
+        doc=(
+            "Interpolated precision at recall level r: max precision at any rank whose recall >= r "
+            "(trec_eval 9 cutoff (long)(r*R+0.9), trec_eval 10 lround(r*R))."
+        ),
     ),
     Family(
-        "P",
-        k.P,
-        "cutoffs",
-        DEFAULT_CUTOFFS,
-        "mean",
-        True,
-        False,
-        "Precision at cutoff k: relevant in top k / k (missing ranks count non-relevant).",
+        name="P",
+        ir_measures="P@k",
+        kind="cutoffs",
+        defaults=DEFAULT_CUTOFFS,
+        doc="Precision at cutoff k: relevant in top k / k (missing ranks count non-relevant).",
     ),
     Family(
-        "recall",
-        k.RECALL,
-        "cutoffs",
-        DEFAULT_CUTOFFS,
-        "mean",
-        True,
-        False,
-        "Recall at cutoff k: relevant in top k / R.",
-    ),
-    Family(
-        "infAP",
-        k.INFAP,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "Inferred AP for incomplete judgments; negative qrels grades mark pooled but "
-        "unjudged documents (Yilmaz & Aslam, CIKM 2006).",
-    ),
-    Family(
-        "11pt_avg",
-        k.ELEVEN_PT_AVG,
-        "list",
-        RECALL_LEVELS,
-        "mean",
-        True,
-        False,
-        "Mean interpolated precision over the given recall levels (default 0.0..1.0).",
-    ),
-    Family(
-        "ndcg",
-        k.NDCG,
-        "gains",
-        (),
-        "mean",
-        True,
-        False,
-        "nDCG over the whole ranking: sum g_i/log2(i+1) over the ideal's, gains = grades, "
-        "ideal = all judged grades (Jarvelin & Kekalainen, TOIS 2002).",
-    ),
-    Family(
-        "ndcg_cut",
-        k.NDCG_CUT,
-        "cutoffs",
-        DEFAULT_CUTOFFS,
-        "mean",
-        True,
-        False,
-        "nDCG at cutoff k: DCG@k / ideal DCG@k, gains = grades.",
-    ),
-    Family(
-        "map_cut",
-        k.MAP_CUT,
-        "cutoffs",
-        DEFAULT_CUTOFFS,
-        "mean",
-        True,
-        False,
-        "AP truncated at k: sum of P@rank over relevant docs in the top k, divided by R.",
-    ),
-    Family(
-        "success",
-        k.SUCCESS,
-        "cutoffs",
-        (1.0, 5.0, 10.0),
-        "mean",
-        True,
-        False,
-        "1 if a relevant document is in the top k, else 0.",
-    ),
-    Family(
-        "set_P",
-        k.SET_P,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "Set precision: relevant retrieved / retrieved.",
-    ),
-    Family(
-        "set_recall",
-        k.SET_RECALL,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "Set recall: relevant retrieved / R.",
-    ),
-    Family(
-        "set_F",
-        k.SET_F,
-        "list",
-        (1.0,),
-        "mean",
-        True,
-        False,
-        "Set F: (x+1)PR/(xP+R) with trec_eval's parameter x (default 1, F1).",
-    ),
-    Family(
-        "num_nonrel_judged_ret",
-        k.NUM_NONREL_JUDGED_RET,
-        "single",
-        (),
-        "sum",
-        True,
-        True,
-        "Number of judged non-relevant documents retrieved.",
-    ),
-    Family(
-        "gm_bpref",
-        k.GM_BPREF,
-        "single",
-        (),
-        "gm",
-        False,
-        False,
-        "Geometric mean over queries of bpref: exp(mean(log(max(bpref, 1e-5)))).",
-    ),
-    Family(
-        "Rprec_mult",
-        k.RPREC_MULT,
-        "levels",
-        R_MULTIPLES,
-        "mean",
-        True,
-        False,
-        "Precision after x*R documents, cutoff (long)(x*R + 0.9): precision- vs "
-        "recall-oriented behaviour at multiples of R.",
-    ),
-    Family(
-        "utility",
-        k.UTILITY,
-        "list",
-        (1.0, -1.0, 0.0, 0.0),
-        "mean",
-        True,
-        False,
-        "Set utility p1*a + p2*b + p3*c + p4*d over the contingency table (a relevant "
-        "retrieved, b non-relevant retrieved, c relevant missed, d the rest; d needs -N).",
-    ),
-    Family(
-        "binG",
-        k.BING,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "Binary G: 1/R sum over relevant retrieved of 1/log2(2 + non-relevant ranked above) "
-        "(trec_eval, after Kekalainen's generalised precision).",
-    ),
-    Family(
-        "G",
-        k.G,
-        "gains",
-        (),
-        "mean",
-        True,
-        False,
-        "G: gain-weighted precision with cost discount sum g_i/log2(2 + cost_i - gain_i), "
-        "over the ideal's total gain (trec_eval m_G.c).",
-    ),
-    Family(
-        "dcg",
-        k.DCG,
-        "gains",
-        (),
-        "mean",
-        True,
-        False,
-        "DCG over the whole ranking: sum g_i/log2(i+1), gains = grades or as given "
-        "(Jarvelin & Kekalainen, TOIS 2002).",
-    ),
-    Family(
-        "ideal_dcg",
-        k.IDEAL_DCG,
-        "gains",
-        (),
-        "mean",
-        True,
-        False,
-        "DCG of the ideal ranking of all judged documents.",
-    ),
-    Family(
-        "ndcg_rel",
-        k.NDCG_REL,
-        "gains",
-        (),
-        "mean",
-        True,
-        False,
-        "nDCG averaged over the ranks of the relevant documents (missed ones at the "
-        "final nDCG), like AP averages precision.",
-    ),
-    Family(
-        "Rndcg",
-        k.RNDCG,
-        "gains",
-        (),
-        "mean",
-        True,
-        False,
-        "nDCG averaged at the ranks where the ideal gain changes (R-based nDCG, "
-        "trec_eval m_Rndcg.c).",
-    ),
-    Family(
-        "relative_P",
-        k.RELATIVE_P,
-        "cutoffs",
-        DEFAULT_CUTOFFS,
-        "mean",
-        True,
-        False,
-        "Precision at k over the best possible precision at k: rel in top k / min(k, R).",
-    ),
-    Family(
-        "set_relative_P",
-        k.SET_RELATIVE_P,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "Relative set precision: relevant retrieved / min(retrieved, R).",
-    ),
-    Family(
-        "set_map",
-        k.SET_MAP,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "Unranked set AP: relevant retrieved^2 / (retrieved * R) = set P * set recall.",
-    ),
-    Family(
-        "rbp",
-        k.RBP,
-        "gains",
-        (0.9,),
-        "mean",
-        True,
-        False,
-        "Rank-biased precision (1-p) sum g_i p^(i-1), p = 0.9, gains scaled to [0, 1] "
-        "(Moffat & Zobel, TOIS 2008; trec_eval 10).",
-    ),
-    Family(
-        "rbp_resid",
-        k.RBP_RESID,
-        "gains",
-        (0.9,),
-        "mean",
-        True,
-        False,
-        "RBP residual: the most RBP could rise if every unjudged retrieved document were "
-        "relevant, plus the tail p^n (Moffat & Zobel 2008; trec_eval 10).",
-    ),
-    Family(
-        "unj",
-        k.UNJ,
-        "cutoffs",
-        (5.0, 10.0, 20.0),
-        "mean",
-        True,
-        False,
-        "Share of unjudged documents in the top k (missing ranks count judged; trec_eval 10).",
-    ),
-    Family(
-        "relstring",
-        -1,  # not a kernel family: fasteval.engine.relstring builds the strings
-        "list",
-        (10.0,),
-        "none",
-        True,
-        False,
-        "The relevance values of the first N (default 10) retrieved documents as a string: "
-        "'0'-'9' a grade, '>' above 9, '-' not in the qrels, '.' pooled but unjudged, "
-        "'<' another negative grade (trec_eval m_relstring.c; per query only).",
+        name="relstring",
+        kind="list",
+        defaults=(10.0,),
+        aggregate="none",
+        kernel=None,
         text=True,
+        doc=(
+            "The relevance values of the first N (default 10) retrieved documents as a string: "
+            "'0'-'9' a grade, '>' above 9, '-' not in the qrels, '.' pooled but unjudged, '<' "
+            "another negative grade (trec_eval m_relstring.c; per query only)."
+        ),
+    ),
+    Family(
+        name="recall",
+        ir_measures="R@k",
+        kind="cutoffs",
+        defaults=DEFAULT_CUTOFFS,
+        doc="Recall at cutoff k: relevant in top k / R.",
+    ),
+    Family(
+        name="infAP",
+        ir_measures="infAP",
+        doc=(
+            "Inferred AP for incomplete judgments; negative qrels grades mark pooled but unjudged "
+            "documents (Yilmaz & Aslam, CIKM 2006)."
+        ),
+    ),
+    Family(
+        name="gm_bpref",
+        aggregate="gm",
+        per_query=False,
+        kernel="bpref",
+        doc="Geometric mean over queries of bpref: exp(mean(log(max(bpref, 1e-5)))).",
+    ),
+    Family(
+        name="Rprec_mult",
+        kind="levels",
+        defaults=R_MULTIPLES,
+        doc=(
+            "Precision after x*R documents, cutoff (long)(x*R + 0.9): precision- vs recall-oriented"
+            " behaviour at multiples of R."
+        ),
+    ),
+    Family(
+        name="utility",
+        kind="list",
+        defaults=(1.0, -1.0, 0.0, 0.0),
+        doc=(
+            "Set utility p1*a + p2*b + p3*c + p4*d over the contingency table (a relevant "
+            "retrieved, b non-relevant retrieved, c relevant missed, d the rest; d needs -N)."
+        ),
+    ),
+    Family(
+        name="11pt_avg",
+        kind="list",
+        defaults=RECALL_LEVELS,
+        doc="Mean interpolated precision over the given recall levels (default 0.0..1.0).",
+    ),
+    Family(
+        name="binG",
+        doc=(
+            "Binary G: 1/R sum over relevant retrieved of 1/log2(2 + non-relevant ranked above) "
+            "(trec_eval, after Kekalainen's generalised precision)."
+        ),
+    ),
+    Family(
+        name="G",
+        kind="gains",
+        doc=(
+            "G: gain-weighted precision with cost discount sum g_i/log2(2 + cost_i - gain_i), over "
+            "the ideal's total gain (trec_eval m_G.c)."
+        ),
+    ),
+    Family(
+        name="dcg",
+        kind="gains",
+        doc=(
+            "DCG over the whole ranking: sum g_i/log2(i+1), gains = grades or as given (Jarvelin & "
+            "Kekalainen, TOIS 2002)."
+        ),
+    ),
+    Family(name="ideal_dcg", kind="gains", doc="DCG of the ideal ranking of all judged documents."),
+    Family(
+        name="ndcg",
+        ir_measures="nDCG",
+        kind="gains",
+        doc=(
+            "nDCG over the whole ranking: sum g_i/log2(i+1) over the ideal's, gains = grades, ideal"
+            " = all judged grades (Jarvelin & Kekalainen, TOIS 2002)."
+        ),
+    ),
+    Family(
+        name="ndcg_rel",
+        kind="gains",
+        doc=(
+            "nDCG averaged over the ranks of the relevant documents (missed ones at the final "
+            "nDCG), like AP averages precision."
+        ),
+    ),
+    Family(
+        name="Rndcg",
+        kind="gains",
+        doc=(
+            "nDCG averaged at the ranks where the ideal gain changes (R-based nDCG, trec_eval "
+            "m_Rndcg.c)."
+        ),
+    ),
+    Family(
+        name="ndcg_cut",
+        ir_measures="nDCG@k",
+        kind="cutoffs",
+        defaults=DEFAULT_CUTOFFS,
+        doc="nDCG at cutoff k: DCG@k / ideal DCG@k, gains = grades.",
+    ),
+    Family(
+        name="map_cut",
+        ir_measures="AP@k",
+        kind="cutoffs",
+        defaults=DEFAULT_CUTOFFS,
+        doc="AP truncated at k: sum of P@rank over relevant docs in the top k, divided by R.",
+    ),
+    Family(
+        name="relative_P",
+        kind="cutoffs",
+        defaults=DEFAULT_CUTOFFS,
+        doc="Precision at k over the best possible precision at k: rel in top k / min(k, R).",
+    ),
+    Family(
+        name="success",
+        ir_measures="Success@k",
+        kind="cutoffs",
+        defaults=(1.0, 5.0, 10.0),
+        doc="1 if a relevant document is in the top k, else 0.",
+    ),
+    Family(name="set_P", ir_measures="SetP", doc="Set precision: relevant retrieved / retrieved."),
+    Family(
+        name="set_relative_P",
+        ir_measures="SetRelP",
+        doc="Relative set precision: relevant retrieved / min(retrieved, R).",
+    ),
+    Family(name="set_recall", ir_measures="SetR", doc="Set recall: relevant retrieved / R."),
+    Family(
+        name="set_map",
+        ir_measures="SetAP",
+        doc="Unranked set AP: relevant retrieved^2 / (retrieved * R) = set P * set recall.",
+    ),
+    Family(
+        name="set_F",
+        ir_measures="SetF",
+        kind="list",
+        defaults=(1.0,),
+        doc="Set F: (x+1)PR/(xP+R) with trec_eval's parameter x (default 1, F1).",
+    ),
+    Family(
+        name="num_nonrel_judged_ret",
+        aggregate="sum",
+        integer=True,
+        doc="Number of judged non-relevant documents retrieved.",
+    ),
+    # --- preference judgments (trec_eval -R prefs / qrels_prefs): computed by
+    # fasteval.engine.prefs from the preferences of each judgment group (Buckley, trec_eval 9)
+    Family(
+        name="prefs_num_prefs_poss",
+        aggregate="sum",
+        integer=True,
+        kernel=None,
+        doc=(
+            "Number of possible preferences, whether or not the documents were retrieved (summed "
+            "over queries; trec_eval m_prefs_num_prefs_poss.c)."
+        ),
+    ),
+    Family(
+        name="prefs_num_prefs_ful",
+        aggregate="sum",
+        integer=True,
+        kernel=None,
+        doc=(
+            "Number of preferences A > B fulfilled: A ranked above B, or A retrieved and B not "
+            "(summed over queries)."
+        ),
+    ),
+    Family(
+        name="prefs_num_prefs_ful_ret",
+        aggregate="sum",
+        integer=True,
+        kernel=None,
+        doc=(
+            "Number of preferences A > B fulfilled with both A and B retrieved (summed over "
+            "queries)."
+        ),
+    ),
+    Family(
+        name="prefs_simp",
+        kernel=None,
+        doc=(
+            "Preferences fulfilled / preferences possible (a pair in neither retrieved counts as "
+            "failed); every preference of every judgment group counts once."
+        ),
+    ),
+    Family(
+        name="prefs_pair",
+        kernel=None,
+        doc=(
+            "Mean over document pairs with a preference of the share of the pair's preferences "
+            "(over judgment groups) fulfilled."
+        ),
+    ),
+    Family(
+        name="prefs_avgjg",
+        kernel=None,
+        doc=(
+            "prefs_simp per judgment group, averaged over the query's judgment groups (one user, "
+            "one vote)."
+        ),
+    ),
+    Family(
+        name="prefs_avgjg_Rnonrel",
+        kernel=None,
+        doc=(
+            "prefs_avgjg with the judged non-relevant (rel_level 0) documents of a group set to R "
+            "in number: akin to bpref for one group of two levels."
+        ),
+    ),
+    Family(
+        name="prefs_simp_ret",
+        kernel=None,
+        doc="prefs_simp over the preferences whose two documents were both retrieved.",
+    ),
+    Family(
+        name="prefs_pair_ret",
+        kernel=None,
+        doc="prefs_pair over the pairs whose two documents were both retrieved.",
+    ),
+    Family(
+        name="prefs_avgjg_ret",
+        kernel=None,
+        doc="prefs_avgjg over the preferences whose two documents were both retrieved.",
+    ),
+    Family(
+        name="prefs_avgjg_Rnonrel_ret",
+        kernel=None,
+        doc=(
+            "prefs_avgjg_Rnonrel over the retrieved documents (R and N counted among the "
+            "retrieved)."
+        ),
+    ),
+    Family(
+        name="prefs_simp_imp",
+        kernel=None,
+        doc="prefs_simp leaving out the preferences neither of whose documents was retrieved.",
+    ),
+    Family(
+        name="prefs_pair_imp",
+        kernel=None,
+        doc="prefs_pair leaving out the pairs neither of whose documents was retrieved.",
+    ),
+    Family(
+        name="prefs_avgjg_imp",
+        kernel=None,
+        doc="prefs_avgjg leaving out the preferences neither of whose documents was retrieved.",
     ),
     # --- judgment groups (trec_eval -R qrels_jg): the measure averaged over the groups
     # that judged the query (fasteval.engine.judgment_groups); with plain qrels a query has
     # one group and the value is the base measure's
     Family(
-        "map_avgjg",
-        k.MAP,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "AP averaged over the query's judgment groups (users), then over queries "
-        "(trec_eval m_map_avgjg.c).",
+        name="map_avgjg",
+        kernel="map",
+        doc=(
+            "AP averaged over the query's judgment groups (users), then over queries (trec_eval "
+            "m_map_avgjg.c)."
+        ),
     ),
     Family(
-        "P_avgjg",
-        k.P,
-        "cutoffs",
-        DEFAULT_CUTOFFS,
-        "mean",
-        True,
-        False,
-        "Precision at cutoff k averaged over the query's judgment groups (trec_eval m_P_avgjg.c).",
+        name="P_avgjg",
+        kind="cutoffs",
+        defaults=DEFAULT_CUTOFFS,
+        kernel="P",
+        doc=(
+            "Precision at cutoff k averaged over the query's judgment groups (trec_eval "
+            "m_P_avgjg.c)."
+        ),
     ),
     Family(
-        "Rprec_mult_avgjg",
-        k.RPREC_MULT,
-        "levels",
-        R_MULTIPLES,
-        "mean",
-        True,
-        False,
-        "Precision after (long)(x*R + 0.9) documents, R and the precision per judgment "
-        "group, averaged over the groups (trec_eval m_Rprec_mult_avgjg.c).",
+        name="Rprec_mult_avgjg",
+        kind="levels",
+        defaults=R_MULTIPLES,
+        kernel="Rprec_mult",
+        doc=(
+            "Precision after (long)(x*R + 0.9) documents, R and the precision per judgment group, "
+            "averaged over the groups (trec_eval m_Rprec_mult_avgjg.c)."
+        ),
     ),
-    # --- preference judgments (trec_eval -R prefs / qrels_prefs): computed by
-    # fasteval.engine.prefs from the preferences of each judgment group (Buckley, trec_eval 9)
+    # --- trec_eval 10 only
     Family(
-        "prefs_num_prefs_poss",
-        -1,
-        "single",
-        (),
-        "sum",
-        True,
-        True,
-        "Number of possible preferences, whether or not the documents were retrieved "
-        "(summed over queries; trec_eval m_prefs_num_prefs_poss.c).",
+        name="rbp",
+        ir_measures="RBP",
+        kind="gains",
+        defaults=(0.9,),
+        doc=(
+            "Rank-biased precision (1-p) sum g_i p^(i-1), p = 0.9, gains scaled to [0, 1] (Moffat &"
+            " Zobel, TOIS 2008; trec_eval 10)."
+        ),
     ),
     Family(
-        "prefs_num_prefs_ful",
-        -1,
-        "single",
-        (),
-        "sum",
-        True,
-        True,
-        "Number of preferences A > B fulfilled: A ranked above B, or A retrieved and B not "
-        "(summed over queries).",
+        name="rbp_resid",
+        kind="gains",
+        defaults=(0.9,),
+        doc=(
+            "RBP residual: the most RBP could rise if every unjudged retrieved document were "
+            "relevant, plus the tail p^n (Moffat & Zobel 2008; trec_eval 10)."
+        ),
     ),
     Family(
-        "prefs_num_prefs_ful_ret",
-        -1,
-        "single",
-        (),
-        "sum",
-        True,
-        True,
-        "Number of preferences A > B fulfilled with both A and B retrieved (summed over queries).",
-    ),
-    Family(
-        "prefs_simp",
-        -1,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "Preferences fulfilled / preferences possible (a pair in neither retrieved counts as "
-        "failed); every preference of every judgment group counts once.",
-    ),
-    Family(
-        "prefs_pair",
-        -1,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "Mean over document pairs with a preference of the share of the pair's preferences "
-        "(over judgment groups) fulfilled.",
-    ),
-    Family(
-        "prefs_avgjg",
-        -1,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "prefs_simp per judgment group, averaged over the query's judgment groups "
-        "(one user, one vote).",
-    ),
-    Family(
-        "prefs_avgjg_Rnonrel",
-        -1,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "prefs_avgjg with the judged non-relevant (rel_level 0) documents of a group set to R "
-        "in number: akin to bpref for one group of two levels.",
-    ),
-    Family(
-        "prefs_simp_ret",
-        -1,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "prefs_simp over the preferences whose two documents were both retrieved.",
-    ),
-    Family(
-        "prefs_pair_ret",
-        -1,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "prefs_pair over the pairs whose two documents were both retrieved.",
-    ),
-    Family(
-        "prefs_avgjg_ret",
-        -1,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "prefs_avgjg over the preferences whose two documents were both retrieved.",
-    ),
-    Family(
-        "prefs_avgjg_Rnonrel_ret",
-        -1,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "prefs_avgjg_Rnonrel over the retrieved documents (R and N counted among the retrieved).",
-    ),
-    Family(
-        "prefs_simp_imp",
-        -1,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "prefs_simp leaving out the preferences neither of whose documents was retrieved.",
-    ),
-    Family(
-        "prefs_pair_imp",
-        -1,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "prefs_pair leaving out the pairs neither of whose documents was retrieved.",
-    ),
-    Family(
-        "prefs_avgjg_imp",
-        -1,
-        "single",
-        (),
-        "mean",
-        True,
-        False,
-        "prefs_avgjg leaving out the preferences neither of whose documents was retrieved.",
+        name="unj",
+        kind="cutoffs",
+        defaults=(5.0, 10.0, 20.0),
+        doc="Share of unjudged documents in the top k (missing ranks count judged; trec_eval 10).",
     ),
 ]

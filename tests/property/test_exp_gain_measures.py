@@ -1,12 +1,14 @@
-"""gdeval's nDCG@k (exponential gains), ranx's dcg_burges@k / hits@k, NumRelRet@k.
+"""gdeval's nDCG@k (exponential gains), ranx's dcg_burges@k / hits@k / f1@k, NumRelRet@k.
 
 Against the slow references in ``tests/reference/gain_naive.py`` (property
 tests), the gdeval values transcribed from ir_measures' test suite, gdeval.pl
-itself through ir_measures' provider (where perl is installed), and ranx.
+itself through ir_measures' provider (where perl is installed), and ranx (every
+family whose row in ``tests/comparisons.py`` names it).
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import polars as pl
@@ -15,6 +17,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import fasteval
+from tests.comparisons import BY_FAMILY, families
 from tests.conftest import shared_path
 from tests.reference import gain_naive
 
@@ -121,11 +124,12 @@ def test_matches_gdeval_itself(judg, ranking, k):
     k=st.integers(1, 15),
 )
 def test_matches_ranx(judg, ranking, k):
+    """Each family whose row in tests/comparisons.py names ranx as oracle, in ranx's spelling."""
     ranx = pytest.importorskip("ranx")
     assume(any(g > 0 for g in judg.values()))
     qrels = ranx.Qrels({"q": {d: g for d, g in judg.items()}})
     run = ranx.Run({"q": {d: float(len(ranking) - i) for i, d in enumerate(ranking)}})
-    names = [f"ndcg_burges@{k}", f"dcg_burges@{k}", f"hits@{k}"]
+    names = [re.sub(r"@\d+$", f"@{k}", BY_FAMILY[f].tools["ranx"]) for f in families("ranx")]
     want = ranx.evaluate(qrels, run, names, make_comparable=True)
     got = _values(judg, ranking, names)
     for n in names:
