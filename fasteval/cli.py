@@ -405,17 +405,19 @@ def ingest_cmd(
     from fasteval.io.archive import ArchiveWriter
     from fasteval.io.batches import batch_rows_of, plan_batches
     from fasteval.io.tables import expand_paths, run_columns
+    from fasteval.options import EvalOptions
 
+    opts = EvalOptions(lenient=lenient, run_id_from=run_id_from)
     files = expand_paths(list(inputs))
     t0 = time.perf_counter()
     # whole files per batch (a file larger than the budget is read alone, whole)
-    batches = plan_batches(files, batch_rows_of(None), run_id_from, split=False)
+    batches = plan_batches(files, batch_rows_of(None), opts, split=False)
     with (
-        ArchiveWriter(output, run_id_from=run_id_from) as archive,
+        ArchiveWriter(output, opts) as archive,
         progress_bar(len(files), "file", "reading runs", show_progress(progress)) as bar,
     ):
         for b in batches:
-            cols = run_columns([u.item for u in b.units], lenient=lenient, run_id_from=run_id_from)
+            cols = run_columns([u.item for u in b.units], opts)
             archive.write(cols)
             del cols  # nothing of a batch outlives it
             bar.update(len(b.units))

@@ -24,13 +24,12 @@ import functools
 import os
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fasteval.engine.encode import PreparedQrels, prepare_qrels
 from fasteval.engine.inputs import QrelsLike, RunsLike
-from fasteval.engine.options import EvalOptions
 from fasteval.engine.recent import RECENT, is_qrels_dict
 from fasteval.engine.table import Long, as_frame
 from fasteval.errors import (
@@ -46,6 +45,7 @@ from fasteval.io.writers import in_measure_order
 from fasteval.io.zscores import as_zscores
 from fasteval.measures.catalog import Request, parse_request, split
 from fasteval.measures.ir_measures_names import normalise_measures
+from fasteval.options import EvalOptions
 from fasteval.parallel import gc_paused
 
 if TYPE_CHECKING:
@@ -170,8 +170,7 @@ class _JudgmentGroups:
         from fasteval.engine.judgment_groups import evaluate_jg  # noqa: PLC0415 (start-up)
 
         qrels, req, o = state
-        kw = o.as_kwargs(*_COMMON, "compat", "judged_only")
-        return evaluate_jg(qrels, runs, req.ranking, per_query=per_query, **kw)
+        return evaluate_jg(qrels, runs, req.ranking, o, per_query=per_query)
 
 
 @dataclass(frozen=True)
@@ -188,11 +187,9 @@ class _Preferences(_JudgmentGroups):
     ) -> pl.DataFrame:
         from fasteval.engine.prefs import evaluate_prefs  # noqa: PLC0415 (start-up)
 
-        prefs, req, o = state
-        kw = o.as_kwargs(*_COMMON, "compat")
-        return evaluate_prefs(
-            prefs, runs, req.ranking, rel_format=req.preferences, per_query=per_query, **kw
-        )
+        prefs, req, o = state  # a Request given whole says how the prefs are read
+        o = replace(o, rel_format=req.preferences or o.rel_format)
+        return evaluate_prefs(prefs, runs, req.ranking, o, per_query=per_query)
 
 
 @dataclass(frozen=True)
@@ -461,7 +458,7 @@ def _parse(
         # ir_measures objects and aliases (MAP, MRR@10, ...); judged_only=True on all of them
         names, all_judged_only = normalise_measures(measures)
         if all_judged_only and not opts.judged_only:
-            opts = EvalOptions(**{**opts.as_kwargs(), "judged_only": True})
+            opts = replace(opts, judged_only=True)
         groups = split(names, rel_format=opts.rel_format)
         if "content" in groups or collection is not None:
             content = groups.pop("content", [])

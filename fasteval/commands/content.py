@@ -201,10 +201,10 @@ def content_eval(
     ``-N``, ``-Z``, ...) as :func:`fasteval.evaluate` keywords; they apply
     to the label measures.
     """
-    from fasteval.engine.options import EvalOptions
     from fasteval.evaluator import evaluate_with_collection
     from fasteval.io.zscores import as_zscores
     from fasteval.measures.catalog import split
+    from fasteval.options import EvalOptions
 
     opts = dict(label_options or {})
     _refuse_other_inputs(opts)

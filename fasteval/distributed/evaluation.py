@@ -62,12 +62,13 @@ def _eval_plan(spec: EvalSpec) -> list[list[str]]:
     """
     from fasteval.io.batches import plan_batches
     from fasteval.io.tables import expand_paths
+    from fasteval.options import EvalOptions
 
     items: list[str] = []
     for r in spec.source.runs:
         items.extend([r] if is_url(r) else [os.fspath(p) for p in expand_paths([r])])
     # a budget of one row: every run (or table) its own batch, in the readers' order
-    batches = plan_batches(items, 1, spec.source.run_id_from, split=False)
+    batches = plan_batches(items, 1, EvalOptions(run_id_from=spec.source.run_id_from), split=False)
     return [[os.fspath(u.item) for u in b.units] for b in batches]
 
 

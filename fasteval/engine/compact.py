@@ -51,10 +51,11 @@ from fasteval.engine.inputs import (
     check_runs_have_queries,
     prepare,
 )
-from fasteval.errors import FastevalError, ParameterError
+from fasteval.errors import FastevalError
 from fasteval.io.batches import BATCH_ROWS_ENV, BatchReader, batch_rows_of, plan_batches
 from fasteval.io.tables import qrels_columns
 from fasteval.kernels.families import UNJUDGED
+from fasteval.options import EvalOptions, options_of
 
 COMPACT_BATCH_ROWS = 500_000
 """Rows (estimated) read at a time by :func:`prepare_compact` by default (TREC-8: peak RSS
@@ -182,78 +183,63 @@ class _FallbackError(FastevalError):
     """The batches cannot reproduce the unbatched result (or its error): read unbatched."""
 
 
-def prepare_compact(  # noqa: PLR0913 (keyword-only options)
+def prepare_compact(
     qrels: QrelsLike,
     runs: RunsLike,
+    opts: EvalOptions | None = None,
     *,
-    compat: int = 9,
-    complete: bool = False,
-    on_duplicate: str = "error",
-    lenient: bool = False,
-    run_id_from: str = "tag",
     scores: bool = False,
-    batch_rows: int | None = None,
+    **fields: Any,
 ) -> Compact:
     """Read, encode and compact qrels and runs, a batch of whole runs at a time.
 
     Parameters
     ----------
-    qrels, runs, compat, complete, on_duplicate, lenient, run_id_from
-        As for :func:`fasteval.engine.prepare`.
+    qrels, runs, opts, fields
+        As for :func:`fasteval.engine.prepare`. ``batch_rows``: rows (estimated)
+        read at a time; ``None``: ``$FASTEVAL_BATCH_ROWS`` or :data:`COMPACT_BATCH_ROWS`.
     scores
         Also keep the score at each ranked position (8 bytes per position;
         only score-valued histograms, ``HSA`` with ``values="score"``, read
         them).
-    batch_rows
-        Rows (estimated) read at a time; ``None``: ``$FASTEVAL_BATCH_ROWS``
-        or :data:`COMPACT_BATCH_ROWS`.
 
     Returns
     -------
     Compact
         Equal to ``Compact.of(prepare(qrels, runs, ...))``.
     """
-    if compat not in (9, 10):
-        msg = f"compat must be 9 or 10, got {compat!r}"
-        raise ParameterError(msg)
+    opts = options_of(opts, fields)
+    batch_rows = opts.batch_rows
     if batch_rows is None and BATCH_ROWS_ENV not in os.environ:
         batch_rows = COMPACT_BATCH_ROWS
     budget = batch_rows_of(batch_rows)
     items = as_list(runs)
-    opts: dict[str, Any] = {"compat": compat, "complete": complete, "on_duplicate": on_duplicate}
-    batches = plan_batches(items, budget, run_id_from, split=False) if items else []
+    batches = plan_batches(items, budget, opts, split=False) if items else []
     if len(batches) > 1 or (batches and batches[0].pieces):
-        q = prepare_qrels(qrels_columns(qrels, lenient=lenient))  # once for every batch
+        q = prepare_qrels(qrels_columns(qrels, lenient=opts.lenient))  # once for every batch
         try:
-            return _batched(q, batches, opts, lenient, run_id_from, scores, budget)
+            return _batched(q, batches, opts, scores, budget)
         except (_FallbackError, FastevalError):
             pass  # the unbatched path gives the result, or raises today's message
-    prep = prepare(qrels, items, lenient=lenient, run_id_from=run_id_from, **opts)
-    return Compact.of(prep, scores=scores)
+    return Compact.of(prepare(qrels, items, opts), scores=scores)
 
 
 def _batched(
-    q: PreparedQrels,
-    batches: list[Any],
-    opts: dict[str, Any],
-    lenient: bool,
-    run_id_from: str,
-    scores: bool,
-    budget: int,
+    q: PreparedQrels, batches: list[Any], opts: EvalOptions, scores: bool, budget: int
 ) -> Compact:
     rel_t, jdx_t = _narrow_types(q.cols)
     parts: list[Encoded] = []
     score_parts: list[np.ndarray] = []
     n_pos = 0
     seen: set[str] = set()
-    reader = BatchReader(budget, lenient=lenient, run_id_from=run_id_from)
+    reader = BatchReader(budget, opts)
     for b in batches:
         mine: set[str] = set()  # the runs of this input (an archive gives them piece by piece)
         for cols in reader.columns(b):
             if seen & set(cols.run_names):  # one run from two inputs: the readers' error
                 raise _FallbackError
             mine.update(cols.run_names)
-            enc = encode(q, cols, **opts)
+            enc = encode(q, cols, opts)
             pos, starts, ends = _evaluated_positions(enc, n_pos)
             if scores:
                 score_parts.append(np.ascontiguousarray(cols.score[enc.row[pos]]))

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -54,6 +54,7 @@ from fasteval.io.diversity import DiversityQrels, diversity_qrels_columns
 from fasteval.io.tables import run_columns
 from fasteval.kernels import diversity as kd
 from fasteval.measures.diversity import FAMILIES, DiversityMeasure, parse_diversity_measures
+from fasteval.options import EvalOptions, options_of
 from fasteval.parallel import gc_paused
 
 ORDERS = ("rank", "traditional", "pyndeval")
@@ -120,25 +121,20 @@ def _str_take(col: StrColumn, rows: np.ndarray) -> StrColumn:
 def prepare_diversity(
     qrels: Any,
     runs: Any,
+    opts: EvalOptions | None = None,
     *,
     order: str = "rank",
-    relevance_level: int = 1,
-    complete: bool = False,
-    on_duplicate: str = "error",
-    lenient: bool = False,
-    run_id_from: str = "tag",
+    **fields: Any,
 ) -> DiversityPrepared:
-    """Read diversity qrels and runs into kernel layout (see :func:`diversity_evaluate`)."""
+    """Read diversity qrels and runs into kernel layout (see :func:`diversity_evaluate`;
+    ``opts`` and ``fields`` as for :func:`fasteval.engine.prepare`)."""
     if order not in ORDERS:
         msg = f"order must be one of {', '.join(ORDERS)}, got {order!r}"
         raise ParameterError(msg)
-    dq = diversity_qrels_columns(qrels, lenient=lenient)
+    opts = options_of(opts, fields)
+    dq = diversity_qrels_columns(qrels, lenient=opts.lenient)
     items = runs if isinstance(runs, (list, tuple)) else [runs]
-    rc = (
-        runs
-        if isinstance(runs, RunColumns)
-        else run_columns(list(items), lenient=lenient, run_id_from=run_id_from)
-    )
+    rc = runs if isinstance(runs, RunColumns) else run_columns(list(items), opts)
     df = pl.DataFrame(
         {
             "qid": pl.from_arrow(dq.qid.to_arrow()),
@@ -148,11 +144,9 @@ def prepare_diversity(
         }
     ).with_row_index("row")
     _check_duplicates(dq, df)
-    udocs, first, enc = _encode_judged(dq, df, rc, relevance_level, complete, on_duplicate)
+    udocs, first, enc = _encode_judged(dq, df, rc, opts)
     udocs = udocs.with_row_index("u")
-    subs, m_q, sub_off, ent, qd_off, rd, rd_off = _subtopic_tables(
-        df, udocs, enc.qids, relevance_level
-    )
+    subs, m_q, sub_off, ent, qd_off, rd, rd_off = _subtopic_tables(df, udocs, enc.qids, opts)
     entry_of_u = np.full(udocs.height, -1, np.int64)
     entry_of_u[ent["u"].to_numpy()] = ent["e"].to_numpy()
     jdx = enc.jdx
@@ -177,18 +171,14 @@ def prepare_diversity(
 
 
 def _encode_judged(
-    dq: DiversityQrels,
-    df: pl.DataFrame,
-    rc: RunColumns,
-    relevance_level: int,
-    complete: bool,
-    on_duplicate: str,
+    dq: DiversityQrels, df: pl.DataFrame, rc: RunColumns, opts: EvalOptions
 ) -> tuple[pl.DataFrame, np.ndarray, Encoded]:
     """The runs encoded against one judged document per (query, doc), relevant when
     any subtopic is: those documents (``qid, doc, first, any``), their first qrels
     rows and the encoding. Every run must share a query with the qrels."""
     udocs = df.group_by(["qid", "doc"], maintain_order=True).agg(
-        pl.col("row").first().alias("first"), (pl.col("rel") >= relevance_level).any().alias("any")
+        pl.col("row").first().alias("first"),
+        (pl.col("rel") >= opts.relevance_level).any().alias("any"),
     )
     first = udocs["first"].to_numpy().astype(np.int64)
     src = dq.source
@@ -198,7 +188,7 @@ def _encode_judged(
         udocs["any"].to_numpy().astype(np.int32),
         src.take(first),
     )
-    enc = encode(uq, rc, compat=10, complete=complete, on_duplicate=on_duplicate)
+    enc = encode(uq, rc, replace(opts, compat=10))  # ndeval's scores are float64
     has = np.zeros(len(enc.run_names), bool)
     has[enc.group_run[enc.ends > enc.starts]] = True
     if not has.all():
@@ -211,7 +201,7 @@ def _encode_judged(
 
 
 def _subtopic_tables(
-    df: pl.DataFrame, udocs: pl.DataFrame, qids: list[str], relevance_level: int
+    df: pl.DataFrame, udocs: pl.DataFrame, qids: list[str], opts: EvalOptions
 ) -> tuple[Any, ...]:
     """The relevant judgments in kernel layout, by query number (``qids``' order).
 
@@ -222,7 +212,7 @@ def _subtopic_tables(
     n_q = len(qids)
     qmap = pl.DataFrame({"qid": qids, "q": np.arange(n_q, dtype=np.int64)})
     relv = (
-        df.filter(pl.col("rel") >= relevance_level)
+        df.filter(pl.col("rel") >= opts.relevance_level)
         .join(udocs.select("qid", "doc", "u"), on=["qid", "doc"])
         .join(qmap, on="qid")
     )
@@ -495,6 +485,14 @@ def diversity_evaluate(  # noqa: PLR0913 (keyword-only options)
         else parse_diversity_measures(measures)  # type: ignore[arg-type]
     )
     check_params(alpha, beta, max_depth)
+    opts = EvalOptions(
+        relevance_level=relevance_level,
+        complete=complete,
+        max_depth=max_depth,
+        on_duplicate=on_duplicate,
+        lenient=lenient,
+        run_id_from=run_id_from,
+    )
     # measures with their own rel= / alpha= / beta= (ir_measures' parameters): one pass each
     passes: dict[tuple[int, float, float], list[DiversityMeasure]] = {}
     for m in ms:
@@ -507,16 +505,7 @@ def diversity_evaluate(  # noqa: PLR0913 (keyword-only options)
     tables = []
     with gc_paused():
         for (level, a, b), group in passes.items():
-            prep = prepare_diversity(
-                qrels,
-                runs,
-                order=order,
-                relevance_level=level,
-                complete=complete,
-                on_duplicate=on_duplicate,
-                lenient=lenient,
-                run_id_from=run_id_from,
-            )
+            prep = prepare_diversity(qrels, runs, replace(opts, relevance_level=level), order=order)
             res = compute_diversity(
                 prep, group, alpha=a, beta=b, max_depth=max_depth, complete=complete
             )
@@ -569,15 +558,14 @@ def subtopic_coverage(  # noqa: PLR0913 (keyword-only options)
     if depth < 1:
         msg = f"depth must be at least 1, got {depth}"
         raise ParameterError(msg)
-    prep = prepare_diversity(
-        qrels,
-        runs,
-        order=order,
+    opts = EvalOptions(
         relevance_level=relevance_level,
+        max_depth=max_depth,
         on_duplicate=on_duplicate,
         lenient=lenient,
         run_id_from=run_id_from,
     )
+    prep = prepare_diversity(qrels, runs, opts, order=order)
     ms = [DiversityMeasure("MAP_IA", 0)]
     res = compute_diversity(prep, ms, max_depth=max_depth, per_subtopic_depth=depth)
     enc = prep.enc

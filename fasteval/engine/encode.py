@@ -45,6 +45,7 @@ from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
 from fasteval.kernels import ranking as kr
 from fasteval.kernels import strings as kstr
 from fasteval.kernels import text as ktext
+from fasteval.options import DEFAULTS, EvalOptions
 
 
 def _lookup(values: pa.Array, into: pa.Array) -> np.ndarray:
@@ -248,20 +249,11 @@ def _raise_duplicate_document(runs: RunColumns, row: np.ndarray, is_dup: np.ndar
     raise InputFormatError(msg)
 
 
-def check_on_duplicate(on_duplicate: str) -> None:
-    """Raise for an ``on_duplicate`` other than ``"error"`` or ``"first"``."""
-    if on_duplicate not in ("error", "first"):
-        msg = f"on_duplicate must be 'error' or 'first', got {on_duplicate!r}"
-        raise ParameterError(msg)
-
-
 def encode(
     qrels: QrelsColumns | PreparedQrels,
     runs: RunColumns,
+    opts: EvalOptions = DEFAULTS,
     *,
-    compat: int = 9,
-    complete: bool = False,
-    on_duplicate: str = "error",
     then: ScoreAfter | None = None,
     keep_rows: bool = True,
 ) -> Encoded:
@@ -274,15 +266,12 @@ def encode(
         (nothing of the qrels is then redone).
     runs
         Parsed run columns.
-    compat
-        9: scores are rounded to float32 before ordering (trec_eval <= 9
-        stores them as C ``float``); 10: float64.
-    complete
-        trec_eval ``-c``: evaluate every qrels query for every run (missing
-        ones as empty rankings).
-    on_duplicate
-        ``"error"`` (default) or ``"first"`` to keep the first occurrence of a
-        document repeated within a (run, query).
+    opts
+        Read: ``compat`` (9: scores are rounded to float32 before ordering, as
+        trec_eval <= 9 stores them as C ``float``; 10: float64), ``complete``
+        (trec_eval ``-c``: every qrels query for every run, missing ones as empty
+        rankings) and ``on_duplicate`` (``"first"`` keeps the first occurrence of
+        a document repeated within a (run, query)).
     then
         Scores each ranking as soon as it is ranked, on the same thread (see
         :data:`ScoreAfter`); ``Encoded.visit`` then says where each evaluated
@@ -292,7 +281,6 @@ def encode(
         input row and judgment) empty, for a caller that reads the grades alone:
         ``rank_groups`` on one TREC-8 run, one thread, 2.02-2.15 -> 1.94-2.04 ms.
     """
-    check_on_duplicate(on_duplicate)
     pq = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels)
     run_q, q = _queries(pq, runs)
     n_q = len(q.qids)
@@ -310,15 +298,14 @@ def encode(
         runs,
         pq,
         kr.Rankings(perm, g_order, gstarts, gends, np.ascontiguousarray(q.qp[grid_q])),
-        compat,
-        on_duplicate,
+        opts,
         then,
         keep_rows,
     )
 
     # --- which (run, query) groups are evaluated
     present = gends > gstarts
-    evaluated = q.in_qrels[grid_q] & (present | complete)
+    evaluated = q.in_qrels[grid_q] & (present | opts.complete)
     sel = np.flatnonzero(evaluated)
     visit = None
     if then is not None and not dropped:
@@ -422,8 +409,7 @@ def _rank(
     runs: RunColumns,
     pq: PreparedQrels,
     rk: kr.Rankings,
-    compat: int,
-    on_duplicate: str,
+    opts: EvalOptions,
     then: ScoreAfter | None,
     keep_rows: bool,
 ) -> tuple[Any, ...]:
@@ -456,7 +442,7 @@ def _rank(
         (rk.end - rk.start)[g_order].astype(np.float64),
         docs,
         runs.score,
-        compat == 9,
+        opts.compat == 9,
         rk,
         pq.table,
         kr.Ranked(rel, row, jdx, is_dup, was_sorted),
@@ -465,9 +451,9 @@ def _rank(
     gstarts, gends = rk.start, rk.end
     if not is_dup.any():
         return rel, row, jdx, gstarts, gends, False
-    if on_duplicate == "error":
+    if opts.on_duplicate == "error":
         if not keep_rows:  # the message names the row: ranked again with the rows
-            _rank(runs, pq, rk, compat, on_duplicate, None, True)
+            _rank(runs, pq, rk, opts, None, True)
         _raise_duplicate_document(runs, row, is_dup)
     keep = ~is_dup
     removed = np.concatenate([[0], np.cumsum(is_dup, dtype=np.int64)])

@@ -12,10 +12,11 @@ import pyarrow as pa
 
 from fasteval.columns import QrelsColumns, RunColumns
 from fasteval.engine.encode import Encoded, PreparedQrels, encode
-from fasteval.errors import DataMismatchError, ParameterError
+from fasteval.errors import DataMismatchError
 from fasteval.io import is_polars
 from fasteval.io.adapters import is_records, is_single_input
 from fasteval.io.tables import qrels_columns, run_columns
+from fasteval.options import EvalOptions, options_of
 
 QrelsLike = Any  # path, polars DataFrame, Arrow table
 RunsLike = Any  # path(s), directory, polars DataFrame, Arrow table, or a list of them
@@ -33,16 +34,12 @@ def as_list(x: RunsLike) -> list[Any]:
 
 
 def load_inputs(
-    qrels: QrelsLike,
-    runs: RunsLike,
-    *,
-    lenient: bool = False,
-    run_id_from: str = "tag",
+    qrels: QrelsLike, runs: RunsLike, opts: EvalOptions
 ) -> tuple[QrelsColumns, RunColumns]:
     """Read qrels and runs from paths, frames or tables into columns."""
+    lenient = opts.lenient
     q = qrels.cols if isinstance(qrels, PreparedQrels) else qrels_columns(qrels, lenient=lenient)
-    r = run_columns(as_list(runs), lenient=lenient, run_id_from=run_id_from)
-    return q, r
+    return q, run_columns(as_list(runs), opts)
 
 
 @dataclass
@@ -61,25 +58,18 @@ class Prepared:
 
 
 def prepare(
-    qrels: QrelsLike,
-    runs: RunsLike,
-    *,
-    compat: int = 9,
-    complete: bool = False,
-    on_duplicate: str = "error",
-    lenient: bool = False,
-    run_id_from: str = "tag",
+    qrels: QrelsLike, runs: RunsLike, opts: EvalOptions | None = None, **fields: Any
 ) -> Prepared:
-    """Read and encode qrels and runs once (see :func:`fasteval.evaluate` for the parameters).
+    """Read and encode qrels and runs once.
 
     ``qrels`` may be already prepared (:func:`fasteval.engine.encode.prepare_qrels`).
+    The options are ``opts`` (default: :data:`~fasteval.options.DEFAULTS`) with the
+    fields named in ``fields`` (``compat=10``, as :func:`fasteval.evaluate` takes them)
+    replaced.
     """
-    if compat not in (9, 10):
-        msg = f"compat must be 9 or 10, got {compat!r}"
-        raise ParameterError(msg)
-    q, r = load_inputs(qrels, runs, lenient=lenient, run_id_from=run_id_from)
-    prepared = qrels if isinstance(qrels, PreparedQrels) else q
-    enc = encode(prepared, r, compat=compat, complete=complete, on_duplicate=on_duplicate)
+    opts = options_of(opts, fields)
+    q, r = load_inputs(qrels, runs, opts)
+    enc = encode(qrels if isinstance(qrels, PreparedQrels) else q, r, opts)
     check_runs_have_queries(enc)
     return Prepared(q, r, enc)
 

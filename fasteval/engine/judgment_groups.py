@@ -28,22 +28,16 @@ from fasteval.io.qrels_jg import as_qrels_jg
 from fasteval.io.tables import run_columns
 from fasteval.measures.catalog import parse_jg_measures
 from fasteval.measures.parser import MeasureSet
+from fasteval.options import DEFAULTS, EvalOptions
 
 
-def evaluate_jg(  # noqa: PLR0913 (keyword-only options)
+def evaluate_jg(
     qrels_jg: Any,
     runs: Any,
     measures: Any = None,
+    opts: EvalOptions = DEFAULTS,
     *,
     per_query: bool = True,
-    compat: int = 9,
-    relevance_level: int = 1,
-    complete: bool = False,
-    max_depth: int | None = None,
-    judged_only: bool = False,
-    on_duplicate: str = "error",
-    lenient: bool = False,
-    run_id_from: str = "tag",
 ) -> pl.DataFrame:
     """Evaluate runs against qrels with judgment groups, as ``trec_eval -R qrels_jg``.
 
@@ -52,9 +46,11 @@ def evaluate_jg(  # noqa: PLR0913 (keyword-only options)
     qrels_jg
         A ``qid jg docno rel`` file, a polars frame with ``query_id,
         judgment_group, doc_id, relevance``, or a :class:`fasteval.io.qrels_jg.QrelsJG`.
-    runs, per_query, compat, relevance_level, complete, max_depth, judged_only,
-    on_duplicate, lenient, run_id_from
+    runs, per_query
         As for :func:`fasteval.evaluate`.
+    opts
+        :func:`fasteval.evaluate`'s options (those of ``num_docs``, ``zscores`` and
+        ``rel_format`` aside).
     measures
         ``map_avgjg``, ``P_avgjg[.k,...]``, ``Rprec_mult_avgjg[.x,...]``,
         ``num_q``, ``runid`` or the nickname ``qrels_jg`` (default); or a
@@ -65,22 +61,17 @@ def evaluate_jg(  # noqa: PLR0913 (keyword-only options)
     polars.DataFrame
         The long table ``run_id, query_id, measure, value``, as :func:`fasteval.evaluate`.
     """
+    compat = opts.compat
     mset = (
         measures if isinstance(measures, MeasureSet) else parse_jg_measures(measures, compat=compat)
     )
     items = list(runs) if isinstance(runs, (list, tuple)) else [runs]
-    jg = as_qrels_jg(qrels_jg, lenient=lenient)
-    r = run_columns(items, lenient=lenient, run_id_from=run_id_from)
+    jg = as_qrels_jg(qrels_jg, lenient=opts.lenient)
+    r = run_columns(items, opts)
     passes = jg.passes()
     n_groups_of = {q: len(gs) for q, gs in jg.groups_per_query().items()}
-    kw: dict[str, Any] = {
-        "relevance_level": relevance_level,
-        "compat": compat,
-        "max_depth": max_depth,
-        "judged_only": judged_only,
-        "complete": complete,
-    }
-    enc0 = encode(passes[0], r, compat=compat, complete=complete, on_duplicate=on_duplicate)
+    kw = opts.as_kwargs("relevance_level", "compat", "max_depth", "judged_only", "complete")
+    enc0 = encode(passes[0], r, opts)
     check_runs_have_queries(enc0)
     ev0 = compute(enc0, mset, **kw)
     total = ev0.values.copy()
@@ -91,7 +82,7 @@ def evaluate_jg(  # noqa: PLR0913 (keyword-only options)
     slot[enc0.group_run.astype(np.int64) * n_q0 + enc0.group_q] = np.arange(len(enc0.group_run))
     for qc in passes[1:]:
         try:
-            enc = encode(qc, r, compat=compat, complete=complete, on_duplicate=on_duplicate)
+            enc = encode(qc, r, opts)
         except DataMismatchError:  # no run retrieved any query this group judged
             continue
         ev = compute(enc, mset, **kw)
@@ -99,6 +90,6 @@ def evaluate_jg(  # noqa: PLR0913 (keyword-only options)
         total[slot[enc.group_run.astype(np.int64) * n_q0 + qmap[enc.group_q]]] += ev.values
     counts = np.array([n_groups_of.get(q, 1) for q in enc0.qids], np.float64)
     values = total / counts[enc0.group_q][:, None]
-    summary = aggregate(enc0, mset, values, relevance_level, complete)
+    summary = aggregate(enc0, mset, values, opts.relevance_level, opts.complete)
     out = Evaluation(mset, enc0, values, summary, ev0.has_rows)
     return to_frame(out, per_query=per_query, compat=compat)

@@ -67,6 +67,7 @@ from fasteval.io.prefs import Prefs, as_prefs
 from fasteval.io.tables import run_columns, runs_to_table
 from fasteval.measures.catalog import parse_prefs_measures
 from fasteval.measures.parser import MeasureSet
+from fasteval.options import DEFAULTS, EvalOptions
 
 
 def _bytes_key(s: str) -> bytes:
@@ -387,20 +388,13 @@ def query_values(q: _Query, ranking: list[str]) -> dict[str, float]:
     return out
 
 
-def evaluate_prefs(  # noqa: PLR0913 (keyword-only options)
+def evaluate_prefs(
     prefs: Any,
     runs: Any,
     measures: Any = None,
+    opts: EvalOptions = DEFAULTS,
     *,
-    rel_format: str = "prefs",
     per_query: bool = True,
-    compat: int = 9,
-    relevance_level: int = 1,
-    complete: bool = False,
-    max_depth: int | None = None,
-    on_duplicate: str = "error",
-    lenient: bool = False,
-    run_id_from: str = "tag",
 ) -> pl.DataFrame:
     """Evaluate runs against preference judgments, as ``trec_eval -R prefs`` (or ``qrels_prefs``).
 
@@ -416,24 +410,25 @@ def evaluate_prefs(  # noqa: PLR0913 (keyword-only options)
     measures
         ``all_prefs`` (default), ``prefs``, ``prefs_*`` names, ``num_q``,
         ``runid``; or a :class:`~fasteval.measures.parser.MeasureSet`.
-    rel_format
-        ``"prefs"`` or ``"qrels_prefs"`` (how a path is read).
-    per_query, compat, complete, max_depth, on_duplicate, lenient, run_id_from
-        As for :func:`fasteval.evaluate` (``compat=9`` rounds scores to
-        float32 before ranking, as trec_eval 9).
-    relevance_level
-        Not used: preferences come from the order of the levels (trec_eval's
-        ``-l`` does not apply to them either).
+    opts
+        :func:`fasteval.evaluate`'s options (``compat=9`` rounds scores to float32
+        before ranking, as trec_eval 9); ``rel_format``: ``"prefs"`` or
+        ``"qrels_prefs"`` (how a path is read). ``relevance_level`` is not used:
+        preferences come from the order of the levels (trec_eval's ``-l`` does not
+        apply to them either).
+    per_query
+        As for :func:`fasteval.evaluate`.
 
     Returns
     -------
     polars.DataFrame
         The long table ``run_id, query_id, measure, value``, as :func:`fasteval.evaluate`.
     """
+    compat = opts.compat
     mset = parse_prefs_measures(measures, compat=compat)
-    p = as_prefs(prefs, rel_format=rel_format, lenient=lenient)
+    p = as_prefs(prefs, rel_format=opts.rel_format, lenient=opts.lenient)
     items = list(runs) if isinstance(runs, (list, tuple)) else [runs]
-    rc = run_columns(items, lenient=lenient, run_id_from=run_id_from)
+    rc = run_columns(items, opts)
     table = pl.from_arrow(runs_to_table(rc))
     assert isinstance(table, pl.DataFrame)
     score = pl.col("score").cast(pl.Float32) if compat == 9 else pl.col("score")
@@ -449,7 +444,7 @@ def evaluate_prefs(  # noqa: PLR0913 (keyword-only options)
     rows: list[tuple[str, str, str, float]] = []
     any_query = False
     for run_id in rc.run_names:
-        evaluated = _run_values(table, run_id, qids, prepared, complete, max_depth, on_duplicate)
+        evaluated = _run_values(table, run_id, qids, prepared, opts)
         any_query = any_query or bool(evaluated)
         for q, v, retrieved in evaluated:
             if per_query and (retrieved or compat != 9):
@@ -479,9 +474,7 @@ def _run_values(
     run_id: str,
     qids: list[str],
     prepared: dict[str, _Query],
-    complete: bool,
-    max_depth: int | None,
-    on_duplicate: str,
+    opts: EvalOptions,
 ) -> list[tuple[str, dict[str, float], bool]]:
     """One run's values per query evaluated: (query, values, whether the run retrieved it)."""
     mine = table.filter(pl.col("run_id") == run_id).sort(
@@ -493,13 +486,13 @@ def _run_values(
     out: list[tuple[str, dict[str, float], bool]] = []
     for q in qids:
         ranking = rankings.get(q)
-        if ranking is None and not complete:
+        if ranking is None and not opts.complete:
             continue
         ranking = list(ranking or [])
-        if max_depth is not None:
-            ranking = ranking[:max_depth]
+        if opts.max_depth is not None:
+            ranking = ranking[: opts.max_depth]
         if len(set(ranking)) != len(ranking):
-            ranking = _first_occurrences(ranking, run_id, q, on_duplicate)
+            ranking = _first_occurrences(ranking, run_id, q, opts.on_duplicate == "first")
         out.append((q, query_values(prepared[q], ranking), q in rankings))
     return out
 
@@ -524,8 +517,8 @@ def _summary_rows(
     return rows
 
 
-def _first_occurrences(ranking: list[str], run_id: str, qid: str, on_duplicate: str) -> list[str]:
-    if on_duplicate != "first":
+def _first_occurrences(ranking: list[str], run_id: str, qid: str, keep_first: bool) -> list[str]:
+    if not keep_first:
         seen: set[str] = set()
         dup = next(d for d in ranking if d in seen or seen.add(d))  # type: ignore[func-returns-value]
         msg = (

@@ -34,7 +34,6 @@ import pyarrow as pa
 from fasteval.columns import RunColumns, first_rows
 from fasteval.engine.encode import Encoded, PreparedQrels, encode
 from fasteval.engine.inputs import RunsLike, as_list
-from fasteval.engine.options import EvalOptions
 from fasteval.engine.ranking import Scorer, aggregate, compute
 from fasteval.engine.table import Evaluation, Long, to_long
 from fasteval.errors import DataMismatchError, FastevalError, InputFormatError
@@ -58,6 +57,7 @@ from fasteval.io.trec import (
     read_files,
 )
 from fasteval.measures.parser import MeasureSet
+from fasteval.options import EvalOptions
 from fasteval.parallel import gc_paused
 
 Progress = Callable[[int, int], None]
@@ -88,15 +88,8 @@ def _score(
     rankings are ranked, where the measures allow)."""
     scorer = Scorer.of(q, measures, options)
     try:
-        enc = encode(
-            q,
-            runs,
-            compat=options.compat,
-            complete=options.complete,
-            on_duplicate=options.on_duplicate,
-            then=scorer,
-            keep_rows=False,  # the measures read the grades alone
-        )
+        # keep_rows=False: the measures read the grades alone
+        enc = encode(q, runs, options, then=scorer, keep_rows=False)
     except DataMismatchError as e:  # no query shared: the runs may have others elsewhere
         return _Scored(
             list(runs.run_names),
@@ -145,12 +138,7 @@ class _Stream:
 
     def __post_init__(self) -> None:
         # token arrays reused by every batch; big files' bytes in one buffer
-        self.reader = BatchReader(
-            self.budget,
-            lenient=self.options.lenient,
-            run_id_from=self.options.run_id_from,
-            workspace=Workspace(),
-        )
+        self.reader = BatchReader(self.budget, self.options, workspace=Workspace())
 
     def one_input_per_run(self, cols: RunColumns, unit: int) -> None:
         """Raise when a run id was given by another input already (a run never spans
@@ -162,9 +150,7 @@ class _Stream:
             where = cols.source.where(int(row))
             seen = self.source_of.setdefault(name, (unit, where))
             if seen[0] != unit:
-                msg = duplicate_run_id(
-                    name, _file_of(seen[1]), _file_of(where), self.options.run_id_from
-                )
+                msg = duplicate_run_id(name, _file_of(seen[1]), _file_of(where), self.options)
                 raise InputFormatError(msg)
 
     def scored(self, cols: RunColumns, unit: int) -> _Scored:
@@ -407,11 +393,11 @@ def evaluate_ranking_stream(
     budget = batch_rows_of(options.batch_rows)
     items = as_list(runs)
     if not items:
-        run_columns([], lenient=options.lenient, run_id_from=options.run_id_from)  # its error
+        run_columns([], options)  # its error
     split = not options.lenient
     with gc_paused():
         while True:
-            batches = plan_batches(items, budget, options.run_id_from, split=split)
+            batches = plan_batches(items, budget, options, split=split)
             try:
                 ev = _evaluate_batches(qrels, batches, measures, options, progress, budget)
                 break

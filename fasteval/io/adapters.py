@@ -397,6 +397,7 @@ def is_trec_reader(x: Any, what: str | None = None) -> bool:
 def _trec_table(src: Any, what: str) -> pa.Table:
     """Arrow table of a TREC qrels / run file (a path, or its bytes) read by fasteval."""
     from fasteval.io import files, trec
+    from fasteval.options import EvalOptions
 
     name = src if isinstance(src, str) else f"ir_measures.read_trec_{what}"
     raw = None
@@ -413,7 +414,7 @@ def _trec_table(src: Any, what: str) -> pa.Table:
             }
         )
     # ir_measures reads no run id: every line is one run's, whatever its tag
-    r = trec.parse_run_files([name], run_id_from="filename", raw=raw)
+    r = trec.parse_run_files([name], EvalOptions(run_id_from="filename"), raw=raw)
     return pa.table(
         {
             "query_id": r.qid.to_arrow(),

@@ -57,6 +57,7 @@ from fasteval.columns import RunColumns, dict_encode, heads_of, numeric_numpy
 from fasteval.errors import FastevalError, InputFormatError
 from fasteval.io import stored, trec
 from fasteval.io.writers import ParquetOut, output
+from fasteval.options import DEFAULTS, EvalOptions
 
 META_KEY = b"fasteval"
 """Footer key-value metadata key of a fasteval archive."""
@@ -347,9 +348,9 @@ class ArchiveWriter:
     ----------
     path
         The archive to write (``.parquet``).
-    run_id_from
-        How the inputs name their runs (``"tag"`` or ``"filename"``): only
-        for the hint of the duplicate-run message.
+    opts
+        Its ``run_id_from`` (how the inputs name their runs): only for the
+        hint of the duplicate-run message.
     row_group_rows
         Rows per row group (a row group ends at a (run, query) boundary).
     """
@@ -357,12 +358,12 @@ class ArchiveWriter:
     def __init__(
         self,
         path: str | os.PathLike[str],
+        opts: EvalOptions = DEFAULTS,
         *,
-        run_id_from: str = "tag",
         row_group_rows: int = ROW_GROUP_ROWS,
     ) -> None:
         self.path = Path(path)
-        self.run_id_from = run_id_from
+        self.opts = opts
         self.row_group_rows = row_group_rows
         self.runs = 0
         self.rows = 0
@@ -414,12 +415,12 @@ class ArchiveWriter:
         for r in heads_of(cols.run)[::-1]:
             first[cols.run[r]] = r
         for k, name in enumerate(cols.run_names):
-            if self.run_id_from == "filename":
+            if self.opts.run_id_from == "filename":
                 here = cols.source.names[int(cols.source.files(len(cols))[first[k]])]
             else:
                 here = cols.source.where(int(first[k]))
             if name in self._origin:
-                msg = trec.duplicate_run_id(name, self._origin[name], here, self.run_id_from)
+                msg = trec.duplicate_run_id(name, self._origin[name], here, self.opts)
                 raise InputFormatError(msg)
             self._origin[name] = here
 

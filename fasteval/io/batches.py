@@ -54,6 +54,7 @@ from fasteval.io.trec import (
     parse_run_piece,
     run_id_from_filename,
 )
+from fasteval.options import DEFAULTS, EvalOptions
 
 DEFAULT_BATCH_ROWS = 1_000_000
 """Rows (estimated) read and scored together by default."""
@@ -135,7 +136,7 @@ def _first_tag(p: Path) -> str | None:
     return None
 
 
-def _units(items: list[Any], run_id_from: str) -> list[Unit]:
+def _units(items: list[Any], opts: EvalOptions) -> list[Unit]:
     """The input units in the readers' order: text files, then tables and archives."""
     text: list[Unit] = []
     tables: list[Unit] = []
@@ -154,7 +155,7 @@ def _units(items: list[Any], run_id_from: str) -> list[Unit]:
                 text.append(Unit(x, 0, None, is_text=True))
                 continue
             size = _gzip_size(p) if p.suffix == ".gz" else p.stat().st_size
-            run = run_id_from_filename(p) if run_id_from == "filename" else _first_tag(p)
+            run = run_id_from_filename(p) if opts.run_id_from == "filename" else _first_tag(p)
             text.append(Unit(x, max(1, size // BYTES_PER_LINE), run, is_text=True))
         else:
             n = x.height if is_polars(x) else getattr(x, "num_rows", 0)
@@ -163,17 +164,18 @@ def _units(items: list[Any], run_id_from: str) -> list[Unit]:
 
 
 def plan_batches(
-    items: list[Any], batch_rows: int, run_id_from: str = "tag", *, split: bool = True
+    items: list[Any], batch_rows: int, opts: EvalOptions = DEFAULTS, *, split: bool = True
 ) -> list[Batch]:
     """Cut the inputs into batches of whole runs of about ``batch_rows`` rows each.
 
-    Text files naming the same run (by their first line) go into the batch
+    Text files naming the same run (by their first line, or file name under
+    ``opts.run_id_from``) go into the batch
     of that run's first file; runs follow their first appearance. With
     ``split``, a text file estimated larger than the budget is a batch of its
     own, read in pieces (``Batch.pieces``); so is a fasteval archive larger
     than the budget (pieces of row groups), whatever ``split``.
     """
-    units = _units(items, run_id_from)
+    units = _units(items, opts)
     # runs in first-appearance order, each with its units (text files of one run together)
     runs: dict[Any, list[Unit]] = {}
     for i, u in enumerate(units):
@@ -331,7 +333,7 @@ class BatchReader:
     ----------
     budget
         Rows (estimated) per piece.
-    lenient, run_id_from
+    opts
         As for :func:`fasteval.io.tables.run_columns`.
     workspace
         Arrays to reuse for tokenising text (the columns of a batch are then valid
@@ -341,14 +343,12 @@ class BatchReader:
     def __init__(
         self,
         budget: int,
+        opts: EvalOptions = DEFAULTS,
         *,
-        lenient: bool = False,
-        run_id_from: str = "tag",
         workspace: Workspace | None = None,
     ) -> None:
         self.budget = budget
-        self.lenient = lenient
-        self.run_id_from = run_id_from
+        self.opts = opts
         self.ws = workspace
         self.piece_buf: np.ndarray | None = None  # big files' bytes, one buffer for all
 
@@ -371,16 +371,10 @@ class BatchReader:
         elif b.pieces:
             yield from self._text_pieces(b.units[0])
         elif raw is not None:
-            yield parse_run_files(
-                raw.paths,
-                lenient=self.lenient,
-                run_id_from=self.run_id_from,
-                workspace=self.ws,
-                raw=raw,
-            )
+            yield parse_run_files(raw.paths, self.opts, workspace=self.ws, raw=raw)
         else:
             items = [u.item for u in b.units]
-            yield run_columns(items, lenient=self.lenient, run_id_from=self.run_id_from)
+            yield run_columns(items, self.opts)
 
     def _archive(self, path: str, tables: Iterable[pa.Table]) -> Iterator[RunColumns]:
         before = 0  # the archive's rows before this piece
@@ -416,7 +410,7 @@ class BatchReader:
                     size,
                     unit.item,
                     lines_before=lines,
-                    run_id_from=self.run_id_from,
+                    opts=self.opts,
                     workspace=self.ws,
                 )
             except FastevalError:
@@ -426,7 +420,7 @@ class BatchReader:
                 # name the piece's first line: the whole file's reader names the file's
                 pieces.close()
                 del reader, pieces, buf
-                run_columns([unit.item], run_id_from=self.run_id_from)
+                run_columns([unit.item], replace(self.opts, lenient=False))
                 raise
             lines += n_lines
             if run is None:

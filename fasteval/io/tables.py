@@ -41,6 +41,7 @@ from fasteval.io.validate import (
     table_source,
     to_arrow,
 )
+from fasteval.options import DEFAULTS, EvalOptions
 
 QRELS_SCHEMA = pa.schema(
     [("query_id", pa.large_string()), ("doc_id", pa.large_string()), ("relevance", pa.int32())]
@@ -272,8 +273,9 @@ def expand_paths(items: list[Any]) -> list[Any]:
     return out
 
 
-def run_columns(items: list[Any], *, lenient: bool = False, run_id_from: str = "tag") -> RunColumns:
-    """Runs from any mix of run files, directories, Parquet archives, frames and tables."""
+def run_columns(items: list[Any], opts: EvalOptions = DEFAULTS) -> RunColumns:
+    """Runs from any mix of run files, directories, Parquet archives, frames and tables
+    (text files read as ``opts.lenient`` and ``opts.run_id_from`` say)."""
     if not items:
         msg = "no runs given"
         raise InputFormatError(msg)
@@ -292,7 +294,7 @@ def run_columns(items: list[Any], *, lenient: bool = False, run_id_from: str = "
             default = "run" if len(expanded) == 1 else f"run{i + 1}"
             parts.append(runs_from_table(*to_arrow(x, "run", default_run=default)))
     if text_paths:
-        parts.insert(0, trec.parse_run_files(text_paths, lenient=lenient, run_id_from=run_id_from))
+        parts.insert(0, trec.parse_run_files(text_paths, opts))
     return concat_runs(parts)
 
 
@@ -354,7 +356,7 @@ def load_runs(source: Any, *, lenient: bool = False, run_id_from: str = "tag") -
     )
     import polars as pl  # noqa: PLC0415 (the evaluation itself never loads it)
 
-    cols = run_columns(list(items), lenient=lenient, run_id_from=run_id_from)
+    cols = run_columns(list(items), EvalOptions(lenient=lenient, run_id_from=run_id_from))
     return pl.from_arrow(runs_to_table(cols))  # type: ignore[return-value]
 
 

@@ -40,6 +40,7 @@ from fasteval.io.tokens import (
     tokenize_buffer,
     tokenize_files,
 )
+from fasteval.options import DEFAULTS, EvalOptions
 
 # the readers' own names, and those of the files and tokens modules that the stream,
 # the batches and the tests import from here
@@ -67,13 +68,13 @@ def run_id_from_filename(path: PathLike) -> str:
     return Path(path).name.removesuffix(".gz").removesuffix(".txt")
 
 
-def duplicate_run_id(name: str, first: str, second: str, run_id_from: str = "tag") -> str:
-    """The message for one run id given by two files (or tables)."""
+def duplicate_run_id(name: str, first: str, second: str, opts: EvalOptions = DEFAULTS) -> str:
+    """The message for one run id given by two files (or tables), its hint for ``opts``."""
     msg = (
         f"run id {name!r} is given by two files: {first} and {second}; each run needs its "
         "own id (with one id they would be merged into one run)\n"
     )
-    if run_id_from == "filename":
+    if opts.run_id_from == "filename":
         return msg + "  hint: runs are named after their files (without .txt/.gz): rename one"
     return msg + (
         "  hint: if the run tags (6th column) are not unique, name runs after their files: "
@@ -102,9 +103,8 @@ def parse_qrels_files(
 
 def parse_run_files(
     paths: Sequence[PathLike],
+    opts: EvalOptions = DEFAULTS,
     *,
-    lenient: bool = False,
-    run_id_from: str = "tag",
     threads: int | None = None,
     workspace: Workspace | None = None,
     raw: RawFiles | None = None,
@@ -115,10 +115,10 @@ def parse_run_files(
     ----------
     paths
         TREC run files, plain or gzip.
-    lenient
-        Skip malformed lines (reported in a :class:`FastevalWarning`) instead of raising.
-    run_id_from
-        ``"tag"`` (the 6th column, which must be constant in a file) or ``"filename"``.
+    opts
+        ``lenient``: skip malformed lines (reported in a :class:`FastevalWarning`) instead
+        of raising; ``run_id_from``: ``"tag"`` (the 6th column, which must be constant in
+        a file) or ``"filename"``.
     threads
         Files read in parallel (decompression releases the GIL).
     workspace
@@ -127,14 +127,11 @@ def parse_run_files(
     raw
         The files' bytes, read ahead by :func:`read_files` (the same paths).
     """
-    if run_id_from not in ("tag", "filename"):
-        msg = f"run_id_from must be 'tag' or 'filename', got {run_id_from!r}"
-        raise ParameterError(msg)
     if not paths:
         msg = "no run files given"
         raise InputFormatError(msg)
     tok = tokenize_files(list(paths), RUN_LINE, threads, workspace, raw)
-    return _run_columns(tok, list(paths), lenient, run_id_from)
+    return _run_columns(tok, list(paths), opts, opts.lenient)
 
 
 def parse_run_piece(
@@ -143,7 +140,7 @@ def parse_run_piece(
     path: PathLike,
     *,
     lines_before: int = 0,
-    run_id_from: str = "tag",
+    opts: EvalOptions = DEFAULTS,
     workspace: Workspace | None = None,
 ) -> tuple[RunColumns, int]:
     """Parse whole lines of a run file held in memory (``buf[:size]``) as the lines that follow
@@ -153,15 +150,12 @@ def parse_run_piece(
     after ``path`` and numbered as in the whole file (a large file is read in pieces
     this way, without temporary files). ``buf`` must have room for one byte more
     than ``size`` (a newline is written there) and must not change while the
-    returned columns are in use (they point into it). Not lenient: a piece's
-    skipped lines could not be counted for the whole file.
+    returned columns are in use (they point into it). Never lenient (``opts.lenient``
+    aside): a piece's skipped lines could not be counted for the whole file.
 
     Returns the columns and the newlines of ``buf[:size]`` (counted on the way):
     the next piece's ``lines_before`` is this one's plus that.
     """
-    if run_id_from not in ("tag", "filename"):
-        msg = f"run_id_from must be 'tag' or 'filename', got {run_id_from!r}"
-        raise ParameterError(msg)
     if size == 0 or buf[size - 1] != 10:  # the last line of a file may lack its newline
         if buf.shape[0] <= size:
             msg = f"the buffer needs room for {size + 1} bytes, has {buf.shape[0]}"
@@ -180,17 +174,17 @@ def parse_run_piece(
     )
     tok.line_no += lines_before
     assert tok.lines is not None  # the tokenizer counts them
-    return _run_columns(tok, [path], False, run_id_from), int(tok.lines[0])
+    return _run_columns(tok, [path], opts, False), int(tok.lines[0])
 
 
 def _run_columns(
-    tok: Tokens, paths: Sequence[PathLike], lenient: bool, run_id_from: str
+    tok: Tokens, paths: Sequence[PathLike], opts: EvalOptions, lenient: bool
 ) -> RunColumns:
     """Run columns from tokenised run files: every check of :func:`parse_run_files`."""
     skipper = Skipper(lenient, "run")
     wordy = tok.ibad & tok.fbad  # rank and score both words: a header, or garbage
     check_header(tok, wordy, lenient, "qid Q0 docno rank score tag", (3, 4))
-    if run_id_from == "tag":
+    if opts.run_id_from == "tag":
         _check_one_tag(tok, wordy)
     tok = check_columns(tok, RUN_FIELDS, skipper, "qid Q0 docno rank score tag")
     score, bad = _scores(tok)
@@ -206,7 +200,7 @@ def _run_columns(
         name = tok.names[int(np.flatnonzero(counts == 0)[0])]
         msg = f"{name}: every line was malformed; nothing left to evaluate"
         raise InputFormatError(msg)
-    names = _run_names(tok, paths, run_id_from)
+    names = _run_names(tok, paths, opts)
     rank = int64_array(tok.ival, tok.ibad)
     return RunColumns(
         run_names=names,
@@ -236,23 +230,24 @@ def _check_one_tag(tok: Tokens, wordy: np.ndarray) -> None:
     raise InputFormatError(msg)
 
 
-def _run_names(tok: Tokens, paths: Sequence[PathLike], run_id_from: str) -> list[str]:
+def _run_names(tok: Tokens, paths: Sequence[PathLike], opts: EvalOptions) -> list[str]:
     """Each file's run id (its first line's tag, or its name); two files with one id are
     an error."""
     first_row = tok.first_rows()
     names: list[str] = []
     seen: dict[str, int] = {}
+    by_name = opts.run_id_from == "filename"
     for f, p in enumerate(paths):
-        if run_id_from == "filename":
+        if by_name:
             name = run_id_from_filename(p)
         else:
             name = tok.field_value(int(first_row[f]), 5, limit=None)
         if name in seen:
             g = seen[name]
             a, b = (tok.where(int(first_row[x])) for x in (g, f))
-            if run_id_from == "filename":
+            if by_name:
                 a, b = tok.names[g], tok.names[f]
-            raise InputFormatError(duplicate_run_id(name, a, b, run_id_from))
+            raise InputFormatError(duplicate_run_id(name, a, b, opts))
         seen[name] = f
         names.append(name)
     return names

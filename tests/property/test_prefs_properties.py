@@ -8,6 +8,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from fasteval.engine.prefs import evaluate_prefs
+from fasteval.options import EvalOptions
 from tests.reference import prefs_naive
 
 DOCS = [f"d{i}" for i in range(7)]
@@ -54,7 +55,8 @@ def test_matches_the_naive_reference(lines, ranking, scores):
     # trec_eval's order for preferences: score descending, ties by document id ascending
     order = sorted(zip(ranking, scores, strict=False), key=lambda x: (-x[1], x[0].encode()))
     want = prefs_naive.measures(lines, [d for d, _ in order])
-    df = evaluate_prefs(prefs, run, ["all_prefs"], compat=10, complete=True)
+    opts = EvalOptions(compat=10, complete=True, rel_format="prefs")
+    df = evaluate_prefs(prefs, run, ["all_prefs"], opts)
     got = dict(df.filter(pl.col("query_id") == "q").select("measure", "value").iter_rows())
     for name, value in want.items():
         assert got[name] == pytest.approx(value, abs=1e-12), name

@@ -26,13 +26,14 @@ def _frames(judg: list[tuple[str, str, int]], ranked: list[tuple[str, str, str, 
     return qrels, runs
 
 
-def _encoded_or_error(pq, cols, **options):  # type: ignore[no-untyped-def]
-    """``encode(pq, cols, **options)``, or the message of the error it raises."""
+def _encoded_or_error(pq, cols, keep_rows=True, **options):  # type: ignore[no-untyped-def]
+    """``encode(pq, cols, EvalOptions(**options))``, or the message of the error it raises."""
     from fasteval.engine.encode import encode
     from fasteval.errors import FastevalError
+    from fasteval.options import EvalOptions
 
     try:
-        return encode(pq, cols, **options)
+        return encode(pq, cols, EvalOptions(**options), keep_rows=keep_rows)
     except FastevalError as e:
         return str(e)
 
@@ -152,7 +153,7 @@ def test_an_encoding_without_rows_has_the_grades_and_groups_of_one_with(judg, ra
 
     qrels, runs = _frames([(q, d, g) for (q, d), g in judg.items()], ranked)
     pq = prepare_qrels(qrels_columns(qrels))
-    cols = run_columns([runs], lenient=False, run_id_from="tag")
+    cols = run_columns([runs])
     full, slim = (
         _encoded_or_error(pq, cols, on_duplicate=on_duplicate, keep_rows=keep)
         for keep in (True, False)

@@ -19,6 +19,7 @@ import fasteval
 from fasteval.errors import InputFormatError
 from fasteval.io import diversity, qrels_jg, tables, zscores
 from fasteval.io.trec import FastevalWarning
+from fasteval.options import EvalOptions
 from tests.conftest import shared_path
 
 QRELS = "1 0 a 1\n1 0 b 0\n2 0 c 1\n"
@@ -104,7 +105,7 @@ def test_trec_web_2012_baselines_all_tagged_indri():
     with pytest.raises(InputFormatError) as e:
         tables.run_columns([folder])
     assert "run id 'indri'" in str(e.value) and "--run-id filename" in str(e.value)
-    runs = tables.run_columns([folder], run_id_from="filename")
+    runs = tables.run_columns([folder], EvalOptions(run_id_from="filename"))
     assert sorted(runs.run_names) == sorted(
         p.name.removesuffix(".gz").removesuffix(".txt") for p in folder.iterdir()
     )

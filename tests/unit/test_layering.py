@@ -22,6 +22,7 @@ LAYERS: dict[str, int] = {
     "parallel": 1,
     "columns": 1,
     "io": 2,
+    "options": 2,  # fasteval.EvalOptions: read by io and engine alike
     "measures": 2,
     "engine": 4,
     "analysis": 5,

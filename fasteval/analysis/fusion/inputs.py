@@ -27,6 +27,7 @@ from fasteval.io.archive import archive_info, read_runs
 from fasteval.io.tables import PARQUET_SUFFIXES, qrels_columns, run_columns
 from fasteval.kernels import fusion as kf
 from fasteval.kernels import ranking as kr
+from fasteval.options import EvalOptions
 
 
 @dataclass
@@ -163,7 +164,7 @@ def prepare_fusion(
     items = as_list(runs)
     if only:
         items = [_only_runs(x, only) for x in items]
-    r = run_columns(items, lenient=lenient, run_id_from=run_id_from)
+    r = run_columns(items, EvalOptions(lenient=lenient, run_id_from=run_id_from))
     q = qrels_columns(qrels, lenient=lenient) if qrels is not None else None
     # --- queries, sorted byte-wise (trec_eval's order)
     run_q_codes, run_q_first = dict_encode(r.qid)

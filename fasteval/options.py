@@ -1,0 +1,78 @@
+"""The evaluation options: one frozen value, validated once, passed down as ``opts``.
+
+It lives at the top of the package, in the layer of io/ and measures/, because
+both io/ (the readers take ``lenient`` and ``run_id_from``) and engine/ (the
+encoding and the measures take ``compat``, ``complete``, ``on_duplicate``, ...)
+read it, and io/ may not import engine/. The public functions keep their keyword
+arguments and build one :class:`EvalOptions` at their top; the internal ones take
+it whole (``opts``), so a new option touches this module and the code that reads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from fasteval.errors import ParameterError
+
+RUN_ID_SOURCES = ("tag", "filename")
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """trec_eval's options and fasteval's reading options, checked when made.
+
+    The fields are :func:`fasteval.evaluate`'s keyword arguments of the same
+    names (see there); ``zscores`` is already read (a
+    :class:`fasteval.io.zscores.ZScores` or ``None``).
+    """
+
+    compat: int = 9
+    relevance_level: int = 1
+    complete: bool = False
+    max_depth: int | None = None
+    judged_only: bool = False
+    num_docs: int = 0
+    on_duplicate: str = "error"
+    lenient: bool = False
+    run_id_from: str = "tag"
+    zscores: Any = None
+    rel_format: str = "qrels"
+    batch_rows: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.compat not in (9, 10):
+            msg = f"compat must be 9 or 10, got {self.compat!r}"
+            raise ParameterError(msg)
+        if self.max_depth is not None and self.max_depth <= 0:
+            msg = f"max_depth must be positive, got {self.max_depth}"
+            raise ParameterError(msg)
+        if self.on_duplicate not in ("error", "first"):
+            msg = f"on_duplicate must be 'error' or 'first', got {self.on_duplicate!r}"
+            raise ParameterError(msg)
+        if self.run_id_from not in RUN_ID_SOURCES:
+            msg = f"run_id_from must be 'tag' or 'filename', got {self.run_id_from!r}"
+            raise ParameterError(msg)
+        if self.batch_rows is not None and self.batch_rows <= 0:
+            msg = f"batch_rows must be positive, got {self.batch_rows}"
+            raise ParameterError(msg)
+        if self.rel_format != "qrels":  # the default: the readers need not import the measures
+            from fasteval.measures.catalog import check_rel_format  # noqa: PLC0415
+
+            check_rel_format(self.rel_format)
+
+    def as_kwargs(self, *names: str) -> dict[str, Any]:
+        """The named fields (all when none is named) as keyword arguments."""
+        names = names or tuple(f.name for f in fields(self))
+        return {n: getattr(self, n) for n in names}
+
+
+DEFAULTS = EvalOptions()
+"""trec_eval's defaults (and fasteval's): the ``opts`` of a caller that sets none."""
+
+
+def options_of(opts: EvalOptions | None, changed: dict[str, Any]) -> EvalOptions:
+    """``opts`` (``None``: :data:`DEFAULTS`) with the fields named in ``changed`` replaced
+    (and checked): the options of a function taking a value, keywords or both."""
+    base = DEFAULTS if opts is None else opts
+    return replace(base, **changed) if changed else base
