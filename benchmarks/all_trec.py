@@ -25,6 +25,7 @@ import warnings  # noqa: E402
 
 from fasteval.engine import compute, prepare  # noqa: E402
 from fasteval.measures.parser import parse_measures  # noqa: E402
+from fasteval.options import EvalOptions  # noqa: E402
 
 CORE = ["map", "P_10", "ndcg_cut_10", "recall_100", "recip_rank", "bpref", "ndcg"]
 
@@ -42,13 +43,13 @@ def main() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # all_trec: relstring is left out (documented)
             mset = parse_measures(names, compat=args.compat)
-        compute(prep.enc, mset, compat=args.compat)  # warm-up (loads the numba cache)
+        compute(prep.enc, mset, EvalOptions(compat=args.compat))  # warm-up (loads the numba cache)
         sets.append((label, mset, []))
     # interleaved (core, all_trec, core, ...) so that load drifts hit both alike
     for _ in range(args.reps):
         for _, mset, times in sets:
             t0 = time.perf_counter()
-            compute(prep.enc, mset, compat=args.compat)
+            compute(prep.enc, mset, EvalOptions(compat=args.compat))
             times.append(time.perf_counter() - t0)
     core_t = sets[0][2]
     print(f"load average {os.getloadavg()[0]:.1f}; {args.reps} interleaved repetitions")

@@ -128,24 +128,7 @@ class _Ric(_Ranking):
         from fasteval.engine.ranking import evaluate_ranking  # noqa: PLC0415 (start-up)
 
         pq, req, o = state
-        df, prep = evaluate_ranking(
-            pq,
-            runs,
-            req.ranking,
-            per_query=per_query,
-            **o.as_kwargs(
-                "compat",
-                "relevance_level",
-                "complete",
-                "max_depth",
-                "judged_only",
-                "num_docs",
-                "zscores",
-                "on_duplicate",
-                "lenient",
-                "run_id_from",
-            ),
-        )
+        df, prep = evaluate_ranking(pq, runs, req.ranking, o, per_query=per_query)
         return append_ric(df, prep, o.relevance_level, per_query)
 
 

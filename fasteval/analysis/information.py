@@ -47,6 +47,7 @@ from fasteval.errors import ParameterError
 from fasteval.kernels import pairs as kp
 from fasteval.measures.catalog import RIC
 from fasteval.measures.parser import parse_measures
+from fasteval.options import EvalOptions
 
 RIC_NAME = RIC
 MAX_JOINT = 39  # base-3 sign-vector codes in int64
@@ -572,7 +573,7 @@ def binned_pairs(
     if len(mset) != 1:
         msg = f"bin_by (CLI: --bin-by) needs one measure, got {bin_by!r} ({len(mset)} measures)"
         raise ParameterError(msg)
-    ev = compute(data.prep.enc, mset, relevance_level=relevance_level)
+    ev = compute(data.prep.enc, mset, EvalOptions(relevance_level=relevance_level))
     score = ev.summary[:, 0]
     bin_of = map_bins(score, bins)
     a, b = pairs_within_bins(bin_of)

@@ -30,6 +30,7 @@ from fasteval.engine.encode import Encoded
 from fasteval.errors import MeasureError
 from fasteval.kernels.families import NONPOOL, UNJUDGED
 from fasteval.measures.parser import parse_measures
+from fasteval.options import EvalOptions
 
 
 def _union(table: GradeTable) -> pl.DataFrame:
@@ -164,6 +165,6 @@ def score_sets(  # noqa: PLR0913 (keyword-only options)
         items = progress(items)
     for k, name in items:
         var = variants(table.grades[:, k])
-        ev = compute(var, mset, relevance_level=relevance_level, compat=compat)
+        ev = compute(var, mset, EvalOptions(relevance_level=relevance_level, compat=compat))
         out[name] = _matrices(var, ev.values, ev.has_rows, names)
     return list(enc.run_names), names, out

@@ -49,6 +49,7 @@ from fasteval.engine import QrelsLike, RunsLike, evaluate_ranking, prepare
 from fasteval.engine.encode import Encoded
 from fasteval.errors import ParameterError
 from fasteval.measures.parser import parse_measures
+from fasteval.options import EvalOptions
 
 RECALL_LEVELS = tuple(i / 10 for i in range(11))
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -257,11 +258,13 @@ def _modern(
         qrels,
         runs,
         parse_measures(measures, compat=compat),
-        compat=compat,
-        relevance_level=level,
-        on_duplicate=on_duplicate,
-        lenient=lenient,
-        run_id_from=run_id_from,
+        EvalOptions(
+            compat=compat,
+            relevance_level=level,
+            on_duplicate=on_duplicate,
+            lenient=lenient,
+            run_id_from=run_id_from,
+        ),
     )
     wide = long.pivot(on="measure", index=["run_id", "query_id"], values="value")
     ints = [pl.col(c).round().cast(pl.Int64) for c in COUNTS]

@@ -44,6 +44,7 @@ from fasteval.errors import ParameterError
 from fasteval.kernels import variants as kv
 from fasteval.kernels.families import NONPOOL
 from fasteval.measures.parser import parse_measures
+from fasteval.options import EvalOptions
 
 # --------------------------------------------------------------------------- masks -> Encoded
 
@@ -391,9 +392,9 @@ class AdhocScorer:
         ev = compute(
             enc,
             self._mset,
-            relevance_level=self.relevance_level,
-            compat=self.compat,
-            complete=self.complete,
+            EvalOptions(
+                relevance_level=self.relevance_level, compat=self.compat, complete=self.complete
+            ),
         )
         return ev.summary
 
@@ -406,9 +407,9 @@ class AdhocScorer:
         ev = compute(
             enc,
             self._mset,
-            relevance_level=self.relevance_level,
-            compat=self.compat,
-            complete=self.complete,
+            EvalOptions(
+                relevance_level=self.relevance_level, compat=self.compat, complete=self.complete
+            ),
         )
         return per_query_matrix(enc, ev.values, ev.has_rows)
 

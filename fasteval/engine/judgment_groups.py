@@ -14,6 +14,7 @@ read once.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -70,10 +71,10 @@ def evaluate_jg(
     r = run_columns(items, opts)
     passes = jg.passes()
     n_groups_of = {q: len(gs) for q, gs in jg.groups_per_query().items()}
-    kw = opts.as_kwargs("relevance_level", "compat", "max_depth", "judged_only", "complete")
     enc0 = encode(passes[0], r, opts)
     check_runs_have_queries(enc0)
-    ev0 = compute(enc0, mset, **kw)
+    scoring = replace(opts, num_docs=0, zscores=None)  # the options jg scoring reads
+    ev0 = compute(enc0, mset, scoring)
     total = ev0.values.copy()
     # pass 0 holds every qrels query: every later group is one of pass 0's
     n_q0 = len(enc0.qids)
@@ -85,7 +86,7 @@ def evaluate_jg(
             enc = encode(qc, r, opts)
         except DataMismatchError:  # no run retrieved any query this group judged
             continue
-        ev = compute(enc, mset, **kw)
+        ev = compute(enc, mset, scoring)
         qmap = np.array([q_index[q] for q in enc.qids], np.int64)
         total[slot[enc.group_run.astype(np.int64) * n_q0 + qmap[enc.group_q]]] += ev.values
     counts = np.array([n_groups_of.get(q, 1) for q in enc0.qids], np.float64)

@@ -12,12 +12,12 @@ import numpy as np
 from fasteval import parallel
 from fasteval.engine.encode import Encoded, PreparedQrels
 from fasteval.engine.inputs import Prepared, QrelsLike, RunsLike, prepare
-from fasteval.engine.options import EvalOptions
 from fasteval.engine.relstring import relstrings
 from fasteval.engine.table import Evaluation, to_frame
 from fasteval.engine.zscores import zscore_values
 from fasteval.kernels import ranking as kr
 from fasteval.measures.parser import Measure, MeasureSet
+from fasteval.options import DEFAULTS, EvalOptions
 from fasteval.parallel import gc_paused
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ GainTables = kr.Gains  # the gain-based families' tables (see kernels.ranking.ev
 
 
 def gain_tables(
-    measures: Sequence[Measure], qr_off: np.ndarray, qr_rel: np.ndarray, compat: int
+    measures: Sequence[Measure], qr_off: np.ndarray, qr_rel: np.ndarray, c_float: bool
 ) -> GainTables:
     """Per gain specification and query: trec_eval's ``setup_gains``, ideal gains, rbp scaling.
 
@@ -127,7 +127,7 @@ def gain_tables(
     ideal: list[float] = []
     for (exact, spec), s in specs.items():
         pairs = [(int(spec[j]), float(spec[j + 1])) for j in range(0, len(spec), 2)]
-        if compat == 9 and not exact:
+        if c_float and not exact:
             pairs = [(lv, float(np.float32(g))) for lv, g in pairs]
         lut[s, 2:] = np.arange(width - 2)
         named = {lv: g for lv, g in reversed(pairs)}  # the first pair for a level wins
@@ -197,25 +197,21 @@ def _rbp_gains(levels: list[tuple[int, float, int]], row: np.ndarray, width: int
             row[lv + 2] = (g - lo) / (hi - lo) if (lo < 0.0 or hi > 1.0) else g
 
 
-def compute(  # noqa: PLR0913 (keyword-only options)
+def compute(
     enc: Encoded,
     measures: MeasureSet,
+    opts: EvalOptions = DEFAULTS,
     *,
-    relevance_level: int = 1,
-    compat: int = 9,
-    max_depth: int | None = None,
-    judged_only: bool = False,
-    complete: bool = False,
-    num_docs: int = 0,
-    zscores: Any = None,
     memo: dict[Any, Any] | None = None,
     summarise: bool = True,
     scored: np.ndarray | None = None,
 ) -> Evaluation:
     """Run the kernels for ``measures`` over encoded data and aggregate per run.
 
-    ``zscores`` (a :class:`fasteval.io.zscores.ZScores`) turns per-query values
-    into z-scores before aggregation (trec_eval ``-Z``). ``memo`` keeps the
+    ``opts`` gives the relevance level, ``compat``, ``max_depth``, ``judged_only``,
+    ``complete``, ``num_docs`` and ``zscores`` (a :class:`fasteval.io.zscores.ZScores`,
+    which turns per-query values into z-scores before aggregation: trec_eval ``-Z``).
+    ``memo`` keeps the
     per-query tables (:func:`query_stats`, :func:`gain_tables`), which depend
     only on the qrels side of ``enc``: batches of runs encoded against the same
     qrels with the same query indices (the streaming path) share one. Without
@@ -225,7 +221,7 @@ def compute(  # noqa: PLR0913 (keyword-only options)
     """
     n_groups = enc.starts.shape[0]
     values = np.zeros((n_groups, len(measures)), dtype=np.float64)
-    by_level, text = _columns_by_level(enc, measures, relevance_level, max_depth, judged_only)
+    by_level, text = _columns_by_level(enc, measures, opts)
     qr_off, qr_rel, group_q, cached = _qrels_side(enc, memo)
     groups = kr.Groups(
         np.ascontiguousarray(enc.starts, dtype=np.int64),
@@ -238,24 +234,16 @@ def compute(  # noqa: PLR0913 (keyword-only options)
         values = scored
         by_level = {}
     for level, cols in by_level.items():
-        args = _level_args(
-            [measures[i] for i in cols],
-            level,
-            (qr_off, qr_rel, cached),
-            compat=compat,
-            max_depth=max_depth,
-            judged_only=judged_only,
-            num_docs=num_docs,
-        )
+        args = _level_args([measures[i] for i in cols], level, (qr_off, qr_rel, cached), opts)
         out = np.zeros((n_groups, len(cols)), dtype=np.float64)
         parallel.run(
             kr.evaluate_groups, (enc.ends - enc.starts).astype(np.float64) + 1.0, groups, *args, out
         )
         values[:, cols] = out
-    if zscores is not None:
-        values = zscore_values(values, enc, measures, zscores)
+    if opts.zscores is not None:
+        values = zscore_values(values, enc, measures, opts.zscores)
     summary = (
-        aggregate(enc, measures, values, relevance_level, complete)
+        aggregate(enc, measures, values, opts.relevance_level, opts.complete)
         if summarise
         else np.zeros((0, len(measures)))
     )
@@ -267,27 +255,24 @@ def _level_args(
     chosen: list[Measure],
     level: int,
     qrels_side: tuple[np.ndarray, np.ndarray, Callable[[Any, Any], Any]],
-    *,
-    compat: int,
-    max_depth: int | None,
-    judged_only: bool,
-    num_docs: int,
+    opts: EvalOptions,
 ) -> tuple[kr.QueryStats, kr.Plan, GainTables, kr.Opts]:
     """:func:`kr.evaluate_groups`' arguments after the groups, for columns ``chosen`` of
     one relevance level (the per-query tables made once per qrels, ``cached``)."""
     qr_off, qr_rel, cached = qrels_side
     stats = cached(("stats", level), partial(query_stats, qr_off, qr_rel, level))
+    c_float = opts.compat == 9
     gt = cached(
-        ("gains", compat, tuple(chosen)), partial(gain_tables, chosen, qr_off, qr_rel, compat)
+        ("gains", c_float, tuple(chosen)), partial(gain_tables, chosen, qr_off, qr_rel, c_float)
     )
-    opts = kr.Opts(
+    k_opts = kr.Opts(
         int(level),
-        -1 if max_depth is None else int(max_depth),
-        bool(judged_only),
-        10 if compat == 10 else 9,
-        float(num_docs),
+        -1 if opts.max_depth is None else int(opts.max_depth),
+        bool(opts.judged_only),
+        opts.compat,
+        float(opts.num_docs),
     )
-    return stats, plan(chosen), gt, opts
+    return stats, plan(chosen), gt, k_opts
 
 
 class Scorer:
@@ -299,8 +284,10 @@ class Scorer:
     A warm one-run call: about 0.07 ms of 3 ms (two parallel calls became one).
     """
 
-    def __init__(self, pq: PreparedQrels, measures: MeasureSet, level: int, **opts: Any) -> None:
-        self.args = _level_args(list(measures), level, (pq.qr_off, pq.qr_rel, pq.cached), **opts)
+    def __init__(
+        self, pq: PreparedQrels, measures: MeasureSet, level: int, opts: EvalOptions
+    ) -> None:
+        self.args = _level_args(list(measures), level, (pq.qr_off, pq.qr_rel, pq.cached), opts)
         self.out: np.ndarray | None = None
 
     @classmethod
@@ -309,15 +296,7 @@ class Scorer:
         levels = {options.relevance_level if m.rel is None else m.rel for m in measures}
         if len(levels) != 1 or any(m.info.text for m in measures):
             return None
-        return cls(
-            pq,
-            measures,
-            levels.pop(),
-            compat=options.compat,
-            max_depth=options.max_depth,
-            judged_only=options.judged_only,
-            num_docs=options.num_docs,
-        )
+        return cls(pq, measures, levels.pop(), options)
 
     def __call__(self, groups: kr.Groups) -> parallel.Then:
         self.out = np.zeros((groups.start.shape[0], self.args[1].fam.shape[0]), np.float64)
@@ -332,11 +311,7 @@ class Scorer:
 
 
 def _columns_by_level(
-    enc: Encoded,
-    measures: MeasureSet,
-    relevance_level: int,
-    max_depth: int | None,
-    judged_only: bool,
+    enc: Encoded, measures: MeasureSet, opts: EvalOptions
 ) -> tuple[dict[int, list[int]], dict[int, list[str]] | None]:
     """The kernel columns by relevance level, and the text columns' strings (relstring)."""
     by_level: dict[int, list[int]] = {}
@@ -345,10 +320,10 @@ def _columns_by_level(
         if m.info.text:  # relstring: strings, not kernel values
             text = text or {}
             text[i] = relstrings(
-                enc, int(m.params[0]), max_depth=max_depth, judged_only=judged_only
+                enc, int(m.params[0]), max_depth=opts.max_depth, judged_only=opts.judged_only
             )
             continue
-        by_level.setdefault(relevance_level if m.rel is None else m.rel, []).append(i)
+        by_level.setdefault(opts.relevance_level if m.rel is None else m.rel, []).append(i)
     return by_level, text
 
 
@@ -410,47 +385,20 @@ def aggregate(
     return summary
 
 
-def evaluate_ranking(  # noqa: PLR0913 (keyword-only options)
+def evaluate_ranking(
     qrels: QrelsLike,
     runs: RunsLike,
     measures: MeasureSet,
+    opts: EvalOptions = DEFAULTS,
     *,
     per_query: bool = True,
-    compat: int = 9,
-    relevance_level: int = 1,
-    complete: bool = False,
-    max_depth: int | None = None,
-    judged_only: bool = False,
-    num_docs: int = 0,
-    zscores: Any = None,
-    on_duplicate: str = "error",
-    lenient: bool = False,
-    run_id_from: str = "tag",
 ) -> tuple[pl.DataFrame, Prepared]:
     """Read, join and score parsed ranking measures; the long table and the joined inputs.
 
-    The parameters are :func:`fasteval.evaluate`'s; ``zscores`` is a
-    :class:`fasteval.io.zscores.ZScores` or None.
+    ``opts`` holds :func:`fasteval.evaluate`'s options (``zscores`` already read: a
+    :class:`fasteval.io.zscores.ZScores` or None).
     """
     with gc_paused():
-        prep = prepare(
-            qrels,
-            runs,
-            compat=compat,
-            complete=complete,
-            on_duplicate=on_duplicate,
-            lenient=lenient,
-            run_id_from=run_id_from,
-        )
-        ev = compute(
-            prep.enc,
-            measures,
-            relevance_level=relevance_level,
-            compat=compat,
-            max_depth=max_depth,
-            judged_only=judged_only,
-            complete=complete,
-            num_docs=num_docs,
-            zscores=zscores,
-        )
-        return to_frame(ev, per_query=per_query, compat=compat), prep
+        prep = prepare(qrels, runs, opts)
+        ev = compute(prep.enc, measures, opts)
+        return to_frame(ev, per_query=per_query, compat=opts.compat), prep

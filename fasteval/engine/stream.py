@@ -103,13 +103,7 @@ def _score(
     ev = compute(
         enc,
         measures,
-        relevance_level=options.relevance_level,
-        compat=options.compat,
-        max_depth=options.max_depth,
-        judged_only=options.judged_only,
-        complete=options.complete,
-        num_docs=options.num_docs,
-        zscores=options.zscores,
+        options,
         summarise=False,  # every batch is aggregated together (_merge)
         scored=None if scorer is None else scorer.scores(enc),
     )

@@ -29,10 +29,11 @@ def ric_vs_measures(
     from fasteval.analysis.correlation import kendall_tau
     from fasteval.engine import compute
     from fasteval.measures.parser import parse_measures
+    from fasteval.options import EvalOptions
 
     ric = data.ric_per_run()
     mset = parse_measures(list(measures))
-    ev = compute(data.prep.enc, mset, relevance_level=data.level)
+    ev = compute(data.prep.enc, mset, EvalOptions(relevance_level=data.level))
     fig, axes = plt.subplots(1, len(mset), figsize=(4.5 * len(mset), 4.2), squeeze=False)
     for j, m in enumerate(mset):
         ax: Any = axes[0, j]
@@ -69,12 +70,13 @@ def id_vs_delta_ap(
     from fasteval.analysis.information import all_pairs
     from fasteval.engine import compute
     from fasteval.measures.parser import parse_measures
+    from fasteval.options import EvalOptions
 
     a, b = all_pairs(len(data.run_names))
     rng = np.random.default_rng(seed)
     pick = rng.choice(a.shape[0], size=min(n_pairs, a.shape[0]), replace=False)
     a, b = a[pick], b[pick]
-    ev = compute(data.prep.enc, parse_measures(["map"]), relevance_level=data.level)
+    ev = compute(data.prep.enc, parse_measures(["map"]), EvalOptions(relevance_level=data.level))
     ap = ev.summary[:, 0]
     ids, _ = data.information_difference(a, b)
     fig, ax = plt.subplots(figsize=(5.5, 4.2))

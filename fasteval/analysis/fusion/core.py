@@ -27,6 +27,7 @@ from fasteval.errors import ParameterError
 from fasteval.kernels import fusion as kf
 from fasteval.kernels import ranking as kr
 from fasteval.measures.parser import parse_measures
+from fasteval.options import EvalOptions
 
 # a fusion group: run ids or run numbers
 Group = Sequence[str | int] | np.ndarray
@@ -127,7 +128,8 @@ class FusedRuns:
 
         mset = parse_measures(measures)
         enc = self.encoded(complete=complete)
-        ev = compute(enc, mset, compat=10, relevance_level=relevance_level, complete=complete)
+        opts = EvalOptions(compat=10, relevance_level=relevance_level, complete=complete)
+        ev = compute(enc, mset, opts)
         return to_frame(ev, per_query=True, compat=10)
 
 

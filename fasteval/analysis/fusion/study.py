@@ -24,6 +24,7 @@ from fasteval.analysis.information import pair_data, row_means
 from fasteval.engine import Prepared, compute
 from fasteval.errors import ParameterError
 from fasteval.measures.parser import Measure, MeasureSet, parse_measures
+from fasteval.options import EvalOptions
 
 STUDY_METHODS = ("combsum", "combmnz", "combanz", "condorcet", "naive", "pareto", "majoritarian")
 _STUDY_KEYS = ("group", "runs", "method", "joint_RIC")
@@ -44,7 +45,8 @@ class _Scorer:
         enc = fused.encoded()
         prep = Prepared(self.fin.qrels, self.fin.runs, enc)
         ric = pair_data(prep, relevance_level=self.rel_level).ric_per_run()
-        ev = compute(enc, MeasureSet([self.measure]), relevance_level=self.rel_level, compat=10)
+        opts = EvalOptions(relevance_level=self.rel_level, compat=10)
+        ev = compute(enc, MeasureSet([self.measure]), opts)
         return ric, ev.summary[:, 0]
 
 
