@@ -475,7 +475,7 @@ def evaluate_with_collection(
     Rows are grouped per run (input order), the ``all`` rows of a run last.
     """
     # the content layer (and its kernels) loads only when a collection is given:
-    # a plain evaluation does not pay its import (0.2 s)
+    # a plain evaluation does not pay its import
     from fasteval.analysis.content import evaluate_content  # noqa: PLC0415 (start-up time)
 
     if collection is None:

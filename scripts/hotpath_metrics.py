@@ -25,7 +25,7 @@ SUFFIX = re.compile(  # a path's suffix, or a string compared with a file extens
     r"""|\bin\s+\(?\s*["']\.[a-z]+["']"""
 )
 TIMING = re.compile(
-    r"(?<![\w.])(?!1[89]\d0s|95\s?%)\d+(\.\d+)?\s?(ms|us|µs|ns|s|sec|seconds?|x|%)(?!\w)",
+    r"(?<![\w.%-])(?!1[89]\d0s|95\s?%)\d+(\.\d+)?\s?(ms|us|µs|ns|s|sec|seconds?|x|%)(?!\w)",
     re.IGNORECASE,
 )
 

@@ -281,7 +281,6 @@ class Scorer:
 
     For measures of one relevance level with no text (relstring) column
     (:meth:`of` gives ``None`` otherwise); one per encoding (it keeps the scores).
-    A warm one-run call: about 0.07 ms of 3 ms (two parallel calls became one).
     """
 
     def __init__(

@@ -2,9 +2,9 @@
 
 ``fasteval.evaluate(qrels_dict, run_dict)`` in a loop (a notebook, a script scoring
 runs one at a time) would convert and index the same 86,830 TREC-8 judgments on
-every call (14 ms, more than the run costs). The last few dict qrels prepared are
+every call, which costs more than the run. The last few dict qrels prepared are
 kept with a copy of their content; a later call whose qrels dict is equal (dict
-equality, in C: 1.2 ms for TREC-8) reuses what was prepared, including the
+equality, in C, a fraction of that) reuses what was prepared, including the
 per-query tables the measures build on first use.
 
 A dict edited after a call no longer equals its copy and is prepared again, so an

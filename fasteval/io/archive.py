@@ -161,16 +161,13 @@ def read_row_groups(
 
     Decoded on the calling thread: Arrow's decoding threads each allocate in a
     ``malloc`` arena of their own, which keeps what is freed there, piece after
-    piece. On the TREC-8 archive (5 processes each), the 129 runs evaluated by
-    the command peaked at 268-276 MB against 332-344 MB, in 1.21-1.40 s against
-    1.28-1.60 s; a study's input (``prepare_compact``, 3 each) at 218-223 MB
-    against 274-280 MB, in 0.86-0.91 s against 0.72-0.81 s. Threads gain little
-    here: the other core is scoring meanwhile.
+    piece: a fifth more peak memory for little time (the other core is scoring
+    meanwhile; figures: benchmarks/RESULTS.md, "Figures moved out of the code").
 
     The whole-file digest is checked once, by :func:`row_group_pieces` or
     :func:`run_row_groups`. ``verified``: it matched, so every page's bytes are
     the ones written and their checksums are not computed again (pyarrow's page
-    checksums doubled the read: 0.36 against 0.17 s for the TREC-8 archive). An
+    checksums doubled the read). An
     archive without a digest (an older fasteval's) has every page checked.
     """
     f = _archive_file(path, verified)
@@ -182,11 +179,10 @@ def release_pool_memory() -> None:
     """Give back what Arrow's memory pool keeps of an archive piece that is gone.
 
     pyarrow's default pool (mimalloc) keeps freed memory for reuse: a study's
-    input from the TREC-8 archive (the library) peaked at 293-295 MB against 240 MB
-    from the gz files; asked after every piece, 237 MB, about 0.1 s slower (0.83-0.89
-    against 0.67-0.87 s). Not asked by the evaluation, where it cost 0.1-0.2 s of
-    1.2 s. With the system pool (the command's) this would only trim ``malloc``
-    (0.35 s slower for 1 MB): nothing is asked then.
+    input from an archive (the library) then peaks a fifth above the same input
+    from gz files; asked after every piece, no higher, a little slower. Not asked by
+    the evaluation, where it costs a tenth of the time. With the system pool (the
+    command's) this would only trim ``malloc``, slowly: nothing is asked then.
     """
     pool = pa.default_memory_pool()
     if pool.backend_name != "system":
@@ -271,7 +267,7 @@ def _rows_of(table: pa.Table, wanted: set[str]) -> list[pa.Table]:
 
     An archive holds each run's rows together, so a run is one slice or a few.
     Each dictionary entry is compared once. No Arrow array is built: pyarrow's
-    ``pa.array`` imports pandas (35 MB and 0.2 s in a fresh command).
+    ``pa.array`` imports pandas.
     """
     out = []
     at = 0

@@ -1,7 +1,7 @@
 """gzip input through ISA-L's inflate when it is installed, else zlib.
 
-ISA-L (the ``isal`` package) reads the same gzip streams 2.6x faster than
-zlib on the TREC-8 runs (0.26 vs 0.68 s of one core for 266 MB) and, like
+ISA-L (the ``isal`` package) reads the same gzip streams several times faster
+than zlib (figures: benchmarks/RESULTS.md, "Figures moved out of the code") and, like
 zlib, releases the GIL while it inflates, so a batch read ahead in a thread
 still overlaps parsing. Without it (a platform with no wheel) everything
 works through the standard library, only slower; the outputs are the bytes

@@ -80,7 +80,7 @@ def _run_codes(table: pa.Table, name: str) -> tuple[np.ndarray, list[str]]:
     seen = entries[np.argsort(first)]  # dictionary entries in order of first appearance
     lut = np.full(len(arr.dictionary), -1, np.int32)
     lut[seen] = np.arange(len(seen), dtype=np.int32)
-    # the names by Python indexing: pa.array(numpy) would import pandas (0.18 s)
+    # the names by Python indexing: pa.array(numpy) would import pandas
     words = arr.dictionary.to_pylist()
     return lut[idx], [words[i] for i in seen.tolist()]
 

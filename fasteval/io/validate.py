@@ -98,8 +98,7 @@ def _run_frame_to_arrow(x: pl.DataFrame) -> pa.Table:
     """A run frame as Arrow (newest types: polars' string views, read in place).
 
     Through the Arrow C stream where both libraries have it: it reads less of
-    the frame than ``DataFrame.to_arrow`` (one TREC-8 run, caches cold:
-    0.17 against 0.29 ms), and unlike ``pa.table`` it does not import pandas.
+    the frame than ``DataFrame.to_arrow``, and unlike ``pa.table`` it does not import pandas.
     """
     import polars as pl  # noqa: PLC0415 (only for a polars input)
 
@@ -129,8 +128,8 @@ def _parquet_to_arrow(p: Path) -> pa.Table:
     import polars as pl  # noqa: PLC0415 (not needed by text inputs)
 
     try:
-        # polars reads Parquet faster than pyarrow.parquet here (0.4 vs 1.0 s for a
-        # 5M-row archive in a fresh process) and hands over large_string columns
+        # polars reads Parquet faster than pyarrow.parquet here and hands over
+        # large_string columns
         df = pl.read_parquet(p)
     except (pl.exceptions.PolarsError, OSError) as e:
         msg = f"{p}: not a readable Parquet file ({str(e).splitlines()[0]})"
@@ -237,8 +236,7 @@ def _integer_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
     """An integer id column as its decimal text.
 
     Query and run ids come in runs of equal values: with few runs, only their
-    first values are turned into text and every row points at its run's (one
-    TREC-8 run's integer query ids: about 0.1 against 0.8 ms for all 50,000).
+    first values are turned into text and every row points at its run's.
     """
     import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
 

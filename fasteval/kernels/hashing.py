@@ -12,19 +12,15 @@ are looked up in the order of their home slots (:func:`judge_ranking`): the
 table, and the ids compared on a fingerprint match, are then read front to back,
 one pass, instead of at a random place for each document. TREC-8's 86,830
 judgments (250,000 slots, 1 MB of ids) are far larger than the cache one ranking
-warms. One run (50 queries x 1,000 documents, half of them judged), hashing and
-judging on one thread:
-
-- random lookups, slots and hashes in two arrays: 7.7 ms of CPU (an older hash);
-- in slot order: 3.7-3.9 ms; each hit's id was still read at a random place;
-- one array of slots, ids and grades in slot order: 2.4 ms.
+warms, so lookups in slot order, with slots, ids and grades in one array in slot
+order, cost a third of random lookups (figures: benchmarks/RESULTS.md, "Figures moved
+out of the code").
 
 A document repeated within a ranking is found in the same pass: the home-slot
 order is made in buckets of about one id each, and an id's copies share its
 bucket. The set of seen ids each ranking built before (a table of ``2n`` slots
-filled and probed for every document) is gone: ``rank_groups`` 2.20-2.36 ->
-2.13-2.14 ms (minimum of three, one thread); the ids' last bytes read as one
-word instead of byte by byte, 2.06 ms.
+filled and probed for every document) is gone, and the ids' last bytes are read as
+one word instead of byte by byte.
 """
 
 from __future__ import annotations
@@ -41,9 +37,7 @@ _MAX_BUCKETS = 1 << 20
 
 # Byte loops index with ``np.uint64(k)``: numba wraps a negative signed index
 # around (a compare and a conditional move at every access), which also kept
-# LLVM from merging a word's eight byte loads into one. Unsigned: hashing one
-# TREC-8 run's 50,000 ids 0.61 -> 0.29 ms; splitting a 262 MB run file into
-# fields 1.69 -> 1.48 ns a byte.
+# LLVM from merging a word's eight byte loads into one; unsigned halves hashing.
 
 
 _K0 = np.uint64(0x9E3779B97F4A7C15)
@@ -71,16 +65,13 @@ def hash_bytes(buf, s, e):  # pragma: no cover - numba
     (``h & mask``). FNV-1a, used before, did not: on TREC-style ids (shared
     prefixes, sequential digits) its low 8 bits gave a chi-square of 433 where
     256 is expected (tested). One multiply per eight bytes, where FNV-1a's chain
-    had one per byte: ``rank_groups`` on one TREC-8 run 3.2-3.6 -> 3.05 ms of
-    one thread; the whole TREC-8 archive is unchanged (1.57 vs 1.58 s).
+    had one per byte.
 
     The words are those at ``0, 8, ...`` below the last eight bytes, then the last
     eight bytes themselves (overlapping the word before when the length is not a
     multiple of eight); an id of 4-7 bytes is its first and last four bytes, a
     shorter one its bytes. With the length folded in first, that is every byte
-    once at least, with no shifts or byte loops for ids of eight bytes or more:
-    hashing one TREC-8 run's 50,000 ids (8-16 bytes) 0.30 -> 0.14 ms, against
-    the last word's bytes shifted into place before.
+    once at least, with no shifts or byte loops for ids of eight bytes or more.
     """
     n = e - s
     h = _K0 ^ np.uint64(n)
@@ -299,12 +290,9 @@ def judge_ranking(buf, d_s, d_e, rows, hs, q, table, grade, jud, dup):  # pragma
 
     Each lookup's hash and id bounds are first copied in that order, so the
     loop reads them front to back instead of through two indices (``order``,
-    then ``rows``): one TREC-8 run, one thread, about 0.2 ms less for the
-    whole ranking step (2.5 ms). (:func:`equal_bytes` with the last word read
-    overlapping, as :func:`hash_bytes` reads it, saved 0.06 ms more here but
-    only when inlined, and inlined it kept the text parser from inlining its
-    field comparison: 200 synthetic run files 4-5% slower. It stays byte by
-    byte at the end.)
+    then ``rows``). (:func:`equal_bytes` stays byte by byte at the end: reading
+    its last word overlapping, as :func:`hash_bytes` does, paid only when inlined,
+    and inlined it kept the text parser from inlining its field comparison.)
     """
     t_off, slots, ids, t_rel, t_jud = table
     tbuf, ts, te = ids

@@ -253,7 +253,7 @@ def _gather_views(docs, rows, score):  # pragma: no cover - numba
     n = rows.shape[0]
     low = np.uint64(0xFFFFFFFF)
     # the buffer's size first: a buffer grown as it filled (the array reassigned in
-    # the loop) took 2.3x as long (9 against 4 ns an id, one TREC-8 run)
+    # the loop) took more than twice as long
     words = 0
     for j in range(n):
         length = np.int64(views[rows[j], 0] & low)
@@ -509,9 +509,8 @@ def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: n
     are ``rbp_lut[s * n_q + q]``.
 
     One function on purpose: split into a helper per kind of family (and those
-    inlined), the same columns took 15-70 % more time (all_trec on 20 TREC-8
-    runs, one thread: 14 -> 24-33 ms), numba passing the per-ranking state
-    between them instead of keeping it in registers.
+    inlined), the same columns took much longer, numba passing the per-ranking
+    state between them instead of keeping it in registers.
     """
     starts, ends, group_q, rel = groups
     num_rel_q, num_nonrel_q, ideal_off, idcg, ideal_g = stats
