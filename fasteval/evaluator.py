@@ -39,7 +39,7 @@ from fasteval.errors import (
     MeasureError,
     ParameterError,
 )
-from fasteval.io import gz
+from fasteval.io import formats, gz
 from fasteval.io.tables import qrels_columns
 from fasteval.io.writers import in_measure_order
 from fasteval.io.zscores import as_zscores
@@ -338,7 +338,7 @@ def _qrels_head(path: Path) -> tuple[int, str] | None:
     """The first line (number, text) of a file whose first lines all read as qrels
     (``qid iter docno rel``: four columns, an integer grade, no ``Q0``), else None."""
     try:
-        with gz.open_gzip(path) if path.suffix == ".gz" else open(path, "rb") as f:
+        with formats.open_bytes(path) as f:
             head = f.read(16384)
     except gz.ERRORS:  # OSError among them
         return None

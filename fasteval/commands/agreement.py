@@ -19,26 +19,22 @@ from fasteval.commands.common import (
 )
 from fasteval.errors import ParameterError
 
-TABLE_SUFFIXES = (".parquet", ".csv", ".tsv")
+TABLE_FORMATS = ("parquet", "csv", "tsv")
 
 
 def table_output(output: str | None) -> str | None:
     """``-o``'s path if its suffix names a table format (.parquet, .csv, .tsv), else an error."""
     if output is None:
         return None
-    suffix = Path(output).suffix.lower()
-    if suffix not in TABLE_SUFFIXES:
+    from fasteval.io import writers
+
+    if writers.named_format(output) not in TABLE_FORMATS:
         msg = (
-            f"-o {output}: the suffix {suffix!r} names no table format; use .parquet, .csv or .tsv"
+            f"-o {output}: the suffix {writers.output_suffix(output)!r} names no table format; "
+            "use .parquet, .csv or .tsv"
         )
         raise ParameterError(msg)
     return output
-
-
-def _part_path(output: str, part: str) -> Path:
-    """``out.csv`` -> ``out.labels.csv``: one file per table of a result."""
-    p = Path(output)
-    return p.with_name(f"{p.stem}.{part}{p.suffix}")
 
 
 resamples_option = click.option(
@@ -197,7 +193,7 @@ def agree_cmd(
             msg = "--plot draws the system means: give --runs"
             raise ParameterError(msg)
     from fasteval.comparison import agreement
-    from fasteval.io.writers import write_frame
+    from fasteval.io.writers import part_path, write_frame
 
     res = agreement(
         reference,
@@ -225,8 +221,8 @@ def agree_cmd(
             click.echo(df.write_csv(separator="\t", float_precision=6), nl=False)
     else:
         for k, df in tables.items():
-            write_frame(df, _part_path(out, k))
-        click.echo(f"# {', '.join(tables)} in {_part_path(out, '*')}", err=True)
+            write_frame(df, part_path(out, k))
+        click.echo(f"# {', '.join(tables)} in {part_path(out, '*')}", err=True)
     if plot is not None:
         from fasteval.plots.agreement import plot_agreement
 

@@ -341,33 +341,6 @@ def progress_bar(total: int, unit: str, desc: str, show: bool) -> Any:
     return tqdm(total=total, unit=unit, desc=desc, disable=not show, file=sys.stderr)
 
 
-#: What a suffix of ``-o`` names, for every command (each writes some of these).
-SUFFIX_FORMATS = {
-    ".parquet": "parquet",
-    ".pq": "parquet",
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".json": "json",
-    ".jsonl": "jsonl",
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".tex": "latex",
-    ".html": "html",
-    ".htm": "html",
-}
-
-
-#: Suffixes of ``-o`` that mean the command's own text (trec_eval's text for ``eval``),
-#: as does no suffix at all.
-TEXT_SUFFIXES = ("", ".txt", ".trec", ".eval", ".out", ".res", ".run")
-
-# formats whose bytes are not text: never written into a file named as text
-_BINARY = ("parquet",)
-# (suffix, format) pairs that agree although the suffix names another format: ndeval's
-# own layout is CSV
-_AGREE = {(".csv", "ndeval")}
-
-
 @dataclass(frozen=True)
 class Writes:
     """What a command writes to ``-o``: its formats, and how the file's suffix picks one.
@@ -384,25 +357,28 @@ class Writes:
     any_suffix
         A suffix that names no format means ``text`` (runs and qrels have any name);
         otherwise it is an error listing the suffixes.
-    suffixes
-        The command's own meaning of a suffix, over :data:`SUFFIX_FORMATS`.
+    named_by
+        The command's own meaning of a suffix, over
+        :data:`fasteval.io.writers.SUFFIX_FORMATS`.
     """
 
     formats: tuple[str, ...]
     text: str | None
     param: str | None = "fmt"
     any_suffix: bool = False
-    suffixes: tuple[tuple[str, str], ...] = ()
+    named_by: tuple[tuple[str, str], ...] = ()
 
 
 def _suffix_list(w: Writes) -> str:
     """``parquet (.parquet, .pq), csv (.csv), tsv (.txt, ... or none)``: what names each."""
-    names = {**SUFFIX_FORMATS, **dict(w.suffixes)}
+    from fasteval.io import writers
+
+    names = {**writers.SUFFIX_FORMATS, **dict(w.named_by)}
     listed = []
     for f in w.formats:
         suffixes = [s for s, g in names.items() if g == f]
         if f == w.text:
-            suffixes += [s for s in TEXT_SUFFIXES if s] + ["no suffix"]
+            suffixes += [s for s in writers.TEXT_SUFFIXES if s] + ["no suffix"]
         if suffixes:
             listed.append(f"{f} ({', '.join(suffixes)})")
     return ", ".join(listed)
@@ -437,15 +413,17 @@ def pick_format(
     """
     if output is None:
         return fmt or w.text or w.formats[0]
-    suffix = Path(output).suffix.lower()
-    named = dict(w.suffixes).get(suffix, SUFFIX_FORMATS.get(suffix))
-    text = named is None and (suffix in TEXT_SUFFIXES or w.any_suffix)
+    from fasteval.io import writers
+
+    suffix = writers.output_suffix(output)
+    named = writers.named_format(output, w.named_by)
+    text = named is None and (writers.is_text_name(output) or w.any_suffix)
     options = f"--format {'|'.join(w.formats)}" if w.param else ""
     if fmt is not None:
         agree = (
-            fmt in (named, SUFFIX_FORMATS.get(suffix))
-            or (suffix, fmt) in _AGREE
-            or (text and fmt not in _BINARY)
+            fmt in (named, writers.named_format(output))
+            or writers.agrees(output, fmt)
+            or (text and fmt not in writers.BINARY)
             or (named is None and not text)  # a name that says nothing: --format decides
         )
         if agree:

@@ -14,7 +14,7 @@ from fasteval.commands.common import (
 
 # ndeval's own layout is CSV: ``-o x.csv`` writes it (``--format csv``: the long table)
 _WRITES = Writes(
-    ("ndeval", "trec", "csv", "json", "parquet"), "ndeval", suffixes=((".csv", "ndeval"),)
+    ("ndeval", "trec", "csv", "json", "parquet"), "ndeval", named_by=((".csv", "ndeval"),)
 )
 
 

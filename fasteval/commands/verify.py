@@ -26,8 +26,6 @@ import click
 from fasteval.commands.common import friendly
 from fasteval.errors import DamagedFileError, FastevalError, InputFormatError, ParameterError
 
-PARQUET = (".parquet", ".pq")
-
 
 @dataclass
 class Finding:
@@ -102,7 +100,7 @@ def _unreadable_manifest(path: Path, reason: str) -> Finding:
 def check_study(folder: Path) -> list[Finding]:
     """A study folder: ``study.json``, each file it lists, every Parquet file in it."""
     from fasteval.analysis import study_store as st
-    from fasteval.io import stored
+    from fasteval.io import formats, stored
 
     meta_path = folder / "study.json"
     try:
@@ -119,7 +117,7 @@ def check_study(folder: Path) -> list[Finding]:
     for name in sorted(listed):
         if not (folder / name).exists():
             found.append(Finding(folder / name, False, "listed in study.json", missing=True))
-    for p in sorted(q for q in folder.rglob("*") if q.suffix.lower() in PARQUET):
+    for p in sorted(q for q in folder.rglob("*") if formats.is_parquet(q)):
         rel = p.relative_to(folder).as_posix()
         want = listed.get(rel)
         if isinstance(want, dict):
@@ -151,16 +149,18 @@ def _study_mark(path: Path) -> str | None:
 
 def check_path(path: Path) -> list[Finding]:
     """The findings for one argument of ``verify``."""
+    from fasteval.io import formats
+
     if not path.exists():
         return [Finding(path, False, "no such file or folder", missing=True)]
     if path.is_dir():
         if (path / "study.json").exists():
             return check_study(path)
-        files = sorted(q for q in path.rglob("*") if q.suffix.lower() in PARQUET)
+        files = sorted(q for q in path.rglob("*") if formats.is_parquet(q))
         if not files:
             return [Finding(path, False, "no Parquet file in this folder")]
         return [check_file(q) for q in files]
-    if path.suffix.lower() not in PARQUET:
+    if not formats.is_parquet(path):
         from fasteval.io import stored
 
         if stored.footer_start(path)[1] < 0:

@@ -243,7 +243,7 @@ def fetch_one(x: str) -> list[Any]:
     import pyarrow.fs as pafs
     import pyarrow.parquet as pq
 
-    from fasteval.io.tables import PARQUET_SUFFIXES
+    from fasteval.io import formats
 
     try:
         fs, path = pafs.FileSystem.from_uri(x)
@@ -268,7 +268,7 @@ def fetch_one(x: str) -> list[Any]:
             paths = [path]
         out: list[Any] = []
         for p in paths:
-            if Path(p).suffix.lower() in PARQUET_SUFFIXES:
+            if formats.is_parquet(p):
                 out.append(pl.from_arrow(pq.read_table(p, filesystem=fs)))
             else:
                 out.append(_local_copy(fs, p, f"{x}#{p}"))

@@ -24,7 +24,6 @@ metadata; a frame's is its length.
 from __future__ import annotations
 
 import os
-import struct
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -36,7 +35,7 @@ import pyarrow.parquet as pq
 
 from fasteval.columns import RunColumns
 from fasteval.errors import FastevalError, InputFormatError, ParameterError
-from fasteval.io import gz, is_polars
+from fasteval.io import formats, gz, is_polars
 from fasteval.io.archive import (
     EVAL_COLUMNS,
     archive_info,
@@ -45,7 +44,7 @@ from fasteval.io.archive import (
     release_pool_memory,
     row_group_pieces,
 )
-from fasteval.io.tables import PARQUET_SUFFIXES, expand_paths, run_columns, runs_from_table
+from fasteval.io.tables import expand_paths, run_columns, runs_from_table
 from fasteval.io.trec import (
     PathLike,
     RawFiles,
@@ -108,34 +107,6 @@ class Batch:
         return self.pieces and self.units[0].archive
 
 
-def _gzip_size(p: Path) -> int:
-    """Uncompressed size of a gzip file from its trailer (mod 2**32), else its size."""
-    size = p.stat().st_size
-    try:
-        with p.open("rb") as f:
-            if f.read(2) != b"\x1f\x8b" or size < 18:
-                return size
-            f.seek(-4, os.SEEK_END)
-            isize = int(struct.unpack("<I", f.read(4))[0])
-    except OSError:
-        return size
-    # a file over 4 GiB uncompressed wraps around; never estimate below the compressed size
-    return max(isize, size)
-
-
-def _first_tag(p: Path) -> str | None:
-    """The 6th field of the first non-blank line (None if it cannot be read)."""
-    try:
-        with gz.open_gzip(p) if p.suffix == ".gz" else open(p, "rb") as f:
-            for line in f:
-                fields = line.split()
-                if fields:
-                    return fields[5].decode() if len(fields) >= 6 else None
-    except (OSError, EOFError, UnicodeDecodeError):
-        return None
-    return None
-
-
 def _units(items: list[Any], opts: EvalOptions) -> list[Unit]:
     """The input units in the readers' order: text files, then tables and archives."""
     text: list[Unit] = []
@@ -143,7 +114,7 @@ def _units(items: list[Any], opts: EvalOptions) -> list[Unit]:
     for x in expand_paths(items):
         if isinstance(x, (str, os.PathLike)):
             p = Path(x)
-            if p.suffix.lower() in PARQUET_SUFFIXES:
+            if formats.is_parquet(p):
                 try:
                     rows = pq.ParquetFile(p).metadata.num_rows
                 except (OSError, pa.ArrowException):
@@ -154,8 +125,9 @@ def _units(items: list[Any], opts: EvalOptions) -> list[Unit]:
             if not p.is_file():  # the reader raises its own message
                 text.append(Unit(x, 0, None, is_text=True))
                 continue
-            size = _gzip_size(p) if p.suffix == ".gz" else p.stat().st_size
-            run = run_id_from_filename(p) if opts.run_id_from == "filename" else _first_tag(p)
+            size = formats.unpacked_size(p)
+            by_name = opts.run_id_from == "filename"
+            run = run_id_from_filename(p) if by_name else formats.first_tag(p)
             text.append(Unit(x, max(1, size // BYTES_PER_LINE), run, is_text=True))
         else:
             n = x.height if is_polars(x) else getattr(x, "num_rows", 0)

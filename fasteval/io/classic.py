@@ -26,10 +26,11 @@ Every document not judged relevant for a query counts as non-relevant for it
 
 from __future__ import annotations
 
-import gzip
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from fasteval.io import formats
 
 
 @dataclass
@@ -46,10 +47,7 @@ class ClassicCollection:
 def _read(p: Path) -> str:
     if not p.exists() and Path(str(p) + ".gz").exists():
         p = Path(str(p) + ".gz")
-    if p.suffix == ".gz":
-        with gzip.open(p, "rt", encoding="latin-1") as f:
-            return f.read().replace("\r\n", "\n")
-    return p.read_text(encoding="latin-1").replace("\r\n", "\n")
+    return formats.read_text(p, "latin-1").replace("\r\n", "\n")
 
 
 def _smart(text: str, keep: set[str]) -> list[tuple[str, str]]:

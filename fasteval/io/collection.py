@@ -27,7 +27,6 @@ extra) can be plugged in; they apply to the distinct tokens only.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import re
@@ -43,7 +42,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fasteval.errors import InputFormatError, ParameterError, SchemaError, install_hint
-from fasteval.io import stored, writers
+from fasteval.io import formats, stored, writers
 from fasteval.io.classic import READERS, load
 
 TOKEN_PATTERN = r"[a-z0-9]+"
@@ -308,9 +307,7 @@ def read_trec_sgml(path: str | os.PathLike[str]) -> pl.DataFrame:
     element with tags removed.
     """
     p = Path(path)
-    opener: Any = gzip.open if p.suffix == ".gz" else open
-    with opener(p, "rt", encoding="utf-8", errors="replace") as f:
-        raw = f.read()
+    raw = formats.read_text(p, "utf-8", errors="replace")
     ids, texts = [], []
     for m in _DOC_RE.finditer(raw):
         body = m.group(1)
@@ -385,16 +382,7 @@ def read_collection(
             f"({', '.join(sorted(READERS))})\n  hint: give a file"
         )
         raise InputFormatError(msg)
-    name = p.name.lower().removesuffix(".gz")
-    fmt = format or (
-        "parquet"
-        if name.endswith(".parquet")
-        else "csv"
-        if name.endswith(".csv")
-        else "jsonl"
-        if name.endswith((".jsonl", ".ndjson", ".json"))
-        else "trec"
-    )
+    fmt = format or formats.table_format(p)
     try:
         if fmt == "parquet":
             schema = pq.read_schema(p)

@@ -20,16 +20,11 @@ import pyarrow as pa
 from fasteval.columns import Source, StrColumn, heads_of, numeric_numpy, spread
 from fasteval.errors import InputFormatError, SchemaError
 from fasteval.io import adapters, archive, is_polars, stored
+from fasteval.io.formats import PARQUET_SUFFIXES as PARQUET_SUFFIXES  # noqa: PLC0414
+from fasteval.io.formats import is_parquet as is_parquet  # noqa: PLC0414
 
 if TYPE_CHECKING:
     import polars as pl
-
-PARQUET_SUFFIXES = (".parquet", ".pq")
-
-
-def is_parquet(p: Path) -> bool:
-    """Whether ``p`` is named as a Parquet file (``.parquet`` or ``.pq``, any case)."""
-    return p.suffix.lower() in PARQUET_SUFFIXES
 
 
 def to_arrow(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,8 +22,9 @@ from fasteval.analysis.fusion.methods import NORMS, norm_name
 from fasteval.columns import QrelsColumns, RunColumns, dict_encode, numeric_numpy
 from fasteval.engine.inputs import as_list
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
+from fasteval.io import formats
 from fasteval.io.archive import archive_info, read_runs
-from fasteval.io.tables import PARQUET_SUFFIXES, qrels_columns, run_columns
+from fasteval.io.tables import qrels_columns, run_columns
 from fasteval.kernels import fusion as kf
 from fasteval.kernels import ranking as kr
 from fasteval.options import EvalOptions
@@ -126,7 +126,7 @@ def _lookup(values: pa.Array, into: pa.Array) -> np.ndarray:
 
 def _only_runs(x: Any, only: Sequence[str]) -> Any:
     """A fasteval archive's rows of the runs ``only`` (a table), any other input as it is."""
-    if not isinstance(x, (str, os.PathLike)) or Path(x).suffix.lower() not in PARQUET_SUFFIXES:
+    if not isinstance(x, (str, os.PathLike)) or not formats.is_parquet(x):
         return x
     if archive_info(x) is None:
         return x

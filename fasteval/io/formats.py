@@ -1,0 +1,82 @@
+"""The one home of input formats: what a file's name says it holds, and how it opens.
+
+Every reader asks here rather than testing a suffix itself: Parquet (``.parquet``,
+``.pq``; a fasteval run archive, a table fasteval stored, or any other), gzip
+(``.gz``: read through :mod:`fasteval.io.gz`), and plain text otherwise. Also the
+cheap facts a plan of batches needs before reading: a text file's size unpacked
+and its first run id. (Outputs: :mod:`fasteval.io.writers`.)
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+from pathlib import Path
+from typing import IO, Any
+
+from fasteval.io import gz
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+GZIP_SUFFIX = ".gz"
+PathLike = str | os.PathLike[str]
+
+
+def is_parquet(path: PathLike) -> bool:
+    """Whether ``path`` is named as a Parquet file (``.parquet`` or ``.pq``, any case)."""
+    return Path(path).suffix.lower() in PARQUET_SUFFIXES
+
+
+def is_gzip(path: PathLike) -> bool:
+    """Whether ``path`` is named as a gzip file (``.gz``)."""
+    return Path(path).suffix == GZIP_SUFFIX
+
+
+def open_bytes(path: PathLike) -> IO[bytes]:
+    """``path`` opened for reading bytes, unpacked when it is gzip."""
+    return gz.open_gzip(path) if is_gzip(path) else open(path, "rb")
+
+
+def read_text(path: PathLike, encoding: str = "utf-8", errors: str = "strict") -> str:
+    """The whole text of ``path`` (plain or gzip), newlines as Python's text mode reads them."""
+    with io.TextIOWrapper(open_bytes(path), encoding=encoding, errors=errors) as f:
+        return f.read()
+
+
+def unpacked_size(path: Path) -> int:
+    """The bytes of ``path`` once unpacked: a gzip file's trailer (mod 2**32, never
+    below the packed size), else its size."""
+    size = path.stat().st_size
+    if not is_gzip(path):
+        return size
+    try:
+        with path.open("rb") as f:
+            if f.read(2) != b"\x1f\x8b" or size < 18:
+                return size
+            f.seek(-4, os.SEEK_END)
+            isize = int(struct.unpack("<I", f.read(4))[0])
+    except OSError:
+        return size
+    return max(isize, size)  # over 4 GiB unpacked, the trailer wraps around
+
+
+def first_tag(path: Path) -> str | None:
+    """The 6th field (a run file's tag) of the first non-blank line; None if unreadable."""
+    try:
+        with open_bytes(path) as f:
+            for line in f:
+                fields = line.split()
+                if fields:
+                    return fields[5].decode() if len(fields) >= 6 else None
+    except (OSError, EOFError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def table_format(path: PathLike) -> str:
+    """What a document table's name says it is: ``parquet``, ``csv``, ``jsonl``
+    (``.jsonl``, ``.ndjson``, ``.json``) or ``trec`` (SGML); a ``.gz`` aside."""
+    name = Path(path).name.lower().removesuffix(GZIP_SUFFIX)
+    kinds: dict[str, Any] = {"parquet": (".parquet",), "csv": (".csv",)}
+    kinds["jsonl"] = (".jsonl", ".ndjson", ".json")
+    return next((k for k, ends in kinds.items() if name.endswith(ends)), "trec")
