@@ -1,4 +1,9 @@
-"""Ranking evaluation, the one route: plan batches, read, encode, score, merge.
+"""Ranking evaluation in batches: plan, read, encode, score, merge.
+
+The route of :func:`fasteval.evaluate`, :class:`fasteval.Evaluator` and the command
+line; the analyses that need every ranking at once (RIC, the report, studies,
+fusion) use :func:`fasteval.engine.inputs.prepare` and
+:func:`fasteval.engine.ranking.compute` instead.
 
 :func:`evaluate_ranking_stream` scores runs against prepared qrels
 (:class:`fasteval.engine.encode.PreparedQrels`) holding only one batch of run

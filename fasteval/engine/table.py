@@ -1,4 +1,6 @@
-"""The one builder of the long result table ``run_id, query_id, measure, value``."""
+"""The long result table ``run_id, query_id, measure, value`` of the ranking evaluators.
+
+(Preference judgments build their own frame in :mod:`fasteval.engine.prefs`.)"""
 
 from __future__ import annotations
 
