@@ -50,6 +50,8 @@ def test_every_block_is_classified() -> None:
     assert len(RUNNABLE) >= 20  # the docs do show running examples
 
 
+# A page's blocks share one namespace, in page order: they need one process, which the
+# README's `pytest -n 2 --dist loadfile` gives (each file's tests on one worker).
 _STATE: dict[str, dict[str, Any]] = {}
 
 
