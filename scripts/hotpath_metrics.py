@@ -16,7 +16,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "fasteval"
 ROOMS = ("kernels", "engine", "io", "measures")
-ROOM_FILES = ("columns.py", "parallel.py", "evaluator.py", "api.py", "aot.py", "warmup.py")
+ROOM_FILES = (
+    "columns.py",
+    "parallel.py",
+    "evaluator.py",
+    "api.py",
+    "aot.py",
+    "warmup.py",
+    "options.py",  # engine/options.py before
+)
 OPTION_NAMES = {"compat", "on_duplicate", "relevance_level", "run_id_from"}
 OPTION_SCOPE = ("engine", "io", "measures")
 OPTION_FILES = ("commands/common.py",)

@@ -9,7 +9,6 @@ and its first run id. (Outputs: :mod:`fasteval.io.writers`.)
 
 from __future__ import annotations
 
-import io
 import os
 import struct
 from pathlib import Path
@@ -39,8 +38,9 @@ def open_bytes(path: PathLike) -> IO[bytes]:
 
 def read_text(path: PathLike, encoding: str = "utf-8", errors: str = "strict") -> str:
     """The whole text of ``path`` (plain or gzip), newlines as Python's text mode reads them."""
-    with io.TextIOWrapper(open_bytes(path), encoding=encoding, errors=errors) as f:
-        return f.read()
+    with open_bytes(path) as f:
+        text = f.read().decode(encoding, errors)
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def unpacked_size(path: Path) -> int:
