@@ -4,12 +4,10 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -235,18 +233,6 @@ class _Layout(NamedTuple):
     order: np.ndarray
 
 
-LAYOUTS = 16
-"""Layouts of small long tables kept for reuse (the most recently used)."""
-
-LAYOUT_ROWS = 4096
-"""Rows up to which a long table's layout is kept. A warm one-run call (TREC-8, three
-measures: 153 rows) rebuilt its query and measure columns and its row order on every
-call: 0.10-0.12 ms of a 2.3 ms call, caches cold after the kernels."""
-
-_layouts: OrderedDict[tuple[Any, ...], _Layout] = OrderedDict()
-_layouts_lock = threading.Lock()
-
-
 def _layout(
     enc: Encoded,
     names: Sequence[str],
@@ -254,27 +240,11 @@ def _layout(
     per_query_cols: np.ndarray,
     summary_cols: np.ndarray,
 ) -> _Layout:
-    """The layout of a long table (:class:`_Layout`), reused for a small table whose
-    runs, queries, groups and measures are those of one built before (runs by number:
-    one run's table serves every single run scored on the same queries)."""
-    n_pq = int(per_query_cols.sum()) * (int(rows.sum()) if rows is not None else 0)
-    key: tuple[Any, ...] | None = None
-    if n_pq + len(enc.run_names) * summary_cols.shape[0] <= LAYOUT_ROWS:
-        key = (
-            len(enc.run_names),
-            tuple(enc.qids),
-            tuple(names),
-            enc.group_run.tobytes(),
-            enc.group_q.tobytes(),
-            None if rows is None else rows.tobytes(),
-            per_query_cols.tobytes(),
-            summary_cols.tobytes(),
-        )
-        with _layouts_lock:
-            hit = _layouts.get(key)
-            if hit is not None:
-                _layouts.move_to_end(key)
-                return hit
+    """Where each row of a long table comes from (:class:`_Layout`).
+
+    (A cache of small tables' layouts paid 2 % of a warm one-run call, under the 3 %
+    a fast path must pay to stay: benchmarks/RESULTS.md, "The hot path's shape".)
+    """
     n_runs = len(enc.run_names)
     n_q = len(enc.qids)
     # per-query block: groups are run-major, query order within a run
@@ -298,15 +268,7 @@ def _layout(
         np.concatenate([pq_q, np.full(s_run.shape[0], n_q, np.int64)])[order],
         np.concatenate([pq_m, s_m])[order],
     )
-    for a in (*idx, gg, pq_m, s_run, s_m, order):  # shared by later calls: read-only
-        a.flags.writeable = False
-    made = _Layout(idx, gg, pq_m, s_run, s_m, order)
-    if key is not None:
-        with _layouts_lock:
-            _layouts[key] = made
-            while len(_layouts) > LAYOUTS:
-                _layouts.popitem(last=False)
-    return made
+    return _Layout(idx, gg, pq_m, s_run, s_m, order)
 
 
 SMALL_TABLE = 512
