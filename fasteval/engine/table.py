@@ -242,8 +242,8 @@ def _layout(
 ) -> _Layout:
     """Where each row of a long table comes from (:class:`_Layout`).
 
-    (A cache of small tables' layouts paid 2 % of a warm one-run call, under the 3 %
-    a fast path must pay to stay: benchmarks/RESULTS.md, "The hot path's shape".)
+    (A cache of small tables' layouts did not pay its keep: benchmarks/RESULTS.md,
+    "The hot path's shape".)
     """
     n_runs = len(enc.run_names)
     n_q = len(enc.qids)
