@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from fasteval.engine.encode import PreparedQrels, prepare_qrels
 from fasteval.engine.inputs import QrelsLike, RunsLike
 from fasteval.engine.recent import RECENT, is_qrels_dict
-from fasteval.engine.table import Long, as_frame
+from fasteval.engine.table import Long
 from fasteval.errors import (
     FastevalError,
     FastevalWarning,
@@ -41,7 +41,7 @@ from fasteval.errors import (
 )
 from fasteval.io import formats, gz
 from fasteval.io.tables import qrels_columns
-from fasteval.io.writers import in_measure_order
+from fasteval.io.writers import as_frame, in_measure_order
 from fasteval.io.zscores import as_zscores
 from fasteval.measures.catalog import Request, parse_request, split
 from fasteval.measures.ir_measures_names import normalise_measures

@@ -147,11 +147,6 @@ def to_frame(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> pl.D
     return to_long(ev, per_query=per_query, compat=compat).to_polars()
 
 
-def as_frame(table: Long | pl.DataFrame) -> pl.DataFrame:
-    """``table`` as a polars DataFrame (a :class:`Long` converted, a frame as it is)."""
-    return table.to_polars() if isinstance(table, Long) else table
-
-
 def _without_undefined(out: Long, ev: Evaluation) -> Long:
     """``out`` without the rows whose value is NaN for a measure aggregated over the
     queries where it is defined."""

@@ -483,7 +483,7 @@ def format_trec(
     the command line renders without loading polars).
     """
     if not in_order:
-        df = in_measure_order(_frame(df), {m.name: i for i, m in enumerate(measures)})
+        df = in_measure_order(as_frame(df), {m.name: i for i, m in enumerate(measures)})
     integer = set() if zscore else {m.name for m in measures if m.info.integer}
     prefix = "Z" if zscore else ""
     first = next((m.name for m in measures if not m.info.text), None)  # first 'all' row
@@ -522,7 +522,8 @@ def _rows(df: pl.DataFrame | Rows) -> list[tuple[Any, ...]]:
     return rows
 
 
-def _frame(df: pl.DataFrame | Rows) -> pl.DataFrame:
+def as_frame(df: pl.DataFrame | Rows) -> pl.DataFrame:
+    """``df`` as a polars DataFrame (:class:`Rows` converted, a frame as it is)."""
     return df.to_polars() if isinstance(df, Rows) else df
 
 
@@ -653,7 +654,7 @@ def write_table(
         else:
             write_parquet(df, require_path(fmt, path))
         return None
-    df = _frame(df)
+    df = as_frame(df)
     if fmt == "trec":
         text = (
             format_trec_diversity(df)
