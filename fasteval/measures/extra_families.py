@@ -9,6 +9,16 @@ from __future__ import annotations
 
 from fasteval.measures.family import Family
 
+
+def _cwl(
+    *, name: str, definition: str, citation: str, defaults: tuple[float, ...] = (1.0, 0.0, 1.0, 0.0)
+) -> Family:
+    """A C/W/L family of ir_measures (cwl_eval's), read by the parser's C/W/L branch."""
+    gains = "gains (clip(grade, min_rel, max_rel) - min_rel) / (max_rel - min_rel) over 1000 ranks"
+    doc = f"{definition}. Params: T or p, min_rel, max_rel, k; {gains} ({citation})."
+    return Family(name=name, kind="list", defaults=defaults, doc=doc)
+
+
 EXTRA_FAMILIES = [
     Family(
         name="err",
@@ -137,98 +147,54 @@ EXTRA_FAMILIES = [
             "non-relevant (where ir_measures' fails)."
         ),
     ),
-    Family(
+    _cwl(
         name="inst",
-        kind="list",
-        defaults=(1.0, 0.0, 1.0, 0.0),
-        doc=(
-            "INST: C/W/L with c_i = ((i + T + T_i - 1)/(i + T + T_i))^2, T_i = T - gain so far "
-            "(Moffat, Bailey, Scholer & Thomas, ADCS 2015; cwl_eval). Params: T or p, min_rel, "
-            "max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel) / (max_rel - min_rel) over"
-            " 1000 ranks."
-        ),
+        definition="INST: C/W/L with c_i = ((i + T + T_i - 1)/(i + T + T_i))^2, T_i = T - gain "
+        "so far",
+        citation="Moffat, Bailey, Scholer & Thomas, ADCS 2015; cwl_eval",
     ),
-    Family(
+    _cwl(
         name="insq",
-        kind="list",
-        defaults=(1.0, 0.0, 1.0, 0.0),
-        doc=(
-            "INSQ: C/W/L with c_i = ((i + 2T - 1)/(i + 2T))^2 (Moffat, Scholer & Thomas, ADCS 2012;"
-            " cwl_eval). Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) "
-            "- min_rel) / (max_rel - min_rel) over 1000 ranks."
-        ),
+        definition="INSQ: C/W/L with c_i = ((i + 2T - 1)/(i + 2T))^2",
+        citation="Moffat, Scholer & Thomas, ADCS 2012; cwl_eval",
     ),
-    Family(
+    _cwl(
         name="bpm",
-        kind="list",
-        defaults=(1.0, 0.0, 1.0, 0.0),
-        doc=(
-            "Bejewelled player model, static: C/W/L that continues while the gain so far is below T"
-            " and fewer than k documents were seen (Zhang et al., SIGIR 2017; cwl_eval). Params: T "
-            "or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel) / (max_rel "
-            "- min_rel) over 1000 ranks."
-        ),
+        definition="Bejewelled player model, static: C/W/L that continues while the gain so far is "
+        "below T and fewer than k documents were seen",
+        citation="Zhang et al., SIGIR 2017; cwl_eval",
     ),
-    Family(
+    _cwl(
         name="sdcg",
-        kind="list",
-        defaults=(1.0, 0.0, 1.0, 0.0),
-        doc=(
-            "Scaled DCG@k: C/W/L with c_i = log2(i+1)/log2(i+2) before k, 0 from k (Jarvelin & "
-            "Kekalainen 2002, as a C/W/L measure; cwl_eval). Params: T or p, min_rel, max_rel, k; "
-            "gains (clip(grade, min_rel, max_rel) - min_rel) / (max_rel - min_rel) over 1000 ranks."
-        ),
+        definition="Scaled DCG@k: C/W/L with c_i = log2(i+1)/log2(i+2) before k, 0 from k",
+        citation="Jarvelin & Kekalainen 2002, as a C/W/L measure; cwl_eval",
     ),
-    Family(
+    _cwl(
         name="nerr8",
-        kind="list",
-        defaults=(1.0, 0.0, 1.0, 0.0),
-        doc=(
-            "NERR eq. 8: c_i = 1 - g_i before k (Azzopardi, Mackenzie & Moffat, ICTIR 2021; "
-            "cwl_eval). Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) -"
-            " min_rel) / (max_rel - min_rel) over 1000 ranks."
-        ),
+        definition="NERR eq. 8: c_i = 1 - g_i before k",
+        citation="Azzopardi, Mackenzie & Moffat, ICTIR 2021; cwl_eval",
     ),
-    Family(
+    _cwl(
         name="nerr9",
-        kind="list",
-        defaults=(1.0, 0.0, 1.0, 0.0),
-        doc=(
-            "NERR eq. 9: c_i = i/(i+1) (1 - g_i) before k (Azzopardi et al., ICTIR 2021). Params: T"
-            " or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel) / (max_rel"
-            " - min_rel) over 1000 ranks."
-        ),
+        definition="NERR eq. 9: c_i = i/(i+1) (1 - g_i) before k",
+        citation="Azzopardi et al., ICTIR 2021",
     ),
-    Family(
+    _cwl(
         name="nerr10",
-        kind="list",
-        defaults=(1.0, 0.0, 1.0, 0.0),
-        doc=(
-            "NERR eq. 10: c_i = p (1 - g_i) (Azzopardi et al., ICTIR 2021). Params: T or p, "
-            "min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel) / (max_rel - "
-            "min_rel) over 1000 ranks."
-        ),
+        definition="NERR eq. 10: c_i = p (1 - g_i)",
+        citation="Azzopardi et al., ICTIR 2021",
     ),
-    Family(
+    _cwl(
         name="nerr11",
-        kind="list",
-        defaults=(1.0, 0.0, 1.0, 0.0),
-        doc=(
-            "NERR eq. 11: c_i = ((i + 2T - 1)/(i + 2T))^2 (1 - g_i) (Azzopardi et al., ICTIR 2021)."
-            " Params: T or p, min_rel, max_rel, k; gains (clip(grade, min_rel, max_rel) - min_rel) "
-            "/ (max_rel - min_rel) over 1000 ranks."
-        ),
+        definition="NERR eq. 11: c_i = ((i + 2T - 1)/(i + 2T))^2 (1 - g_i)",
+        citation="Azzopardi et al., ICTIR 2021",
     ),
-    Family(
+    _cwl(
         name="rbp_bin",
-        kind="list",
         defaults=(0.8, 1.0, 1.0, 0.0),
-        doc=(
-            "RBP over binary gains, grade >= rel (ir_measures' RBP(p=, rel=), computed as cwl_eval "
-            "does over 1000 ranks; Moffat & Zobel, TOIS 2008). Params: T or p, min_rel, max_rel, k;"
-            " gains (clip(grade, min_rel, max_rel) - min_rel) / (max_rel - min_rel) over 1000 "
-            "ranks."
-        ),
+        definition="RBP over binary gains, grade >= rel: ir_measures' RBP(p=, rel=), computed as "
+        "cwl_eval does",
+        citation="Moffat & Zobel, TOIS 2008",
     ),
     Family(
         name="f1",

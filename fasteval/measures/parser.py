@@ -27,7 +27,7 @@ from fasteval.errors import MeasureError
 from fasteval.measures.content import is_content_measure, parse_content_measure
 from fasteval.measures.diversity import FAMILIES as DIVERSITY_FAMILIES
 from fasteval.measures.diversity import is_diversity_measure, parse_diversity_measures
-from fasteval.measures.ir_measures_names import ALIASES, canonical
+from fasteval.measures.ir_measures_names import ALIASES, IRM_FORM, canonical, name_values
 from fasteval.measures.registry import (
     FAMILIES,
     IR_MEASURES,
@@ -80,9 +80,6 @@ _TREC_ARG = re.compile(r"^(?P<fam>[A-Za-z0-9_]+?)(?:\.(?P<params>.*))?$")
 # the printed form name_value (P_10, iprec_at_recall_0.10) of the cutoff and level families
 _NAME_VALUE = sorted((n for n, f in FAMILIES.items() if f.kind in ("cutoffs", "levels")), key=len)
 _TREC_OUT = re.compile(rf"^(?P<fam>{'|'.join(reversed(_NAME_VALUE))})_(?P<val>\d+(?:\.\d+)?)$")
-_IRM = re.compile(
-    r"^(?P<name>[A-Za-z][A-Za-z0-9]*)(?:\((?P<args>[^)]*)\))?(?:@(?P<cut>[0-9]*\.?[0-9]+))?$"
-)
 
 
 def _fmt_level(x: float) -> str:
@@ -242,13 +239,7 @@ _CWL: dict[str, tuple[str, str | None, float, bool]] = {
 def _parse_cwl(name: str, args: str | None, cut: str | None, arg: str) -> Measure:
     """A C/W/L measure (``INST(T=2, max_rel=3)``, ``BPM(T=1, max_rel=1)@20``,
     ``RBP(p=0.9, rel=1)``) as its family with params ``(T or p, min_rel, max_rel, k)``."""
-    given: dict[str, str] = {}
-    for item in filter(None, (t.strip() for t in (args or "").split(","))):
-        key, eq, val = item.partition("=")
-        if not eq:
-            msg = f"measure {arg!r}: parameter {item!r} is not of the form name=value"
-            raise MeasureError(msg)
-        given[key.strip()] = val.strip().strip("'\"")
+    given = name_values(args or "", arg)
     first: str | None
     if name == "RBP":  # RBP(rel=...): binary gains, cwl_eval's RBP
         allowed: tuple[str, ...] = ("p", "rel")
@@ -291,7 +282,7 @@ def _parse_cwl(name: str, args: str | None, cut: str | None, arg: str) -> Measur
 
 
 def _parse_ir_measures(arg: str) -> Measure | None:
-    m = _IRM.match(arg)
+    m = IRM_FORM.match(arg)
     if m and (m["name"] in _CWL or (m["name"] == "RBP" and "rel" in (m["args"] or ""))):
         return _parse_cwl(m["name"], m["args"], m["cut"], arg)
     if not m or m["name"] not in IR_MEASURES:
@@ -301,17 +292,14 @@ def _parse_ir_measures(arg: str) -> Measure | None:
     rel: int | None = None
     extra: dict[str, float] = {}
     names = _IRM_PARAMS.get(name, ())
-    if m["args"]:
-        for item in m["args"].split(","):
-            key, _, val = item.strip().partition("=")
-            key, val = key.strip(), val.strip().strip("'\"")
-            if key in names:
-                extra[key] = _param_value(key, val, arg)
-                continue
-            if key != "rel":
-                known = ", ".join(f"{n}=" for n in ("rel", *names))
-                msg = f"measure {arg!r}: parameter {key!r} is not supported (supported: {known})"
-                raise MeasureError(msg)
+    for key, val in name_values(m["args"] or "", arg).items():
+        if key in names:
+            extra[key] = _param_value(key, val, arg)
+        elif key != "rel":
+            known = ", ".join(f"{n}=" for n in ("rel", *names))
+            msg = f"measure {arg!r}: parameter {key!r} is not supported (supported: {known})"
+            raise MeasureError(msg)
+        else:
             try:
                 rel = int(val)
             except ValueError:
@@ -378,7 +366,7 @@ def parse_measure(arg: str) -> list[Measure]:
     try:
         canon = canonical(arg)  # ir_measures aliases and parameters -> fasteval's own string
     except MeasureError:
-        known = _IRM.match(arg)
+        known = IRM_FORM.match(arg)
         if known and (known["name"] in IR_MEASURES or known["name"] in ALIASES):
             raise
         raise MeasureError(unknown_measure_message(arg)) from None
@@ -394,7 +382,7 @@ def parse_measure(arg: str) -> list[Measure]:
         raise MeasureError(msg) from None
     if out is None:
         raise MeasureError(unknown_measure_message(arg))
-    if canon != arg or _IRM.match(canon):
+    if canon != arg or IRM_FORM.match(canon):
         if len(out) != 1:  # "Precision" is not trec_eval's P family of 9 cutoffs
             msg = f"measure {arg!r}: {arg} needs a cutoff, e.g. {arg}@10"
             raise MeasureError(msg)

@@ -47,34 +47,24 @@ V10_ONLY = frozenset({"rbp", "rbp_resid", "unj"})
 
 # trec_eval's nicknames (measures.c). Families fasteval does not compute yet are
 # reported, never dropped silently.
+_OFFICIAL = [
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "iprec_at_recall",
+    "P",
+]
 NICKNAMES: dict[str, list[str]] = {
-    "official": [
-        "runid",
-        "num_q",
-        "num_ret",
-        "num_rel",
-        "num_rel_ret",
-        "map",
-        "gm_map",
-        "Rprec",
-        "bpref",
-        "recip_rank",
-        "iprec_at_recall",
-        "P",
-    ],
+    "official": _OFFICIAL,
     "all_trec": [
-        "runid",
-        "num_q",
-        "num_ret",
-        "num_rel",
-        "num_rel_ret",
-        "map",
-        "gm_map",
-        "Rprec",
-        "bpref",
-        "recip_rank",
-        "iprec_at_recall",
-        "P",
+        *_OFFICIAL,
         "relstring",
         "recall",
         "unj",
@@ -103,16 +93,7 @@ NICKNAMES: dict[str, list[str]] = {
     ],
     "qrels_jg": ["runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"],
     "all_prefs": ["runid", "num_q", *PREFS_ORDER],
-    "prefs": [
-        "runid",
-        "num_q",
-        "prefs_num_prefs_poss",
-        "prefs_num_prefs_ful",
-        "prefs_num_prefs_ful_ret",
-        "prefs_simp",
-        "prefs_pair",
-        "prefs_avgjg",
-    ],
+    "prefs": ["runid", "num_q", *PREFS_ORDER[:6]],  # poss, ful, ful_ret, simp, pair, avgjg
     "set": [
         "runid",
         "num_q",

@@ -9,7 +9,15 @@ is read from it). Assembled with :mod:`fasteval.measures.extra_families` into
 
 from __future__ import annotations
 
+from typing import Any
+
 from fasteval.measures.family import DEFAULT_CUTOFFS, R_MULTIPLES, RECALL_LEVELS, Family
+
+
+def _prefs(**entry: Any) -> Family:
+    """A family over preference judgments: computed by :mod:`fasteval.engine.prefs`."""
+    return Family(kernel=None, **entry)
+
 
 TREC_FAMILIES = [
     Family(
@@ -253,104 +261,90 @@ TREC_FAMILIES = [
     ),
     # --- preference judgments (trec_eval -R prefs / qrels_prefs): computed by
     # fasteval.engine.prefs from the preferences of each judgment group (Buckley, trec_eval 9)
-    Family(
+    _prefs(
         name="prefs_num_prefs_poss",
         aggregate="sum",
         integer=True,
-        kernel=None,
         doc=(
             "Number of possible preferences, whether or not the documents were retrieved (summed "
             "over queries; trec_eval m_prefs_num_prefs_poss.c)."
         ),
     ),
-    Family(
+    _prefs(
         name="prefs_num_prefs_ful",
         aggregate="sum",
         integer=True,
-        kernel=None,
         doc=(
             "Number of preferences A > B fulfilled: A ranked above B, or A retrieved and B not "
             "(summed over queries)."
         ),
     ),
-    Family(
+    _prefs(
         name="prefs_num_prefs_ful_ret",
         aggregate="sum",
         integer=True,
-        kernel=None,
         doc=(
             "Number of preferences A > B fulfilled with both A and B retrieved (summed over "
             "queries)."
         ),
     ),
-    Family(
+    _prefs(
         name="prefs_simp",
-        kernel=None,
         doc=(
             "Preferences fulfilled / preferences possible (a pair in neither retrieved counts as "
             "failed); every preference of every judgment group counts once."
         ),
     ),
-    Family(
+    _prefs(
         name="prefs_pair",
-        kernel=None,
         doc=(
             "Mean over document pairs with a preference of the share of the pair's preferences "
             "(over judgment groups) fulfilled."
         ),
     ),
-    Family(
+    _prefs(
         name="prefs_avgjg",
-        kernel=None,
         doc=(
             "prefs_simp per judgment group, averaged over the query's judgment groups (one user, "
             "one vote)."
         ),
     ),
-    Family(
+    _prefs(
         name="prefs_avgjg_Rnonrel",
-        kernel=None,
         doc=(
             "prefs_avgjg with the judged non-relevant (rel_level 0) documents of a group set to R "
             "in number: akin to bpref for one group of two levels."
         ),
     ),
-    Family(
+    _prefs(
         name="prefs_simp_ret",
-        kernel=None,
         doc="prefs_simp over the preferences whose two documents were both retrieved.",
     ),
-    Family(
+    _prefs(
         name="prefs_pair_ret",
-        kernel=None,
         doc="prefs_pair over the pairs whose two documents were both retrieved.",
     ),
-    Family(
+    _prefs(
         name="prefs_avgjg_ret",
-        kernel=None,
         doc="prefs_avgjg over the preferences whose two documents were both retrieved.",
     ),
-    Family(
+    _prefs(
         name="prefs_avgjg_Rnonrel_ret",
-        kernel=None,
         doc=(
             "prefs_avgjg_Rnonrel over the retrieved documents (R and N counted among the "
             "retrieved)."
         ),
     ),
-    Family(
+    _prefs(
         name="prefs_simp_imp",
-        kernel=None,
         doc="prefs_simp leaving out the preferences neither of whose documents was retrieved.",
     ),
-    Family(
+    _prefs(
         name="prefs_pair_imp",
-        kernel=None,
         doc="prefs_pair leaving out the pairs neither of whose documents was retrieved.",
     ),
-    Family(
+    _prefs(
         name="prefs_avgjg_imp",
-        kernel=None,
         doc="prefs_avgjg leaving out the preferences neither of whose documents was retrieved.",
     ),
     # --- judgment groups (trec_eval -R qrels_jg): the measure averaged over the groups
