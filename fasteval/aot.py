@@ -160,14 +160,8 @@ def write_signatures(calls: dict[str, list[Any]], path: Path = jit.SIGNATURES) -
     """Write ``calls`` as the checked-in declaration (one kernel signature a line)."""
     from fasteval.io import writers  # noqa: PLC0415
 
-    lines = ["{"]
-    items = [(k, key, ret) for k, pairs in calls.items() for key, ret in pairs]
-    for i, (kernel, key, ret) in enumerate(items):
-        comma = "," if i + 1 < len(items) else ""
-        lines.append(f"  {json.dumps([kernel, key, ret])}{comma}")
-    lines.append("}")
-    text = "\n".join(lines).replace("{\n", '{"calls": [\n', 1)
-    writers.write_text(text[: -len("}")] + "]}\n", path)
+    rows = [json.dumps([k, key, ret]) for k, pairs in calls.items() for key, ret in pairs]
+    writers.write_text('{"calls": [\n  ' + ",\n  ".join(rows) + "\n]}\n", path)
 
 
 def declared(path: Path = jit.SIGNATURES) -> dict[str, list[tuple[Any, Any]]]:
