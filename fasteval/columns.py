@@ -104,8 +104,10 @@ class StrColumn:
         rows = np.ascontiguousarray(rows, np.int64)
         lazy = self._lazy
         if self._buf is None and lazy is not None:  # these rows only
-            return kstr.view_gather(lazy.raw, lazy.data, lazy.bases, rows)
-        return kstr.gather(self.buf, self.starts, self.ends, rows)
+            data, offsets = kstr.view_gather(lazy.raw, lazy.data, lazy.bases, rows)
+        else:
+            data, offsets = kstr.gather(self.buf, self.starts, self.ends, rows)
+        return data, offsets
 
     def __len__(self) -> int:
         views = self.views
