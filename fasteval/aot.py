@@ -1,26 +1,14 @@
 """Compile the declared kernel signatures into the library the package ships with.
 
-The evaluation path (the commands, :func:`fasteval.evaluate`,
-:class:`fasteval.Evaluator`, the ir_measures provider) calls a small set of
-kernels with a fixed set of argument types. Those pairs are declared in one
-checked-in file, ``fasteval/kernels/signatures.json``; :func:`compile_library`
-turns them into one extension module, ``fasteval/kernels/_aot``, with
-``numba.pycc``. The package build runs it (``setup.py``), so ``pip install -e .``
-and a wheel both carry the library, and :mod:`fasteval.kernels.jit` loads it at
-start-up. Where the build cannot compile (no C compiler, numba's AOT missing)
-the install still succeeds and numba's JIT serves.
+The (kernel, argument types) pairs the evaluation path calls are declared in
+``fasteval/kernels/signatures.json``; :func:`compile_library` turns them into one
+extension module, ``fasteval/kernels/_aot``, with ``numba.pycc``, with the GIL
+released and for the host CPU's own features (pycc has no option for either). The
+package build runs it (``setup.py``); :mod:`fasteval.kernels.jit` loads it at
+start-up, and where the build cannot compile, numba's JIT serves.
 
-Two things numba's JIT does that pycc does not are set here for the export:
-the kernels release the GIL (``nogil=True``; the thread pool of
-:mod:`fasteval.parallel` relies on it, and a test checks it), and they are
-compiled for the host CPU with its own feature string (a virtual machine may
-hide some of the CPU model's extensions).
-
-``python -m fasteval.aot record`` runs the evaluation workload of :func:`record`
-on numba's JIT and rewrites ``signatures.json`` with the calls it made; a test
-fails when the evaluation path calls a kernel with types the file lacks.
-``python -m fasteval.aot build [FOLDER]`` compiles the library (default: into the
-package).
+``python -m fasteval.aot record`` runs :func:`record` on the JIT and rewrites
+``signatures.json``; ``python -m fasteval.aot build [FOLDER]`` compiles the library.
 """
 
 from __future__ import annotations

@@ -1,21 +1,11 @@
 """``Evaluator``: qrels read and prepared once, any number of runs scored against them.
 
 :func:`fasteval.evaluate` is ``Evaluator(qrels, measures, **options).evaluate(runs)``.
-The measures are parsed once and routed by the catalogue
-(:mod:`fasteval.measures.catalog`) to one of a few evaluator kinds behind one
-small interface (:class:`Kind`): ``prepare`` the qrels once, then ``evaluate``
-runs against what was prepared. The kinds are registered in :data:`KINDS`,
-tried in order; the first that accepts the request serves it:
-
-* ``content``: content measures over a document collection
-  (:mod:`fasteval.analysis.content`, loaded only when asked for);
-* ``judgment_groups``: trec_eval ``-R qrels_jg``;
-* ``preferences``: trec_eval ``-R prefs`` and ``-R qrels_prefs``;
-* ``diversity``: ndeval's measures;
-* ``ric``: ranking measures and RIC (:mod:`fasteval.analysis.information`);
-* ``ranking``: everything else, the one path: plan batches, read, encode
-  against the prepared qrels, run the kernels, merge
-  (:mod:`fasteval.engine.stream`).
+The measures are parsed once (:mod:`fasteval.measures.catalog`) and served by the
+first of the evaluator kinds in :data:`KINDS` that accepts them: ``prepare`` the
+qrels once, then ``evaluate`` runs against what was prepared. Ranking measures take
+the one path of :mod:`fasteval.engine.stream` (plan batches, read, encode, kernels,
+merge).
 """
 
 from __future__ import annotations

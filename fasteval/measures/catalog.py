@@ -1,23 +1,9 @@
 """Which evaluator computes a measure: the only code that routes by measure names.
 
-Six evaluators share :func:`fasteval.evaluate` and the studies:
-
-========================  =====================================================
-``"ranking"``             trec_eval's families and ir_measures' names (the
-                          one-pass kernel, :mod:`fasteval.engine.ranking`)
-``"diversity"``           ndeval's measures over diversity qrels
-                          (:mod:`fasteval.measures.diversity`)
-``"ric"``                 relevance information correlation, ``RIC`` (bits)
-``"histogram"``           ``HSA`` and ``DO`` (per run, from score histograms)
-``"judgment_groups"``     the ``*_avgjg`` families over qrels with judgment
-                          groups (trec_eval ``-R qrels_jg``)
-``"content"``             ``LMJS@k``, ``LMKL@k``, ``LMJS_IA@k`` over the text of
-                          a document collection (SPEC 9, :mod:`fasteval.measures.content`)
-========================  =====================================================
-
-:func:`parse_request` parses a list of names once into a :class:`Request`
-holding parsed measure values for each evaluator; evaluators never see the
-strings.
+:func:`parse_request` parses a list of names once into a :class:`Request` holding
+parsed measure values for each evaluator (ranking, diversity, RIC, histogram,
+judgment groups, preferences, content; :data:`fasteval.evaluator.KINDS` serves
+them); evaluators never see the strings.
 """
 
 from __future__ import annotations

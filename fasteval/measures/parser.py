@@ -322,10 +322,7 @@ def _parse_ir_measures(arg: str) -> Measure | None:
         msg = f"measure {arg!r}: {name} needs a cutoff, e.g. {name}@10"
         raise MeasureError(msg)
     fam = FAMILIES[without]
-    if fam.kind == "gains":
-        params = _gain_params(fam, "", arg)
-    else:
-        params = fam.defaults if fam.kind == "list" else ()
+    params = _expand_family(fam, None, arg)[0].params
     if extra:
         values = list(params)
         for i, key in enumerate(names):
