@@ -365,7 +365,7 @@ def _parse(
         if all_judged_only and not opts.judged_only:
             opts = replace(opts, judged_only=True)
         groups = split(names, rel_format=opts.rel_format)
-        if "content" in groups or collection is not None:
+        if collection is not None:  # content measures without one: parse_request says so
             content = groups.pop("content", [])
             label = [n for ns in groups.values() for n in ns]
             return Request(), True, (collection, content, label), opts
@@ -400,12 +400,6 @@ def evaluate_with_collection(
     # a plain evaluation does not pay its import
     from fasteval.analysis.content import evaluate_content  # noqa: PLC0415 (start-up time)
 
-    if collection is None:
-        msg = (
-            f"{', '.join(content)} read the documents: give the collection "
-            "(CLI: --collection FILE; API: collection=...)"
-        )
-        raise ParameterError(msg)
     if not content:
         msg = "a collection is for content measures\n  hint: LMJS@20, LMKL@20 or LMJS_IA@20"
         raise ParameterError(msg)

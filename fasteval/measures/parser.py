@@ -27,15 +27,9 @@ from fasteval.errors import MeasureError
 from fasteval.measures.content import is_content_measure, parse_content_measure
 from fasteval.measures.diversity import FAMILIES as DIVERSITY_FAMILIES
 from fasteval.measures.diversity import is_diversity_measure, parse_diversity_measures
+from fasteval.measures.family import Family
 from fasteval.measures.ir_measures_names import ALIASES, IRM_FORM, canonical, name_values
-from fasteval.measures.registry import (
-    FAMILIES,
-    IR_MEASURES,
-    NICKNAMES,
-    TREC_ORDER,
-    V10_ONLY,
-    Family,
-)
+from fasteval.measures.registry import FAMILIES, IR_MEASURES, NICKNAMES, TREC_ORDER, V10_ONLY
 
 
 @dataclass(frozen=True)
