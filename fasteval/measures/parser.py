@@ -485,8 +485,6 @@ def parse_measures(args: str | Sequence[str] | None, *, compat: int = 9) -> Meas
     if isinstance(args, str):
         args = [args]
     result = MeasureSet()
-    seen: set[str] = set()
-    missing: list[str] = []
     # trec_eval: "fam.params" sets the family's parameters, also for a family a
     # nickname marks (-m all_trec -m relstring.20 prints relstring_20 only)
     from_nickname: set[str] = set()
@@ -494,48 +492,27 @@ def parse_measures(args: str | Sequence[str] | None, *, compat: int = 9) -> Meas
     with_params: set[str] = set()
     for arg in args:
         a = arg.strip()
-        if a in NICKNAMES:
-            for fam in NICKNAMES[a]:
-                if compat == 9 and fam in V10_ONLY:
-                    continue
-                if fam == "runid":
-                    result.runid = True
-                elif fam in FAMILIES:
-                    for m in _expand_family(FAMILIES[fam], None, a):
-                        from_nickname.add(m.name)
-                        if m.name not in seen:
-                            seen.add(m.name)
-                            result.append(m)
-                elif fam not in missing:
-                    missing.append(fam)
-            continue
-        if a == "runid":
-            result.runid = True
+        if a in NICKNAMES or a == "runid":
+            result.runid = result.runid or a == "runid" or "runid" in NICKNAMES[a]
+            for fam in NICKNAMES.get(a, []):
+                if fam != "runid" and not (compat == 9 and fam in V10_ONLY):
+                    ms = _expand_family(FAMILIES[fam], None, a)
+                    from_nickname.update(m.name for m in ms)
+                    result += ms
             continue
         tm = _TREC_ARG.match(a)
         if tm and tm["params"] and tm["fam"] in FAMILIES:
             with_params.add(tm["fam"])
-        for m in parse_measure(a):
-            asked.add(m.name)
-            if m.name not in seen:
-                seen.add(m.name)
-                result.append(m)
-    if missing:
-        warnings.warn(
-            "not yet computed by fasteval, left out of the nickname: " + ", ".join(missing),
-            stacklevel=2,
-        )
-    if with_params & {m.family for m in result if m.name in from_nickname}:
-        kept = [
-            m
-            for m in result
-            if m.name in asked or m.name not in from_nickname or m.family not in with_params
-        ]
-        result[:] = kept
+        ms = parse_measure(a)
+        asked.update(m.name for m in ms)
+        result += ms
+    first: dict[str, Measure] = {}
+    for m in result:  # without repeats; a nickname's member of a family given parameters goes
+        if m.name in asked or m.name not in from_nickname or m.family not in with_params:
+            first.setdefault(m.name, m)
     order = {f: i for i, f in enumerate(TREC_ORDER)}
     # stable: families in trec_eval order, parameters as parsed (already sorted)
-    ordered = sorted(range(len(result)), key=lambda i: order.get(result[i].family, len(order)))
-    final = MeasureSet(result[i] for i in ordered)
+    final = MeasureSet(sorted(first.values(), key=lambda m: order.get(m.family, len(order))))
     final.runid = result.runid
     if not final and not final.runid:
         msg = "no measures requested"
