@@ -113,17 +113,12 @@ def recorded() -> dict[str, list[Any]]:
         raise RuntimeError(msg)
     record()
     out: dict[str, list[Any]] = {}
-    seen: set[int] = set()
     for name, module in sorted(sys.modules.items()):
         if not name.startswith("fasteval.kernels") or module is None:
             continue
         for value in vars(module).values():
-            if not isinstance(value, CPUDispatcher) or id(value) in seen:
-                continue
-            seen.add(id(value))
-            fn = value.py_func
-            if fn.__module__ != name:
-                continue
+            if not isinstance(value, CPUDispatcher) or value.py_func.__module__ != name:
+                continue  # a kernel is read in its own module only
             overloads: dict[Any, Any] = value.overloads  # argument types -> compile result
             pairs = sorted(
                 (
@@ -140,7 +135,7 @@ def recorded() -> dict[str, list[Any]]:
                 if not jit.has_none(key) and ret is not None:
                     calls.setdefault(jit.call_key(key), [key, ret])
             if calls:
-                out[f"{fn.__module__}:{fn.__qualname__}"] = list(calls.values())
+                out[f"{name}:{value.py_func.__qualname__}"] = list(calls.values())
     return dict(sorted(out.items()))
 
 

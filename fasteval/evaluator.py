@@ -10,6 +10,7 @@ merge).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import warnings
@@ -33,7 +34,7 @@ from fasteval.io import formats, gz
 from fasteval.io.tables import qrels_columns
 from fasteval.io.writers import as_frame, in_measure_order
 from fasteval.io.zscores import as_zscores
-from fasteval.measures.catalog import Request, parse_request, split
+from fasteval.measures.catalog import Request, output_names, parse_request, split
 from fasteval.measures.ir_measures_names import normalise_measures
 from fasteval.options import EvalOptions
 from fasteval.parallel import gc_paused
@@ -314,16 +315,13 @@ def _output_names(req: Request) -> list[str]:
 
 
 @functools.lru_cache(maxsize=64)
-def _ranks(names: tuple[str, ...], compat: int, rel_format: str) -> dict[str, int]:
+def _ranks(names: tuple[str, ...], compat: int) -> dict[str, int]:
     """Each output measure's place: the first of the asked names it comes from."""
     rank: dict[str, int] = {}
     for i, name in enumerate(names):
-        try:
-            one = parse_request([name], compat=compat, rel_format=rel_format)
-        except FastevalError:  # parsed with the others only (the whole request parsed)
-            continue
-        for out in _output_names(one):
-            rank.setdefault(out, i)
+        with contextlib.suppress(FastevalError):  # parsed with the others only
+            for out in output_names(name, compat=compat):
+                rank.setdefault(out, i)
     return rank
 
 
@@ -346,7 +344,7 @@ def asked_order(measures: Any, req: Request, opts: EvalOptions) -> dict[str, int
     if len(outs) == len(names) and set(outs) == set(names):  # each name is one row: no parse
         rank = {n: i for i, n in enumerate(names)}
     else:  # names that expand or are spelled otherwise: each parsed alone (once per list)
-        rank = _ranks(tuple(names), opts.compat, opts.rel_format)
+        rank = _ranks(tuple(names), opts.compat)
     keys = [rank.get(n, len(names)) for n in outs]
     if keys == sorted(keys):
         return None

@@ -1,11 +1,7 @@
 """The evaluation options: one frozen value, validated once, passed down as ``opts``.
 
-It lives at the top of the package, in the layer of io/ and measures/, because
-both io/ (the readers take ``lenient`` and ``run_id_from``) and engine/ (the
-encoding and the measures take ``compat``, ``complete``, ``on_duplicate``, ...)
-read it, and io/ may not import engine/. The public functions keep their keyword
-arguments and build one :class:`EvalOptions` at their top; the internal ones take
-it whole (``opts``), so a new option touches this module and the code that reads it.
+It sits beside io/ and measures/, which engine/ and io/ both read. The public
+functions keep their keyword arguments and build one :class:`EvalOptions` at their top.
 """
 
 from __future__ import annotations
