@@ -11,8 +11,6 @@ from typing import Any
 
 from fasteval.errors import ParameterError
 
-RUN_ID_SOURCES = ("tag", "filename")
-
 
 @dataclass(frozen=True)
 class EvalOptions:
@@ -46,7 +44,7 @@ class EvalOptions:
         if self.on_duplicate not in ("error", "first"):
             msg = f"on_duplicate must be 'error' or 'first', got {self.on_duplicate!r}"
             raise ParameterError(msg)
-        if self.run_id_from not in RUN_ID_SOURCES:
+        if self.run_id_from not in ("tag", "filename"):
             msg = f"run_id_from must be 'tag' or 'filename', got {self.run_id_from!r}"
             raise ParameterError(msg)
         if self.batch_rows is not None and self.batch_rows <= 0:

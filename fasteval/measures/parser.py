@@ -76,10 +76,6 @@ _NAME_VALUE = sorted((n for n, f in FAMILIES.items() if f.kind in ("cutoffs", "l
 _TREC_OUT = re.compile(rf"^(?P<fam>{'|'.join(reversed(_NAME_VALUE))})_(?P<val>\d+(?:\.\d+)?)$")
 
 
-def _fmt_level(x: float) -> str:
-    return f"{x:.2f}"
-
-
 def _cutoff(fam: str, text: str, arg: str) -> float:
     try:
         v = float(text)
@@ -121,7 +117,7 @@ def _expand_family(fam: Family, params_text: str | None, arg: str) -> list[Measu
     if fam.kind == "levels":
         upper = math.inf if fam.name.startswith("Rprec_mult") else 1.0
         vals = sorted({_level(p, arg, upper) for p in raw}) if raw else list(fam.defaults)
-        return [Measure(fam.name, (v,), None, f"{fam.name}_{_fmt_level(v)}") for v in vals]
+        return [Measure(fam.name, (v,), None, f"{fam.name}_{v:.2f}") for v in vals]
     if fam.kind == "gains":
         params = _gain_params(fam, params_text or "", arg)
         name = f"{fam.name}_{params_text}" if params_text else fam.name
@@ -317,12 +313,10 @@ def _parse_ir_measures(arg: str) -> Measure | None:
         raise MeasureError(msg)
     fam = FAMILIES[without]
     params = _expand_family(fam, None, arg)[0].params
-    if extra:
-        values = list(params)
-        for i, key in enumerate(names):
-            if key in extra:
-                values[i] = extra[key]
-        params = tuple(values)
+    params = (
+        *(extra.get(k, v) for k, v in zip(names, params, strict=False)),
+        *params[len(names) :],
+    )
     return Measure(fam.name, params, rel, f"{name}{args}")
 
 
