@@ -362,7 +362,7 @@ def _parse(
         names, all_judged_only = normalise_measures(measures)
         if all_judged_only and not opts.judged_only:
             opts = replace(opts, judged_only=True)
-        groups = split(names, rel_format=opts.rel_format)
+        groups = split(names)
         if collection is not None:  # content measures without one: parse_request says so
             content = groups.pop("content", [])
             label = [n for ns in groups.values() for n in ns]

@@ -23,9 +23,7 @@ from fasteval.measures.diversity import (
 from fasteval.measures.parser import MeasureSet, parse_measures
 from fasteval.measures.registry import NICKNAMES, PREFS_FAMILIES
 
-Evaluator = Literal[
-    "ranking", "diversity", "ric", "histogram", "judgment_groups", "content", "preferences"
-]
+Evaluator = Literal["ranking", "diversity", "ric", "histogram", "content"]
 
 RIC = "RIC"
 HSA = "HSA"
@@ -40,13 +38,13 @@ JG_FAMILIES = frozenset(NICKNAMES["qrels_jg"]) - {"runid"}
 MeasuresLike = str | Sequence[str] | None
 
 
-def evaluator_of(name: str, *, rel_format: str = "qrels") -> Evaluator:
+def evaluator_of(name: str) -> Evaluator:
     """The evaluator that computes the measure ``name``.
 
-    ``RIC`` and ``HSA`` / ``DO`` (any case) have their own evaluators;
-    diversity names (``alpha_nDCG@20``, ``ndeval``, ...) the diversity one;
-    every other name is a ranking measure, or a judgment-group measure when
-    the qrels have judgment groups (``rel_format="qrels_jg"``).
+    ``RIC`` and ``HSA`` / ``DO`` (any case) have their own evaluators; diversity
+    names (``alpha_nDCG@20``, ``ndeval``, ...) the diversity one, content names the
+    content one; every other name is a ranking measure (or a judgment-group or
+    preference one, by the qrels: :func:`parse_request`).
     """
     upper = name.strip().upper()
     if upper == RIC:
@@ -55,16 +53,14 @@ def evaluator_of(name: str, *, rel_format: str = "qrels") -> Evaluator:
         return "histogram"
     if is_diversity_measure(name):
         return "diversity"
-    if is_content_measure(name):
-        return "content"
-    return "judgment_groups" if rel_format == "qrels_jg" else "ranking"
+    return "content" if is_content_measure(name) else "ranking"
 
 
-def split(measures: MeasuresLike, *, rel_format: str = "qrels") -> dict[Evaluator, list[str]]:
+def split(measures: MeasuresLike) -> dict[Evaluator, list[str]]:
     """Group measure names by evaluator (each group in the order given)."""
     out: dict[Evaluator, list[str]] = {}
     for n in names_of(measures):
-        out.setdefault(evaluator_of(n, rel_format=rel_format), []).append(n)
+        out.setdefault(evaluator_of(n), []).append(n)
     return out
 
 
