@@ -49,16 +49,14 @@ _pool_lock = threading.Lock()
 def pool_size() -> int:
     """The size of the process's pool: ``$FASTEVAL_THREADS``, else the number of cores."""
     env = os.environ.get(THREADS_ENV)
-    if env is not None:
-        try:
-            n = int(env)
-        except ValueError:
-            n = 0
-        if n <= 0:
-            msg = f"{THREADS_ENV} must be a positive integer, got {env!r}"
-            raise ParameterError(msg)
-        return n
-    return CORES
+    try:
+        n = CORES if env is None else int(env)
+    except ValueError:
+        n = 0
+    if n <= 0:
+        msg = f"{THREADS_ENV} must be a positive integer, got {env!r}"
+        raise ParameterError(msg)
+    return n
 
 
 def pool() -> ThreadPoolExecutor:
