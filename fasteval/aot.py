@@ -1,26 +1,14 @@
 """Compile the declared kernel signatures into the library the package ships with.
 
-The evaluation path (the commands, :func:`fasteval.evaluate`,
-:class:`fasteval.Evaluator`, the ir_measures provider) calls a small set of
-kernels with a fixed set of argument types. Those pairs are declared in one
-checked-in file, ``fasteval/kernels/signatures.json``; :func:`compile_library`
-turns them into one extension module, ``fasteval/kernels/_aot``, with
-``numba.pycc``. The package build runs it (``setup.py``), so ``pip install -e .``
-and a wheel both carry the library, and :mod:`fasteval.kernels.jit` loads it at
-start-up. Where the build cannot compile (no C compiler, numba's AOT missing)
-the install still succeeds and numba's JIT serves.
+The (kernel, argument types) pairs the evaluation path calls are declared in
+``fasteval/kernels/signatures.json``; :func:`compile_library` turns them into one
+extension module, ``fasteval/kernels/_aot``, with ``numba.pycc``, with the GIL
+released and for the host CPU's own features (pycc has no option for either). The
+package build runs it (``setup.py``); :mod:`fasteval.kernels.jit` loads it at
+start-up, and where the build cannot compile, numba's JIT serves.
 
-Two things numba's JIT does that pycc does not are set here for the export:
-the kernels release the GIL (``nogil=True``; the thread pool of
-:mod:`fasteval.parallel` relies on it, and a test checks it), and they are
-compiled for the host CPU with its own feature string (a virtual machine may
-hide some of the CPU model's extensions).
-
-``python -m fasteval.aot record`` runs the evaluation workload of :func:`record`
-on numba's JIT and rewrites ``signatures.json`` with the calls it made; a test
-fails when the evaluation path calls a kernel with types the file lacks.
-``python -m fasteval.aot build [FOLDER]`` compiles the library (default: into the
-package).
+``python -m fasteval.aot record`` runs :func:`record` on the JIT and rewrites
+``signatures.json``; ``python -m fasteval.aot build [FOLDER]`` compiles the library.
 """
 
 from __future__ import annotations
@@ -125,17 +113,12 @@ def recorded() -> dict[str, list[Any]]:
         raise RuntimeError(msg)
     record()
     out: dict[str, list[Any]] = {}
-    seen: set[int] = set()
     for name, module in sorted(sys.modules.items()):
         if not name.startswith("fasteval.kernels") or module is None:
             continue
         for value in vars(module).values():
-            if not isinstance(value, CPUDispatcher) or id(value) in seen:
-                continue
-            seen.add(id(value))
-            fn = value.py_func
-            if fn.__module__ != name:
-                continue
+            if not isinstance(value, CPUDispatcher) or value.py_func.__module__ != name:
+                continue  # a kernel is read in its own module only
             overloads: dict[Any, Any] = value.overloads  # argument types -> compile result
             pairs = sorted(
                 (
@@ -152,7 +135,7 @@ def recorded() -> dict[str, list[Any]]:
                 if not jit.has_none(key) and ret is not None:
                     calls.setdefault(jit.call_key(key), [key, ret])
             if calls:
-                out[f"{fn.__module__}:{fn.__qualname__}"] = list(calls.values())
+                out[f"{name}:{value.py_func.__qualname__}"] = list(calls.values())
     return dict(sorted(out.items()))
 
 
@@ -160,14 +143,8 @@ def write_signatures(calls: dict[str, list[Any]], path: Path = jit.SIGNATURES) -
     """Write ``calls`` as the checked-in declaration (one kernel signature a line)."""
     from fasteval.io import writers  # noqa: PLC0415
 
-    lines = ["{"]
-    items = [(k, key, ret) for k, pairs in calls.items() for key, ret in pairs]
-    for i, (kernel, key, ret) in enumerate(items):
-        comma = "," if i + 1 < len(items) else ""
-        lines.append(f"  {json.dumps([kernel, key, ret])}{comma}")
-    lines.append("}")
-    text = "\n".join(lines).replace("{\n", '{"calls": [\n', 1)
-    writers.write_text(text[: -len("}")] + "]}\n", path)
+    rows = [json.dumps([k, key, ret]) for k, pairs in calls.items() for key, ret in pairs]
+    writers.write_text('{"calls": [\n  ' + ",\n  ".join(rows) + "\n]}\n", path)
 
 
 def declared(path: Path = jit.SIGNATURES) -> dict[str, list[tuple[Any, Any]]]:

@@ -34,13 +34,10 @@ class StrColumn:
     """Strings as slices ``buf[starts[i]:ends[i]]`` of one ``uint8`` buffer.
 
     ``views``: for strings read from an Arrow ``string_view`` array (polars'
-    strings), its views (two ``uint64`` per string), which find runs of equal
-    ids faster than the bytes do; ``None`` otherwise. Such a column is read
-    in place: ``buf`` (its views, then its data buffers: a string of at most 12
-    bytes lies inside its view) and the offsets are made on first use, and the
-    methods that read chosen rows (:meth:`take`, :meth:`strings`,
-    :meth:`value`) copy those rows only. A run's query ids are only numbered,
-    from their views: nothing of them is copied.
+    strings), its views (two ``uint64`` per string); ``None`` otherwise. Such a
+    column is read in place: ``buf`` (its views, then its data buffers) and the
+    offsets are made on first use, and the methods that read chosen rows copy
+    those rows only.
     """
 
     _buf: np.ndarray | None
@@ -51,8 +48,7 @@ class StrColumn:
     _lazy: _Views | None = None
 
     def __post_init__(self) -> None:
-        # One array type for every kernel call (C-contiguous, read-only): each
-        # numba kernel then compiles for a single signature.
+        # one array type (C-contiguous, read-only) per kernel argument: one signature
         if self._lazy is None:
             assert self._buf is not None
             self._buf.flags.writeable = False
@@ -94,13 +90,8 @@ class StrColumn:
         return ViewStr(self.views, lazy.data, lazy.bases)
 
     def _make(self) -> None:
-        """The buffer (the views, then the data) and every string's offsets in it
-        (a view column's, on first use; two threads racing make equal arrays).
-
-        The ranking kernel reads a frame's document ids in place (:meth:`in_place`);
-        this buffer is for the other readers. It is made on the calling thread: made
-        ahead on the pool, the pool thread waited for the GIL that the calling
-        thread's Python work held, and the call waited for it in turn."""
+        """A view column's buffer (the views, then the data) and offsets, on first use
+        (two threads racing make equal arrays)."""
         lazy = self._lazy
         assert lazy is not None  # the other columns are made when built
         buf = np.concatenate([lazy.raw, lazy.data])
@@ -169,9 +160,7 @@ class StrColumn:
         return cls(None, None, None, pairs, _Views(raw, joined, bases))
 
     def strings(self, rows: np.ndarray) -> list[str]:
-        """The strings at ``rows``, checked as UTF-8 as :meth:`take` checks them: up to
-        :data:`FEW_HEADS` decoded in Python, more through Arrow (whose fixed cost is
-        then the smaller)."""
+        """The strings at ``rows``, checked as UTF-8 (a few decoded in Python, more by Arrow)."""
         if rows.shape[0] > FEW_HEADS:
             return list(self.take(rows).to_pylist())
         try:
@@ -204,8 +193,7 @@ class StrColumn:
 def numeric_numpy(arr: pa.Array | pa.ChunkedArray, null: float | int | None = None) -> np.ndarray:
     """An Arrow integer or float array as numpy, nulls replaced by ``null``.
 
-    Reads the Arrow buffers directly: pyarrow's own ``to_numpy`` imports
-    pandas when it is installed, half a second on a cold start.
+    Reads the Arrow buffers directly: pyarrow's own ``to_numpy`` imports pandas.
     """
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
@@ -244,25 +232,13 @@ def int64_array(values: np.ndarray, invalid: np.ndarray) -> pa.Int64Array:
 
 
 FEW_HEADS = 1 << 16
-"""Runs of equal values up to which :func:`dict_encode` numbers them in a Python dict
-rather than with Arrow: a batch of many runs has a few thousand query runs, and
-numbering them in Python costs less than loading ``pyarrow.compute`` for them."""
+"""Runs of equal values up to which :func:`dict_encode` numbers them in a Python dict,
+which costs less than loading ``pyarrow.compute`` for them."""
 
 
 def encode_few(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
-    """Codes of a few hashable values in order of first appearance, and where each
-    code first occurs.
-
-    Parameters
-    ----------
-    values
-        Strings or bytes (equal values get one code).
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``int32`` codes, one per value, and the ``int64`` index of each code's first value.
-    """
+    """``int32`` codes of a few strings or bytes in order of first appearance, and the
+    ``int64`` index of each code's first value."""
     index: dict[Any, int] = {}
     first: list[int] = []
     codes = []
@@ -297,11 +273,7 @@ class Heads(NamedTuple):
 
 def encode_heads(col: StrColumn) -> Heads:
     """The runs of equal values of ``col`` and their codes (:func:`dict_encode`
-    without spreading the codes over the rows).
-
-    Only the first row of each run of equal values is looked at: ids like query
-    and run ids come in long runs, so this touches few strings. Up to
-    :data:`FEW_HEADS` such runs are numbered in a Python dict, more by Arrow.
+    without spreading the codes over the rows): only each run's first row is read.
     """
     if len(col) == 0:
         return Heads(np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64))
@@ -347,12 +319,8 @@ def heads_of(values: np.ndarray) -> np.ndarray:
 
 
 def first_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct values of ``codes`` (sorted) and the row where each first occurs.
-
-    Only the heads of runs of equal codes are sorted: run and query codes come
-    in long runs, so this is one pass over the rows (a full ``np.unique`` sorts
-    them all).
-    """
+    """The distinct values of ``codes`` (sorted) and the row where each first occurs
+    (only the heads of runs of equal codes are sorted)."""
     if codes.shape[0] == 0:
         return codes[:0], np.zeros(0, np.int64)
     heads = heads_of(codes)
@@ -376,8 +344,7 @@ class Source:
     """Where rows came from, for error messages: a file name and a line per row.
 
     For a single table both arrays may be ``None`` (every row from ``names[0]``,
-    row ``i`` at row number ``i + 1``): nothing is allocated per row for
-    messages that are rarely printed.
+    row ``i`` at row number ``i + 1``).
     """
 
     names: list[str]

@@ -1,32 +1,23 @@
 """``Evaluator``: qrels read and prepared once, any number of runs scored against them.
 
 :func:`fasteval.evaluate` is ``Evaluator(qrels, measures, **options).evaluate(runs)``.
-The measures are parsed once and routed by the catalogue
-(:mod:`fasteval.measures.catalog`) to one of a few evaluator kinds behind one
-small interface (:class:`Kind`): ``prepare`` the qrels once, then ``evaluate``
-runs against what was prepared. The kinds are registered in :data:`KINDS`,
-tried in order; the first that accepts the request serves it:
-
-* ``content``: content measures over a document collection
-  (:mod:`fasteval.analysis.content`, loaded only when asked for);
-* ``judgment_groups``: trec_eval ``-R qrels_jg``;
-* ``preferences``: trec_eval ``-R prefs`` and ``-R qrels_prefs``;
-* ``diversity``: ndeval's measures;
-* ``ric``: ranking measures and RIC (:mod:`fasteval.analysis.information`);
-* ``ranking``: everything else, the one path: plan batches, read, encode
-  against the prepared qrels, run the kernels, merge
-  (:mod:`fasteval.engine.stream`).
+The measures are parsed once (:mod:`fasteval.measures.catalog`) and served by the
+first of the evaluator kinds in :data:`KINDS` that accepts them: ``prepare`` the
+qrels once, then ``evaluate`` runs against what was prepared. Ranking measures take
+the one path of :mod:`fasteval.engine.stream` (plan batches, read, encode, kernels,
+merge).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from fasteval.engine.encode import PreparedQrels, prepare_qrels
 from fasteval.engine.inputs import QrelsLike, RunsLike
@@ -43,7 +34,7 @@ from fasteval.io import formats, gz
 from fasteval.io.tables import qrels_columns
 from fasteval.io.writers import as_frame, in_measure_order
 from fasteval.io.zscores import as_zscores
-from fasteval.measures.catalog import Request, parse_request, split
+from fasteval.measures.catalog import Request, output_names, parse_request, split
 from fasteval.measures.ir_measures_names import normalise_measures
 from fasteval.options import EvalOptions
 from fasteval.parallel import gc_paused
@@ -56,177 +47,109 @@ if TYPE_CHECKING:
 Progress = Callable[[int, int], None]
 
 
-class Kind(Protocol):
-    """One evaluator kind: which requests it serves, its prepared qrels, its scoring."""
+Scorer = Callable[[Any, RunsLike, bool, Progress | None], "Long | pl.DataFrame"]
 
-    @property
-    def name(self) -> str:
-        """The kind's name (``ranking``, ``ric``, ``diversity``, ...)."""
-        ...
 
-    def accepts(self, req: Request, content: bool) -> bool:
-        """Whether this kind computes the request (``content``: content measures or a
-        collection were asked for)."""
-        ...
-
-    def prepare(self, qrels: QrelsLike, req: Request, options: EvalOptions, extra: Any) -> Any:
-        """What every evaluation against ``qrels`` shares (read once, read-only after)."""
-        ...
-
-    def evaluate(
-        self, state: Any, runs: RunsLike, per_query: bool, progress: Progress | None
-    ) -> Long | pl.DataFrame:
-        """The long result table for ``runs`` (a :class:`Long` or a polars frame)."""
-        ...
+def _keep(qrels: QrelsLike, req: Request, options: EvalOptions, extra: Any) -> Any:
+    return (qrels, req, options)
 
 
 @dataclass(frozen=True)
-class _Ranking:
-    """trec_eval's ranking measures: the qrels prepared once, runs streamed in batches."""
+class Kind:
+    """One evaluator kind: which requests it serves, its prepared qrels, its scoring.
 
-    name: str = "ranking"
+    ``accepts(req, content)``: whether it computes the request (``content``: content
+    measures or a collection were asked for); ``prepare(qrels, req, options, extra)``:
+    what every evaluation against ``qrels`` shares (read-only after);
+    ``evaluate(state, runs, per_query, progress)``: the long result table (a
+    :class:`Long` or a polars frame).
+    """
 
-    def accepts(self, req: Request, content: bool) -> bool:
-        return not content
-
-    def prepare(self, qrels: QrelsLike, req: Request, options: EvalOptions, extra: Any) -> Any:
-        if isinstance(qrels, PreparedQrels):
-            return (qrels, req, options)
-
-        def make() -> PreparedQrels:
-            with gc_paused():
-                return prepare_qrels(qrels_columns(qrels, lenient=options.lenient))
-
-        # a dict prepared by an earlier call (evaluate() in a loop) is reused
-        pq = RECENT.prepared(qrels, make) if is_qrels_dict(qrels) else make()
-        return (pq, req, options)
-
-    def evaluate(
-        self, state: Any, runs: RunsLike, per_query: bool, progress: Progress | None
-    ) -> Long | pl.DataFrame:
-        from fasteval.engine.stream import evaluate_ranking_stream  # noqa: PLC0415 (start-up)
-
-        pq, req, options = state
-        return evaluate_ranking_stream(
-            pq, runs, req.ranking, options, per_query=per_query, progress=progress
-        )
+    name: str
+    accepts: Callable[[Request, bool], bool]
+    evaluate: Scorer
+    prepare: Callable[[QrelsLike, Request, EvalOptions, Any], Any] = _keep
 
 
-@dataclass(frozen=True)
-class _Ric(_Ranking):
+def _prepare_ranking(qrels: QrelsLike, req: Request, options: EvalOptions, extra: Any) -> Any:
+    """The qrels read and indexed once; a dict prepared by an earlier call (evaluate() in a
+    loop) is reused."""
+    if isinstance(qrels, PreparedQrels):
+        return (qrels, req, options)
+
+    def make() -> PreparedQrels:
+        with gc_paused():
+            return prepare_qrels(qrels_columns(qrels, lenient=options.lenient))
+
+    return (RECENT.prepared(qrels, make) if is_qrels_dict(qrels) else make(), req, options)
+
+
+def _ranking(state: Any, runs: RunsLike, per_query: bool, progress: Progress | None) -> Long:
+    """trec_eval's ranking measures: runs streamed in batches (:mod:`fasteval.engine.stream`)."""
+    from fasteval.engine.stream import evaluate_ranking_stream  # noqa: PLC0415 (start-up)
+
+    pq, req, o = state
+    return evaluate_ranking_stream(pq, runs, req.ranking, o, per_query=per_query, progress=progress)
+
+
+def _ric(state: Any, runs: RunsLike, per_query: bool, progress: Progress | None) -> pl.DataFrame:
     """Ranking measures with RIC, which reads every ranking at once (one batch)."""
+    from fasteval.analysis.information import append_ric  # noqa: PLC0415 (start-up)
+    from fasteval.engine.ranking import evaluate_ranking  # noqa: PLC0415 (start-up)
 
-    name: str = "ric"
+    pq, req, o = state
+    df, prep = evaluate_ranking(pq, runs, req.ranking, o, per_query=per_query)
+    return append_ric(df, prep, o.relevance_level, per_query)
 
-    def accepts(self, req: Request, content: bool) -> bool:
-        return not content and bool(req.ric)
 
-    def evaluate(
-        self, state: Any, runs: RunsLike, per_query: bool, progress: Progress | None
-    ) -> pl.DataFrame:
-        from fasteval.analysis.information import append_ric  # noqa: PLC0415 (start-up)
-        from fasteval.engine.ranking import evaluate_ranking  # noqa: PLC0415 (start-up)
+def _jg(state: Any, runs: RunsLike, per_query: bool, progress: Progress | None) -> pl.DataFrame:
+    """trec_eval ``-R qrels_jg``: the ``*_avgjg`` families over judgment groups."""
+    from fasteval.engine.judgment_groups import evaluate_jg  # noqa: PLC0415 (start-up)
 
-        pq, req, o = state
-        df, prep = evaluate_ranking(pq, runs, req.ranking, o, per_query=per_query)
-        return append_ric(df, prep, o.relevance_level, per_query)
+    qrels, req, o = state
+    return evaluate_jg(qrels, runs, req.ranking, o, per_query=per_query)
+
+
+def _prefs(state: Any, runs: RunsLike, per_query: bool, progress: Progress | None) -> pl.DataFrame:
+    """trec_eval ``-R prefs`` / ``-R qrels_prefs``: the ``prefs_*`` measures."""
+    from fasteval.engine.prefs import evaluate_prefs  # noqa: PLC0415 (start-up)
+
+    prefs, req, o = state  # a Request given whole says how the prefs are read
+    o = replace(o, rel_format=req.preferences or o.rel_format)
+    return evaluate_prefs(prefs, runs, req.ranking, o, per_query=per_query)
 
 
 _COMMON = ("relevance_level", "complete", "max_depth", "on_duplicate", "lenient", "run_id_from")
 
 
-@dataclass(frozen=True)
-class _JudgmentGroups:
-    """trec_eval ``-R qrels_jg``: the ``*_avgjg`` families over judgment groups."""
-
-    name: str = "judgment_groups"
-
-    def accepts(self, req: Request, content: bool) -> bool:
-        return not content and bool(req.judgment_groups)
-
-    def prepare(self, qrels: QrelsLike, req: Request, options: EvalOptions, extra: Any) -> Any:
-        return (qrels, req, options)
-
-    def evaluate(
-        self, state: Any, runs: RunsLike, per_query: bool, progress: Progress | None
-    ) -> pl.DataFrame:
-        from fasteval.engine.judgment_groups import evaluate_jg  # noqa: PLC0415 (start-up)
-
-        qrels, req, o = state
-        return evaluate_jg(qrels, runs, req.ranking, o, per_query=per_query)
-
-
-@dataclass(frozen=True)
-class _Preferences(_JudgmentGroups):
-    """trec_eval ``-R prefs`` / ``-R qrels_prefs``: the ``prefs_*`` measures."""
-
-    name: str = "preferences"
-
-    def accepts(self, req: Request, content: bool) -> bool:
-        return not content and bool(req.preferences)
-
-    def evaluate(
-        self, state: Any, runs: RunsLike, per_query: bool, progress: Progress | None
-    ) -> pl.DataFrame:
-        from fasteval.engine.prefs import evaluate_prefs  # noqa: PLC0415 (start-up)
-
-        prefs, req, o = state  # a Request given whole says how the prefs are read
-        o = replace(o, rel_format=req.preferences or o.rel_format)
-        return evaluate_prefs(prefs, runs, req.ranking, o, per_query=per_query)
-
-
-@dataclass(frozen=True)
-class _Diversity(_JudgmentGroups):
+def _div(state: Any, runs: RunsLike, per_query: bool, progress: Progress | None) -> pl.DataFrame:
     """ndeval's measures over diversity qrels (ndeval's defaults: alpha = beta = 0.5)."""
+    from fasteval.engine.diversity import diversity_evaluate  # noqa: PLC0415 (start-up)
 
-    name: str = "diversity"
-
-    def accepts(self, req: Request, content: bool) -> bool:
-        return not content and bool(req.diversity)
-
-    def evaluate(
-        self, state: Any, runs: RunsLike, per_query: bool, progress: Progress | None
-    ) -> pl.DataFrame:
-        from fasteval.engine.diversity import diversity_evaluate  # noqa: PLC0415 (start-up)
-
-        qrels, req, o = state
-        # scores are float64 whatever compat says; utility's num_docs has no analogue
-        return diversity_evaluate(
-            qrels, runs, list(req.diversity), per_query=per_query, **o.as_kwargs(*_COMMON)
-        )
+    qrels, req, o = state
+    # scores are float64 whatever compat says; utility's num_docs has no analogue
+    div = list(req.diversity)
+    return diversity_evaluate(qrels, runs, div, per_query=per_query, **o.as_kwargs(*_COMMON))
 
 
-@dataclass(frozen=True)
-class _Content:
+def _content(state: Any, runs: RunsLike, per_query: bool, progress: Progress | None) -> Any:
     """Content measures (``LMJS@20``, ...) over a collection, with any label measures."""
-
-    name: str = "content"
-
-    def accepts(self, req: Request, content: bool) -> bool:
-        return content
-
-    def prepare(self, qrels: QrelsLike, req: Request, options: EvalOptions, extra: Any) -> Any:
-        return (qrels, options, extra)
-
-    def evaluate(
-        self, state: Any, runs: RunsLike, per_query: bool, progress: Progress | None
-    ) -> pl.DataFrame:
-        qrels, o, (collection, content, label) = state
-        df, report = evaluate_with_collection(
-            qrels, runs, collection, content, label, per_query=per_query, options=o
-        )
-        if report.lines():  # never silently: what the collection lacked
-            warnings.warn("; ".join(report.lines()), FastevalWarning, stacklevel=4)
-        return df
+    qrels, o, (collection, content, label) = state
+    df, report = evaluate_with_collection(
+        qrels, runs, collection, content, label, per_query=per_query, options=o
+    )
+    if report.lines():  # never silently: what the collection lacked
+        warnings.warn("; ".join(report.lines()), FastevalWarning, stacklevel=4)
+    return df
 
 
 KINDS: list[Kind] = [
-    _Content(),
-    _JudgmentGroups(),
-    _Preferences(),
-    _Diversity(),
-    _Ric(),
-    _Ranking(),
+    Kind("content", lambda req, c: c, _content, lambda q, req, o, extra: (q, o, extra)),
+    Kind("judgment_groups", lambda req, c: not c and req.judgment_groups, _jg),
+    Kind("preferences", lambda req, c: not c and bool(req.preferences), _prefs),
+    Kind("diversity", lambda req, c: not c and bool(req.diversity), _div),
+    Kind("ric", lambda req, c: not c and req.ric, _ric, _prepare_ranking),
+    Kind("ranking", lambda req, c: not c, _ranking, _prepare_ranking),
 ]
 """The evaluator kinds, tried in order (the first that accepts a request serves it)."""
 
@@ -392,16 +315,13 @@ def _output_names(req: Request) -> list[str]:
 
 
 @functools.lru_cache(maxsize=64)
-def _ranks(names: tuple[str, ...], compat: int, rel_format: str) -> dict[str, int]:
+def _ranks(names: tuple[str, ...], compat: int) -> dict[str, int]:
     """Each output measure's place: the first of the asked names it comes from."""
     rank: dict[str, int] = {}
     for i, name in enumerate(names):
-        try:
-            one = parse_request([name], compat=compat, rel_format=rel_format)
-        except FastevalError:  # parsed with the others only (the whole request parsed)
-            continue
-        for out in _output_names(one):
-            rank.setdefault(out, i)
+        with contextlib.suppress(FastevalError):  # parsed with the others only
+            for out in output_names(name, compat=compat):
+                rank.setdefault(out, i)
     return rank
 
 
@@ -424,7 +344,7 @@ def asked_order(measures: Any, req: Request, opts: EvalOptions) -> dict[str, int
     if len(outs) == len(names) and set(outs) == set(names):  # each name is one row: no parse
         rank = {n: i for i, n in enumerate(names)}
     else:  # names that expand or are spelled otherwise: each parsed alone (once per list)
-        rank = _ranks(tuple(names), opts.compat, opts.rel_format)
+        rank = _ranks(tuple(names), opts.compat)
     keys = [rank.get(n, len(names)) for n in outs]
     if keys == sorted(keys):
         return None
@@ -442,8 +362,8 @@ def _parse(
         names, all_judged_only = normalise_measures(measures)
         if all_judged_only and not opts.judged_only:
             opts = replace(opts, judged_only=True)
-        groups = split(names, rel_format=opts.rel_format)
-        if "content" in groups or collection is not None:
+        groups = split(names)
+        if collection is not None:  # content measures without one: parse_request says so
             content = groups.pop("content", [])
             label = [n for ns in groups.values() for n in ns]
             return Request(), True, (collection, content, label), opts
@@ -478,12 +398,6 @@ def evaluate_with_collection(
     # a plain evaluation does not pay its import
     from fasteval.analysis.content import evaluate_content  # noqa: PLC0415 (start-up time)
 
-    if collection is None:
-        msg = (
-            f"{', '.join(content)} read the documents: give the collection "
-            "(CLI: --collection FILE; API: collection=...)"
-        )
-        raise ParameterError(msg)
     if not content:
         msg = "a collection is for content measures\n  hint: LMJS@20, LMKL@20 or LMJS_IA@20"
         raise ParameterError(msg)

@@ -1,11 +1,7 @@
 """The evaluation options: one frozen value, validated once, passed down as ``opts``.
 
-It lives at the top of the package, in the layer of io/ and measures/, because
-both io/ (the readers take ``lenient`` and ``run_id_from``) and engine/ (the
-encoding and the measures take ``compat``, ``complete``, ``on_duplicate``, ...)
-read it, and io/ may not import engine/. The public functions keep their keyword
-arguments and build one :class:`EvalOptions` at their top; the internal ones take
-it whole (``opts``), so a new option touches this module and the code that reads it.
+It sits beside io/ and measures/, which engine/ and io/ both read. The public
+functions keep their keyword arguments and build one :class:`EvalOptions` at their top.
 """
 
 from __future__ import annotations
@@ -14,8 +10,6 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from fasteval.errors import ParameterError
-
-RUN_ID_SOURCES = ("tag", "filename")
 
 
 @dataclass(frozen=True)
@@ -50,7 +44,7 @@ class EvalOptions:
         if self.on_duplicate not in ("error", "first"):
             msg = f"on_duplicate must be 'error' or 'first', got {self.on_duplicate!r}"
             raise ParameterError(msg)
-        if self.run_id_from not in RUN_ID_SOURCES:
+        if self.run_id_from not in ("tag", "filename"):
             msg = f"run_id_from must be 'tag' or 'filename', got {self.run_id_from!r}"
             raise ParameterError(msg)
         if self.batch_rows is not None and self.batch_rows <= 0:

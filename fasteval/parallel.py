@@ -1,19 +1,12 @@
 """Run ``nogil`` kernels over chunks of work on one thread pool for the process.
 
-numba's ``parallel=True`` (parfor) roughly doubled compile time. The kernels are
-instead plain ``@njit(nogil=True)`` functions over an index range
-``[lo, hi)`` that write only their own output slots, and this driver splits
-the range into chunks balanced by work and runs them concurrently.
-
-One pool serves the whole process: it is created the first time work is
-split, sized to the cores (``$FASTEVAL_THREADS`` overrides the size), and
-reused by every call afterwards, so a small evaluation pays no thread starts
-(a pool per call cost more than half of a warm one-run ``evaluate``).
-The calling thread takes chunks too, so nested or concurrent calls cannot
-wait on each other, and at most :func:`threads` chunks of one call run at
-once (numba's thread count: ``NUMBA_NUM_THREADS`` / ``numba.set_num_threads``,
-see :func:`kernel_threads`). Work below :data:`MIN_SPLIT_WORK` runs on the
-calling thread alone.
+The kernels are plain ``@njit(nogil=True)`` functions over an index range
+``[lo, hi)`` that write only their own output slots (numba's ``parallel=True``
+roughly doubled compile time); :func:`run` splits the range into chunks balanced
+by work. One pool, sized to the cores (``$FASTEVAL_THREADS`` overrides), is made
+on first use and reused, so a small evaluation pays no thread starts. The
+calling thread takes chunks too, so nested or concurrent calls cannot wait on
+each other; at most :func:`threads` chunks of one call run at once.
 """
 
 from __future__ import annotations
@@ -34,21 +27,17 @@ from fasteval.errors import ParameterError
 from fasteval.kernels import jit
 
 MIN_SPLIT_WORK = 20_000
-"""Total work (rows) below which a call runs on the calling thread: handing chunks to
-the pool costs more than it gains there (one TREC-8 run of 50,000 rows still gains)."""
+"""Total work (rows) below which a call runs on the calling thread (the pool costs more)."""
 
 ONE_CHUNK_WORK = 100_000
-"""Total work (rows) up to which :func:`run` cuts a call into one chunk per thread, not
-four: a chunk's fixed cost (its calls, its ranking's first cache misses) outweighs the
-balance more chunks give. One TREC-8 run (50,000 rows), warm, medians of 15 alternated
-blocks: 2.07-2.12 against 2.15-2.20 ms a call; two runs (81,000 rows) 4.51 against
-4.61 ms; from six runs (280,000 rows) on, four chunks a thread are as fast or faster."""
+"""Total work (rows) up to which :func:`run` makes one chunk per thread, not four: a
+chunk's fixed cost outweighs the balance more chunks give (benchmarks/RESULTS.md)."""
 
 THREADS_ENV = "FASTEVAL_THREADS"
 """Environment variable fixing the pool's size (default: the number of cores)."""
 
 CORES = max(1, os.cpu_count() or 1)
-"""The machine's cores, read once (``os.cpu_count`` reads a file: 15 microseconds a call)."""
+"""The machine's cores, read once (``os.cpu_count`` reads a file)."""
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -60,16 +49,14 @@ _pool_lock = threading.Lock()
 def pool_size() -> int:
     """The size of the process's pool: ``$FASTEVAL_THREADS``, else the number of cores."""
     env = os.environ.get(THREADS_ENV)
-    if env is not None:
-        try:
-            n = int(env)
-        except ValueError:
-            n = 0
-        if n <= 0:
-            msg = f"{THREADS_ENV} must be a positive integer, got {env!r}"
-            raise ParameterError(msg)
-        return n
-    return CORES
+    try:
+        n = CORES if env is None else int(env)
+    except ValueError:
+        n = 0
+    if n <= 0:
+        msg = f"{THREADS_ENV} must be a positive integer, got {env!r}"
+        raise ParameterError(msg)
+    return n
 
 
 def pool() -> ThreadPoolExecutor:
@@ -126,17 +113,6 @@ def run(kernel: Callable[..., Any], work: np.ndarray, *args: Any, then: Then | N
     t = threads()
     per_thread = 1 if float(work.sum()) <= ONE_CHUNK_WORK else 4
     _call(kernel, chunks(work, per_thread * t if t > 1 else 1), t, args, then)
-
-
-def run_rows(kernel: Callable[..., Any], n: int, *args: Any) -> None:
-    """Call ``kernel(lo, hi, *args)`` over rows ``0..n`` of equal cost, ranges in parallel."""
-    t = threads()
-    if t == 1 or n <= MIN_SPLIT_WORK:
-        _call(kernel, [(0, n)], t, args)
-        return
-    bounds = np.linspace(0, n, 4 * t + 1).astype(np.int64)
-    parts = [(int(lo), int(hi)) for lo, hi in itertools.pairwise(bounds) if hi > lo]
-    _call(kernel, parts, t, args)
 
 
 def _call(
@@ -211,12 +187,8 @@ def map_threads(fn: Callable[[T], R], items: Iterable[T], workers: int | None = 
 def gc_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector for the block.
 
-    The engine allocates few Python objects, but numba's first call in a
-    process loads type registries: hundreds of thousands of objects, which
-    trigger full collections over everything polars, numba and pyarrow
-    hold, each costly. Reference counting
-    still frees everything as usual; only cycle detection waits until the
-    block ends.
+    numba's first call in a process loads hundreds of thousands of objects, which
+    would trigger full collections over everything polars, numba and pyarrow hold.
     """
     was_enabled = gc.isenabled()
     gc.disable()

@@ -45,12 +45,8 @@ def text_copies(tmp: Path) -> tuple[Path, Path]:
 
 
 def _content(qrels: Path, runs: Path, div: Path) -> object:
-    """Every content kernel (SPEC 9) on a made-up collection of the sample's documents.
-
-    Each document's text is a few words drawn from a 60-word vocabulary by a
-    hash of its id (deterministic); the kernels see the arrays a real
-    collection gives.
-    """
+    """Every content kernel (SPEC 9) on a made-up collection of the sample's documents
+    (a few words of a 60-word vocabulary each, drawn by a hash of the document's id)."""
     import zlib
 
     from fasteval.analysis import content as ac

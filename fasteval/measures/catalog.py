@@ -1,33 +1,19 @@
 """Which evaluator computes a measure: the only code that routes by measure names.
 
-Six evaluators share :func:`fasteval.evaluate` and the studies:
-
-========================  =====================================================
-``"ranking"``             trec_eval's families and ir_measures' names (the
-                          one-pass kernel, :mod:`fasteval.engine.ranking`)
-``"diversity"``           ndeval's measures over diversity qrels
-                          (:mod:`fasteval.measures.diversity`)
-``"ric"``                 relevance information correlation, ``RIC`` (bits)
-``"histogram"``           ``HSA`` and ``DO`` (per run, from score histograms)
-``"judgment_groups"``     the ``*_avgjg`` families over qrels with judgment
-                          groups (trec_eval ``-R qrels_jg``)
-``"content"``             ``LMJS@k``, ``LMKL@k``, ``LMJS_IA@k`` over the text of
-                          a document collection (SPEC 9, :mod:`fasteval.measures.content`)
-========================  =====================================================
-
-:func:`parse_request` parses a list of names once into a :class:`Request`
-holding parsed measure values for each evaluator; evaluators never see the
-strings.
+:func:`parse_request` parses a list of names once into a :class:`Request` holding
+parsed measure values for each evaluator (ranking, diversity, RIC, histogram,
+judgment groups, preferences, content; :data:`fasteval.evaluator.KINDS` serves
+them); evaluators never see the strings.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from fasteval.errors import MeasureError, ParameterError
+from fasteval.measures import names_of
 from fasteval.measures.content import is_content_measure, parse_content_measures
 from fasteval.measures.diversity import (
     DiversityMeasure,
@@ -35,11 +21,9 @@ from fasteval.measures.diversity import (
     parse_diversity_measures,
 )
 from fasteval.measures.parser import MeasureSet, parse_measures
-from fasteval.measures.registry import PREFS_FAMILIES
+from fasteval.measures.registry import NICKNAMES, PREFS_FAMILIES
 
-Evaluator = Literal[
-    "ranking", "diversity", "ric", "histogram", "judgment_groups", "content", "preferences"
-]
+Evaluator = Literal["ranking", "diversity", "ric", "histogram", "content"]
 
 RIC = "RIC"
 HSA = "HSA"
@@ -49,48 +33,18 @@ REL_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
 # the formats of preference judgments (trec_eval -R prefs / qrels_prefs)
 PREFS_FORMATS = ("prefs", "qrels_prefs")
 # the families trec_eval defines over judgment groups (-R qrels_jg)
-JG_FAMILIES = frozenset({"num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"})
-
-# a comma starts a new name only when a letter follows: "P.5,10" and
-# "ndcg.1=3,2=9" are one trec_eval name each, "map,RIC" two names
-_NEW_NAME = re.compile(r",(?=\s*[A-Za-z_])")
+JG_FAMILIES = frozenset(NICKNAMES["qrels_jg"]) - {"runid"}
 
 MeasuresLike = str | Sequence[str] | None
 
 
-def names_of(measures: MeasuresLike) -> list[str]:
-    """The measure names in ``measures`` (a name, a list, comma-separated names), in order."""
-    if measures is None:
-        return []
-    items = [measures] if isinstance(measures, str) else list(measures)
-    return [p.strip() for item in items for p in _split_outside_parens(str(item)) if p.strip()]
-
-
-def _split_outside_parens(text: str) -> list[str]:
-    """``text`` split at the commas that start a new name, none inside parentheses
-    (``Compat(p=0.9,normalize=False)`` is one name)."""
-    out: list[str] = []
-    depth = 0
-    start = 0
-    for i, ch in enumerate(text):
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth = max(0, depth - 1)
-        elif ch == "," and depth == 0 and _NEW_NAME.match(text, i):
-            out.append(text[start:i])
-            start = i + 1
-    out.append(text[start:])
-    return out
-
-
-def evaluator_of(name: str, *, rel_format: str = "qrels") -> Evaluator:
+def evaluator_of(name: str) -> Evaluator:
     """The evaluator that computes the measure ``name``.
 
-    ``RIC`` and ``HSA`` / ``DO`` (any case) have their own evaluators;
-    diversity names (``alpha_nDCG@20``, ``ndeval``, ...) the diversity one;
-    every other name is a ranking measure, or a judgment-group measure when
-    the qrels have judgment groups (``rel_format="qrels_jg"``).
+    ``RIC`` and ``HSA`` / ``DO`` (any case) have their own evaluators; diversity
+    names (``alpha_nDCG@20``, ``ndeval``, ...) the diversity one, content names the
+    content one; every other name is a ranking measure (or a judgment-group or
+    preference one, by the qrels: :func:`parse_request`).
     """
     upper = name.strip().upper()
     if upper == RIC:
@@ -99,16 +53,14 @@ def evaluator_of(name: str, *, rel_format: str = "qrels") -> Evaluator:
         return "histogram"
     if is_diversity_measure(name):
         return "diversity"
-    if is_content_measure(name):
-        return "content"
-    return "judgment_groups" if rel_format == "qrels_jg" else "ranking"
+    return "content" if is_content_measure(name) else "ranking"
 
 
-def split(measures: MeasuresLike, *, rel_format: str = "qrels") -> dict[Evaluator, list[str]]:
+def split(measures: MeasuresLike) -> dict[Evaluator, list[str]]:
     """Group measure names by evaluator (each group in the order given)."""
     out: dict[Evaluator, list[str]] = {}
     for n in names_of(measures):
-        out.setdefault(evaluator_of(n, rel_format=rel_format), []).append(n)
+        out.setdefault(evaluator_of(n), []).append(n)
     return out
 
 
@@ -129,22 +81,6 @@ class Request:
     judgment_groups: bool = False
     # "prefs" or "qrels_prefs": ``ranking`` holds preference measures (fasteval.engine.prefs)
     preferences: str | None = None
-
-    @property
-    def evaluators(self) -> tuple[Evaluator, ...]:
-        """The evaluators this request needs, in the order their rows appear."""
-        out: list[Evaluator] = []
-        if self.diversity:
-            out.append("diversity")
-        if self.preferences:
-            out.append("preferences")
-        elif self.ranking or self.ranking.runid:
-            out.append("judgment_groups" if self.judgment_groups else "ranking")
-        if self.ric:
-            out.append("ric")
-        if self.histogram:
-            out.append("histogram")
-        return tuple(out)
 
 
 def check_rel_format(rel_format: str) -> None:
@@ -202,6 +138,15 @@ def output_name(name: str, *, what: str = "a measure", compat: int = 9) -> str:
     return names[0]
 
 
+def _only(mset: MeasureSet, allowed: frozenset[str], judgments: str, hint: str) -> MeasureSet:
+    """``mset``, or a :class:`MeasureError` naming the measures ``judgments`` cannot give."""
+    bad = [m.name for m in mset if m.family not in allowed]
+    if bad:
+        msg = f"measure(s) {', '.join(bad)} cannot be computed from {judgments}\n  hint: {hint}"
+        raise MeasureError(msg)
+    return mset
+
+
 def parse_jg_measures(measures: MeasuresLike, *, compat: int = 9) -> MeasureSet:
     """Parse measures for a judgment-group evaluation (default: the ``qrels_jg`` set).
 
@@ -209,14 +154,8 @@ def parse_jg_measures(measures: MeasuresLike, *, compat: int = 9) -> MeasureSet:
     judgment groups, as in trec_eval.
     """
     mset = parse_measures(measures if measures else ["qrels_jg"], compat=compat)
-    bad = [m.name for m in mset if m.family not in JG_FAMILIES]
-    if bad:
-        msg = (
-            f"measure(s) {', '.join(bad)} cannot be computed from qrels with judgment groups"
-            "\n  hint: use map_avgjg, P_avgjg, Rprec_mult_avgjg (the 'qrels_jg' set)"
-        )
-        raise MeasureError(msg)
-    return mset
+    hint = "use map_avgjg, P_avgjg, Rprec_mult_avgjg (the 'qrels_jg' set)"
+    return _only(mset, JG_FAMILIES, "qrels with judgment groups", hint)
 
 
 def parse_prefs_measures(measures: MeasuresLike | MeasureSet, *, compat: int = 9) -> MeasureSet:
@@ -225,18 +164,10 @@ def parse_prefs_measures(measures: MeasuresLike | MeasureSet, *, compat: int = 9
     Only the ``prefs_*`` families (and ``runid``, ``num_q``) are defined over
     preference judgments, as in trec_eval.
     """
-    if isinstance(measures, MeasureSet):
-        mset = measures
-    else:
-        mset = parse_measures(measures if measures else ["all_prefs"], compat=compat)
-    bad = [m.name for m in mset if m.family not in PREFS_FAMILIES | {"num_q"}]
-    if bad:
-        msg = (
-            f"measure(s) {', '.join(bad)} cannot be computed from preference judgments"
-            "\n  hint: use all_prefs, prefs or the prefs_* measures"
-        )
-        raise MeasureError(msg)
-    return mset
+    if not isinstance(measures, MeasureSet):
+        measures = parse_measures(measures if measures else ["all_prefs"], compat=compat)
+    hint = "use all_prefs, prefs or the prefs_* measures"
+    return _only(measures, PREFS_FAMILIES | {"num_q"}, "preference judgments", hint)
 
 
 def parse_request(measures: MeasuresLike, *, compat: int = 9, rel_format: str = "qrels") -> Request:

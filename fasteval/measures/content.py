@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from fasteval.errors import MeasureError
+from fasteval.measures import names_of
 
 DEFAULT_LAMBDA = 0.1
 
@@ -102,10 +103,8 @@ def parse_content_measure(name: str) -> ContentMeasure | None:
 
 def parse_content_measures(names: str | list[str] | tuple[str, ...]) -> list[ContentMeasure]:
     """Parse a list (or comma-separated string) of content measure names; unknown names raise."""
-    items = [names] if isinstance(names, str) else list(names)
-    parts = [p.strip() for n in items for p in split_names(n) if p.strip()]
     out: list[ContentMeasure] = []
-    for p in parts:
+    for p in names_of(names):
         cm = parse_content_measure(p)
         if cm is None:
             msg = (
@@ -115,23 +114,6 @@ def parse_content_measures(names: str | list[str] | tuple[str, ...]) -> list[Con
             raise MeasureError(msg)
         if cm not in out:
             out.append(cm)
-    return out
-
-
-def split_names(s: str) -> list[str]:
-    # commas separate names, except inside parentheses
-    out, depth, cur = [], 0, ""
-    for ch in s:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    out.append(cur)
     return out
 
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fasteval.errors import MeasureError
+from fasteval.measures import names_of
 
 DEFAULT_CUTOFFS = (5, 10, 20)
 
@@ -25,33 +26,20 @@ FAMILIES: dict[str, tuple[int, bool, str]] = {
     "P_IA": (7, True, "P-IA"),
     "strec": (8, True, "strec"),
 }
+# lower-case names and other spellings -> the family
 _ALIASES = {
-    "err_ia": "ERR_IA",
-    "nerr_ia": "nERR_IA",
-    "alpha_dcg": "alpha_DCG",
-    "alpha_ndcg": "alpha_nDCG",
-    "nrbp": "NRBP",
-    "nnrbp": "nNRBP",
-    "map_ia": "MAP_IA",
+    **{f.lower(): f for f in FAMILIES},
     "ap_ia": "MAP_IA",
-    "p_ia": "P_IA",
     "precision_ia": "P_IA",
-    "strec": "strec",
     "st_recall": "strec",
     "strecall": "strec",
     "subtopic_recall": "strec",
 }
-# ndeval's output columns, in its order
+# ndeval's output columns, in its order (the families' order)
 NDEVAL_SET = [
-    *(
-        f"{f}@{k}"
-        for f in ("ERR_IA", "nERR_IA", "alpha_DCG", "alpha_nDCG")
-        for k in DEFAULT_CUTOFFS
-    ),
-    "NRBP",
-    "nNRBP",
-    "MAP_IA",
-    *(f"{f}@{k}" for f in ("P_IA", "strec") for k in DEFAULT_CUTOFFS),
+    f"{f}@{k}" if cut else f
+    for f, (_, cut, _) in FAMILIES.items()
+    for k in (DEFAULT_CUTOFFS if cut else (0,))
 ]
 _NAME = re.compile(r"^(?P<fam>[A-Za-z\u03b1_-]+?)(?:\((?P<args>[^)]*)\))?(?:@(?P<k>[0-9]+))?$")
 # ir_measures' parameters per family (besides rel=, which every family takes)
@@ -136,17 +124,6 @@ def is_diversity_measure(name: str) -> bool:
     return bool(m and _family(m["fam"]) is not None)
 
 
-def _split(text: str) -> list[str]:
-    """Comma-separated names; commas inside parentheses belong to a name."""
-    out, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        depth += (ch == "(") - (ch == ")")
-        if ch == "," and depth == 0:
-            out.append(text[start:i])
-            start = i + 1
-    return [*out, text[start:]]
-
-
 def parse_diversity_measures(measures: str | Sequence[str] | None) -> list[DiversityMeasure]:
     """Parse diversity measure names.
 
@@ -160,22 +137,11 @@ def parse_diversity_measures(measures: str | Sequence[str] | None) -> list[Diver
     name asked for (``alpha_nDCG(rel=2)@20``); a cutoff family without ``@k``
     means k = 5, 10 and 20; ``ndeval`` (the default) is ndeval's 21 columns.
     """
-    names = (
-        ["ndeval"]
-        if measures is None
-        else [measures]
-        if isinstance(measures, str)
-        else list(measures)
-    )
     out: list[DiversityMeasure] = []
-    for item in names:
-        for raw in _split(str(item)):
-            s = raw.strip()
-            if not s:
-                continue
-            if s.lower() == "ndeval":
-                out.extend(parse_diversity_measures(NDEVAL_SET))
-                continue
+    for s in names_of("ndeval" if measures is None else measures):
+        if s.lower() == "ndeval":
+            out.extend(parse_diversity_measures(NDEVAL_SET))
+        else:
             out.extend(_parse_one(s))
     seen: set[DiversityMeasure] = set()
     uniq = [x for x in out if not (x in seen or seen.add(x))]  # type: ignore[func-returns-value]

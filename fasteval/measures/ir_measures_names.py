@@ -44,14 +44,16 @@ ALIASES = {
 # ranx's names of the families that have one (the registry's ``ranx=``), with their @k
 RANX_NAMES = {f.ranx: f.name for f in FAMILIES.values() if f.ranx}
 _RANX = re.compile(rf"^(?P<name>{'|'.join(RANX_NAMES)})@(?P<cut>[0-9]+)$")
-_FORM = re.compile(
+IRM_FORM = re.compile(
     r"^(?P<name>[A-Za-z][A-Za-z0-9]*)(?:\((?P<args>[^)]*)\))?(?:@(?P<cut>[0-9]*\.?[0-9]+))?$"
 )
+"""An ir_measures string: ``name``, ``(args)``, ``@cut``."""
 # grades 1..EXP_GRADES get gain 2^g - 1 under dcg='exp-log2'
 EXP_GRADES = 10
 
 
-def _args(text: str, arg: str) -> dict[str, str]:
+def name_values(text: str, arg: str) -> dict[str, str]:
+    """``rel=2, dcg='log2'`` -> ``{"rel": "2", "dcg": "log2"}`` (``arg``: the name, for errors)."""
     out: dict[str, str] = {}
     for item in filter(None, (t.strip() for t in text.split(","))):
         key, eq, val = item.partition("=")
@@ -79,11 +81,11 @@ def canonical(measure: Any) -> str:
     r = _RANX.match(s)
     if r:
         return f"{RANX_NAMES[r['name']]}.{r['cut']}"
-    m = _FORM.match(s)
+    m = IRM_FORM.match(s)
     if not m or (m["name"] not in ALIASES and m["args"] is None):
         return ALIASES.get(s, s)
     name = ALIASES.get(m["name"], m["name"])
-    args = _args(m["args"] or "", s)
+    args = name_values(m["args"] or "", s)
     cut = m["cut"]
     if args.get("judged_only", "False") == "False":
         args.pop("judged_only", None)
@@ -126,9 +128,9 @@ def split_judged_only(names: Iterable[str]) -> tuple[list[str], bool]:
     out: list[str] = []
     flags: list[bool] = []
     for n in names:
-        m = _FORM.match(n)
+        m = IRM_FORM.match(n)
         if m and m["args"] is not None and "judged_only" in m["args"]:
-            args = _args(m["args"], n)
+            args = name_values(m["args"], n)
             flag = args.pop("judged_only", "False") == "True"
             inner = ",".join(f"{k}={v}" for k, v in args.items())
             cut = f"@{m['cut']}" if m["cut"] is not None else ""

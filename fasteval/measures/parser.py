@@ -27,15 +27,9 @@ from fasteval.errors import MeasureError
 from fasteval.measures.content import is_content_measure, parse_content_measure
 from fasteval.measures.diversity import FAMILIES as DIVERSITY_FAMILIES
 from fasteval.measures.diversity import is_diversity_measure, parse_diversity_measures
-from fasteval.measures.ir_measures_names import ALIASES, canonical
-from fasteval.measures.registry import (
-    FAMILIES,
-    IR_MEASURES,
-    NICKNAMES,
-    TREC_ORDER,
-    V10_ONLY,
-    Family,
-)
+from fasteval.measures.family import Family
+from fasteval.measures.ir_measures_names import ALIASES, IRM_FORM, canonical, name_values
+from fasteval.measures.registry import FAMILIES, IR_MEASURES, NICKNAMES, TREC_ORDER, V10_ONLY
 
 
 @dataclass(frozen=True)
@@ -80,13 +74,6 @@ _TREC_ARG = re.compile(r"^(?P<fam>[A-Za-z0-9_]+?)(?:\.(?P<params>.*))?$")
 # the printed form name_value (P_10, iprec_at_recall_0.10) of the cutoff and level families
 _NAME_VALUE = sorted((n for n, f in FAMILIES.items() if f.kind in ("cutoffs", "levels")), key=len)
 _TREC_OUT = re.compile(rf"^(?P<fam>{'|'.join(reversed(_NAME_VALUE))})_(?P<val>\d+(?:\.\d+)?)$")
-_IRM = re.compile(
-    r"^(?P<name>[A-Za-z][A-Za-z0-9]*)(?:\((?P<args>[^)]*)\))?(?:@(?P<cut>[0-9]*\.?[0-9]+))?$"
-)
-
-
-def _fmt_level(x: float) -> str:
-    return f"{x:.2f}"
 
 
 def _cutoff(fam: str, text: str, arg: str) -> float:
@@ -130,7 +117,7 @@ def _expand_family(fam: Family, params_text: str | None, arg: str) -> list[Measu
     if fam.kind == "levels":
         upper = math.inf if fam.name.startswith("Rprec_mult") else 1.0
         vals = sorted({_level(p, arg, upper) for p in raw}) if raw else list(fam.defaults)
-        return [Measure(fam.name, (v,), None, f"{fam.name}_{_fmt_level(v)}") for v in vals]
+        return [Measure(fam.name, (v,), None, f"{fam.name}_{v:.2f}") for v in vals]
     if fam.kind == "gains":
         params = _gain_params(fam, params_text or "", arg)
         name = f"{fam.name}_{params_text}" if params_text else fam.name
@@ -242,13 +229,7 @@ _CWL: dict[str, tuple[str, str | None, float, bool]] = {
 def _parse_cwl(name: str, args: str | None, cut: str | None, arg: str) -> Measure:
     """A C/W/L measure (``INST(T=2, max_rel=3)``, ``BPM(T=1, max_rel=1)@20``,
     ``RBP(p=0.9, rel=1)``) as its family with params ``(T or p, min_rel, max_rel, k)``."""
-    given: dict[str, str] = {}
-    for item in filter(None, (t.strip() for t in (args or "").split(","))):
-        key, eq, val = item.partition("=")
-        if not eq:
-            msg = f"measure {arg!r}: parameter {item!r} is not of the form name=value"
-            raise MeasureError(msg)
-        given[key.strip()] = val.strip().strip("'\"")
+    given = name_values(args or "", arg)
     first: str | None
     if name == "RBP":  # RBP(rel=...): binary gains, cwl_eval's RBP
         allowed: tuple[str, ...] = ("p", "rel")
@@ -291,7 +272,7 @@ def _parse_cwl(name: str, args: str | None, cut: str | None, arg: str) -> Measur
 
 
 def _parse_ir_measures(arg: str) -> Measure | None:
-    m = _IRM.match(arg)
+    m = IRM_FORM.match(arg)
     if m and (m["name"] in _CWL or (m["name"] == "RBP" and "rel" in (m["args"] or ""))):
         return _parse_cwl(m["name"], m["args"], m["cut"], arg)
     if not m or m["name"] not in IR_MEASURES:
@@ -301,17 +282,14 @@ def _parse_ir_measures(arg: str) -> Measure | None:
     rel: int | None = None
     extra: dict[str, float] = {}
     names = _IRM_PARAMS.get(name, ())
-    if m["args"]:
-        for item in m["args"].split(","):
-            key, _, val = item.strip().partition("=")
-            key, val = key.strip(), val.strip().strip("'\"")
-            if key in names:
-                extra[key] = _param_value(key, val, arg)
-                continue
-            if key != "rel":
-                known = ", ".join(f"{n}=" for n in ("rel", *names))
-                msg = f"measure {arg!r}: parameter {key!r} is not supported (supported: {known})"
-                raise MeasureError(msg)
+    for key, val in name_values(m["args"] or "", arg).items():
+        if key in names:
+            extra[key] = _param_value(key, val, arg)
+        elif key != "rel":
+            known = ", ".join(f"{n}=" for n in ("rel", *names))
+            msg = f"measure {arg!r}: parameter {key!r} is not supported (supported: {known})"
+            raise MeasureError(msg)
+        else:
             try:
                 rel = int(val)
             except ValueError:
@@ -334,16 +312,11 @@ def _parse_ir_measures(arg: str) -> Measure | None:
         msg = f"measure {arg!r}: {name} needs a cutoff, e.g. {name}@10"
         raise MeasureError(msg)
     fam = FAMILIES[without]
-    if fam.kind == "gains":
-        params = _gain_params(fam, "", arg)
-    else:
-        params = fam.defaults if fam.kind == "list" else ()
-    if extra:
-        values = list(params)
-        for i, key in enumerate(names):
-            if key in extra:
-                values[i] = extra[key]
-        params = tuple(values)
+    params = _expand_family(fam, None, arg)[0].params
+    params = (
+        *(extra.get(k, v) for k, v in zip(names, params, strict=False)),
+        *params[len(names) :],
+    )
     return Measure(fam.name, params, rel, f"{name}{args}")
 
 
@@ -378,7 +351,7 @@ def parse_measure(arg: str) -> list[Measure]:
     try:
         canon = canonical(arg)  # ir_measures aliases and parameters -> fasteval's own string
     except MeasureError:
-        known = _IRM.match(arg)
+        known = IRM_FORM.match(arg)
         if known and (known["name"] in IR_MEASURES or known["name"] in ALIASES):
             raise
         raise MeasureError(unknown_measure_message(arg)) from None
@@ -394,7 +367,7 @@ def parse_measure(arg: str) -> list[Measure]:
         raise MeasureError(msg) from None
     if out is None:
         raise MeasureError(unknown_measure_message(arg))
-    if canon != arg or _IRM.match(canon):
+    if canon != arg or IRM_FORM.match(canon):
         if len(out) != 1:  # "Precision" is not trec_eval's P family of 9 cutoffs
             msg = f"measure {arg!r}: {arg} needs a cutoff, e.g. {arg}@10"
             raise MeasureError(msg)
@@ -506,8 +479,6 @@ def parse_measures(args: str | Sequence[str] | None, *, compat: int = 9) -> Meas
     if isinstance(args, str):
         args = [args]
     result = MeasureSet()
-    seen: set[str] = set()
-    missing: list[str] = []
     # trec_eval: "fam.params" sets the family's parameters, also for a family a
     # nickname marks (-m all_trec -m relstring.20 prints relstring_20 only)
     from_nickname: set[str] = set()
@@ -515,48 +486,27 @@ def parse_measures(args: str | Sequence[str] | None, *, compat: int = 9) -> Meas
     with_params: set[str] = set()
     for arg in args:
         a = arg.strip()
-        if a in NICKNAMES:
-            for fam in NICKNAMES[a]:
-                if compat == 9 and fam in V10_ONLY:
-                    continue
-                if fam == "runid":
-                    result.runid = True
-                elif fam in FAMILIES:
-                    for m in _expand_family(FAMILIES[fam], None, a):
-                        from_nickname.add(m.name)
-                        if m.name not in seen:
-                            seen.add(m.name)
-                            result.append(m)
-                elif fam not in missing:
-                    missing.append(fam)
-            continue
-        if a == "runid":
-            result.runid = True
+        if a in NICKNAMES or a == "runid":
+            result.runid = result.runid or a == "runid" or "runid" in NICKNAMES[a]
+            for fam in NICKNAMES.get(a, []):
+                if fam != "runid" and not (compat == 9 and fam in V10_ONLY):
+                    ms = _expand_family(FAMILIES[fam], None, a)
+                    from_nickname.update(m.name for m in ms)
+                    result += ms
             continue
         tm = _TREC_ARG.match(a)
         if tm and tm["params"] and tm["fam"] in FAMILIES:
             with_params.add(tm["fam"])
-        for m in parse_measure(a):
-            asked.add(m.name)
-            if m.name not in seen:
-                seen.add(m.name)
-                result.append(m)
-    if missing:
-        warnings.warn(
-            "not yet computed by fasteval, left out of the nickname: " + ", ".join(missing),
-            stacklevel=2,
-        )
-    if with_params & {m.family for m in result if m.name in from_nickname}:
-        kept = [
-            m
-            for m in result
-            if m.name in asked or m.name not in from_nickname or m.family not in with_params
-        ]
-        result[:] = kept
+        ms = parse_measure(a)
+        asked.update(m.name for m in ms)
+        result += ms
+    first: dict[str, Measure] = {}
+    for m in result:  # without repeats; a nickname's member of a family given parameters goes
+        if m.name in asked or m.name not in from_nickname or m.family not in with_params:
+            first.setdefault(m.name, m)
     order = {f: i for i, f in enumerate(TREC_ORDER)}
     # stable: families in trec_eval order, parameters as parsed (already sorted)
-    ordered = sorted(range(len(result)), key=lambda i: order.get(result[i].family, len(order)))
-    final = MeasureSet(result[i] for i in ordered)
+    final = MeasureSet(sorted(first.values(), key=lambda m: order.get(m.family, len(order))))
     final.runid = result.runid
     if not final and not final.runid:
         msg = "no measures requested"

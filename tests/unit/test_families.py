@@ -51,3 +51,10 @@ def test_ir_measures_names_come_from_the_entries() -> None:
     assert IR_MEASURES["RR"] == ("recip_rank", "recip_rank")
     assert IR_MEASURES["P"] == ("P", None) and IR_MEASURES["Rprec"] == (None, "Rprec")
     assert len(IR_MEASURES) == 27
+
+
+def test_every_nickname_names_registry_families() -> None:
+    from fasteval.measures.registry import NICKNAMES
+
+    unknown = {f for names in NICKNAMES.values() for f in names} - {"runid", *FAMILIES}
+    assert not unknown, f"nicknames naming families the registry lacks: {unknown}"

@@ -19,26 +19,6 @@ def test_chunks_cover_every_item_once_and_balance_work():
     assert not any(lo <= 4 < hi and lo <= 7 < hi for lo, hi in parts)
 
 
-def test_run_rows_calls_every_row_once_in_ranges() -> None:
-    from threading import Lock
-
-    lock = Lock()
-    for n in (0, 1, 19_999, 20_001, 100_003):
-        seen = np.zeros(n, np.int64)
-        ranges: list[tuple[int, int]] = []
-
-        def kernel(lo: int, hi: int, out: np.ndarray, got: list = ranges) -> None:  # type: ignore[type-arg]
-            with lock:
-                got.append((lo, hi))
-            out[lo:hi] += 1
-
-        parallel.run_rows(kernel, n, seen)
-        assert (seen == 1).all()
-        assert all(0 <= lo < hi <= n for lo, hi in ranges) or n == 0
-        if n > 20_000 and parallel.threads() > 1:
-            assert len(ranges) > 1  # split, not one call
-
-
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 50_000), min_size=1, max_size=80), st.integers(1, 16))
 def test_chunks_are_contiguous_and_no_chunk_exceeds_a_share_plus_one_item(
