@@ -528,12 +528,16 @@ def check_header(
         fields = tok.fields_of(r)
         if not all(j < len(fields) and not is_number(fields[j]) for j in cols):
             continue
-        msg = (
-            f"{tok.where(r)}: this line looks like a header ({tok.line_text(r)!r}); TREC files "
-            f"have no header line, every line is {layout}\n"
-            "  hint: delete the line, or start it with '#' to make it a comment"
-        )
-        raise InputFormatError(msg)
+        raise InputFormatError(header_message(tok.where(r), tok.line_text(r), layout))
+
+
+def header_message(where: str, line: str, layout: str) -> str:
+    """The message for a header line at ``where`` (``file:line``) of a file of ``layout``."""
+    return (
+        f"{where}: this line looks like a header ({line!r}); TREC files have no "
+        f"header line, every line is {layout}\n"
+        "  hint: delete the line, or start it with '#' to make it a comment"
+    )
 
 
 def is_run_line(fields: list[str]) -> bool:
