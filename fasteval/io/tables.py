@@ -29,11 +29,8 @@ from fasteval.columns import (
 )
 from fasteval.errors import FastevalWarning, InputFormatError, SchemaError
 from fasteval.io import adapters, files, gz, tokens, trec
-
-# re-exported: the batches, fusion inputs and distributed runs import it from here
-from fasteval.io.validate import PARQUET_SUFFIXES as PARQUET_SUFFIXES  # noqa: PLC0414
+from fasteval.io.formats import is_parquet
 from fasteval.io.validate import (
-    is_parquet,
     no_nulls,
     one_dictionary,
     require_columns,
