@@ -33,15 +33,9 @@ from fasteval.io.archive import (
     release_pool_memory,
     row_group_pieces,
 )
+from fasteval.io.files import PathLike, RawFiles, Workspace
 from fasteval.io.tables import expand_paths, run_columns, runs_from_table
-from fasteval.io.trec import (
-    PathLike,
-    RawFiles,
-    Workspace,
-    parse_run_files,
-    parse_run_piece,
-    run_id_from_filename,
-)
+from fasteval.io.trec import parse_run_files, parse_run_piece, run_id_from_filename
 from fasteval.options import DEFAULTS, EvalOptions
 
 DEFAULT_BATCH_ROWS = 1_000_000

@@ -17,17 +17,8 @@ import numpy as np
 
 from fasteval.columns import QrelsColumns, RunColumns, int64_array
 from fasteval.errors import FastevalWarning, InputFormatError, ParameterError
-from fasteval.io.files import (
-    BOM,
-    PathLike,
-    RawFiles,
-    Workspace,
-    read_bytes,
-    read_files,
-    read_text,
-)
+from fasteval.io.files import BOM, PathLike, RawFiles, Workspace, read_files
 from fasteval.io.tokens import (
-    QRELS_FIELDS,
     QRELS_LINE,
     RUN_FIELDS,
     RUN_LINE,
@@ -42,23 +33,16 @@ from fasteval.io.tokens import (
 )
 from fasteval.options import DEFAULTS, EvalOptions
 
-# the readers' own names, and those of the files and tokens modules that the stream,
-# the batches and the tests import from here
+# the readers' own names, and those of the files module that the stream imports from here
 __all__ = [
-    "BOM",
-    "QRELS_FIELDS",
-    "RUN_FIELDS",
     "FastevalWarning",
-    "PathLike",
     "RawFiles",
     "Workspace",
     "duplicate_run_id",
     "parse_qrels_files",
     "parse_run_files",
     "parse_run_piece",
-    "read_bytes",
     "read_files",
-    "read_text",
     "run_id_from_filename",
 ]
 
@@ -80,13 +64,6 @@ def duplicate_run_id(name: str, first: str, second: str, opts: EvalOptions = DEF
         "  hint: if the run tags (6th column) are not unique, name runs after their files: "
         "use --run-id filename (API: run_id_from='filename')"
     )
-
-
-def _scores(tok: Tokens) -> tuple[np.ndarray, np.ndarray]:
-    """Scores as the tokenizer parsed them (correctly rounded, as ``float()``), and a mask
-    of bad rows: not a decimal number (``inf``/``nan`` included), or beyond the double range.
-    """
-    return tok.fval, tok.fbad | ~np.isfinite(tok.fval)
 
 
 def parse_qrels_files(
@@ -187,7 +164,9 @@ def _run_columns(
     if opts.run_id_from == "tag":
         _check_one_tag(tok, wordy)
     tok = check_columns(tok, RUN_FIELDS, skipper, "qid Q0 docno rank score tag")
-    score, bad = _scores(tok)
+    # as the tokenizer parsed them (correctly rounded, as float()); bad: not a decimal
+    # number (inf and nan included), or beyond the double range
+    score, bad = tok.fval, tok.fbad | ~np.isfinite(tok.fval)
     t = tok
     tok = skipper.reject(
         tok, bad, lambda r: f"score is not a finite number: {t.field_value(r, 4)!r}"
