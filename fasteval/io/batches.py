@@ -28,7 +28,6 @@ from fasteval.io import formats, gz, is_polars
 from fasteval.io.archive import (
     EVAL_COLUMNS,
     archive_info,
-    read_archive,
     read_row_groups,
     release_pool_memory,
     row_group_pieces,
@@ -316,21 +315,11 @@ class BatchReader:
             yield run_columns(items, self.opts)
 
     def _archive(self, path: str, tables: Iterable[pa.Table]) -> Iterator[RunColumns]:
-        before = 0  # the archive's rows before this piece
-        for k, table in enumerate(tables):
+        before = 0  # the archive's rows before this piece: errors name the archive's rows
+        for table in tables:
             n = table.num_rows
-            try:
-                cols = runs_from_table(table, path)
-            except FastevalError:
-                if k == 0:
-                    raise
-                # the reader's own checks count rows from the piece: name the
-                # archive's row (an archive that ingest wrote holds no such row)
-                del table
-                runs_from_table(read_archive(path, EVAL_COLUMNS), path)
-                raise
+            cols = runs_from_table(table, path, before)
             del table
-            cols.source = replace(cols.source, row_offset=before)
             before += n
             yield cols
             del cols

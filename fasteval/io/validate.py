@@ -120,17 +120,18 @@ def require_columns(table: pa.Table, name: str, cols: dict[str, str]) -> None:
         raise SchemaError(msg)
 
 
-def no_nulls(table: pa.Table, name: str, cols: list[str]) -> None:
-    """Columns ``cols`` of ``table`` must hold no null (else the first one's row is named)."""
+def no_nulls(table: pa.Table, name: str, cols: list[str], row_offset: int = 0) -> None:
+    """Columns ``cols`` of ``table`` must hold no null (else the first one's row is named,
+    counting ``row_offset`` rows before the table: a piece of an archive)."""
     for c in cols:
         col = table.column(c)
         if col.null_count:
             row = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
-            msg = f"{name}, row {row + 1}: column {c!r} is null"
+            msg = f"{table_source(name, row_offset).where(row)}: column {c!r} is null"
             raise InputFormatError(msg)
 
 
-def _binary_as_text(col: pa.Array | pa.ChunkedArray, name: str, c: str) -> pa.Array:
+def _binary_as_text(col: pa.Array | pa.ChunkedArray, name: str, c: str, offset: int) -> pa.Array:
     """A binary id column as text: every value must be UTF-8 (else the row is named)."""
     import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
 
@@ -146,7 +147,8 @@ def _binary_as_text(col: pa.Array | pa.ChunkedArray, name: str, c: str) -> pa.Ar
             v.decode("utf-8")
         except UnicodeDecodeError as e:
             msg = (
-                f"{name}, row {i + 1}: column {c!r} is not valid UTF-8 (byte {e.start} of "
+                f"{table_source(name, offset).where(i)}: column {c!r} is not valid UTF-8 (byte "
+                f"{e.start} of "
                 f"{v[:60]!r}); ids must be UTF-8 text"
             )
             raise InputFormatError(msg) from None
@@ -154,17 +156,17 @@ def _binary_as_text(col: pa.Array | pa.ChunkedArray, name: str, c: str) -> pa.Ar
     raise SchemaError(msg)
 
 
-def str_column(table: pa.Table, name: str, c: str) -> StrColumn:
+def str_column(table: pa.Table, name: str, c: str, row_offset: int = 0) -> StrColumn:
     """Column ``c`` of ``table`` as text (an id column): strings as they are, dictionary
-    strings as slices of their dictionary, binary as UTF-8 text (else the row is named),
-    integers as their decimal text; any other type is a :class:`SchemaError`."""
+    strings as slices of their dictionary, binary as UTF-8 text (else the row is named, as
+    :func:`no_nulls` names it), integers as their decimal text; other types are refused."""
     import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
 
     col = table.column(c)
     if pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type):
-        col = _binary_as_text(col, name, c)
+        col = _binary_as_text(col, name, c, row_offset)
     elif pa.types.is_binary_view(col.type):
-        col = _binary_as_text(pc.cast(col, pa.large_binary()), name, c)
+        col = _binary_as_text(pc.cast(col, pa.large_binary()), name, c, row_offset)
     t = col.type
     if pa.types.is_dictionary(t):
         return _dictionary_str_col(col)
@@ -246,6 +248,6 @@ def _dictionary_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
     return StrColumn(words.buf, words.starts[idx], words.ends[idx])
 
 
-def table_source(name: str) -> Source:
-    """Where a table's rows come from: ``name, row i + 1`` (nothing stored per row)."""
-    return Source([name], None, None, [True])
+def table_source(name: str, row_offset: int = 0) -> Source:
+    """Where a table's rows come from: ``name, row i + 1`` (after ``row_offset`` rows)."""
+    return Source([name], None, None, [True], row_offset)
