@@ -61,14 +61,8 @@ def utf8_error(name: str, data: bytes | memoryview | np.ndarray, start: int) -> 
 
 
 def read_text(path: PathLike) -> str:
-    """Read a (possibly gzip-compressed) UTF-8 file into a string, without a leading BOM.
-
-    Raises
-    ------
-    InputFormatError
-        For a missing or unreadable file, bad gzip data, or bytes that are not UTF-8
-        (the line and byte offset named).
-    """
+    """Read a (possibly gzip-compressed) UTF-8 file into a string, without a leading BOM
+    (an :class:`InputFormatError` for an unreadable file, bad gzip or bytes not UTF-8)."""
     raw = read_bytes(path).tobytes()
     try:
         text = raw.decode("utf-8")
@@ -127,13 +121,8 @@ class RawFiles(NamedTuple):
 def read_files(
     paths: Sequence[PathLike], threads: int | None = None, workspace: Workspace | None = None
 ) -> RawFiles:
-    """Read files (plain or gzip) into one buffer, each ending in a newline.
-
-    A UTF-8 byte-order mark at the start of a file is blanked. Reading
-    releases the GIL (file reads, inflate), so a stream reads its next batch
-    with this in a thread while the current one is scored; the result is
-    given to :func:`fasteval.io.trec.parse_run_files` as ``raw``.
-    """
+    """Read files (plain or gzip) into one buffer, each ending in a newline (a byte-order
+    mark blanked); the GIL is released, so a stream reads its next batch in a thread."""
     buf, starts, ends = _read_all(list(paths), threads, workspace)
     return RawFiles(list(paths), buf, starts, ends)
 
@@ -250,27 +239,9 @@ def check_utf8(
     names: list[str],
     suspects: np.ndarray | None = None,
 ) -> None:
-    """Every file must be UTF-8: ids are text, and two ids must not differ in invalid bytes.
-
-    ASCII (the usual case) is told by one ``max`` over the buffer; only files
-    with other bytes are decoded (in C, a file at a time).
-
-    Parameters
-    ----------
-    buf, starts, ends
-        File ``i`` is ``buf[starts[i]:ends[i]]``.
-    names
-        The files' names, for the message.
-    suspects
-        Per file, whether it holds a byte ``>= 0x80``, if the caller knows
-        already (the tokenizer's line count finds out on the way): only
-        those files are looked at.
-
-    Raises
-    ------
-    InputFormatError
-        For the first file that is not UTF-8 (its line and byte offset named).
-    """
+    """Every file ``buf[starts[i]:ends[i]]`` must be UTF-8 (ids are text), else an
+    :class:`InputFormatError` names the file, line and byte. Only files with a byte
+    ``>= 0x80`` are decoded: ``suspects`` says which, if the caller knows already."""
     if suspects is None and (buf.shape[0] == 0 or int(buf.max()) < 0x80):
         return
     for i, name in enumerate(names):

@@ -120,18 +120,13 @@ def parse_run_piece(
     opts: EvalOptions = DEFAULTS,
     workspace: Workspace | None = None,
 ) -> tuple[RunColumns, int]:
-    """Parse whole lines of a run file held in memory (``buf[:size]``) as the lines that follow
-    line ``lines_before`` of it.
+    """Parse whole lines of a run file held in ``buf[:size]`` as the lines that follow line
+    ``lines_before`` of ``path``: the columns :func:`parse_run_files` gives for them, and
+    the newlines counted (the next piece's ``lines_before`` is this one's plus that).
 
-    The columns are those :func:`parse_run_files` gives for the same lines, named
-    after ``path`` and numbered as in the whole file (a large file is read in pieces
-    this way, without temporary files). ``buf`` must have room for one byte more
-    than ``size`` (a newline is written there) and must not change while the
-    returned columns are in use (they point into it). Never lenient (``opts.lenient``
-    aside): a piece's skipped lines could not be counted for the whole file.
-
-    Returns the columns and the newlines of ``buf[:size]`` (counted on the way):
-    the next piece's ``lines_before`` is this one's plus that.
+    ``buf`` needs room for one byte more than ``size`` and must not change while the
+    columns are in use (they point into it). Never lenient: a piece's skipped lines could
+    not be counted for the whole file.
     """
     if size == 0 or buf[size - 1] != 10:  # the last line of a file may lack its newline
         if buf.shape[0] <= size:
