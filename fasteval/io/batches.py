@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Generator, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fasteval.columns import RunColumns
-from fasteval.errors import FastevalError, InputFormatError, ParameterError
+from fasteval.errors import ParameterError
 from fasteval.io import formats, gz, is_polars
 from fasteval.io.archive import (
     EVAL_COLUMNS,
@@ -326,42 +326,22 @@ class BatchReader:
 
     def _text_pieces(self, unit: Unit) -> Iterator[RunColumns]:
         """A text file larger than the budget, in pieces of whole query groups."""
-        run: str | None = None
-        first_line = ""
+        tag: tuple[str, int] | None = None  # the file's run tag and its line
         reader = PieceReader(Path(unit.item), self.budget * BYTES_PER_LINE, self.piece_buf)
         lines = 0  # the file's lines before the piece
-        pieces = reader.pieces()
-        for buf, size in pieces:
-            try:
-                cols, n_lines = parse_run_piece(
-                    buf,
-                    size,
-                    unit.item,
-                    lines_before=lines,
-                    opts=self.opts,
-                    workspace=self.ws,
-                )
-            except FastevalError:
-                if lines == 0:
-                    raise
-                # a check that looks back (a tag against the file's first line) would
-                # name the piece's first line: the whole file's reader names the file's
-                pieces.close()
-                del reader, pieces, buf
-                run_columns([unit.item], replace(self.opts, lenient=False))
-                raise
+        for buf, size in reader.pieces():
+            cols, n_lines = parse_run_piece(
+                buf,
+                size,
+                unit.item,
+                lines_before=lines,
+                opts=self.opts,
+                workspace=self.ws,
+                tag=tag,
+            )
             lines += n_lines
-            if run is None:
-                run, first_line = cols.run_names[0], cols.source.where(0)
-            elif cols.run_names != [run]:  # the tag changed between two pieces
-                where = cols.source.where(0)
-                msg = (
-                    f"{where}: run tag {cols.run_names[0]!r} differs from {run!r} on line "
-                    f"{first_line.rsplit(':', 1)[-1]}; a run file holds one run\n  hint: name "
-                    "runs after their files instead: use --run-id filename "
-                    "(API: run_id_from='filename')"
-                )
-                raise InputFormatError(msg)
+            if tag is None:
+                tag = (cols.run_names[0], int(cols.source.lines(len(cols))[0]))
             yield cols
             del cols, buf  # before the reader moves the next piece into this buffer
         self.piece_buf = reader.buf  # (grown, perhaps) for the next big file
