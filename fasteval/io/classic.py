@@ -49,7 +49,7 @@ class ClassicCollection:
 def _read(p: Path) -> str:
     if not p.exists() and Path(str(p) + ".gz").exists():
         p = Path(str(p) + ".gz")
-    return formats.read_text(p, "latin-1").replace("\r\n", "\n")
+    return formats.read_text(p, "latin-1")  # newlines as text mode reads them
 
 
 def _smart(text: str, keep: set[str]) -> list[tuple[str, str]]:

@@ -5,17 +5,9 @@ integer vocabulary: document ``i`` has terms ``terms[doc_off[i]:doc_off[i+1]]``
 (increasing term ids) with counts ``counts[...]``. That is all the content
 kernels read; the text itself is not kept.
 
-Sources (:func:`read_collection`):
-
-- tables with ``doc_id, text`` columns: Parquet, CSV, JSONL (``.jsonl``,
-  ``.ndjson``), a polars DataFrame or an Arrow table;
-- TREC ``<DOC>`` SGML files (``<DOCNO>`` gives the id; the text is everything
-  else inside ``<DOC>``, tags removed); plain or ``.gz``;
-- the classic collections (``classic:cf``, or a folder whose name is one of
-  :data:`fasteval.io.classic.READERS`);
-- a collection stored by :func:`write_collection` (``fasteval index``):
-  Parquet with ``doc_id, terms, counts`` and the vocabulary in its metadata,
-  so a later study does not tokenize again.
+Sources (:func:`read_collection`): tables with ``doc_id, text`` columns, TREC ``<DOC>``
+SGML files, the classic collections, and a collection stored by :func:`write_collection`
+(``fasteval index``: term counts and vocabulary, so a later study does not tokenize again).
 
 The default analyzer is SPEC 9's, exactly: ``re.findall(r"[a-z0-9]+",
 text.lower())``. It runs vectorised in polars (``str.to_lowercase`` then
