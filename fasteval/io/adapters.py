@@ -114,12 +114,8 @@ def _frame_to_arrow(x: Any) -> pa.Table:
 
 
 def _dict_rows(x: Mapping[Any, Any], what: str) -> pa.Table:
-    """Dict-of-dicts -> table (``{run: {qid: {doc: v}}}`` for several runs).
-
-    Converted in bulk: the ids and values are gathered by C-level iteration
-    (no Python work per row), then checked as columns; a bad value is named
-    by its query and document.
-    """
+    """Dict-of-dicts -> table (``{run: {qid: {doc: v}}}`` for several runs), converted in
+    bulk (C-level iteration, then checks as columns; a bad value named by its place)."""
     value = "relevance" if what == "qrels" else "score"
     first = next(iter(x.values()), None)
     if not isinstance(first, Mapping):
@@ -198,15 +194,10 @@ def _flat_dict(x: Mapping[Any, Any], what: str, name: str) -> pa.Table:
 
     doc_arr = _strings(docs, "document id", doc_where, views=what == "run")
     q_col = q_arr.take(pa.array(np.repeat(np.arange(len(qids), dtype=np.int64), lens)))
-    num = _numbers(vals, value, where)
     if what == "qrels":
-        bad = np.flatnonzero(np.isnan(num) | (num != np.round(num)))
-        if bad.size:
-            i = int(bad[0])
-            msg = f"{where(i)}: relevance must be an integer grade, got {vals[i]!r}"
-            raise InputFormatError(msg)
-        col = pa.array(num.astype(np.int32))
+        col = _int_array(vals, where)
     else:
+        num = _numbers(vals, value, where)
         bad = np.flatnonzero(~np.isfinite(num))
         if bad.size:
             i = int(bad[0])
@@ -252,7 +243,7 @@ def _typed(cols: dict[str, list[Any]], what: str, name: str) -> pa.Table:
         if k in ("query_id", "doc_id", "run_id"):
             arrays[k] = pa.array(v, pa.large_string())
         elif k == "relevance":
-            arrays[k] = _int_array(v, name)
+            arrays[k] = _int_array(v, lambda i: f"{name}, row {i + 1}")
         elif k == "rank":
             arrays[k] = pa.array(v, pa.int64())
         else:
@@ -265,13 +256,14 @@ def _typed(cols: dict[str, list[Any]], what: str, name: str) -> pa.Table:
     return pa.table(arrays)
 
 
-def _int_array(v: list[Any], name: str) -> pa.Array:
-    """Integer grades as int32 (floats with an integral value too), checked as a column."""
-    num = _numbers(v, "relevance", lambda i: f"{name}, row {i + 1}")
+def _int_array(v: list[Any], where: Any) -> pa.Array:
+    """Integer grades as int32 (floats with an integral value too); a bad one named by
+    ``where(i)``."""
+    num = _numbers(v, "relevance", where)
     bad = np.flatnonzero(np.isnan(num) | (num != np.round(num)))
     if bad.size:
         i = int(bad[0])
-        msg = f"{name}, row {i + 1}: relevance must be an integer grade, got {v[i]!r}"
+        msg = f"{where(i)}: relevance must be an integer grade, got {v[i]!r}"
         raise InputFormatError(msg)
     return pa.array(num.astype(np.int32))
 
@@ -342,7 +334,8 @@ def _apply_columns(
         cols["run_id"] = pa.chunked_array([constant_strings(default_run, table.num_rows)])
     if what == "qrels" and "relevance" in cols and pa.types.is_floating(cols["relevance"].type):
         rel = cols["relevance"].to_pylist()
-        cols["relevance"] = pa.chunked_array([_int_array(rel, name)])
+        grades = _int_array(rel, lambda i: f"{name}, row {i + 1}")
+        cols["relevance"] = pa.chunked_array([grades])
     wanted = QRELS_COLS if what == "qrels" else RUN_COLS
     missing = [c for c in wanted if c not in cols and c != "rank"]
     if missing:

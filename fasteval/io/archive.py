@@ -8,18 +8,13 @@ Layout (version 1)
 ------------------
 * Columns: ``run_id`` and ``query_id`` dictionary-encoded (in Parquet and in
   Arrow), ``doc_id`` a ``large_string`` (read back without a cast), ``rank``
-  int64 (``DELTA_BINARY_PACKED``: ~1 MB for TREC-8's 6.3M ranks, the size
-  int32 gives, and no cast or overflow check on either side), ``score``
+  int64 (``DELTA_BINARY_PACKED``: as small as int32, and no cast), ``score``
   float64 exactly as parsed. LZ4 (:data:`COMPRESSION`).
 * Rows are sorted by run (runs in input order, each run's rows together),
   then query id in byte order (trec_eval's order: the encoder's grouping
   pass finds the rows already grouped and skips its counting sort); within a
   (run, query) the rows keep their input order, so ``on_duplicate="first"``
-  keeps the same row and ``rank`` stays as given. (trec_eval's ranking order
-  was tried: it left 132 instead of 5,920 of TREC-8's 6,700 rankings for the
-  encoder to sort, but encoding took as long (hashing the ids costs, not the
-  sort), ingest needed +300 MB, and a ranking repeating a document must keep
-  its input order for ``on_duplicate="first"``. Not done.)
+  keeps the same row and ``rank`` stays as given.
 * Each row group ends at a (run, query) boundary, so any run of consecutive
   row groups holds whole (run, query) groups: a reader may cut the archive
   at any row group.
@@ -159,16 +154,10 @@ def read_row_groups(
 ) -> pa.Table:
     """Row groups of a Parquet file (``columns`` only), ids kept dictionary-encoded.
 
-    Decoded on the calling thread: Arrow's decoding threads each allocate in a
-    ``malloc`` arena of their own, which keeps what is freed there, piece after
-    piece: a fifth more peak memory for little time (the other core is scoring
-    meanwhile; figures: benchmarks/RESULTS.md, "Figures moved out of the code").
-
-    The whole-file digest is checked once, by :func:`row_group_pieces` or
-    :func:`run_row_groups`. ``verified``: it matched, so every page's bytes are
-    the ones written and their checksums are not computed again (pyarrow's page
-    checksums doubled the read). An
-    archive without a digest (an older fasteval's) has every page checked.
+    Decoded on the calling thread: Arrow's decoding threads each keep a ``malloc``
+    arena of their own, which holds what is freed there, piece after piece.
+    ``verified``: the whole-file digest matched (:func:`row_group_pieces`), so page
+    checksums are not computed again; without a digest every page is checked.
     """
     f = _archive_file(path, verified)
     with stored.reading(path, advice=INGEST_AGAIN):
@@ -176,22 +165,14 @@ def read_row_groups(
 
 
 def release_pool_memory() -> None:
-    """Give back what Arrow's memory pool keeps of an archive piece that is gone.
-
-    pyarrow's default pool (mimalloc) keeps freed memory for reuse: a study's
-    input from an archive (the library) then peaks a fifth above the same input
-    from gz files; asked after every piece, no higher, a little slower. Not asked by
-    the evaluation, where it costs a tenth of the time. With the system pool (the
-    command's) this would only trim ``malloc``, slowly: nothing is asked then.
-    """
+    """Give back what Arrow's pool (mimalloc, not the system's) keeps of a piece that is
+    gone: a study's input from an archive otherwise peaks above the same from gz files."""
     pool = pa.default_memory_pool()
     if pool.backend_name != "system":
         pool.release_unused()
 
 
 def _archive_file(path: str | os.PathLike[str], verified: bool) -> pq.ParquetFile:
-    """An archive opened for reading its row groups, ids kept dictionary-encoded (page
-    checksums computed unless the whole-file digest matched: ``verified``)."""
     return stored.parquet_file(
         path,
         advice=INGEST_AGAIN,
@@ -228,11 +209,8 @@ def read_runs(
     """Only the rows of ``runs`` of an archive, reading only the row groups that may
     hold them (:func:`run_row_groups`); the digest or every page read is checked.
 
-    The row groups are decoded in batches of :data:`RUN_BATCH_ROWS` rows, each
-    cut to its rows of ``runs`` before the next is read. The rows kept are
-    slices, which hold their whole batch: whole row groups (262,144 rows) held
-    that much more (fusing two TREC-8 runs from the archive peaked at 351 MB,
-    now 315 MB; 311 MB from their two gz files).
+    Decoded in batches of :data:`RUN_BATCH_ROWS` rows, each cut to its rows of ``runs``
+    before the next is read (the slices kept hold their batch, not a row group).
     """
     wanted = set(runs)
     groups, verified = run_row_groups(path, wanted)
@@ -263,12 +241,8 @@ def read_batches(
 
 
 def _rows_of(table: pa.Table, wanted: set[str]) -> list[pa.Table]:
-    """The rows of ``table`` whose run id is one of ``wanted``, as slices of it.
-
-    An archive holds each run's rows together, so a run is one slice or a few.
-    Each dictionary entry is compared once. No Arrow array is built: pyarrow's
-    ``pa.array`` imports pandas.
-    """
+    """The rows of ``table`` whose run id is one of ``wanted``, as slices of it (a run's
+    rows are together in an archive; no Arrow array built: ``pa.array`` imports pandas)."""
     out = []
     at = 0
     for chunk in table.column("run_id").chunks:

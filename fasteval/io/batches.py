@@ -1,31 +1,20 @@
 """Batches of whole runs: how the inputs are cut, and the pieces of a large run file.
 
-The input units are the run files (directories expanded, as the readers do),
-Parquet archives and in-memory frames/tables, in the order the readers
-concatenate them (text files first, then the tables). The first line of each
-text file names its run (its tag, or its file name under
-``run_id_from="filename"``); files naming the same run go into one batch.
-Batches are consecutive runs in first-appearance order, closed when their
-estimated size reaches ``batch_rows``. A text file larger than the budget is
-a batch of its own, read in pieces that end where the query id changes
-(:class:`PieceReader`, one reused buffer); each piece is parsed in memory with
-the whole file's name and line numbers (:func:`fasteval.io.trec.parse_run_piece`).
-A fasteval archive (:mod:`fasteval.io.archive`: rows sorted by run and query,
-every row group ending at a (run, query) boundary) larger than the budget is a
-batch of its own, read in pieces of consecutive row groups; any other Parquet
-file or a frame is one unit. Under ``lenient`` text files are not split (the
-reader's warning would name the pieces).
-
-The size of a text file is estimated from its uncompressed size (the gzip
-trailer for ``.gz``) at :data:`BYTES_PER_LINE`; a Parquet archive's from its
-metadata; a frame's is its length.
+The units are the run files (directories expanded), Parquet archives and in-memory
+tables, in the readers' order (text files first). Files naming the same run (by their
+first line's tag, or their name) go into one batch; batches close when their estimated
+rows (a text file's unpacked size at :data:`BYTES_PER_LINE`, a Parquet file's metadata,
+a frame's length) reach the budget (:func:`plan_batches`). A text file or a fasteval
+archive larger than the budget is a batch of its own, read in pieces of whole query
+groups (:class:`PieceReader`) or of row groups; a lenient text file is not split (the
+warning would name the pieces). :class:`BatchReader` reads any batch.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Generator, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,25 +23,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fasteval.columns import RunColumns
-from fasteval.errors import FastevalError, InputFormatError, ParameterError
+from fasteval.errors import ParameterError
 from fasteval.io import formats, gz, is_polars
 from fasteval.io.archive import (
     EVAL_COLUMNS,
     archive_info,
-    read_archive,
     read_row_groups,
     release_pool_memory,
     row_group_pieces,
 )
+from fasteval.io.files import PathLike, RawFiles, Workspace
 from fasteval.io.tables import expand_paths, run_columns, runs_from_table
-from fasteval.io.trec import (
-    PathLike,
-    RawFiles,
-    Workspace,
-    parse_run_files,
-    parse_run_piece,
-    run_id_from_filename,
-)
+from fasteval.io.trec import parse_run_files, parse_run_piece, run_id_from_filename
 from fasteval.options import DEFAULTS, EvalOptions
 
 DEFAULT_BATCH_ROWS = 1_000_000
@@ -140,12 +122,9 @@ def plan_batches(
 ) -> list[Batch]:
     """Cut the inputs into batches of whole runs of about ``batch_rows`` rows each.
 
-    Text files naming the same run (by their first line, or file name under
-    ``opts.run_id_from``) go into the batch
-    of that run's first file; runs follow their first appearance. With
-    ``split``, a text file estimated larger than the budget is a batch of its
-    own, read in pieces (``Batch.pieces``); so is a fasteval archive larger
-    than the budget (pieces of row groups), whatever ``split``.
+    Runs follow their first appearance; text files of one run go into the batch of its
+    first. A fasteval archive larger than the budget, and with ``split`` a text file too,
+    is a batch of its own, read in pieces (``Batch.pieces``).
     """
     units = _units(items, opts)
     # runs in first-appearance order, each with its units (text files of one run together)
@@ -215,7 +194,7 @@ def _last_newline(buf: np.ndarray, filled: int) -> int:
 
 
 def _window_cut(buf: np.ndarray, nl: int) -> int:
-    """:func:`_cut` over ``buf[:nl]`` (whole lines), looking back only as far as needed."""
+    """:func:`_cut` over ``buf[:nl]``, looking back only as far as needed."""
     window = 1 << 20
     while True:
         lo = max(0, nl - window)
@@ -231,18 +210,10 @@ def _window_cut(buf: np.ndarray, nl: int) -> int:
 class PieceReader:
     """A run file's bytes (gzip decompressed) in pieces of whole query groups, in one buffer.
 
-    :meth:`pieces` yields ``(buf, size)``: ``buf[:size]`` holds the piece
-    (whole lines) until the next piece is asked for. A piece is cut at the
-    last query change within about ``piece_bytes`` bytes, so a query's lines
-    must be consecutive for the pieces to keep every (run, query) group whole
-    (the caller checks). The buffer is reused from piece to piece (no
-    temporary files, no per-piece allocation); it grows only when one
-    query's lines exceed it. ``buf``: a buffer to use (the previous file's
-    reader's ``buf``), so that a run of big files touches one buffer's pages.
-    Line numbers are the caller's: :func:`~fasteval.io.trec.parse_run_piece`
-    counts each piece's lines on the way. (Reading the next piece in a thread
-    while the caller scores this one was tried: MS MARCO x4, 6 runs each,
-    gained nothing, the cores being busy, and held 80 MB more.)
+    :meth:`pieces` yields ``(buf, size)``: ``buf[:size]`` holds the piece (whole lines,
+    cut at the last query change within about ``piece_bytes``) until the next is asked
+    for. A query's lines must be consecutive (the caller checks). The buffer (``buf``:
+    the previous file's reader's) is reused and grows only when one query outgrows it.
     """
 
     def __init__(self, path: Path, piece_bytes: int, buf: np.ndarray | None = None) -> None:
@@ -293,13 +264,8 @@ class PieceReader:
 
 class BatchReader:
     """The run columns of planned batches, whatever their kind: the one reader that
-    evaluation and studies share.
-
-    A fasteval archive comes piece by piece of row groups (``cols.source`` counts
-    the archive's rows); a text file larger than the budget piece by piece of
-    whole query groups (lines numbered as in the file, one run tag throughout);
-    any other batch whole. Errors are the readers' own, naming the archive's row
-    or the file's line, as if the input had been read whole.
+    evaluation and studies share. Pieces are numbered as in their archive or file, and
+    errors name the row or line as if the input had been read whole.
 
     Parameters
     ----------
@@ -349,72 +315,40 @@ class BatchReader:
             yield run_columns(items, self.opts)
 
     def _archive(self, path: str, tables: Iterable[pa.Table]) -> Iterator[RunColumns]:
-        before = 0  # the archive's rows before this piece
-        for k, table in enumerate(tables):
+        before = 0  # the archive's rows before this piece: errors name the archive's rows
+        for table in tables:
             n = table.num_rows
-            try:
-                cols = runs_from_table(table, path)
-            except FastevalError:
-                if k == 0:
-                    raise
-                # the reader's own checks count rows from the piece: name the
-                # archive's row (an archive that ingest wrote holds no such row)
-                del table
-                runs_from_table(read_archive(path, EVAL_COLUMNS), path)
-                raise
+            cols = runs_from_table(table, path, before)
             del table
-            cols.source = replace(cols.source, row_offset=before)
             before += n
             yield cols
             del cols
 
     def _text_pieces(self, unit: Unit) -> Iterator[RunColumns]:
         """A text file larger than the budget, in pieces of whole query groups."""
-        run: str | None = None
-        first_line = ""
+        tag: tuple[str, int] | None = None  # the file's run tag and its line
         reader = PieceReader(Path(unit.item), self.budget * BYTES_PER_LINE, self.piece_buf)
         lines = 0  # the file's lines before the piece
-        pieces = reader.pieces()
-        for buf, size in pieces:
-            try:
-                cols, n_lines = parse_run_piece(
-                    buf,
-                    size,
-                    unit.item,
-                    lines_before=lines,
-                    opts=self.opts,
-                    workspace=self.ws,
-                )
-            except FastevalError:
-                if lines == 0:
-                    raise
-                # a check that looks back (a tag against the file's first line) would
-                # name the piece's first line: the whole file's reader names the file's
-                pieces.close()
-                del reader, pieces, buf
-                run_columns([unit.item], replace(self.opts, lenient=False))
-                raise
+        for buf, size in reader.pieces():
+            cols, n_lines = parse_run_piece(
+                buf,
+                size,
+                unit.item,
+                lines_before=lines,
+                opts=self.opts,
+                workspace=self.ws,
+                tag=tag,
+            )
             lines += n_lines
-            if run is None:
-                run, first_line = cols.run_names[0], cols.source.where(0)
-            elif cols.run_names != [run]:  # the tag changed between two pieces
-                where = cols.source.where(0)
-                msg = (
-                    f"{where}: run tag {cols.run_names[0]!r} differs from {run!r} on line "
-                    f"{first_line.rsplit(':', 1)[-1]}; a run file holds one run\n  hint: name "
-                    "runs after their files instead: use --run-id filename "
-                    "(API: run_id_from='filename')"
-                )
-                raise InputFormatError(msg)
+            if tag is None:
+                tag = (cols.run_names[0], int(cols.source.lines(len(cols))[0]))
             yield cols
             del cols, buf  # before the reader moves the next piece into this buffer
         self.piece_buf = reader.buf  # (grown, perhaps) for the next big file
 
 
 def _pieces_of(path: PathLike, budget: int) -> Iterator[pa.Table]:
-    """An archive's pieces of row groups (about ``budget`` rows each), read one by one
-    (a study's input: what Arrow's pool keeps of each piece is given back once it is
-    gone, see :func:`~fasteval.io.archive.release_pool_memory`)."""
+    """An archive's pieces of row groups (about ``budget`` rows each), read one by one."""
     pieces = row_group_pieces(path, budget)
     for groups in pieces.groups:
         yield read_row_groups(path, groups, EVAL_COLUMNS, verified=pieces.verified)

@@ -27,7 +27,9 @@ Every document not judged relevant for a query counts as non-relevant for it
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from fasteval.io import formats
@@ -47,7 +49,7 @@ class ClassicCollection:
 def _read(p: Path) -> str:
     if not p.exists() and Path(str(p) + ".gz").exists():
         p = Path(str(p) + ".gz")
-    return formats.read_text(p, "latin-1").replace("\r\n", "\n")
+    return formats.read_text(p, "latin-1")  # newlines as text mode reads them
 
 
 def _smart(text: str, keep: set[str]) -> list[tuple[str, str]]:
@@ -76,33 +78,13 @@ def _smart_collection(name: str, d: Path, docs: str, qry: str, keep: set[str]) -
     )
 
 
-def adi(d: Path) -> ClassicCollection:
-    c = _smart_collection("ADI", d, "ADI.ALL", "ADI.QRY", {"T", "W"})
-    c.qrels = [
-        (str(int(a)), str(int(b)), 1)
-        for a, b, *_ in map(str.split, _read(d / "ADI.REL").splitlines())
-        if a
-    ]
-    return _judged_only(c)
-
-
-def cisi(d: Path) -> ClassicCollection:
-    c = _smart_collection("CISI", d, "CISI.ALL", "CISI.QRY", {"T", "W"})
-    c.qrels = [
-        (str(int(a)), str(int(b)), 1)
-        for a, b, *_ in map(str.split, _read(d / "CISI.REL").splitlines())
-        if a
-    ]
-    return _judged_only(c)
-
-
-def cacm(d: Path) -> ClassicCollection:
-    c = _smart_collection("CACM", d, "cacm.all", "query.text", {"T", "W", "K"})
-    c.qrels = [
-        (str(int(a)), str(int(b)), 1)
-        for a, b, *_ in map(str.split, _read(d / "qrels.text").splitlines())
-        if a
-    ]
+def _smart_binary(
+    name: str, docs: str, qry: str, keep: set[str], rel: str, d: Path
+) -> ClassicCollection:
+    """A SMART collection whose qrels list ``query doc ...`` pairs, each relevant."""
+    c = _smart_collection(name, d, docs, qry, keep)
+    lines = map(str.split, _read(d / rel).splitlines())
+    c.qrels = [(str(int(a)), str(int(b)), 1) for a, b, *_ in lines if a]
     return _judged_only(c)
 
 
@@ -158,22 +140,8 @@ def time_(d: Path) -> ClassicCollection:
 
 
 def lisa(d: Path) -> ClassicCollection:
-    names = [
-        "LISA0.001",
-        "LISA0.501",
-        "LISA1.001",
-        "LISA1.501",
-        "LISA2.001",
-        "LISA2.501",
-        "LISA3.001",
-        "LISA3.501",
-        "LISA4.001",
-        "LISA4.501",
-        "LISA5.001",
-        "LISA5.501",
-        "LISA5.627",
-        "LISA5.850",
-    ]
+    names = [f"LISA{k}.{part}" for k in range(6) for part in ("001", "501")]
+    names += ["LISA5.627", "LISA5.850"]
     text = "".join(_read(d / n) for n in names)
     docs: dict[str, str] = {}
     for rec in text.split("*" * 44):
@@ -214,11 +182,11 @@ def cf(d: Path) -> ClassicCollection:
     return _judged_only(ClassicCollection("CF", list(docs), list(docs.values()), queries, qrels))
 
 
-READERS = {
-    "adi": adi,
-    "cacm": cacm,
+READERS: dict[str, Callable[[Path], ClassicCollection]] = {
+    "adi": partial(_smart_binary, "ADI", "ADI.ALL", "ADI.QRY", {"T", "W"}, "ADI.REL"),
+    "cacm": partial(_smart_binary, "CACM", "cacm.all", "query.text", {"T", "W", "K"}, "qrels.text"),
     "cf": cf,
-    "cisi": cisi,
+    "cisi": partial(_smart_binary, "CISI", "CISI.ALL", "CISI.QRY", {"T", "W"}, "CISI.REL"),
     "cranfield": cranfield,
     "lisa": lisa,
     "med": med,

@@ -5,17 +5,9 @@ integer vocabulary: document ``i`` has terms ``terms[doc_off[i]:doc_off[i+1]]``
 (increasing term ids) with counts ``counts[...]``. That is all the content
 kernels read; the text itself is not kept.
 
-Sources (:func:`read_collection`):
-
-- tables with ``doc_id, text`` columns: Parquet, CSV, JSONL (``.jsonl``,
-  ``.ndjson``), a polars DataFrame or an Arrow table;
-- TREC ``<DOC>`` SGML files (``<DOCNO>`` gives the id; the text is everything
-  else inside ``<DOC>``, tags removed); plain or ``.gz``;
-- the classic collections (``classic:cf``, or a folder whose name is one of
-  :data:`fasteval.io.classic.READERS`);
-- a collection stored by :func:`write_collection` (``fasteval index``):
-  Parquet with ``doc_id, terms, counts`` and the vocabulary in its metadata,
-  so a later study does not tokenize again.
+Sources (:func:`read_collection`): tables with ``doc_id, text`` columns, TREC ``<DOC>``
+SGML files, the classic collections, and a collection stored by :func:`write_collection`
+(``fasteval index``: term counts and vocabulary, so a later study does not tokenize again).
 
 The default analyzer is SPEC 9's, exactly: ``re.findall(r"[a-z0-9]+",
 text.lower())``. It runs vectorised in polars (``str.to_lowercase`` then
@@ -147,17 +139,12 @@ class Collection:
     analyzer: str = ""
 
     def __post_init__(self) -> None:
-        self.doc_off = np.ascontiguousarray(self.doc_off, np.int64)
-        self.terms = np.ascontiguousarray(self.terms, np.int32)
-        self.counts = np.ascontiguousarray(self.counts, np.int32)
         # read-only whatever the source (Parquet's columns arrive read-only, zero-copy):
         # numba compiles a kernel once per array type, and read-only is part of the type
         # (views: the caller's own arrays stay writable)
-        self.doc_off, self.terms, self.counts = (
-            a.view() for a in (self.doc_off, self.terms, self.counts)
-        )
-        for a in (self.doc_off, self.terms, self.counts):
-            a.setflags(write=False)
+        self.doc_off = _read_only(self.doc_off, np.int64)
+        self.terms = _read_only(self.terms, np.int32)
+        self.counts = _read_only(self.counts, np.int32)
 
     def __len__(self) -> int:
         return len(self.doc_ids)
@@ -196,7 +183,10 @@ class Collection:
         }
 
 
-# --------------------------------------------------------------------------- tokenizing
+def _read_only(a: np.ndarray, dtype: type) -> np.ndarray:
+    view: np.ndarray = np.ascontiguousarray(a, dtype).view()
+    view.setflags(write=False)
+    return view
 
 
 def from_texts(
@@ -293,8 +283,6 @@ def _check_ids(ids: pl.Series, source: str) -> None:
         raise InputFormatError(msg)
 
 
-# --------------------------------------------------------------------------- readers
-
 _DOC_RE = re.compile(r"<DOC>(.*?)</DOC>", re.S | re.I)
 _DOCNO_RE = re.compile(r"<DOCNO>\s*(.*?)\s*</DOCNO>", re.S | re.I)
 _TAG_RE = re.compile(r"<[^>]*>")
@@ -326,7 +314,7 @@ def read_trec_sgml(path: str | os.PathLike[str]) -> pl.DataFrame:
     )
 
 
-def _table_docs(df: pl.DataFrame, source: str) -> pl.DataFrame:
+def _table_docs(df: pl.DataFrame, source: str, analyzer: Analyzer | None) -> Collection:
     missing = [c for c in ("doc_id", "text") if c not in df.columns]
     if missing:
         msg = (
@@ -334,11 +322,7 @@ def _table_docs(df: pl.DataFrame, source: str) -> pl.DataFrame:
             f"{', '.join(missing)} (has {', '.join(df.columns[:8])})"
         )
         raise SchemaError(msg)
-    return df.select(pl.col("doc_id").cast(pl.String), pl.col("text").cast(pl.String))
-
-
-def _is_stored(schema: pa.Schema) -> bool:
-    return schema.metadata is not None and _META_KEY in schema.metadata
+    return from_texts(df["doc_id"], df["text"], analyzer=analyzer, source=source)
 
 
 def read_collection(
@@ -364,9 +348,9 @@ def read_collection(
     if isinstance(source, Collection):
         return source
     if isinstance(source, pl.DataFrame):
-        return _from_frame(_table_docs(source, "<DataFrame>"), analyzer, "<DataFrame>")
+        return _table_docs(source, "<DataFrame>", analyzer)
     if isinstance(source, pa.Table):
-        return _from_frame(_table_docs(pl.from_arrow(source), "<Table>"), analyzer, "<Table>")  # type: ignore[arg-type]
+        return _table_docs(pl.from_arrow(source), "<Table>", analyzer)  # type: ignore[arg-type]
     s = str(source)
     if s.startswith("classic:") or format == "classic":
         return _classic(s.removeprefix("classic:"), analyzer)
@@ -385,8 +369,7 @@ def read_collection(
     fmt = format or formats.table_format(p)
     try:
         if fmt == "parquet":
-            schema = pq.read_schema(p)
-            if _is_stored(schema):
+            if _META_KEY in (pq.read_schema(p).metadata or {}):
                 return _load_stored(p)
             df = pl.read_parquet(p)
         elif fmt == "csv":
@@ -402,11 +385,7 @@ def read_collection(
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         msg = f"{p}: cannot read as a {fmt} collection: {first}"
         raise InputFormatError(msg) from e
-    return _from_frame(_table_docs(df, str(p)), analyzer, str(p))
-
-
-def _from_frame(df: pl.DataFrame, analyzer: Analyzer | None, source: str) -> Collection:
-    return from_texts(df["doc_id"], df["text"], analyzer=analyzer, source=source)
+    return _table_docs(df, str(p), analyzer)
 
 
 def _classic(spec: str, analyzer: Analyzer | None) -> Collection:
@@ -426,9 +405,6 @@ def _shared_classic_root() -> Path:
     env = os.environ.get("FASTEVAL_SHARED_DATA")
     base = Path(env) if env else Path.cwd().parent / "shared" / "data"
     return base / "classic"
-
-
-# --------------------------------------------------------------------------- storing
 
 
 def write_collection(c: Collection, path: str | os.PathLike[str]) -> None:

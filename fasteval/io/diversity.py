@@ -27,9 +27,9 @@ import pyarrow as pa
 from fasteval.columns import Source, StrColumn, dict_encode
 from fasteval.errors import InputFormatError, SchemaError
 from fasteval.io.files import PathLike
+from fasteval.io.formats import is_parquet
 from fasteval.io.tokens import Fields, Skipper, check_layout, integer_grades, tokenize_files
 from fasteval.io.validate import (
-    is_parquet,
     no_nulls,
     require_columns,
     str_column,

@@ -41,8 +41,7 @@ def read_bytes(path: PathLike) -> np.ndarray:
         try:
             raw = gz.decompress(raw)
         except gz.ERRORS as e:
-            msg = f"{p}: not a valid gzip file ({e})"
-            raise InputFormatError(msg) from None
+            raise InputFormatError(gz.bad_gzip_message(p, e)) from None
     return np.frombuffer(raw, dtype=np.uint8)
 
 
@@ -62,14 +61,8 @@ def utf8_error(name: str, data: bytes | memoryview | np.ndarray, start: int) -> 
 
 
 def read_text(path: PathLike) -> str:
-    """Read a (possibly gzip-compressed) UTF-8 file into a string, without a leading BOM.
-
-    Raises
-    ------
-    InputFormatError
-        For a missing or unreadable file, bad gzip data, or bytes that are not UTF-8
-        (the line and byte offset named).
-    """
+    """Read a (possibly gzip-compressed) UTF-8 file into a string, without a leading BOM
+    (an :class:`InputFormatError` for an unreadable file, bad gzip or bytes not UTF-8)."""
     raw = read_bytes(path).tobytes()
     try:
         text = raw.decode("utf-8")
@@ -110,19 +103,7 @@ class Workspace:
 def new_array(
     ws: Workspace | None, name: str, shape: tuple[int, ...], dtype: type, fill: object = None
 ) -> Any:
-    """``np.empty``/``np.full`` of ``shape``, on the workspace's storage when there is one.
-
-    Parameters
-    ----------
-    ws
-        The workspace to reuse, or ``None`` for fresh memory.
-    name
-        The workspace's name for the array (one name, one storage).
-    shape, dtype
-        As ``np.empty``'s.
-    fill
-        A value for every element, or ``None`` to leave the contents as they are.
-    """
+    """``np.empty`` (``fill=None``) or ``np.full``, on ``ws``'s storage ``name`` if any."""
     if ws is not None:
         return ws.array(name, shape, dtype, fill)
     return np.empty(shape, dtype) if fill is None else np.full(shape, fill, dtype)
@@ -140,13 +121,8 @@ class RawFiles(NamedTuple):
 def read_files(
     paths: Sequence[PathLike], threads: int | None = None, workspace: Workspace | None = None
 ) -> RawFiles:
-    """Read files (plain or gzip) into one buffer, each ending in a newline.
-
-    A UTF-8 byte-order mark at the start of a file is blanked. Reading
-    releases the GIL (file reads, inflate), so a stream reads its next batch
-    with this in a thread while the current one is scored; the result is
-    given to :func:`fasteval.io.trec.parse_run_files` as ``raw``.
-    """
+    """Read files (plain or gzip) into one buffer, each ending in a newline (a byte-order
+    mark blanked); the GIL is released, so a stream reads its next batch in a thread."""
     buf, starts, ends = _read_all(list(paths), threads, workspace)
     return RawFiles(list(paths), buf, starts, ends)
 
@@ -187,29 +163,34 @@ def _gunzip_into(path: PathLike, out: memoryview) -> int:
 
 
 def _read_all(
-    paths: list[PathLike], threads: int | None, ws: Workspace | None = None
+    paths: list[PathLike], threads: int | None, ws: Workspace | None = None, in_place: bool = True
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """All files in one buffer, each ending in a newline; plain files are read in place.
 
-    A gzip file is decompressed straight into its place when its trailer gives
-    its size (one member); otherwise (or when anything fails) it goes through
-    :func:`read_bytes`, which raises the proper message for a bad file.
+    With ``in_place``, a gzip file is inflated straight into its place when its trailer
+    gives its size (one member); when any does not fit (or fails) every gzip file is
+    decompressed whole first (:func:`read_bytes`, which names what is wrong).
     """
     sizes = np.zeros(len(paths), np.int64)
-    unread: dict[int, np.ndarray] = {}
-    direct: list[int] = []
+    whole: dict[int, np.ndarray] = {}  # read whole first: unreadable, or gzip not in place
+    packed: list[int] = []
     for i, p in enumerate(paths):
         try:
             with open(p, "rb") as fh:
-                magic = fh.read(2)
-            if magic == b"\x1f\x8b":
-                sizes[i] = _gzip_isize(p) + 1
-                direct.append(i)
-            else:
-                sizes[i] = os.path.getsize(p) + 1
+                if fh.read(2) == b"\x1f\x8b":
+                    sizes[i] = _gzip_isize(p)
+                    packed.append(i)
+                else:
+                    sizes[i] = os.path.getsize(p)
         except OSError:
-            unread[i] = read_bytes(p)  # raises the proper InputFormatError
-            sizes[i] = unread[i].size + 1
+            whole[i] = read_bytes(p)  # raises the proper InputFormatError
+    direct = packed if in_place else []
+    if not in_place:
+        got = _map(read_bytes, [paths[i] for i in packed], threads)
+        whole.update(zip(packed, got, strict=True))
+    for i, b in whole.items():
+        sizes[i] = b.size
+    sizes += 1
     ends = np.cumsum(sizes)
     starts = ends - sizes
     buf = new_array(ws, "buf", (int(ends[-1]) if len(paths) else 0,), np.uint8)
@@ -222,22 +203,17 @@ def _read_all(
         except gz.ERRORS:
             return -1
 
-    workers = threads or min(len(direct), os.cpu_count() or 1)
-    if workers > 1 and len(direct) > 1:
-        got = dict(zip(direct, parallel.map_threads(unzip, direct, workers), strict=True))
-    else:
-        got = {i: unzip(i) for i in direct}
-    if any(n != int(sizes[i]) - 1 for i, n in got.items()):
-        # a trailer that does not give the size (several members), or a bad file: the
-        # plain way for every gzip file (read_bytes names what is wrong)
-        return _read_all_decompressed(paths, threads, ws)
+    got_n = dict(zip(direct, _map(unzip, direct, threads), strict=True))
+    if any(n != int(sizes[i]) - 1 for i, n in got_n.items()):
+        # a trailer that does not give the size (several members), or a bad file
+        return _read_all(paths, threads, ws, in_place=False)
     for i, p in enumerate(paths):
         a = int(starts[i])
-        if i in got:
-            n = got[i]
-        elif i in unread:
-            n = unread[i].size
-            buf[a : a + n] = unread[i]
+        if i in got_n:
+            n = got_n[i]
+        elif i in whole:
+            n = whole[i].size
+            buf[a : a + n] = whole[i]
         else:
             with open(p, "rb") as fh:
                 n = fh.readinto(view[a : a + int(sizes[i]) - 1])
@@ -248,50 +224,12 @@ def _read_all(
     return buf, starts, ends
 
 
-def _read_all_decompressed(
-    paths: list[PathLike], threads: int | None, ws: Workspace | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """As :func:`_read_all`, each gzip file decompressed whole first (:func:`read_bytes`)."""
-    sizes = np.zeros(len(paths), np.int64)
-    gz: dict[int, np.ndarray] = {}
-    for i, p in enumerate(paths):
-        try:
-            with open(p, "rb") as fh:
-                magic = fh.read(2)
-        except OSError:
-            gz[i] = read_bytes(p)  # raises the proper InputFormatError
-            continue
-        if magic == b"\x1f\x8b":
-            gz[i] = np.zeros(0, np.uint8)  # decompressed below
-        else:
-            sizes[i] = os.path.getsize(p) + 1
-    gz_paths = [i for i in gz if gz[i].size == 0]
-    workers = threads or min(len(gz_paths), os.cpu_count() or 1)
-    if workers > 1 and len(gz_paths) > 1:
-        got = parallel.map_threads(read_bytes, [paths[i] for i in gz_paths], workers)
-        for i, b in zip(gz_paths, got, strict=True):
-            gz[i] = b
-    else:
-        for i in gz_paths:
-            gz[i] = read_bytes(paths[i])
-    for i, b in gz.items():
-        sizes[i] = b.size + 1
-    ends = np.cumsum(sizes)
-    starts = ends - sizes
-    buf = new_array(ws, "buf", (int(ends[-1]) if len(paths) else 0,), np.uint8)
-    for i, p in enumerate(paths):
-        a = int(starts[i])
-        if i in gz:
-            n = gz[i].size
-            buf[a : a + n] = gz[i]
-        else:
-            with open(p, "rb") as fh:
-                n = fh.readinto(buf.data[a : a + int(sizes[i]) - 1])
-        buf[a + n] = 10  # every file ends with a newline (an extra blank line is skipped)
-        ends[i] = a + n + 1
-        if n >= 3 and bytes(buf[a : a + 3]) == BOM:
-            buf[a : a + 3] = 32  # a UTF-8 byte-order mark: blanks keep every offset
-    return buf, starts, ends
+def _map(fn: Any, items: list[Any], threads: int | None) -> list[Any]:
+    """``fn`` over ``items``, in threads when there are several (inflate releases the GIL)."""
+    workers = threads or min(len(items), os.cpu_count() or 1)
+    if workers > 1 and len(items) > 1:
+        return list(parallel.map_threads(fn, items, workers))
+    return [fn(x) for x in items]
 
 
 def check_utf8(
@@ -301,27 +239,9 @@ def check_utf8(
     names: list[str],
     suspects: np.ndarray | None = None,
 ) -> None:
-    """Every file must be UTF-8: ids are text, and two ids must not differ in invalid bytes.
-
-    ASCII (the usual case) is told by one ``max`` over the buffer; only files
-    with other bytes are decoded (in C, a file at a time).
-
-    Parameters
-    ----------
-    buf, starts, ends
-        File ``i`` is ``buf[starts[i]:ends[i]]``.
-    names
-        The files' names, for the message.
-    suspects
-        Per file, whether it holds a byte ``>= 0x80``, if the caller knows
-        already (the tokenizer's line count finds out on the way): only
-        those files are looked at.
-
-    Raises
-    ------
-    InputFormatError
-        For the first file that is not UTF-8 (its line and byte offset named).
-    """
+    """Every file ``buf[starts[i]:ends[i]]`` must be UTF-8 (ids are text), else an
+    :class:`InputFormatError` names the file, line and byte. Only files with a byte
+    ``>= 0x80`` are decoded: ``suspects`` says which, if the caller knows already."""
     if suspects is None and (buf.shape[0] == 0 or int(buf.max()) < 0x80):
         return
     for i, name in enumerate(names):

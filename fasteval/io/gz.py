@@ -61,42 +61,27 @@ def decompress(raw: bytes) -> bytes:
 
 
 class _NamedReader:
-    """A gzip stream whose read errors name the file (:class:`GzipDataError`).
-
-    Only the methods the readers use; a truncated file otherwise raises a bare
-    ``EOFError`` that names nothing (and that the command line took for Ctrl-C).
-    """
+    """A gzip stream whose read errors name the file (:class:`GzipDataError`), never a bare
+    ``EOFError`` (which the command line took for Ctrl-C); the methods the readers use."""
 
     def __init__(self, path: Any) -> None:
         self.path = path
         self.f = _gzip.open(path, "rb")
 
-    def _fail(self, e: BaseException) -> GzipDataError:
-        return GzipDataError(bad_gzip_message(self.path, e))
+    def _guard(self, read: Any, *args: Any) -> Any:
+        try:
+            return read(*args)
+        except _RAW_ERRORS as e:
+            raise GzipDataError(bad_gzip_message(self.path, e)) from None
 
     def read(self, size: int = -1) -> bytes:
-        try:
-            out: bytes = self.f.read(size)
-        except _RAW_ERRORS as e:
-            raise self._fail(e) from None
-        return out
+        return self._guard(self.f.read, size)  # type: ignore[no-any-return]
 
     def readinto(self, b: Any) -> int:
-        try:
-            n: int = self.f.readinto(b)
-        except _RAW_ERRORS as e:
-            raise self._fail(e) from None
-        return n
+        return self._guard(self.f.readinto, b)  # type: ignore[no-any-return]
 
     def __iter__(self) -> Any:
-        while True:
-            try:
-                line = self.f.readline()
-            except _RAW_ERRORS as e:
-                raise self._fail(e) from None
-            if not line:
-                return
-            yield line
+        return iter(lambda: self._guard(self.f.readline), b"")
 
     def close(self) -> None:
         self.f.close()

@@ -117,31 +117,23 @@ def read_prefs(
         fields = line.split()
         if not fields or line.startswith("#"):
             continue
-        problem = None
-        level = None
-        if len(fields) != n_fields:
-            problem = (
-                f"expected {n_fields} columns ({_LAYOUT[rel_format]}), found {len(fields)}: "
-                f"{line.strip()[:200]!r}"
-            )
-        else:
-            level = _number(fields[-1])
-            if level is None:
-                problem = f"rel_level is not a number: {fields[-1]!r}"
-        if problem is not None or level is None:
+        level = _number(fields[-1]) if len(fields) == n_fields else None
+        if level is None:
             if lenient:
                 skipped += 1
                 continue
+            problem = (
+                f"expected {n_fields} columns ({_LAYOUT[rel_format]}), found {len(fields)}: "
+                f"{line.strip()[:200]!r}"
+                if len(fields) != n_fields
+                else f"rel_level is not a number: {fields[-1]!r}"
+            )
             msg = f"{name}:{no}: {problem}"
             raise InputFormatError(msg)
         qid.append(fields[0])
         jg.append(fields[1])
-        if rel_format == "prefs":
-            jsg.append(fields[2])
-            doc.append(fields[3])
-        else:
-            jsg.append("0")
-            doc.append(fields[2])
+        jsg.append(fields[2] if rel_format == "prefs" else "0")
+        doc.append(fields[-2])  # docno: the field before the level in both layouts
         rel.append(level)
     if skipped:
         warnings.warn(

@@ -25,7 +25,15 @@ from fasteval.columns import QrelsColumns
 from fasteval.errors import FastevalWarning, InputFormatError, SchemaError
 from fasteval.io.files import read_text
 from fasteval.io.tables import qrels_from_table
-from fasteval.io.tokens import RUN_FIELDS, is_number, is_run_line, run_layout_message
+from fasteval.io.tokens import (
+    RUN_FIELDS,
+    header_message,
+    is_number,
+    is_run_line,
+    run_layout_message,
+)
+
+LAYOUT = "qid jg docno rel"
 
 
 @dataclass(frozen=True)
@@ -83,53 +91,26 @@ def _check_duplicates(jg: QrelsJG, where: list[str]) -> None:
         seen[key] = i
 
 
-def _content_lines(text: str, n: int) -> list[tuple[int, list[str]]]:
-    """The first ``n`` lines that are neither blank nor comments, split, with line numbers."""
-    out: list[tuple[int, list[str]]] = []
-    for no, line in enumerate(text.splitlines(), start=1):
-        fields = line.split()
-        if fields and not fields[0].startswith("#"):
-            out.append((no, fields))
-            if len(out) == n:
-                break
-    return out
-
-
-def _is_int(s: str) -> bool:
+def _grade(s: str) -> int | None:
     try:
-        int(s)
+        return int(s)
     except ValueError:
-        return False
-    return True
+        return None
 
 
-def _check_layout(name: str, text: str, lenient: bool) -> None:
+def _check_layout(name: str, lines: list[tuple[int, list[str]]], lenient: bool) -> None:
     """A run file (every line 6+ columns, the first a run line) or a header line: one message."""
-    head = _content_lines(text, 2)
-    if not head:
+    if not lines:
         return
-    no, fields = head[0]
-    if is_run_line(fields) and all(
-        len(line.split()) >= RUN_FIELDS
-        for line in text.splitlines()
-        if line.split() and not line.split()[0].startswith("#")
-    ):
-        msg = run_layout_message(f"{name}:{no}", fields, "qrels_jg", "qid jg docno rel")
+    no, fields = lines[0]
+    if is_run_line(fields) and all(len(f) >= RUN_FIELDS for _, f in lines):
+        msg = run_layout_message(f"{name}:{no}", fields, "qrels_jg", LAYOUT)
         raise InputFormatError(msg)
-    if (
-        not lenient
-        and len(head) == 2
-        and len(fields) >= 4
-        and not is_number(fields[3])
-        and len(head[1][1]) >= 4
-        and _is_int(head[1][1][3])
-    ):
-        msg = (
-            f"{name}:{no}: this line looks like a header ({' '.join(fields)[:200]!r}); TREC "
-            "files have no header line, every line is qid jg docno rel\n"
-            "  hint: delete the line, or start it with '#' to make it a comment"
-        )
-        raise InputFormatError(msg)
+    after = lines[1][1] if len(lines) > 1 else []
+    header = len(fields) >= 4 and not is_number(fields[3])
+    if not lenient and header and len(after) >= 4 and _grade(after[3]) is not None:
+        line = " ".join(fields)[:200]
+        raise InputFormatError(header_message(f"{name}:{no}", line, LAYOUT))
 
 
 def read_qrels_jg(path: str | os.PathLike[str], *, lenient: bool = False) -> QrelsJG:
@@ -151,47 +132,37 @@ def read_qrels_jg(path: str | os.PathLike[str], *, lenient: bool = False) -> Qre
     InputFormatError
         For a malformed line, a repeated judgment, or a file without judgments.
     """
-
     name = os.fspath(path)
-    text = read_text(path)
-    _check_layout(name, text, lenient)
-    qid: list[str] = []
-    group: list[str] = []
-    doc: list[str] = []
-    rel: list[int] = []
+    numbered = ((no, line.split()) for no, line in enumerate(read_text(path).splitlines(), 1))
+    lines = [(no, f) for no, f in numbered if f and not f[0].startswith("#")]
+    _check_layout(name, lines, lenient)
+    out = QrelsJG([], [], [], [], name)
     where: list[str] = []
     skipped = 0
-    for no, line in enumerate(text.splitlines(), start=1):
-        fields = line.split()
-        if not fields or fields[0].startswith("#"):
-            continue
-        problem = None
-        if len(fields) < 4:
-            problem = f"expected at least 4 columns (qid jg docno rel), found {len(fields)}"
-        else:
-            try:
-                grade = int(fields[3])
-            except ValueError:
-                problem = f"relevance is not an integer: {fields[3]!r}"
-        if problem is not None:
+    for no, fields in lines:
+        grade = _grade(fields[3]) if len(fields) >= 4 else None
+        if grade is None:
             if lenient:
                 skipped += 1
                 continue
+            problem = (
+                f"expected at least 4 columns ({LAYOUT}), found {len(fields)}"
+                if len(fields) < 4
+                else f"relevance is not an integer: {fields[3]!r}"
+            )
             msg = f"{name}:{no}: {problem}"
             raise InputFormatError(msg)
-        qid.append(fields[0])
-        group.append(fields[1])
-        doc.append(fields[2])
-        rel.append(grade)
+        out.qid.append(fields[0])
+        out.group.append(fields[1])
+        out.doc.append(fields[2])
+        out.rel.append(grade)
         where.append(f"{name}:{no}")
     if skipped:
-        warnings.warn(
-            f"{name}: skipped {skipped} malformed qrels_jg line(s)", FastevalWarning, stacklevel=2
-        )
-    if not rel:
+        msg = f"{name}: skipped {skipped} malformed qrels_jg line(s)"
+        warnings.warn(msg, FastevalWarning, stacklevel=2)
+    if not out.rel:
         msg = f"{name}: no valid qrels_jg lines"
         raise InputFormatError(msg)
-    out = QrelsJG(qid, group, doc, rel, name)
     _check_duplicates(out, where)
     return out
 

@@ -82,12 +82,8 @@ _HASH_CHUNK = 1 << 20
 
 
 def sha256_prefix(path: PathLike, n: int) -> str:
-    """The SHA-256 of the first ``n`` bytes of ``path`` (hex).
-
-    Read through one 1 MB buffer: a memory map of the file counted its every
-    page in the process's resident memory until the map closed (hashing the
-    54 MB TREC-8 archive took a bare process from 62 to 114 MB; now to 63 MB).
-    """
+    """The SHA-256 of the first ``n`` bytes of ``path`` (hex), read through one buffer (a
+    memory map would count every page of the file in the process's resident memory)."""
     h = hashlib.sha256()
     buf = bytearray(min(n, _HASH_CHUNK))
     view = memoryview(buf)

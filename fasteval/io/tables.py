@@ -29,11 +29,8 @@ from fasteval.columns import (
 )
 from fasteval.errors import FastevalWarning, InputFormatError, SchemaError
 from fasteval.io import adapters, files, gz, tokens, trec
-
-# re-exported: the batches, fusion inputs and distributed runs import it from here
-from fasteval.io.validate import PARQUET_SUFFIXES as PARQUET_SUFFIXES  # noqa: PLC0414
+from fasteval.io.formats import is_parquet
 from fasteval.io.validate import (
-    is_parquet,
     no_nulls,
     one_dictionary,
     require_columns,
@@ -60,7 +57,7 @@ if TYPE_CHECKING:
     import polars as pl
 
 
-def _run_codes(table: pa.Table, name: str) -> tuple[np.ndarray, list[str]]:
+def _run_codes(table: pa.Table, name: str, row_offset: int) -> tuple[np.ndarray, list[str]]:
     """Run codes in order of first appearance, and the run names.
 
     A dictionary-encoded column (an archive's) is numbered from its indices:
@@ -70,7 +67,7 @@ def _run_codes(table: pa.Table, name: str) -> tuple[np.ndarray, list[str]]:
     col = table.column("run_id")
     arr = one_dictionary(col) if pa.types.is_dictionary(col.type) else None
     if arr is None:
-        rid = str_column(table, name, "run_id")
+        rid = str_column(table, name, "run_id", row_offset)
         h = encode_heads(rid)
         return spread(h.codes, h.rows, len(rid)), h.strings(rid)
     idx = numeric_numpy(arr.indices, null=0)
@@ -104,14 +101,16 @@ def qrels_from_table(table: pa.Table, name: str) -> QrelsColumns:
     )
 
 
-def runs_from_table(table: pa.Table, name: str) -> RunColumns:
-    """Run columns from an Arrow table with ``run_id, query_id, doc_id, score`` (+ ``rank``)."""
+def runs_from_table(table: pa.Table, name: str, row_offset: int = 0) -> RunColumns:
+    """Run columns from an Arrow table with ``run_id, query_id, doc_id, score`` (+ ``rank``);
+    its rows are named after ``row_offset`` rows before it (a piece of an archive)."""
     import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
 
     require_columns(
         table, name, {"run_id": "str", "query_id": "str", "doc_id": "str", "score": "float"}
     )
-    no_nulls(table, name, ["run_id", "query_id", "doc_id", "score"])
+    no_nulls(table, name, ["run_id", "query_id", "doc_id", "score"], row_offset)
+    src = table_source(name, row_offset)
     if table.num_rows == 0:
         msg = f"{name}: the run table is empty"
         raise InputFormatError(msg)
@@ -124,9 +123,9 @@ def runs_from_table(table: pa.Table, name: str) -> RunColumns:
     score = numeric_numpy(sc)
     if not np.isfinite(score).all():
         bad = np.flatnonzero(~np.isfinite(score))
-        msg = f"{name}, row {int(bad[0]) + 1}: score is not a finite number: {score[bad[0]]}"
+        msg = f"{src.where(int(bad[0]))}: score is not a finite number: {score[bad[0]]}"
         raise InputFormatError(msg)
-    codes, names = _run_codes(table, name)
+    codes, names = _run_codes(table, name, row_offset)
     rk = table.column("rank") if "rank" in table.schema.names else None
     if rk is not None and pa.types.is_integer(rk.type):
         rank = rk if pa.types.is_int64(rk.type) else pc.cast(rk, pa.int64())
@@ -136,11 +135,11 @@ def runs_from_table(table: pa.Table, name: str) -> RunColumns:
     return RunColumns(
         run_names=names,
         run=codes,
-        qid=str_column(table, name, "query_id"),
-        doc=str_column(table, name, "doc_id"),
+        qid=str_column(table, name, "query_id", row_offset),
+        doc=str_column(table, name, "doc_id", row_offset),
         score=score,
         rank=rank,
-        source=table_source(name),
+        source=src,
     )
 
 

@@ -64,14 +64,14 @@ class Tokens:
     line_no: np.ndarray
     line_start: np.ndarray
     n_fields: np.ndarray
-    starts: np.ndarray  # (rows, k) for the requested string fields
+    starts: np.ndarray
     ends: np.ndarray
     ival: np.ndarray
     ibad: np.ndarray
     fval: np.ndarray
     fbad: np.ndarray
-    same_bad: np.ndarray  # per file
-    lines: np.ndarray | None = None  # per file: its newlines (the tokenizer counted them)
+    same_bad: np.ndarray
+    lines: np.ndarray | None = None
 
     def where(self, r: int) -> str:
         """``file:line`` of row ``r``."""
@@ -102,8 +102,7 @@ class Tokens:
     def field_value(self, r: int, j: int, limit: int | None = 200) -> str:
         """Field ``j`` of row ``r``'s line (``""`` if absent), cut to ``limit`` characters."""
         f = self.fields_of(r)
-        v = f[j] if j < len(f) else ""
-        return v if limit is None or len(v) <= limit else v[:limit] + "..."
+        return _cut(f[j] if j < len(f) else "", limit)
 
     def first_rows(self) -> np.ndarray:
         """The first row of each file (files without rows get the next file's first row)."""
@@ -111,8 +110,7 @@ class Tokens:
 
     def line_text(self, r: int) -> str:
         """Row ``r``'s fields joined by single blanks, cut to 200 characters (for messages)."""
-        text = " ".join(self.fields_of(r))
-        return text if len(text) <= 200 else text[:200] + "..."
+        return _cut(" ".join(self.fields_of(r)), 200)
 
     def subset(self, keep: np.ndarray) -> Tokens:
         """The rows where ``keep`` is true (a mask or row numbers)."""
@@ -136,6 +134,10 @@ class Tokens:
     def source(self) -> Source:
         """Where each row comes from (file and line), for the readers' columns."""
         return Source(self.names, self.file_of, self.line_no)
+
+
+def _cut(text: str, limit: int | None) -> str:
+    return text if limit is None or len(text) <= limit else text[:limit] + "..."
 
 
 class Fields(NamedTuple):
@@ -240,18 +242,12 @@ def _split(
     fields: Fields,
     ws: Workspace | None = None,
 ) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray]:
-    """Tokenise every file of ``buf`` in parallel (two passes: count newlines, then split).
+    """Tokenise every file of ``buf`` in parallel; the rows, and each file's newlines and rows.
 
-    The first pass also finds the files with bytes that are not ASCII: only
-    those are checked for UTF-8 (:func:`~fasteval.io.files.check_utf8`),
-    before the second. Returns the rows, and each file's newlines and rows.
-
-    Large files are cut into ranges of whole lines (:func:`_subranges`), so a
-    single big file is tokenised by every thread too; each range's rows get
-    their file and line numbers from the kernel (the first pass counted the
-    lines before each range). Rows are laid out by the ranges' newline
-    counts; blank and comment lines leave gaps, closed afterwards
-    (:func:`_close_gaps`).
+    Two passes over ranges of whole lines (:func:`_subranges`: a big file is split by
+    every thread too): the first counts newlines (rows are laid out by them, and numbered
+    as in the file) and finds the files to check for UTF-8 (those not ASCII); the second
+    splits. Blank and comment lines leave gaps, closed afterwards (:func:`_close_gaps`).
     """
     n_files = starts.shape[0]
     filled = ends > starts
@@ -336,28 +332,10 @@ def tokenize_files(
     ws: Workspace | None = None,
     raw: RawFiles | None = None,
 ) -> Tokens:
-    """Read and tokenise text files (plain or gzip): one row per line with content.
-
-    Parameters
-    ----------
-    paths
-        The files, in order; rows keep it (file ``i`` before file ``i + 1``).
-    fields
-        What to take from each line (:class:`Fields`, e.g. :data:`RUN_LINE`).
-    threads
-        Files read in parallel (decompression releases the GIL).
-    ws
-        Arrays to reuse (:class:`~fasteval.io.files.Workspace`); the tokens then
-        point into it and are valid only until its next use.
-    raw
-        The files' bytes, read ahead by :func:`~fasteval.io.files.read_files`
-        (the same paths).
-
-    Raises
-    ------
-    InputFormatError
-        For a file that cannot be read, is not UTF-8, or has no line with content.
-    """
+    """Read and tokenise text files (plain or gzip): one row per line with content, in
+    file order (``raw``: their bytes read ahead by :func:`~fasteval.io.files.read_files`;
+    ``ws``: arrays to reuse, the tokens valid until its next use). An unreadable file, one
+    not UTF-8 or without a line with content is an :class:`InputFormatError`."""
     if raw is not None and [os.fspath(p) for p in raw.paths] != [os.fspath(p) for p in paths]:
         msg = "internal error: the files read ahead are not the files to parse"
         raise FastevalError(msg)
@@ -375,24 +353,8 @@ def tokenize_buffer(
     fields: Fields,
     ws: Workspace | None = None,
 ) -> Tokens:
-    """Tokenise files ``names`` held in ``buf[starts[i]:ends[i]]`` (each ending in a newline).
-
-    Parameters
-    ----------
-    buf, starts, ends
-        The files' bytes in one buffer (as :class:`~fasteval.io.files.RawFiles`).
-    names
-        The files' names, for messages and :meth:`Tokens.source`.
-    fields
-        What to take from each line.
-    ws
-        Arrays to reuse, as for :func:`tokenize_files`.
-
-    Raises
-    ------
-    InputFormatError
-        For a file that is not UTF-8 or has no line with content.
-    """
+    """Tokenise files ``names`` held in ``buf[starts[i]:ends[i]]`` (each ending in a newline),
+    as :func:`tokenize_files` does."""
     out, lines, counts = _split(buf, starts, ends, names, fields, ws)
     tok = Tokens(names, buf, *out)
     tok.lines = lines
@@ -404,15 +366,8 @@ def tokenize_buffer(
 
 
 class Skipper:
-    """Collects rejected lines: raises at once, or (lenient) counts them.
-
-    Parameters
-    ----------
-    lenient
-        Drop bad lines and warn once (:meth:`warn`) instead of raising.
-    what
-        What the lines are, for messages (``"qrels"``, ``"run"``, ...).
-    """
+    """Collects rejected lines: raises at once, or (``lenient``) drops them and warns once
+    (:meth:`warn`); ``what`` names the lines in messages (``"qrels"``, ``"run"``, ...)."""
 
     def __init__(self, lenient: bool, what: str) -> None:
         self.lenient = lenient
@@ -421,27 +376,8 @@ class Skipper:
         self.count = 0
 
     def reject(self, tok: Tokens, bad: np.ndarray, reason: Callable[[int], str]) -> Tokens:
-        """Raise for the first bad row, or (lenient) drop all bad rows and remember them.
-
-        Parameters
-        ----------
-        tok
-            The rows.
-        bad
-            A mask of the bad rows.
-        reason
-            What is wrong with row ``r`` (one line, for the message).
-
-        Returns
-        -------
-        Tokens
-            ``tok`` without the bad rows.
-
-        Raises
-        ------
-        InputFormatError
-            Unless lenient, for the first bad row (its file, line and text named).
-        """
+        """``tok`` without the rows ``bad`` marks (lenient), else an :class:`InputFormatError`
+        for the first, naming its file, line and text and ``reason(r)``, what is wrong."""
         rows = np.flatnonzero(bad)
         if rows.size == 0:
             return tok
@@ -471,24 +407,7 @@ class Skipper:
 
 
 def check_columns(tok: Tokens, need: int, skipper: Skipper, fmt: str) -> Tokens:
-    """Rows with fewer than ``need`` columns rejected (``fmt``: the layout, for messages).
-
-    Parameters
-    ----------
-    tok
-        The rows.
-    need
-        The fewest columns a line may have.
-    skipper
-        Raises for a short line, or (lenient) drops it.
-    fmt
-        The layout, e.g. ``"qid iter docno rel"``.
-
-    Returns
-    -------
-    Tokens
-        ``tok`` without the short lines (lenient only; otherwise ``tok``).
-    """
+    """Rows with fewer than ``need`` columns rejected (``fmt``: the layout, for messages)."""
     return skipper.reject(
         tok,
         tok.n_fields < need,
@@ -528,12 +447,16 @@ def check_header(
         fields = tok.fields_of(r)
         if not all(j < len(fields) and not is_number(fields[j]) for j in cols):
             continue
-        msg = (
-            f"{tok.where(r)}: this line looks like a header ({tok.line_text(r)!r}); TREC files "
-            f"have no header line, every line is {layout}\n"
-            "  hint: delete the line, or start it with '#' to make it a comment"
-        )
-        raise InputFormatError(msg)
+        raise InputFormatError(header_message(tok.where(r), tok.line_text(r), layout))
+
+
+def header_message(where: str, line: str, layout: str) -> str:
+    """The message for a header line at ``where`` (``file:line``) of a file of ``layout``."""
+    return (
+        f"{where}: this line looks like a header ({line!r}); TREC files have no "
+        f"header line, every line is {layout}\n"
+        "  hint: delete the line, or start it with '#' to make it a comment"
+    )
 
 
 def is_run_line(fields: list[str]) -> bool:
@@ -545,11 +468,7 @@ def is_run_line(fields: list[str]) -> bool:
     try:
         int(fields[4])
     except ValueError:
-        try:
-            float(fields[4])
-        except ValueError:
-            return False
-        return True
+        return is_number(fields[4])
     return False
 
 
@@ -579,62 +498,18 @@ def check_not_a_run(tok: Tokens, what: str, layout: str) -> None:
 
 
 def check_layout(tok: Tokens, skipper: Skipper, layout: str) -> Tokens:
-    """The layout checks of a qrels-like file (four columns, an integer grade in the 4th).
-
-    In order: a run file given instead (:func:`check_not_a_run`), a header line
-    (:func:`check_header`), lines with fewer than four columns (:func:`check_columns`).
-
-    Parameters
-    ----------
-    tok
-        The rows, tokenised with the grade as the integer field (column 3).
-    skipper
-        Its ``what`` names the files in messages (``"qrels"``, ``"diversity qrels"``).
-    layout
-        The columns' names, e.g. ``"qid iter docno rel"``.
-
-    Returns
-    -------
-    Tokens
-        ``tok`` without the short lines (lenient only).
-
-    Raises
-    ------
-    InputFormatError
-        For a run file, a header line, or (unless lenient) a short line.
-    """
+    """The layout checks of a qrels-like file (``layout``, e.g. ``"qid iter docno rel"``,
+    its grade the integer field): a run file given instead, a header line, lines with fewer
+    than four columns (dropped when lenient)."""
     check_not_a_run(tok, skipper.what, layout)
     check_header(tok, tok.ibad, skipper.lenient, layout, (3,))
     return check_columns(tok, QRELS_FIELDS, skipper, layout)
 
 
 def integer_grades(tok: Tokens, skipper: Skipper, grade: str) -> tuple[Tokens, np.ndarray]:
-    """The 4th column of qrels-like rows as ``int32`` grades; bad rows rejected.
-
-    Rows whose grade is not an integer go to ``skipper`` (which then warns for
-    everything it skipped); what is left must be a line at least, and every
-    grade must fit in 32 bits.
-
-    Parameters
-    ----------
-    tok
-        The rows, after :func:`check_layout`.
-    skipper
-        Raises for a bad grade, or (lenient) drops its row.
-    grade
-        The column's name in messages (``"relevance"``, ``"judgment"``).
-
-    Returns
-    -------
-    tuple of Tokens and numpy.ndarray
-        The rows kept and their grades.
-
-    Raises
-    ------
-    InputFormatError
-        For a grade that is not an integer (unless lenient) or is out of range,
-        or when no valid line is left.
-    """
+    """The rows kept and their 4th column as ``int32`` grades (``grade``: its name in
+    messages). A grade that is not an integer goes to ``skipper`` (which then warns for
+    all it skipped); a grade beyond 32 bits, or no valid line left, is an error."""
     t = tok
     tok = skipper.reject(
         tok, tok.ibad, lambda r: f"{grade} is not an integer: {t.field_value(r, 3)!r}"

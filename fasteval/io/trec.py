@@ -17,17 +17,8 @@ import numpy as np
 
 from fasteval.columns import QrelsColumns, RunColumns, int64_array
 from fasteval.errors import FastevalWarning, InputFormatError, ParameterError
-from fasteval.io.files import (
-    BOM,
-    PathLike,
-    RawFiles,
-    Workspace,
-    read_bytes,
-    read_files,
-    read_text,
-)
+from fasteval.io.files import BOM, PathLike, RawFiles, Workspace, read_files
 from fasteval.io.tokens import (
-    QRELS_FIELDS,
     QRELS_LINE,
     RUN_FIELDS,
     RUN_LINE,
@@ -42,23 +33,16 @@ from fasteval.io.tokens import (
 )
 from fasteval.options import DEFAULTS, EvalOptions
 
-# the readers' own names, and those of the files and tokens modules that the stream,
-# the batches and the tests import from here
+# the readers' own names, and those of the files module that the stream imports from here
 __all__ = [
-    "BOM",
-    "QRELS_FIELDS",
-    "RUN_FIELDS",
     "FastevalWarning",
-    "PathLike",
     "RawFiles",
     "Workspace",
     "duplicate_run_id",
     "parse_qrels_files",
     "parse_run_files",
     "parse_run_piece",
-    "read_bytes",
     "read_files",
-    "read_text",
     "run_id_from_filename",
 ]
 
@@ -80,13 +64,6 @@ def duplicate_run_id(name: str, first: str, second: str, opts: EvalOptions = DEF
         "  hint: if the run tags (6th column) are not unique, name runs after their files: "
         "use --run-id filename (API: run_id_from='filename')"
     )
-
-
-def _scores(tok: Tokens) -> tuple[np.ndarray, np.ndarray]:
-    """Scores as the tokenizer parsed them (correctly rounded, as ``float()``), and a mask
-    of bad rows: not a decimal number (``inf``/``nan`` included), or beyond the double range.
-    """
-    return tok.fval, tok.fbad | ~np.isfinite(tok.fval)
 
 
 def parse_qrels_files(
@@ -142,19 +119,16 @@ def parse_run_piece(
     lines_before: int = 0,
     opts: EvalOptions = DEFAULTS,
     workspace: Workspace | None = None,
+    tag: tuple[str, int] | None = None,
 ) -> tuple[RunColumns, int]:
-    """Parse whole lines of a run file held in memory (``buf[:size]``) as the lines that follow
-    line ``lines_before`` of it.
+    """Parse whole lines of a run file held in ``buf[:size]`` as the lines that follow line
+    ``lines_before`` of ``path``: the columns :func:`parse_run_files` gives for them, and
+    the newlines counted (the next piece's ``lines_before`` is this one's plus that).
 
-    The columns are those :func:`parse_run_files` gives for the same lines, named
-    after ``path`` and numbered as in the whole file (a large file is read in pieces
-    this way, without temporary files). ``buf`` must have room for one byte more
-    than ``size`` (a newline is written there) and must not change while the
-    returned columns are in use (they point into it). Never lenient (``opts.lenient``
-    aside): a piece's skipped lines could not be counted for the whole file.
-
-    Returns the columns and the newlines of ``buf[:size]`` (counted on the way):
-    the next piece's ``lines_before`` is this one's plus that.
+    ``buf`` needs room for one byte more than ``size`` and must not change while the
+    columns are in use (they point into it). Never lenient: a piece's skipped lines could
+    not be counted for the whole file. ``tag``: the file's run tag and the line it was read
+    on (the first piece's), which every later piece's lines must have.
     """
     if size == 0 or buf[size - 1] != 10:  # the last line of a file may lack its newline
         if buf.shape[0] <= size:
@@ -174,20 +148,28 @@ def parse_run_piece(
     )
     tok.line_no += lines_before
     assert tok.lines is not None  # the tokenizer counts them
-    return _run_columns(tok, [path], opts, False), int(tok.lines[0])
+    return _run_columns(tok, [path], opts, False, tag, lines_before == 0), int(tok.lines[0])
 
 
 def _run_columns(
-    tok: Tokens, paths: Sequence[PathLike], opts: EvalOptions, lenient: bool
+    tok: Tokens,
+    paths: Sequence[PathLike],
+    opts: EvalOptions,
+    lenient: bool,
+    tag: tuple[str, int] | None = None,
+    head: bool = True,
 ) -> RunColumns:
     """Run columns from tokenised run files: every check of :func:`parse_run_files`."""
     skipper = Skipper(lenient, "run")
     wordy = tok.ibad & tok.fbad  # rank and score both words: a header, or garbage
-    check_header(tok, wordy, lenient, "qid Q0 docno rank score tag", (3, 4))
+    if head:  # the first lines of a file, not a later piece's
+        check_header(tok, wordy, lenient, "qid Q0 docno rank score tag", (3, 4))
     if opts.run_id_from == "tag":
-        _check_one_tag(tok, wordy)
+        _check_one_tag(tok, wordy, tag)
     tok = check_columns(tok, RUN_FIELDS, skipper, "qid Q0 docno rank score tag")
-    score, bad = _scores(tok)
+    # as the tokenizer parsed them (correctly rounded, as float()); bad: not a decimal
+    # number (inf and nan included), or beyond the double range
+    score, bad = tok.fval, tok.fbad | ~np.isfinite(tok.fval)
     t = tok
     tok = skipper.reject(
         tok, bad, lambda r: f"score is not a finite number: {t.field_value(r, 4)!r}"
@@ -213,19 +195,26 @@ def _run_columns(
     )
 
 
-def _check_one_tag(tok: Tokens, wordy: np.ndarray) -> None:
-    """Every line of a run file has the tag of its first (a header, ``wordy``, aside)."""
-    if not (tok.same_bad >= 0).any():
-        return
-    f = int(np.flatnonzero(tok.same_bad >= 0)[0])
-    r = int(tok.same_bad[f])
-    in_file = np.flatnonzero((tok.file_of == f) & ~wordy)
-    r0 = int(in_file[0])
+def _check_one_tag(tok: Tokens, wordy: np.ndarray, tag: tuple[str, int] | None) -> None:
+    """Every line of a run file has the tag of its first (a header, ``wordy``, aside), or
+    ``tag`` (its tag and line) for a later piece of a file."""
+    bad = np.flatnonzero(tok.same_bad >= 0)
+    r = int(tok.same_bad[bad[0]]) if bad.size else -1
+    if tag is None:
+        if r < 0:
+            return
+        r0 = int(np.flatnonzero((tok.file_of == tok.file_of[r]) & ~wordy)[0])
+        tag = (tok.field_value(r0, 5), int(tok.line_no[r0]))
+    else:  # the piece's lines are compared with its first: that one with the file's
+        ref = np.flatnonzero((tok.n_fields > 5) & ~wordy)
+        if ref.size and tok.field_value(int(ref[0]), 5, limit=None) != tag[0]:
+            r = int(ref[0])
+        elif r < 0:
+            return
     msg = (
-        f"{tok.where(r)}: run tag {tok.field_value(r, 5)!r} differs from "
-        f"{tok.field_value(r0, 5)!r} on line {int(tok.line_no[r0])}; a run file holds one "
-        "run\n  hint: name runs after their files instead: use --run-id filename "
-        "(API: run_id_from='filename')"
+        f"{tok.where(r)}: run tag {tok.field_value(r, 5)!r} differs from {tag[0]!r} on line "
+        f"{tag[1]}; a run file holds one run\n  hint: name runs after their files "
+        "instead: use --run-id filename (API: run_id_from='filename')"
     )
     raise InputFormatError(msg)
 

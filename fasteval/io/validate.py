@@ -20,8 +20,6 @@ import pyarrow as pa
 from fasteval.columns import Source, StrColumn, heads_of, numeric_numpy, spread
 from fasteval.errors import InputFormatError, SchemaError
 from fasteval.io import adapters, archive, is_polars, stored
-from fasteval.io.formats import PARQUET_SUFFIXES as PARQUET_SUFFIXES  # noqa: PLC0414
-from fasteval.io.formats import is_parquet as is_parquet  # noqa: PLC0414
 
 if TYPE_CHECKING:
     import polars as pl
@@ -34,39 +32,16 @@ def to_arrow(
     columns: Mapping[str, str] | None = None,
     default_run: str = "run",
 ) -> tuple[pa.Table, str]:
-    """Any table-like input as an Arrow table, and its name for messages.
+    """Any table-like input as an Arrow table, and its name for messages (the path, or
+    e.g. ``"run DataFrame"``).
 
-    Objects of the ecosystem (pandas frames, dict-of-dicts, records, ranx
-    objects, ...: :func:`fasteval.io.adapters.adapt`) come in fasteval's column
-    names; polars and Arrow tables and Parquet files come as they are (their
-    columns are checked by the reader).
-
-    Parameters
-    ----------
-    x
-        A path to a Parquet file (a run archive, a table fasteval stored, any
-        other), a polars DataFrame, an Arrow table, or an object of the ecosystem.
-    what
-        What is read, for messages and the adapters (``"qrels"``, ``"run"``,
-        ``"diversity qrels"``, ...).
-    columns
-        Source column -> fasteval column, for the adapters' inputs.
-    default_run
-        The run id of a run without a run id column.
-
-    Returns
-    -------
-    tuple of pyarrow.Table and str
-        The table and its name (the path, or e.g. ``"run DataFrame"``).
-
-    Raises
-    ------
-    InputFormatError
-        For a missing or unreadable file.
-    SchemaError
-        For an object that is none of the above.
+    ``x``: a Parquet file's path (a run archive, a table fasteval stored, any other), a
+    polars or Arrow table (as they are: the reader checks their columns), or an object
+    of the ecosystem (:func:`fasteval.io.adapters.adapt`: in fasteval's column names,
+    ``columns`` and ``default_run`` as it takes them); ``what`` names the input
+    (``"qrels"``, ``"run"``, ``"diversity qrels"``, ...). A missing file is an
+    :class:`InputFormatError`, any other object a :class:`SchemaError`.
     """
-    # pandas / dict-of-dicts / named-tuple records / ecosystem column names
     adapted = adapters.adapt(x, what, columns=columns, default_run=default_run)
     if adapted is not None:
         return adapted
@@ -133,13 +108,7 @@ def _parquet_to_arrow(p: Path) -> pa.Table:
 
 
 def require_columns(table: pa.Table, name: str, cols: dict[str, str]) -> None:
-    """Every column of ``cols`` (name -> its type, for the message) must be in ``table``.
-
-    Raises
-    ------
-    SchemaError
-        Naming the missing columns, the expected ones and those found.
-    """
+    """Every column of ``cols`` (name -> its type, for the message) must be in ``table``."""
     names = table.schema.names  # (``column_names`` builds its list at every use)
     missing = [c for c in cols if c not in names]
     if missing:
@@ -151,23 +120,18 @@ def require_columns(table: pa.Table, name: str, cols: dict[str, str]) -> None:
         raise SchemaError(msg)
 
 
-def no_nulls(table: pa.Table, name: str, cols: list[str]) -> None:
-    """Columns ``cols`` of ``table`` must hold no null.
-
-    Raises
-    ------
-    InputFormatError
-        Naming the first null's row (from 1) and column.
-    """
+def no_nulls(table: pa.Table, name: str, cols: list[str], row_offset: int = 0) -> None:
+    """Columns ``cols`` of ``table`` must hold no null (else the first one's row is named,
+    counting ``row_offset`` rows before the table: a piece of an archive)."""
     for c in cols:
         col = table.column(c)
         if col.null_count:
             row = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
-            msg = f"{name}, row {row + 1}: column {c!r} is null"
+            msg = f"{table_source(name, row_offset).where(row)}: column {c!r} is null"
             raise InputFormatError(msg)
 
 
-def _binary_as_text(col: pa.Array | pa.ChunkedArray, name: str, c: str) -> pa.Array:
+def _binary_as_text(col: pa.Array | pa.ChunkedArray, name: str, c: str, offset: int) -> pa.Array:
     """A binary id column as text: every value must be UTF-8 (else the row is named)."""
     import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
 
@@ -183,7 +147,8 @@ def _binary_as_text(col: pa.Array | pa.ChunkedArray, name: str, c: str) -> pa.Ar
             v.decode("utf-8")
         except UnicodeDecodeError as e:
             msg = (
-                f"{name}, row {i + 1}: column {c!r} is not valid UTF-8 (byte {e.start} of "
+                f"{table_source(name, offset).where(i)}: column {c!r} is not valid UTF-8 (byte "
+                f"{e.start} of "
                 f"{v[:60]!r}); ids must be UTF-8 text"
             )
             raise InputFormatError(msg) from None
@@ -191,48 +156,31 @@ def _binary_as_text(col: pa.Array | pa.ChunkedArray, name: str, c: str) -> pa.Ar
     raise SchemaError(msg)
 
 
-def str_column(table: pa.Table, name: str, c: str) -> StrColumn:
-    """Column ``c`` of ``table`` as text (an id column).
-
-    Strings are taken as they are, dictionary-encoded strings as slices of
-    their dictionary, binary as UTF-8 text and integers as their decimal text.
-
-    Raises
-    ------
-    InputFormatError
-        For binary that is not UTF-8 (the row named).
-    SchemaError
-        For a column of any other type.
-    """
+def str_column(table: pa.Table, name: str, c: str, row_offset: int = 0) -> StrColumn:
+    """Column ``c`` of ``table`` as text (an id column): strings as they are, dictionary
+    strings as slices of their dictionary, binary as UTF-8 text (else the row is named, as
+    :func:`no_nulls` names it), integers as their decimal text; other types are refused."""
     import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
 
     col = table.column(c)
     if pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type):
-        col = _binary_as_text(col, name, c)
+        col = _binary_as_text(col, name, c, row_offset)
     elif pa.types.is_binary_view(col.type):
-        col = _binary_as_text(pc.cast(col, pa.large_binary()), name, c)
-    if not (
-        pa.types.is_string(col.type)
-        or pa.types.is_large_string(col.type)
-        or pa.types.is_string_view(col.type)
-        or pa.types.is_dictionary(col.type)
-    ):
-        if pa.types.is_integer(col.type):
-            return _integer_str_col(col)
-        else:
-            msg = f"{name}: column {c!r} must hold strings, found {col.type}"
-            raise SchemaError(msg)
-    if pa.types.is_dictionary(col.type):
+        col = _binary_as_text(pc.cast(col, pa.large_binary()), name, c, row_offset)
+    t = col.type
+    if pa.types.is_dictionary(t):
         return _dictionary_str_col(col)
-    return StrColumn.from_arrow(col)
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return StrColumn.from_arrow(col)
+    if pa.types.is_integer(t):
+        return _integer_str_col(col)
+    msg = f"{name}: column {c!r} must hold strings, found {t}"
+    raise SchemaError(msg)
 
 
 def _integer_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
-    """An integer id column as its decimal text.
-
-    Query and run ids come in runs of equal values: with few runs, only their
-    first values are turned into text and every row points at its run's.
-    """
+    """An integer id column as its decimal text (with few runs of equal values, only their
+    first values are turned into text and every row points at its run's)."""
     import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
 
     n = len(col)
@@ -268,14 +216,8 @@ def _plain_chunks(col: pa.ChunkedArray) -> pa.ChunkedArray:
 
 
 def one_dictionary(col: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray | None:
-    """A dictionary-encoded string column as one array over one dictionary of distinct
-    strings (``None`` if its values are not strings or repeat: the caller decodes).
-
-    Parameters
-    ----------
-    col
-        A column of a dictionary type (an archive's run and query ids).
-    """
+    """A dictionary-encoded column (an archive's run and query ids) as one array over one
+    dictionary of distinct strings (``None`` if its values are not strings or repeat)."""
     import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
 
     if isinstance(col, pa.ChunkedArray):
@@ -294,11 +236,7 @@ def one_dictionary(col: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray | None
 
 
 def _dictionary_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
-    """A dictionary-encoded string column as slices of its dictionary (nothing decoded).
-
-    Each row's ``[start, end)`` points into the dictionary's bytes: a query id
-    column of an archive costs two integer gathers, not a copy of every string.
-    """
+    """A dictionary-encoded string column as slices of its dictionary (nothing decoded)."""
     import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
 
     arr = one_dictionary(col)
@@ -310,6 +248,6 @@ def _dictionary_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
     return StrColumn(words.buf, words.starts[idx], words.ends[idx])
 
 
-def table_source(name: str) -> Source:
-    """Where a table's rows come from: ``name, row i + 1`` (nothing stored per row)."""
-    return Source([name], None, None, [True])
+def table_source(name: str, row_offset: int = 0) -> Source:
+    """Where a table's rows come from: ``name, row i + 1`` (after ``row_offset`` rows)."""
+    return Source([name], None, None, [True], row_offset)

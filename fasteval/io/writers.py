@@ -44,7 +44,6 @@ if TYPE_CHECKING:  # polars and pyarrow load where a table is written, not for t
 FORMATS = ("trec", "csv", "json", "jsonl", "parquet")
 DIVERSITY_FORMATS = ("trec", "csv", "json", "parquet", "ndeval")
 TABLE_FORMATS = ("tsv", "csv", "json", "parquet")  # the analysis commands' tables
-PARQUET_SUFFIXES = (".parquet", ".pq")
 
 #: What the suffix of an output path names (each command writes some of these).
 SUFFIX_FORMATS = {
@@ -449,13 +448,6 @@ def require_path(fmt: str, path: PathLike | None) -> PathLike:
     return path
 
 
-def check_format(fmt: str, formats: Sequence[str]) -> None:
-    """Raise a :class:`ParameterError` unless ``fmt`` is one of ``formats``."""
-    if fmt not in formats:
-        msg = f"unknown format {fmt!r}; choose one of {', '.join(formats)}"
-        raise ParameterError(msg)
-
-
 def format_trec(
     df: pl.DataFrame | Rows,
     measures: MeasureSet,
@@ -528,25 +520,9 @@ def as_frame(df: pl.DataFrame | Rows) -> pl.DataFrame:
 
 
 def in_measure_order(df: pl.DataFrame, rank: dict[str, int]) -> pl.DataFrame:
-    """``df``'s rows of each (run, query) in the order ``rank`` gives their measures.
-
-    Each (run, query)'s rows are consecutive in a result table; the sort is
-    stable, so a measure ``rank`` does not know keeps its place after the ones
-    it knows. :func:`fasteval.evaluate` returns the order asked; trec_eval's
-    text keeps trec_eval's (:func:`format_trec`).
-
-    Parameters
-    ----------
-    df
-        A long result table (``run_id, query_id, measure, value``).
-    rank
-        Each measure's place.
-
-    Returns
-    -------
-    polars.DataFrame
-        ``df`` itself when nothing moves, else its rows reordered.
-    """
+    """``df`` (a long result table) with the rows of each (run, query), consecutive, in the
+    order ``rank`` gives their measures (a stable sort: a measure it does not know keeps its
+    place after the known ones); ``df`` itself when nothing moves."""
     n = df.height
     if n < 2:
         return df
@@ -647,7 +623,9 @@ def write_table(
     float_precision
         For ``csv`` / ``tsv``: digits printed after the point.
     """
-    check_format(fmt, formats)
+    if fmt not in formats:
+        msg = f"unknown format {fmt!r}; choose one of {', '.join(formats)}"
+        raise ParameterError(msg)
     if fmt == "parquet":
         if isinstance(df, Rows):  # the evaluation's own table: no polars
             write_parquet_table(df.to_arrow(), require_path(fmt, path))
@@ -703,18 +681,18 @@ def format_jsonl(df: pl.DataFrame) -> str:
 
 def write_frame(df: pl.DataFrame, path: PathLike) -> None:
     """Write a table by its file name: Parquet (``.parquet``/``.pq``), TSV (``.tsv``) or CSV."""
-    suffix = Path(path).suffix.lower()
-    if suffix in PARQUET_SUFFIXES:
+    fmt = named_format(path)
+    if fmt == "parquet":
         write_parquet(df, path)
     else:
-        write_text(df.write_csv(separator="\t" if suffix == ".tsv" else ","), path)
+        write_text(df.write_csv(separator="\t" if fmt == "tsv" else ","), path)
 
 
 def write_run(df: pl.DataFrame, path: PathLike) -> None:
     """Write a run-schema frame as TREC text (``qid Q0 doc rank score tag``) or Parquet."""
     import polars as pl  # noqa: PLC0415 (loaded where a frame is written)
 
-    if Path(path).suffix.lower() in PARQUET_SUFFIXES:
+    if named_format(path) == "parquet":
         write_arrow(df.to_arrow(compat_level=pl.CompatLevel.oldest()), path)
         return
     lines = df.select(

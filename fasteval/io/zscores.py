@@ -13,6 +13,7 @@ naming the file, the line and the value.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,26 @@ def _number(text: str, what: str, where: str) -> float:
         raise InputFormatError(msg) from None
 
 
+def _checked(rows: Iterable[tuple[Any, ...]], name: str) -> ZScores:
+    """Z-scores from ``(where, place, qid, measure, mean, stddev)`` rows, checked (``where``
+    names a row in messages, ``place`` its place for a repeat's message)."""
+    table: dict[tuple[str, str], tuple[float, float]] = {}
+    first: dict[tuple[str, str], str] = {}
+    for where, place, qid, meas, mean_v, std_v in rows:
+        mean = _number(str(mean_v), "mean", where)
+        std = _number(str(std_v), "stddev", where)
+        if std < 0.0:
+            msg = f"{where}: stddev {std_v!r} is negative"
+            raise InputFormatError(msg)
+        key = (str(qid), str(meas))
+        if key in table:
+            msg = f"{where}: query {qid!r} measure {meas!r} repeated (first {first[key]})"
+            raise InputFormatError(msg)
+        table[key] = (mean, std)
+        first[key] = place
+    return ZScores(table, name)
+
+
 def read_zscores(path: str | os.PathLike[str]) -> ZScores:
     """Read a trec_eval z-score file.
 
@@ -63,39 +84,23 @@ def read_zscores(path: str | os.PathLike[str]) -> ZScores:
     InputFormatError
         For an unreadable file or a malformed line (file, line and value named).
     """
-
     name = os.fspath(path)
-    text = read_text(path)
-    table: dict[tuple[str, str], tuple[float, float]] = {}
-    first_line: dict[tuple[str, str], int] = {}
-    for no, line in enumerate(text.splitlines(), start=1):
+    rows = []
+    for no, line in enumerate(read_text(path).splitlines(), start=1):
         fields = line.split()
         if not fields or fields[0].startswith("#"):
             continue
-        where = f"{name}:{no}"
         if len(fields) != 4:
             msg = (
-                f"{where}: expected 4 fields (qid measure mean stddev), found "
+                f"{name}:{no}: expected 4 fields (qid measure mean stddev), found "
                 f"{len(fields)}: {line.strip()[:200]!r}"
             )
             raise InputFormatError(msg)
-        qid, meas, mean_s, std_s = fields
-        mean = _number(mean_s, "mean", where)
-        std = _number(std_s, "stddev", where)
-        if std < 0.0:
-            msg = f"{where}: stddev {std_s!r} is negative"
-            raise InputFormatError(msg)
-        key = (qid, meas)
-        if key in table:
-            first = first_line[key]
-            msg = f"{where}: query {qid!r} measure {meas!r} repeated (first on line {first})"
-            raise InputFormatError(msg)
-        table[key] = (mean, std)
-        first_line[key] = no
-    if not table:
+        rows.append((f"{name}:{no}", f"on line {no}", *fields))
+    if not rows:
         msg = f"{name}: no z-score lines"
         raise InputFormatError(msg)
-    return ZScores(table, name)
+    return _checked(rows, name)
 
 
 def zscores_from_frame(df: pl.DataFrame, name: str = "<table>") -> ZScores:
@@ -107,19 +112,8 @@ def zscores_from_frame(df: pl.DataFrame, name: str = "<table>") -> ZScores:
             f"{name}: z-score table lacks column(s) {', '.join(missing)} (needs {', '.join(need)})"
         )
         raise SchemaError(msg)
-    table: dict[tuple[str, str], tuple[float, float]] = {}
-    for i, (q, m, mean_v, std_v) in enumerate(df.select(need).iter_rows()):
-        where = f"{name}, row {i + 1}"
-        mean = _number(str(mean_v), "mean", where)
-        std = _number(str(std_v), "stddev", where)
-        if std < 0.0:
-            msg = f"{where}: stddev {std!r} is negative"
-            raise InputFormatError(msg)
-        if (str(q), str(m)) in table:
-            msg = f"{where}: query {q!r} measure {m!r} repeated"
-            raise InputFormatError(msg)
-        table[(str(q), str(m))] = (mean, std)
-    return ZScores(table, name)
+    rows = enumerate(df.select(need).iter_rows(), start=1)
+    return _checked(((f"{name}, row {i}", f"at row {i}", *r) for i, r in rows), name)
 
 
 def as_zscores(x: Any) -> ZScores:

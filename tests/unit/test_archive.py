@@ -144,7 +144,7 @@ def test_archive_pieces_are_really_streamed(tmp_path: Path, monkeypatch: Any) ->
         pieces.append(groups)
         return real(path, groups, columns, verified=verified)
 
-    monkeypatch.setattr(io_batches, "read_archive", whole)
+    monkeypatch.setattr(archive, "read_archive", whole)
     monkeypatch.setattr(stream, "read_row_groups", piece)
     assert evaluate(qrels, out, MEASURES, batch_rows=60).equals(ref)
     assert len(pieces) > 2
@@ -153,7 +153,7 @@ def test_archive_pieces_are_really_streamed(tmp_path: Path, monkeypatch: Any) ->
     write_lines(more[0], [x.replace("run0", "extra") for x in paths[0].read_text().splitlines()])
     monkeypatch.undo()
     ref2 = evaluate(qrels, [*more, out], MEASURES, batch_rows=UNBATCHED)
-    monkeypatch.setattr(io_batches, "read_archive", whole)
+    monkeypatch.setattr(archive, "read_archive", whole)
     assert evaluate(qrels, [*more, out], MEASURES, batch_rows=60).equals(ref2)
 
 
@@ -167,6 +167,40 @@ def test_an_error_inside_an_archive_piece_is_the_unbatched_message(tmp_path: Pat
         evaluate(qrels, out, MEASURES, batch_rows=30)
     assert str(pieces.value) == str(whole.value)
     assert "appears more than once" in str(whole.value) and "a.parquet, row" in str(whole.value)
+
+
+@pytest.mark.parametrize("bad", ["null", "inf"])
+def test_a_bad_row_in_a_later_archive_piece_is_named_as_in_the_whole(
+    tmp_path: Path, bad: str
+) -> None:
+    import pyarrow as pa
+
+    qrels, paths = _make(tmp_path, seed=3)
+    paths.pop(2)
+    good = tmp_path / "good.parquet"
+    assert _ingest(paths, good, 25).exit_code == 0
+    f = pq.ParquetFile(good)
+    groups = [f.metadata.row_group(i).num_rows for i in range(f.metadata.num_row_groups)]
+    table = f.read()
+    row = int(np.cumsum(groups)[-2]) + 1  # in the last row group: a later piece
+    score = table.column("score").to_pylist()
+    score[row] = None if bad == "null" else float("inf")
+    table = table.set_column(4, "score", pa.array(score, pa.float64()))
+    out = tmp_path / "a.parquet"
+    meta = {archive.META_KEY: f.schema_arrow.metadata[archive.META_KEY]}
+    with pq.ParquetWriter(out, table.schema.with_metadata(meta)) as w:
+        at = 0
+        for n in groups:  # the same row groups: (run, query) groups whole
+            w.write_table(table.slice(at, n))
+            at += n
+    assert archive.archive_info(out) is not None
+    with pytest.raises(InputFormatError) as whole:
+        evaluate(qrels, out, MEASURES, batch_rows=UNBATCHED)
+    assert f"a.parquet, row {row + 1}: " in str(whole.value)
+    assert len(io_batches.plan_batches([out], 30)[0].units) == 1
+    with pytest.raises(InputFormatError) as pieces:
+        evaluate(qrels, out, MEASURES, batch_rows=30)
+    assert str(pieces.value) == str(whole.value)
 
 
 def test_a_run_id_in_two_inputs_is_an_error_in_streaming_ingest(tmp_path: Path) -> None:

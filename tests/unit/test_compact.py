@@ -24,6 +24,7 @@ from fasteval.engine import compact as cp
 from fasteval.engine import prepare
 from fasteval.engine.compact import Compact, prepare_compact
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
+from fasteval.io import archive as io_archive
 from fasteval.io import batches as io_batches
 from fasteval.io.batches import BATCH_ROWS_ENV, plan_batches
 
@@ -305,7 +306,7 @@ def test_an_archive_is_compacted_piece_by_piece(tmp_path: Path, scores: bool) ->
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(cp, "prepare", None)  # the batched path only
         mp.setattr(io_batches, "run_columns", None)  # never the whole archive at once
-        mp.setattr(io_batches, "read_archive", None)
+        mp.setattr(io_archive, "read_archive", None)
         mp.setattr(io_batches, "read_row_groups", spy)  # the reader evaluation uses
         b = prepare_compact(qrels, archive, batch_rows=50, scores=scores)
     assert len(pieces) > 2

@@ -218,3 +218,26 @@ def test_zscore_nan_entries_give_nan(write):
 def test_missing_zscore_file(tmp_path):
     with pytest.raises(InputFormatError, match="no such file"):
         read_zscores(tmp_path / "nope")
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ([("a", "map", 0.1, -1.0)], r"<table>, row 1: stddev -1.0 is negative"),
+        (
+            [("a", "map", 0.1, 1.0), ("a", "map", 0.2, 1.0)],
+            r"row 2: .* repeated \(first at row 1\)",
+        ),
+        ([("a", "map", "x", 1.0)], r"row 1: mean 'x' is not a number"),
+    ],
+)
+def test_malformed_zscore_frame(rows, message):
+    import polars as pl
+
+    from fasteval.io.zscores import zscores_from_frame
+
+    df = pl.DataFrame(rows, schema=["query_id", "measure", "mean", "stddev"], orient="row")
+    with pytest.raises(InputFormatError, match=message):
+        zscores_from_frame(df)
+    good = zscores_from_frame(df.head(0))
+    assert len(good) == 0

@@ -334,6 +334,26 @@ def test_errors_in_a_piece_name_the_whole_file(tmp_path: Path) -> None:
         assert str(pieces.value).split(" (")[0] == str(whole.value).split(" (")[0], name
 
 
+def test_a_later_piece_is_checked_against_the_files_first_line(tmp_path: Path) -> None:
+    # the whole file is not read again to word these: each message must be the whole read's
+    rng = np.random.default_rng(17)
+    qrels = write_lines(tmp_path / "qrels", _qrels_text(rng).splitlines())
+    good = _run_lines(rng, "t", ["10", "9", "2", "3"])
+    cases = {
+        "tag inside a piece": ["q7 Q0 d1 0 0.5 t", "q7 Q0 d2 1 0.4 other"],
+        "tag leading a piece": ["q7 Q0 d1 0 0.5 other", "q7 Q0 d2 1 0.4 t"],
+        "a header-like line": ["q7 Q0 d1 rank score t", "q7 Q0 d2 1 0.4 t"],
+    }
+    for name, tail in cases.items():
+        p = write_lines(tmp_path / f"{name}.txt", [*good, *tail])
+        with pytest.raises(FastevalError) as whole:
+            evaluate(qrels, [p], MEASURES, batch_rows=UNBATCHED)
+        with pytest.raises(FastevalError) as pieces:
+            evaluate(qrels, [p], MEASURES, batch_rows=1)
+        assert f"{p}:{len(good) + 1}" in str(whole.value) or name == "tag inside a piece"
+        assert str(pieces.value) == str(whole.value), name
+
+
 def test_a_workspace_is_reused_and_changes_nothing(archive: tuple[Path, list[Path]]) -> None:
     _, paths = archive
     ws = Workspace()

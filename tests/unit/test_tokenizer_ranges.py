@@ -140,7 +140,7 @@ def test_gzip_files_are_read_alike_whatever_their_members(
     with pytest.raises(InputFormatError, match=r"bad\.gz: not a valid gzip file"):
         files.read_files([one, bad], 2)
     with pytest.raises(InputFormatError, match=r"bad\.gz: not a valid gzip file"):
-        trec.read_bytes(bad)
+        files.read_bytes(bad)
 
 
 @pytest.mark.parametrize("where", [3, 150, 359])
