@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fasteval import parallel
-from fasteval.engine.encode import Encoded, PreparedQrels
+from fasteval.engine.encode import Encoded
 from fasteval.engine.inputs import Prepared, QrelsLike, RunsLike, prepare
 from fasteval.engine.relstring import relstrings
 from fasteval.engine.table import Evaluation, to_frame
@@ -204,7 +204,6 @@ def compute(
     *,
     memo: dict[Any, Any] | None = None,
     summarise: bool = True,
-    scored: np.ndarray | None = None,
 ) -> Evaluation:
     """Run the kernels for ``measures`` over encoded data and aggregate per run.
 
@@ -216,8 +215,7 @@ def compute(
     only on the qrels side of ``enc``: batches of runs encoded against the same
     qrels with the same query indices (the streaming path) share one. Without
     ``summarise`` the per-run aggregates are left empty (a batch's caller
-    aggregates every batch together). ``scored``: the values already computed
-    as the rankings were ranked (:class:`Scorer`).
+    aggregates every batch together).
     """
     n_groups = enc.starts.shape[0]
     values = np.zeros((n_groups, len(measures)), dtype=np.float64)
@@ -229,10 +227,6 @@ def compute(
         np.ascontiguousarray(group_q, dtype=np.int32),
         np.ascontiguousarray(enc.rel, dtype=np.int32),
     )
-    if scored is not None:  # every column's, scored as ranked (one level, no text)
-        assert len(by_level) <= 1 and text is None
-        values = scored
-        by_level = {}
     for level, cols in by_level.items():
         args = _level_args([measures[i] for i in cols], level, (qr_off, qr_rel, cached), opts)
         out = np.zeros((n_groups, len(cols)), dtype=np.float64)
@@ -273,40 +267,6 @@ def _level_args(
         float(opts.num_docs),
     )
     return stats, plan(chosen), gt, k_opts
-
-
-class Scorer:
-    """Scores rankings as they are ranked (:func:`fasteval.engine.encode.encode`'s
-    ``then``), on the thread that ranked them while their grades are in its cache.
-
-    For measures of one relevance level with no text (relstring) column
-    (:meth:`of` gives ``None`` otherwise); one per encoding (it keeps the scores).
-    """
-
-    def __init__(
-        self, pq: PreparedQrels, measures: MeasureSet, level: int, opts: EvalOptions
-    ) -> None:
-        self.args = _level_args(list(measures), level, (pq.qr_off, pq.qr_rel, pq.cached), opts)
-        self.out: np.ndarray | None = None
-
-    @classmethod
-    def of(cls, pq: PreparedQrels, measures: MeasureSet, options: EvalOptions) -> Scorer | None:
-        """A scorer for ``measures``, or ``None`` when they need :func:`compute`'s loop."""
-        levels = {options.relevance_level if m.rel is None else m.rel for m in measures}
-        if len(levels) != 1 or any(m.info.text for m in measures):
-            return None
-        return cls(pq, measures, levels.pop(), options)
-
-    def __call__(self, groups: kr.Groups) -> parallel.Then:
-        self.out = np.zeros((groups.start.shape[0], self.args[1].fam.shape[0]), np.float64)
-        return kr.evaluate_groups, (groups, *self.args, self.out)
-
-    def scores(self, enc: Encoded) -> np.ndarray | None:
-        """The scores of ``enc``'s evaluated groups (``None``: not scored as ranked)."""
-        if enc.visit is None or self.out is None:
-            return None
-        scores: np.ndarray = self.out[enc.visit]
-        return scores
 
 
 def _columns_by_level(

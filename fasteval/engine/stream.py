@@ -39,7 +39,7 @@ import pyarrow as pa
 from fasteval.columns import RunColumns, first_rows
 from fasteval.engine.encode import Encoded, PreparedQrels, encode
 from fasteval.engine.inputs import RunsLike, as_list
-from fasteval.engine.ranking import Scorer, aggregate, compute
+from fasteval.engine.ranking import aggregate, compute
 from fasteval.engine.table import Evaluation, Long, to_long
 from fasteval.errors import DataMismatchError, FastevalError, InputFormatError
 from fasteval.io.archive import (
@@ -89,12 +89,10 @@ class _Scored:
 def _score(
     q: PreparedQrels, runs: RunColumns, measures: MeasureSet, options: EvalOptions
 ) -> _Scored:
-    """Encode one batch of run rows against the prepared qrels and score it (as the
-    rankings are ranked, where the measures allow)."""
-    scorer = Scorer.of(q, measures, options)
+    """Encode one batch of run rows against the prepared qrels and score it."""
     try:
         # keep_rows=False: the measures read the grades alone
-        enc = encode(q, runs, options, then=scorer, keep_rows=False)
+        enc = encode(q, runs, options, keep_rows=False)
     except DataMismatchError as e:  # no query shared: the runs may have others elsewhere
         return _Scored(
             list(runs.run_names),
@@ -105,13 +103,8 @@ def _score(
             None,
             no_common=str(e),
         )
-    ev = compute(
-        enc,
-        measures,
-        options,
-        summarise=False,  # every batch is aggregated together (_merge)
-        scored=None if scorer is None else scorer.scores(enc),
-    )
+    # every batch is aggregated together (_merge)
+    ev = compute(enc, measures, options, summarise=False)
     assert enc.qp is not None  # encoded against prepared qrels
     return _Scored(
         run_names=list(enc.run_names),
