@@ -91,8 +91,7 @@ def _score(
 ) -> _Scored:
     """Encode one batch of run rows against the prepared qrels and score it."""
     try:
-        # keep_rows=False: the measures read the grades alone
-        enc = encode(q, runs, options, keep_rows=False)
+        enc = encode(q, runs, options)
     except DataMismatchError as e:  # no query shared: the runs may have others elsewhere
         return _Scored(
             list(runs.run_names),
