@@ -4,7 +4,7 @@ The qrels side is prepared once (:func:`prepare_qrels`): query ids in byte
 order, judgments grouped by query, a small hash table of each query's judged
 document ids, and a memo of the per-query tables the measures read (relevant
 counts, ideal gains). Every set of runs is then encoded against it
-(:func:`encode_runs`), so a per-call cost grows with the run, not the qrels.
+(:func:`encode`), so a per-call cost grows with the run, not the qrels.
 
 * Query ids become integer codes once, in byte-wise string order (trec_eval's
   query order).
@@ -317,16 +317,9 @@ class _Queries(NamedTuple):
 def _group(
     runs: RunColumns, run_q: Heads, q_lut: np.ndarray, n_q: int, n_runs: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The rows grouped by (run, query) (:func:`fasteval.kernels.ranking.group_rows`'
-    ``perm, starts``; an empty ``perm``: the rows in their own order, see
-    :class:`fasteval.kernels.ranking.Rankings`).
-
-    Rows already grouped (one run's rankings one after the other, as files and
-    frames come) are seen from the heads of the runs of equal query and run ids
-    alone: no code is spread over the rows and no row is moved (one TREC-8 run,
-    polars frame: 88 against 140 microseconds in cache, 250 against 270 with the
-    caches flushed, for numbering every row and counting them into groups).
-    """
+    """The rows grouped by (run, query): ``kr.group_rows``' ``perm, starts``, or an
+    empty ``perm`` for rows already grouped (as files and frames come), which are
+    seen from the heads of equal query and run ids alone, no row moved."""
     n = len(runs)
     if n and run_q.rows.shape[0] * 8 <= n:  # (else few rows a stretch: sorted anyway)
         bounds = run_q.rows

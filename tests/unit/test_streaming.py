@@ -17,8 +17,10 @@ from click.testing import CliRunner
 
 from fasteval.api import evaluate
 from fasteval.cli import main
+from fasteval.engine import stream
 from fasteval.errors import DataMismatchError, FastevalError, InputFormatError, ParameterError
 from fasteval.io.batches import BATCH_ROWS_ENV, PieceReader, plan_batches
+from fasteval.io.tables import run_columns
 from fasteval.io.trec import Workspace, parse_run_files, parse_run_piece
 from tests.conftest import write_lines
 
@@ -309,8 +311,15 @@ def test_a_query_met_again_later_in_a_file(tmp_path: Path) -> None:
         for i, x in enumerate(lines)
     ]
     p = write_lines(tmp_path / "unsorted.gz", lines)
-    # the (run, "10") group in two pieces: the unbatched path joins it
-    ref = _same(qrels, [p, write_lines(tmp_path / "o", _run_lines(rng, "o"))], [1])
+    other = write_lines(tmp_path / "o", _run_lines(rng, "o"))
+    # the (run, "10") group in two pieces: that file is read again whole, the other not
+    with pytest.MonkeyPatch.context() as mp:
+        read = []
+        mp.setattr(
+            stream, "run_columns", lambda items, o: read.append(items) or run_columns(items, o)
+        )
+        ref = _same(qrels, [p, other], [1])
+    assert read == [[p]]
     n10 = ref.filter((pl.col("run_id") == "unsorted") & (pl.col("query_id") == "10"))
     assert n10.height == len(MEASURES)
 
