@@ -82,35 +82,6 @@ class _Scored:
     no_common: str | None = None  # the message when the batch shares no query with the qrels
 
 
-def _score(
-    q: PreparedQrels, runs: RunColumns, measures: MeasureSet, options: EvalOptions
-) -> _Scored:
-    """Encode one batch of run rows against the prepared qrels and score it."""
-    try:
-        enc = encode(q, runs, options)
-    except DataMismatchError as e:  # no query shared: the runs may have others elsewhere
-        return _Scored(
-            list(runs.run_names),
-            np.zeros(0, np.int32),
-            np.zeros(0, np.int32),
-            np.zeros(0, bool),
-            np.zeros((0, len(measures))),
-            None,
-            no_common=str(e),
-        )
-    # every batch is aggregated together (_merge)
-    ev = compute(enc, measures, options, summarise=False)
-    assert enc.qp is not None  # encoded against prepared qrels
-    return _Scored(
-        run_names=list(enc.run_names),
-        group_run=enc.group_run.copy(),
-        group_q=enc.qp[enc.group_q],  # evaluated groups are qrels queries: 0..Q-1
-        has_rows=ev.has_rows.copy(),
-        values=ev.values,
-        text=ev.text,
-    )
-
-
 @dataclass
 class _Stream:
     """What every batch of one evaluation shares."""
@@ -141,9 +112,25 @@ class _Stream:
                 raise InputFormatError(msg)
 
     def scored(self, cols: RunColumns, unit: int) -> _Scored:
+        """Run rows of input ``unit`` encoded against the prepared qrels and scored."""
         if not self.one_unit:  # a single input cannot give a run twice
             self.one_input_per_run(cols, unit)
-        return _score(self.q, cols, self.measures, self.options)
+        try:
+            enc = encode(self.q, cols, self.options)
+        except DataMismatchError as e:  # no query shared: the runs may have others elsewhere
+            none = np.zeros(0, np.int32)
+            values = np.zeros((0, len(self.measures)))
+            return _Scored(list(cols.run_names), none, none, none > 0, values, None, str(e))
+        ev = compute(enc, self.measures, self.options, summarise=False)  # aggregated by _merge
+        assert enc.qp is not None  # encoded against prepared qrels
+        return _Scored(
+            run_names=list(enc.run_names),
+            group_run=enc.group_run.copy(),
+            group_q=enc.qp[enc.group_q],  # evaluated groups are qrels queries: 0..Q-1
+            has_rows=ev.has_rows.copy(),
+            values=ev.values,
+            text=ev.text,
+        )
 
     def batch(self, b: Batch, first_unit: int, reads: _ReadAhead, i: int) -> list[_Scored]:
         """Batch ``i`` scored: a large input piece by piece, text files (read ahead), tables.
