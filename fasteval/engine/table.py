@@ -218,7 +218,8 @@ def _long_table(
     summary_cols: np.ndarray,
 ) -> Long:
     """The long table: per run, the per-query rows of groups ``rows`` (in group order),
-    then its ``all`` rows; the row order worked out in numpy."""
+    then its ``all`` rows; the row order worked out in numpy (a cache of small tables'
+    layouts did not pay its keep: benchmarks/RESULTS.md, "The hot path's shape")."""
     n_runs = len(enc.run_names)
     # per-query block: groups are run-major, query order within a run
     if rows is not None and per_query_cols.any():
