@@ -243,6 +243,8 @@ def encode(
     qrels: QrelsColumns | PreparedQrels,
     runs: RunColumns,
     opts: EvalOptions = DEFAULTS,
+    *,
+    keep_rows: bool = True,
 ) -> Encoded:
     """Encode qrels and runs for the kernels.
 
@@ -259,6 +261,10 @@ def encode(
         (trec_eval ``-c``: every qrels query for every run, missing ones as empty
         rankings) and ``on_duplicate`` (``"first"`` keeps the first occurrence of
         a document repeated within a (run, query)).
+    keep_rows
+        ``False`` leaves ``Encoded.row`` and ``Encoded.jdx`` (each ranked position's
+        input row and judgment) empty, for a caller that reads the grades alone
+        (the ranking kernel then writes less).
     """
     pq = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels)
     run_q, q = _queries(pq, runs)
@@ -278,6 +284,7 @@ def encode(
         pq,
         kr.Rankings(perm, g_order, gstarts, gends, np.ascontiguousarray(q.qp[grid_q])),
         opts,
+        keep_rows,
     )
 
     # --- which (run, query) groups are evaluated
@@ -374,16 +381,18 @@ def _rank(
     pq: PreparedQrels,
     rk: kr.Rankings,
     opts: EvalOptions,
+    keep_rows: bool,
 ) -> tuple[Any, ...]:
     """Judge and order every ranking (documents compared by bytes, never re-encoded).
 
-    Returns the rows' grades, run rows and qrels rows, and the groups' starts and
-    ends, less the repeated documents (``on_duplicate="first"``).
+    Returns the rows' grades, run rows and qrels rows (empty without
+    ``keep_rows``), the groups' starts and ends, less the repeated documents
+    (``on_duplicate="first"``).
     """
     n = len(runs)
     rel = np.empty(n, np.int32)
-    row = np.empty(n, np.int64)
-    jdx = np.empty(n, np.int64)
+    row = np.empty(n if keep_rows else 0, np.int64)
+    jdx = np.empty(n if keep_rows else 0, np.int64)
     is_dup = np.empty(n, np.bool_)
     was_sorted = np.zeros(rk.start.shape[0], np.bool_)
     # a frame's ids are read in place, ranking by ranking; others from their buffer
@@ -407,7 +416,11 @@ def _rank(
     if not is_dup.any():
         return rel, row, jdx, gstarts, gends
     if opts.on_duplicate == "error":
+        if not keep_rows:  # the message names the row: ranked again with the rows
+            _rank(runs, pq, rk, opts, True)
         _raise_duplicate_document(runs, row, is_dup)
     keep = ~is_dup
     removed = np.concatenate([[0], np.cumsum(is_dup, dtype=np.int64)])
-    return rel[keep], row[keep], jdx[keep], gstarts - removed[gstarts], gends - removed[gends]
+    if keep_rows:
+        row, jdx = row[keep], jdx[keep]
+    return rel[keep], row, jdx, gstarts - removed[gstarts], gends - removed[gends]

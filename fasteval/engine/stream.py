@@ -116,7 +116,9 @@ class _Stream:
         if not self.one_unit:  # a single input cannot give a run twice
             self.one_input_per_run(cols, unit)
         try:
-            enc = encode(self.q, cols, self.options)
+            # the measures read the grades alone: the ranking kernel writes no rows
+            # (less memory a batch; a repeated document's message ranks again for its row)
+            enc = encode(self.q, cols, self.options, keep_rows=False)
         except DataMismatchError as e:  # no query shared: the runs may have others elsewhere
             none = np.zeros(0, np.int32)
             values = np.zeros((0, len(self.measures)))

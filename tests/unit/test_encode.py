@@ -26,14 +26,14 @@ def _frames(judg: list[tuple[str, str, int]], ranked: list[tuple[str, str, str, 
     return qrels, runs
 
 
-def _encoded_or_error(pq, cols, **options):  # type: ignore[no-untyped-def]
+def _encoded_or_error(pq, cols, keep_rows=True, **options):  # type: ignore[no-untyped-def]
     """``encode(pq, cols, EvalOptions(**options))``, or the message of the error it raises."""
     from fasteval.engine.encode import encode
     from fasteval.errors import FastevalError
     from fasteval.options import EvalOptions
 
     try:
-        return encode(pq, cols, EvalOptions(**options))
+        return encode(pq, cols, EvalOptions(**options), keep_rows=keep_rows)
     except FastevalError as e:
         return str(e)
 
@@ -133,6 +133,39 @@ def test_long_table_columns_from_lists_and_gathers_agree(words, picks) -> None:
         col = table._strings("c", words, rows)
         assert col.name == "c" and col.dtype == pl.String
         assert col.to_list() == [words[i] for i in rows]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    judg=st.dictionaries(st.tuples(queries, docs), st.integers(-1, 3), min_size=1),
+    ranked=st.lists(
+        st.tuples(st.sampled_from(["r1", "r2"]), queries, docs, st.floats(-5, 5, allow_nan=False)),
+        min_size=1,
+        max_size=40,
+    ),
+    on_duplicate=st.sampled_from(["error", "first"]),
+)
+def test_an_encoding_without_rows_has_the_grades_and_groups_of_one_with(judg, ranked, on_duplicate):
+    """keep_rows=False leaves out the rows and judgments only; a repeated document is
+    still dropped, or named with its row (documents repeat in these rankings)."""
+    from fasteval.engine.encode import prepare_qrels
+    from fasteval.io.tables import qrels_columns, run_columns
+
+    qrels, runs = _frames([(q, d, g) for (q, d), g in judg.items()], ranked)
+    pq = prepare_qrels(qrels_columns(qrels))
+    cols = run_columns([runs])
+    full, slim = (
+        _encoded_or_error(pq, cols, on_duplicate=on_duplicate, keep_rows=keep)
+        for keep in (True, False)
+    )
+    if isinstance(full, str):
+        assert slim == full  # the same error, naming the same row
+        return
+    assert not isinstance(slim, str)
+    for name in ("rel", "starts", "ends", "group_run", "group_q"):
+        np.testing.assert_array_equal(getattr(slim, name), getattr(full, name))
+    assert slim.row.shape[0] == slim.jdx.shape[0] == 0
+    assert full.row.shape[0] == full.rel.shape[0]
 
 
 long_queries = st.sampled_from(["1", "2", "query-number-three", "query-number-four"])
