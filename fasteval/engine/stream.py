@@ -327,15 +327,23 @@ def evaluate_ranking_stream(
         run_columns([], options)  # its error
     with gc_paused():
         batches = plan_batches(items, budget, options, split=not options.lenient)
-        total = sum(len(b.units) for b in batches)
-        stream = _Stream(qrels, measures, options, budget, one_unit=total == 1)
-        parts: list[_Scored] = []
-        done = 0  # units are numbered over the whole plan
-        with _ReadAhead(batches, budget) as reads:
-            for i, b in enumerate(batches):
-                parts += stream.batch(b, done, reads, i)
-                done += len(b.units)
-                if progress is not None and len(batches) > 1:
-                    progress(done, total)
+        parts = _scored_batches(_Stream(qrels, measures, options, budget), batches, progress)
         ev = _merge(parts, qrels, measures, options)
         return to_long(ev, per_query=per_query, compat=options.compat)
+
+
+def _scored_batches(
+    stream: _Stream, batches: list[Batch], progress: Progress | None
+) -> list[_Scored]:
+    """Every batch scored, text batches read one ahead (their buffers freed on return)."""
+    total = sum(len(b.units) for b in batches)
+    stream.one_unit = total == 1
+    parts: list[_Scored] = []
+    done = 0  # units are numbered over the whole plan
+    with _ReadAhead(batches, stream.budget) as reads:
+        for i, b in enumerate(batches):
+            parts += stream.batch(b, done, reads, i)
+            done += len(b.units)
+            if progress is not None and len(batches) > 1:
+                progress(done, total)
+    return parts
