@@ -8,9 +8,8 @@ per-query judgment arrays; never the document ids, the scores (unless a
 score-valued analysis asks for them) or the positions of groups that are not
 evaluated (queries absent from the qrels). :class:`Compact` keeps only those,
 in narrow dtypes: grades as ``int8`` (``int16`` / ``int32`` when the qrels
-need them), judgment indices as ``int32`` (``int64`` past 2**31 judgments).
-For TREC-8 (129 runs, 6.3M ranked positions) that is about 32 MB against
-about 1.1 GB for :class:`~fasteval.engine.inputs.Prepared` (its RunColumns
+need them), judgment indices as ``int32`` (``int64`` past 2**31 judgments),
+a small part of :class:`~fasteval.engine.inputs.Prepared` (its RunColumns
 and the full-width :class:`~fasteval.engine.encode.Encoded`).
 
 :func:`prepare_compact` builds it batch by batch: the runs are cut into
@@ -49,6 +48,7 @@ from fasteval.engine.inputs import (
     RunsLike,
     as_list,
     check_runs_have_queries,
+    number_runs,
     prepare,
 )
 from fasteval.errors import FastevalError
@@ -58,8 +58,8 @@ from fasteval.kernels.families import UNJUDGED
 from fasteval.options import EvalOptions, options_of
 
 COMPACT_BATCH_ROWS = 500_000
-"""Rows (estimated) read at a time by :func:`prepare_compact` by default (TREC-8: peak RSS
-404 MB at 500k against 490 MB at 1M, 2.9 s against 2.5 s)."""
+"""Rows (estimated) read at a time by :func:`prepare_compact` by default (less memory than
+evaluation's batches, a little slower)."""
 
 
 @dataclass
@@ -267,16 +267,14 @@ def _concat(parts: list[Encoded]) -> Encoded:
     per_q[lut0] = np.diff(first.qr_off)
     qr_off = np.zeros(n_q + 1, np.int64)
     np.cumsum(per_q, out=qr_off[1:])
-    run_index: dict[str, int] = {}  # runs by first appearance (one may span pieces)
-    group_run, group_q = [], []
+    group_q = []
     for p in parts:
         if p.qr_rel.shape != first.qr_rel.shape:  # the same qrels in every batch
             raise _FallbackError
         lut = np.array([index[s] for s in p.qids], np.int64)
         group_q.append(lut[p.group_q].astype(np.int32))
-        remap = np.array([run_index.setdefault(n, len(run_index)) for n in p.run_names], np.int32)
-        group_run.append(remap[p.group_run] if len(p.group_run) else np.zeros(0, np.int32))
-    run_names = list(run_index)
+    # runs by first appearance (one may span pieces)
+    run_names, group_run = number_runs((p.run_names, p.group_run) for p in parts)
     return Encoded(
         run_names=run_names,
         qids=qids,

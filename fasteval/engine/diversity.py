@@ -48,8 +48,9 @@ import polars as pl
 from fasteval import parallel
 from fasteval.columns import QrelsColumns, RunColumns, StrColumn, null_mask, numeric_numpy
 from fasteval.engine.encode import Encoded, encode
+from fasteval.engine.inputs import check_runs_have_queries
 from fasteval.engine.table import long_table
-from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
+from fasteval.errors import InputFormatError, ParameterError
 from fasteval.io.diversity import DiversityQrels, diversity_qrels_columns
 from fasteval.io.tables import run_columns
 from fasteval.kernels import diversity as kd
@@ -189,14 +190,7 @@ def _encode_judged(
         src.take(first),
     )
     enc = encode(uq, rc, replace(opts, compat=10))  # ndeval's scores are float64
-    has = np.zeros(len(enc.run_names), bool)
-    has[enc.group_run[enc.ends > enc.starts]] = True
-    if not has.all():
-        bad = [enc.run_names[i] for i in np.flatnonzero(~has)][:5]
-        msg = (
-            f"run(s) {', '.join(map(repr, bad))} share no query with the qrels; nothing to evaluate"
-        )
-        raise DataMismatchError(msg)
+    check_runs_have_queries(enc)
     return udocs, first, enc
 
 

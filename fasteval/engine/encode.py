@@ -4,7 +4,7 @@ The qrels side is prepared once (:func:`prepare_qrels`): query ids in byte
 order, judgments grouped by query, a small hash table of each query's judged
 document ids, and a memo of the per-query tables the measures read (relevant
 counts, ideal gains). Every set of runs is then encoded against it
-(:func:`encode_runs`), so a per-call cost grows with the run, not the qrels.
+(:func:`encode`), so a per-call cost grows with the run, not the qrels.
 
 * Query ids become integer codes once, in byte-wise string order (trec_eval's
   query order).
@@ -187,12 +187,6 @@ def _build_table(
     return table._replace(ids=ktext.Str(ids_buf, ids_off[:-1], ids_off[1:])), dup
 
 
-ScoreAfter = Callable[[kr.Groups], parallel.Then]
-"""Given every (run, query) group in the order they are ranked (their grades in
-``Groups.rel``, written as they are ranked), the kernel and arguments that score
-a range of them (:func:`fasteval.parallel.run`'s ``then``)."""
-
-
 @dataclass
 class Encoded:
     """Everything the ranking kernels need, for one qrels and a set of runs."""
@@ -217,10 +211,6 @@ class Encoded:
     # (its query count for a query the qrels lack); None when built by hand
     prepared: PreparedQrels | None = None
     qp: np.ndarray | None = None
-    # encoded with ``then`` (scored as ranked): where each group's scores are in the
-    # order the groups were ranked; None otherwise, or when repeated documents were
-    # dropped after they were scored (the scores are then stale)
-    visit: np.ndarray | None = None
 
 
 def _raise_duplicate_judgment(qrels: QrelsColumns, qq: np.ndarray, qr_dup: np.ndarray) -> None:
@@ -254,7 +244,6 @@ def encode(
     runs: RunColumns,
     opts: EvalOptions = DEFAULTS,
     *,
-    then: ScoreAfter | None = None,
     keep_rows: bool = True,
 ) -> Encoded:
     """Encode qrels and runs for the kernels.
@@ -272,10 +261,6 @@ def encode(
         (trec_eval ``-c``: every qrels query for every run, missing ones as empty
         rankings) and ``on_duplicate`` (``"first"`` keeps the first occurrence of
         a document repeated within a (run, query)).
-    then
-        Scores each ranking as soon as it is ranked, on the same thread (see
-        :data:`ScoreAfter`); ``Encoded.visit`` then says where each evaluated
-        group's scores are.
     keep_rows
         ``False`` leaves ``Encoded.row`` and ``Encoded.jdx`` (each ranked position's
         input row and judgment) empty, for a caller that reads the grades alone
@@ -294,12 +279,11 @@ def encode(
     grid_run = np.repeat(np.arange(n_runs, dtype=np.int32), n_q)
     # query-major visiting order: all runs' rankings of a query one after the other
     g_order = np.arange(n_q * n_runs, dtype=np.int64).reshape(n_runs, n_q).T.ravel()
-    rel, row, jdx, gstarts, gends, dropped = _rank(
+    rel, row, jdx, gstarts, gends = _rank(
         runs,
         pq,
         kr.Rankings(perm, g_order, gstarts, gends, np.ascontiguousarray(q.qp[grid_q])),
         opts,
-        then,
         keep_rows,
     )
 
@@ -307,11 +291,6 @@ def encode(
     present = gends > gstarts
     evaluated = q.in_qrels[grid_q] & (present | opts.complete)
     sel = np.flatnonzero(evaluated)
-    visit = None
-    if then is not None and not dropped:
-        position = np.empty_like(g_order)
-        position[g_order] = np.arange(g_order.shape[0])
-        visit = position[sel]
 
     return Encoded(
         run_names=list(runs.run_names),
@@ -329,7 +308,6 @@ def encode(
         qr_rows=pq.qr_rows,
         prepared=pq,
         qp=q.qp,
-        visit=visit,
     )
 
 
@@ -346,16 +324,9 @@ class _Queries(NamedTuple):
 def _group(
     runs: RunColumns, run_q: Heads, q_lut: np.ndarray, n_q: int, n_runs: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The rows grouped by (run, query) (:func:`fasteval.kernels.ranking.group_rows`'
-    ``perm, starts``; an empty ``perm``: the rows in their own order, see
-    :class:`fasteval.kernels.ranking.Rankings`).
-
-    Rows already grouped (one run's rankings one after the other, as files and
-    frames come) are seen from the heads of the runs of equal query and run ids
-    alone: no code is spread over the rows and no row is moved (one TREC-8 run,
-    polars frame: 88 against 140 microseconds in cache, 250 against 270 with the
-    caches flushed, for numbering every row and counting them into groups).
-    """
+    """The rows grouped by (run, query): ``kr.group_rows``' ``perm, starts``, or an
+    empty ``perm`` for rows already grouped (as files and frames come), which are
+    seen from the heads of equal query and run ids alone, no row moved."""
     n = len(runs)
     if n and run_q.rows.shape[0] * 8 <= n:  # (else few rows a stretch: sorted anyway)
         bounds = run_q.rows
@@ -410,26 +381,20 @@ def _rank(
     pq: PreparedQrels,
     rk: kr.Rankings,
     opts: EvalOptions,
-    then: ScoreAfter | None,
     keep_rows: bool,
 ) -> tuple[Any, ...]:
     """Judge and order every ranking (documents compared by bytes, never re-encoded).
 
     Returns the rows' grades, run rows and qrels rows (empty without
     ``keep_rows``), the groups' starts and ends, less the repeated documents
-    (``on_duplicate="first"``), and whether any were dropped.
+    (``on_duplicate="first"``).
     """
     n = len(runs)
     rel = np.empty(n, np.int32)
     row = np.empty(n if keep_rows else 0, np.int64)
     jdx = np.empty(n if keep_rows else 0, np.int64)
     is_dup = np.empty(n, np.bool_)
-    g_order = rk.order
     was_sorted = np.zeros(rk.start.shape[0], np.bool_)
-    after = None
-    if then is not None:  # every group, in the order ranked
-        v_q = np.ascontiguousarray(rk.table_q[g_order])
-        after = then(kr.Groups(rk.start[g_order], rk.end[g_order], v_q, rel))
     # a frame's ids are read in place, ranking by ranking; others from their buffer
     views = runs.doc.in_place()
     kernel, docs = (
@@ -439,24 +404,23 @@ def _rank(
     )
     parallel.run(
         kernel,
-        (rk.end - rk.start)[g_order].astype(np.float64),
+        (rk.end - rk.start)[rk.order].astype(np.float64),
         docs,
         runs.score,
         opts.compat == 9,
         rk,
         pq.table,
         kr.Ranked(rel, row, jdx, is_dup, was_sorted),
-        then=after,
     )
     gstarts, gends = rk.start, rk.end
     if not is_dup.any():
-        return rel, row, jdx, gstarts, gends, False
+        return rel, row, jdx, gstarts, gends
     if opts.on_duplicate == "error":
         if not keep_rows:  # the message names the row: ranked again with the rows
-            _rank(runs, pq, rk, opts, None, True)
+            _rank(runs, pq, rk, opts, True)
         _raise_duplicate_document(runs, row, is_dup)
     keep = ~is_dup
     removed = np.concatenate([[0], np.cumsum(is_dup, dtype=np.int64)])
     if keep_rows:
         row, jdx = row[keep], jdx[keep]
-    return rel[keep], row, jdx, gstarts - removed[gstarts], gends - removed[gends], True
+    return rel[keep], row, jdx, gstarts - removed[gstarts], gends - removed[gends]

@@ -74,12 +74,28 @@ def prepare(
     return Prepared(q, r, enc)
 
 
+def number_runs(parts: Iterable[tuple[list[str], np.ndarray]]) -> tuple[list[str], list[Any]]:
+    """Runs numbered by first appearance over batches ``(run_names, group_run)``: the
+    names, and each batch's ``group_run`` in those numbers."""
+    number: dict[str, int] = {}
+    out = []
+    for names, group_run in parts:
+        runs = np.array([number.setdefault(n, len(number)) for n in names], np.int32)
+        out.append(runs[group_run])
+    return list(number), out
+
+
 def check_runs_have_queries(enc: Encoded) -> None:
     """Raise when a run shares no query with the qrels (nothing could be evaluated for it)."""
-    has = np.zeros(len(enc.run_names), bool)
-    has[enc.group_run[enc.ends > enc.starts]] = True
+    check_runs_retrieved(enc.run_names, enc.group_run, enc.ends > enc.starts)
+
+
+def check_runs_retrieved(names: list[str], group_run: np.ndarray, has_rows: np.ndarray) -> None:
+    """Raise when a run has no group with rows (``group_run[has_rows]``)."""
+    has = np.zeros(len(names), bool)
+    has[group_run[has_rows]] = True
     if not has.all():
-        bad = [enc.run_names[i] for i in np.flatnonzero(~has)]
+        bad = [names[i] for i in np.flatnonzero(~has)]
         shown = ", ".join(repr(b) for b in bad[:5]) + (" ..." if len(bad) > 5 else "")
         msg = f"run(s) {shown} share no query with the qrels; nothing to evaluate for them"
         raise DataMismatchError(msg)

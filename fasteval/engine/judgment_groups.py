@@ -91,6 +91,6 @@ def evaluate_jg(
         total[slot[enc.group_run.astype(np.int64) * n_q0 + qmap[enc.group_q]]] += ev.values
     counts = np.array([n_groups_of.get(q, 1) for q in enc0.qids], np.float64)
     values = total / counts[enc0.group_q][:, None]
-    summary = aggregate(enc0, mset, values, opts.relevance_level, opts.complete)
-    out = Evaluation(mset, enc0, values, summary, ev0.has_rows)
+    summary = aggregate(ev0.index, mset, values, enc0.qr_rel if opts.complete else None)
+    out = Evaluation(mset, ev0.index, values, summary, ev0.has_rows)
     return to_frame(out, per_query=per_query, compat=compat)

@@ -502,11 +502,10 @@ def _summary_rows(
 ) -> list[tuple[str, str, str, float]]:
     """The ``all`` rows of one run: each measure aggregated over its queries' values."""
     rows: list[tuple[str, str, str, float]] = []
-    names = [m.name for m in mset]
     n_q = len(values)
     for m in mset:
         col = [v[m.family] for v in values]
-        agg = mset[names.index(m.name)].info.aggregate
+        agg = m.info.aggregate
         if agg == "count":
             total = float(n_q)
         elif agg == "sum":

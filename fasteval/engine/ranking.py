@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fasteval import parallel
-from fasteval.engine.encode import Encoded, PreparedQrels
+from fasteval.engine.encode import Encoded
 from fasteval.engine.inputs import Prepared, QrelsLike, RunsLike, prepare
 from fasteval.engine.relstring import relstrings
-from fasteval.engine.table import Evaluation, to_frame
+from fasteval.engine.table import Evaluation, ResultIndex, to_frame
 from fasteval.engine.zscores import zscore_values
 from fasteval.kernels import ranking as kr
 from fasteval.measures.parser import Measure, MeasureSet
@@ -75,12 +75,9 @@ def _trunc_cmp(a: tuple[int, float, int], b: tuple[int, float, int]) -> int:
     return int(a[1] - b[1])
 
 
-GainTables = kr.Gains  # the gain-based families' tables (see kernels.ranking.evaluate_groups)
-
-
 def gain_tables(
     measures: Sequence[Measure], qr_off: np.ndarray, qr_rel: np.ndarray, c_float: bool
-) -> GainTables:
+) -> kr.Gains:
     """Per gain specification and query: trec_eval's ``setup_gains``, ideal gains, rbp scaling.
 
     Specification 0 is the default (gain = grade). A query's gain levels are
@@ -105,7 +102,7 @@ def gain_tables(
     if not reads:
         lut0 = np.zeros((1, width), np.float64)
         lut0[0, 2:] = np.arange(width - 2)
-        return GainTables(
+        return kr.Gains(
             col_spec,
             lut0,
             np.zeros((1, n_q + 1), np.int64),
@@ -142,7 +139,7 @@ def gain_tables(
             ideal += _ideal_gains(levels)
             _rbp_gains(levels, rbp_lut[s * n_q + q], width)
         spec_off[s, n_q] = len(ideal)
-    return GainTables(
+    return kr.Gains(
         col_spec, lut, spec_off, np.asarray(ideal or [0.0], np.float64), top_pos, rbp_lut
     )
 
@@ -202,111 +199,66 @@ def compute(
     measures: MeasureSet,
     opts: EvalOptions = DEFAULTS,
     *,
-    memo: dict[Any, Any] | None = None,
     summarise: bool = True,
-    scored: np.ndarray | None = None,
 ) -> Evaluation:
     """Run the kernels for ``measures`` over encoded data and aggregate per run.
 
     ``opts`` gives the relevance level, ``compat``, ``max_depth``, ``judged_only``,
     ``complete``, ``num_docs`` and ``zscores`` (a :class:`fasteval.io.zscores.ZScores`,
     which turns per-query values into z-scores before aggregation: trec_eval ``-Z``).
-    ``memo`` keeps the
-    per-query tables (:func:`query_stats`, :func:`gain_tables`), which depend
-    only on the qrels side of ``enc``: batches of runs encoded against the same
-    qrels with the same query indices (the streaming path) share one. Without
-    ``summarise`` the per-run aggregates are left empty (a batch's caller
-    aggregates every batch together). ``scored``: the values already computed
-    as the rankings were ranked (:class:`Scorer`).
+    Without ``summarise`` the per-run aggregates are left empty (the stream
+    aggregates every batch together).
     """
     n_groups = enc.starts.shape[0]
     values = np.zeros((n_groups, len(measures)), dtype=np.float64)
     by_level, text = _columns_by_level(enc, measures, opts)
-    qr_off, qr_rel, group_q, cached = _qrels_side(enc, memo)
+    # the per-query tables depend on the qrels alone: prepared qrels make them once,
+    # indexed by the prepared query numbers (enc.qp); an encoding without them, or
+    # whose grades were changed since (a study's variant), makes its own
+    pq = enc.prepared
+    if pq is not None and enc.qp is not None and enc.qr_rel is pq.qr_rel:
+        qr_off, qr_rel, group_q, cached = pq.qr_off, pq.qr_rel, enc.qp[enc.group_q], pq.cached
+    else:
+        qr_off, qr_rel, group_q, cached = enc.qr_off, enc.qr_rel, enc.group_q, _made
     groups = kr.Groups(
         np.ascontiguousarray(enc.starts, dtype=np.int64),
         np.ascontiguousarray(enc.ends, dtype=np.int64),
         np.ascontiguousarray(group_q, dtype=np.int32),
         np.ascontiguousarray(enc.rel, dtype=np.int32),
     )
-    if scored is not None:  # every column's, scored as ranked (one level, no text)
-        assert len(by_level) <= 1 and text is None
-        values = scored
-        by_level = {}
+    c_float = opts.compat == 9
     for level, cols in by_level.items():
-        args = _level_args([measures[i] for i in cols], level, (qr_off, qr_rel, cached), opts)
-        out = np.zeros((n_groups, len(cols)), dtype=np.float64)
-        parallel.run(
-            kr.evaluate_groups, (enc.ends - enc.starts).astype(np.float64) + 1.0, groups, *args, out
+        chosen = [measures[i] for i in cols]
+        stats = cached(("stats", level), partial(query_stats, qr_off, qr_rel, level))
+        gains = cached(
+            ("gains", c_float, tuple(chosen)),
+            partial(gain_tables, chosen, qr_off, qr_rel, c_float),
         )
+        k_opts = kr.Opts(
+            int(level),
+            -1 if opts.max_depth is None else int(opts.max_depth),
+            bool(opts.judged_only),
+            opts.compat,
+            float(opts.num_docs),
+        )
+        out = np.zeros((n_groups, len(cols)), dtype=np.float64)
+        work = (enc.ends - enc.starts).astype(np.float64) + 1.0
+        parallel.run(kr.evaluate_groups, work, groups, stats, plan(chosen), gains, k_opts, out)
         values[:, cols] = out
     if opts.zscores is not None:
         values = zscore_values(values, enc, measures, opts.zscores)
+    index = ResultIndex.of(enc)
     summary = (
-        aggregate(enc, measures, values, opts.relevance_level, opts.complete)
+        aggregate(index, measures, values, enc.qr_rel if opts.complete else None)
         if summarise
         else np.zeros((0, len(measures)))
     )
-    has_rows = enc.ends > enc.starts
-    return Evaluation(measures, enc, values, summary, has_rows, text)
+    return Evaluation(measures, index, values, summary, enc.ends > enc.starts, text)
 
 
-def _level_args(
-    chosen: list[Measure],
-    level: int,
-    qrels_side: tuple[np.ndarray, np.ndarray, Callable[[Any, Any], Any]],
-    opts: EvalOptions,
-) -> tuple[kr.QueryStats, kr.Plan, GainTables, kr.Opts]:
-    """:func:`kr.evaluate_groups`' arguments after the groups, for columns ``chosen`` of
-    one relevance level (the per-query tables made once per qrels, ``cached``)."""
-    qr_off, qr_rel, cached = qrels_side
-    stats = cached(("stats", level), partial(query_stats, qr_off, qr_rel, level))
-    c_float = opts.compat == 9
-    gt = cached(
-        ("gains", c_float, tuple(chosen)), partial(gain_tables, chosen, qr_off, qr_rel, c_float)
-    )
-    k_opts = kr.Opts(
-        int(level),
-        -1 if opts.max_depth is None else int(opts.max_depth),
-        bool(opts.judged_only),
-        opts.compat,
-        float(opts.num_docs),
-    )
-    return stats, plan(chosen), gt, k_opts
-
-
-class Scorer:
-    """Scores rankings as they are ranked (:func:`fasteval.engine.encode.encode`'s
-    ``then``), on the thread that ranked them while their grades are in its cache.
-
-    For measures of one relevance level with no text (relstring) column
-    (:meth:`of` gives ``None`` otherwise); one per encoding (it keeps the scores).
-    """
-
-    def __init__(
-        self, pq: PreparedQrels, measures: MeasureSet, level: int, opts: EvalOptions
-    ) -> None:
-        self.args = _level_args(list(measures), level, (pq.qr_off, pq.qr_rel, pq.cached), opts)
-        self.out: np.ndarray | None = None
-
-    @classmethod
-    def of(cls, pq: PreparedQrels, measures: MeasureSet, options: EvalOptions) -> Scorer | None:
-        """A scorer for ``measures``, or ``None`` when they need :func:`compute`'s loop."""
-        levels = {options.relevance_level if m.rel is None else m.rel for m in measures}
-        if len(levels) != 1 or any(m.info.text for m in measures):
-            return None
-        return cls(pq, measures, levels.pop(), options)
-
-    def __call__(self, groups: kr.Groups) -> parallel.Then:
-        self.out = np.zeros((groups.start.shape[0], self.args[1].fam.shape[0]), np.float64)
-        return kr.evaluate_groups, (groups, *self.args, self.out)
-
-    def scores(self, enc: Encoded) -> np.ndarray | None:
-        """The scores of ``enc``'s evaluated groups (``None``: not scored as ranked)."""
-        if enc.visit is None or self.out is None:
-            return None
-        scores: np.ndarray = self.out[enc.visit]
-        return scores
+def _made(key: Any, make: Callable[[], Any]) -> Any:
+    """``PreparedQrels.cached`` without a store (each table is made once per call anyway)."""
+    return make()
 
 
 def _columns_by_level(
@@ -326,30 +278,10 @@ def _columns_by_level(
     return by_level, text
 
 
-def _qrels_side(
-    enc: Encoded, memo: dict[Any, Any] | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, Callable[[Any, Any], Any]]:
-    """The judgments the per-query tables are made from, the groups' query numbers in
-    them and the store of those tables (``cached(key, make)``)."""
-    # the per-query tables depend on the qrels alone: those of prepared qrels are made
-    # once and indexed by the prepared query numbers (enc.qp); not for an encoding
-    # whose judgments were changed since (a study's variant has grades of its own)
-    pq = enc.prepared
-    if pq is not None and enc.qp is not None and enc.qr_rel is pq.qr_rel:
-        return pq.qr_off, pq.qr_rel, enc.qp[enc.group_q], pq.cached
-    store = {} if memo is None else memo
-
-    def cached(key: Any, make: Any) -> Any:
-        if key not in store:
-            store[key] = make()
-        return store[key]
-
-    return enc.qr_off, enc.qr_rel, enc.group_q, cached
-
-
 def aggregate(
-    enc: Encoded, measures: MeasureSet, values: np.ndarray, level: int, complete: bool
+    enc: ResultIndex, measures: MeasureSet, values: np.ndarray, qr_rel: np.ndarray | None
 ) -> np.ndarray:
+    """Each run's aggregate of each measure (``qr_rel``: the qrels' grades under ``complete``)."""
     n_runs = len(enc.run_names)
     counts = np.bincount(enc.group_run, minlength=n_runs).astype(np.float64)
     summary = np.zeros((n_runs, len(measures)), dtype=np.float64)
@@ -377,10 +309,10 @@ def aggregate(
             summary[:, j] = counts
         else:
             summary[:, j] = np.divide(s, counts, out=np.zeros(n_runs), where=counts > 0)
-        if m.family == "num_rel" and complete and m.rel is None:
+        if m.family == "num_rel" and qr_rel is not None and m.rel is None:
             # trec_eval's -c recounts num_rel over the whole qrels as grade > 0
             # (m_num_rel.c), whatever -l says.
-            summary[:, j] = float(np.count_nonzero(enc.qr_rel > 0))
+            summary[:, j] = float(np.count_nonzero(qr_rel > 0))
     return summary
 
 

@@ -22,9 +22,9 @@ order (:func:`fasteval.engine.ranking.aggregate`). Under ``complete`` every
 batch holding a run adds empty groups for the qrels queries it lacks: one is
 kept. A run given by two inputs is an error (the readers' message), whichever
 batches read them. A group with rows in two pieces of one file (a query whose
-lines are not consecutive) cannot be scored piece by piece: the plan is then
-made again with such files read whole. Errors met in a batch are raised as
-they are, with the file's own line (or the archive's own row) numbers.
+lines are not consecutive) cannot be scored piece by piece: that file is then
+read again whole. Errors met in a batch are raised as they are, with the file's
+own line (or the archive's own row) numbers.
 """
 
 from __future__ import annotations
@@ -37,11 +37,11 @@ import numpy as np
 import pyarrow as pa
 
 from fasteval.columns import RunColumns, first_rows
-from fasteval.engine.encode import Encoded, PreparedQrels, encode
-from fasteval.engine.inputs import RunsLike, as_list
-from fasteval.engine.ranking import Scorer, aggregate, compute
-from fasteval.engine.table import Evaluation, Long, to_long
-from fasteval.errors import DataMismatchError, FastevalError, InputFormatError
+from fasteval.engine.encode import PreparedQrels, encode
+from fasteval.engine.inputs import RunsLike, as_list, check_runs_retrieved, number_runs
+from fasteval.engine.ranking import aggregate, compute
+from fasteval.engine.table import Evaluation, Long, ResultIndex, to_long
+from fasteval.errors import DataMismatchError, InputFormatError
 from fasteval.io.archive import (
     EVAL_COLUMNS,
     Pieces,
@@ -69,10 +69,6 @@ Progress = Callable[[int, int], None]
 """Called after each batch with (input units done, input units in all)."""
 
 
-class _SplitGroupError(FastevalError):
-    """A (run, query) group met in two pieces of one file: such files are read whole."""
-
-
 @dataclass
 class _Scored:
     """One batch's small results: per-group values, runs by name, queries by qrels index."""
@@ -84,43 +80,6 @@ class _Scored:
     values: np.ndarray
     text: dict[int, list[str]] | None
     no_common: str | None = None  # the message when the batch shares no query with the qrels
-
-
-def _score(
-    q: PreparedQrels, runs: RunColumns, measures: MeasureSet, options: EvalOptions
-) -> _Scored:
-    """Encode one batch of run rows against the prepared qrels and score it (as the
-    rankings are ranked, where the measures allow)."""
-    scorer = Scorer.of(q, measures, options)
-    try:
-        # keep_rows=False: the measures read the grades alone
-        enc = encode(q, runs, options, then=scorer, keep_rows=False)
-    except DataMismatchError as e:  # no query shared: the runs may have others elsewhere
-        return _Scored(
-            list(runs.run_names),
-            np.zeros(0, np.int32),
-            np.zeros(0, np.int32),
-            np.zeros(0, bool),
-            np.zeros((0, len(measures))),
-            None,
-            no_common=str(e),
-        )
-    ev = compute(
-        enc,
-        measures,
-        options,
-        summarise=False,  # every batch is aggregated together (_merge)
-        scored=None if scorer is None else scorer.scores(enc),
-    )
-    assert enc.qp is not None  # encoded against prepared qrels
-    return _Scored(
-        run_names=list(enc.run_names),
-        group_run=enc.group_run.copy(),
-        group_q=enc.qp[enc.group_q],  # evaluated groups are qrels queries: 0..Q-1
-        has_rows=ev.has_rows.copy(),
-        values=ev.values,
-        text=ev.text,
-    )
 
 
 @dataclass
@@ -153,22 +112,53 @@ class _Stream:
                 raise InputFormatError(msg)
 
     def scored(self, cols: RunColumns, unit: int) -> _Scored:
+        """Run rows of input ``unit`` encoded against the prepared qrels and scored."""
         if not self.one_unit:  # a single input cannot give a run twice
             self.one_input_per_run(cols, unit)
-        return _score(self.q, cols, self.measures, self.options)
+        try:
+            # the measures read the grades alone: the ranking kernel writes no rows
+            # (less memory a batch; a repeated document's message ranks again for its row)
+            enc = encode(self.q, cols, self.options, keep_rows=False)
+        except DataMismatchError as e:  # no query shared: the runs may have others elsewhere
+            none = np.zeros(0, np.int32)
+            values = np.zeros((0, len(self.measures)))
+            return _Scored(list(cols.run_names), none, none, none > 0, values, None, str(e))
+        ev = compute(enc, self.measures, self.options, summarise=False)  # aggregated by _merge
+        assert enc.qp is not None  # encoded against prepared qrels
+        return _Scored(
+            run_names=list(enc.run_names),
+            group_run=enc.group_run.copy(),
+            group_q=enc.qp[enc.group_q],  # evaluated groups are qrels queries: 0..Q-1
+            has_rows=ev.has_rows.copy(),
+            values=ev.values,
+            text=ev.text,
+        )
 
-    def batch(
-        self, b: Batch, first_unit: int, raw: RawFiles | None, reads: _ReadAhead, i: int
-    ) -> Iterator[_Scored]:
-        """One batch scored: a large input piece by piece, text files (read ahead), tables.
+    def batch(self, b: Batch, first_unit: int, reads: _ReadAhead, i: int) -> list[_Scored]:
+        """Batch ``i`` scored: a large input piece by piece, text files (read ahead), tables.
 
-        Units are numbered over the whole plan from ``first_unit`` (a batch of
-        several text files is read as one: its reader reports a run given by two
-        of them)."""
+        Its units are numbered from ``first_unit`` (a batch of several text files is
+        read as one: its reader reports a run given by two of them)."""
         tables = reads.archive_tables(i) if b.archive_pieces else None
-        for cols in self.reader.columns(b, raw, tables):
-            yield self.scored(cols, first_unit)
+        parts = []
+        for cols in self.reader.columns(b, reads.take(i), tables):
+            parts.append(self.scored(cols, first_unit))
             del cols  # before the next piece or batch is read into the same memory
+        if b.pieces and _splits_a_group(parts):
+            # a query's lines are not consecutive: the input read whole (its memory)
+            parts = [self.scored(run_columns([b.units[0].item], self.options), first_unit)]
+        return parts
+
+
+def _splits_a_group(parts: list[_Scored]) -> bool:
+    """Whether a (run, query) group has rows in two of ``parts`` (an input's pieces)."""
+    _, runs = number_runs((p.run_names, p.group_run) for p in parts)
+    keys = [
+        r[p.has_rows].astype(np.int64) << 32 | p.group_q[p.has_rows]
+        for r, p in zip(runs, parts, strict=True)
+    ]
+    every = np.concatenate([np.zeros(0, np.int64), *keys])
+    return bool(np.unique(every).shape[0] < every.shape[0])
 
 
 def _file_of(where: str) -> str:
@@ -184,9 +174,7 @@ class _ReadAhead:
 
     File reads and gzip release the GIL: batch ``i + 1``'s bytes arrive while
     batch ``i`` is scored, into the buffer of batch ``i - 1`` (gone by then).
-    The first two batches (or an archive's first piece) are asked for before
-    the qrels are read, so that their reading overlaps the qrels and numba's
-    start.
+    The first two batches (or an archive's first piece) are asked for on entry.
     """
 
     def __init__(self, batches: Sequence[Batch], budget: int) -> None:
@@ -203,6 +191,8 @@ class _ReadAhead:
         self.groups: dict[int, Pieces] = {}  # an archive batch's pieces
 
     def __enter__(self) -> _ReadAhead:
+        self.start(0)
+        self.start(1)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -233,9 +223,8 @@ class _ReadAhead:
     def archive_tables(self, i: int) -> Iterator[pa.Table]:
         """Batch ``i``'s archive in pieces of consecutive row groups (whole groups each).
 
-        Only the first piece is read ahead (while the qrels are read): reading
-        each next piece during scoring gained nothing measurable (the cores are
-        busy) and held one more piece (+80 MB on TREC-8).
+        Only the first piece is read ahead: reading each next piece during scoring
+        gained nothing measurable (the cores are busy) and held one more piece.
         """
         path = self.batches[i].units[0].item
         pieces = self.pieces(i)
@@ -257,33 +246,6 @@ class _ReadAhead:
         return raw
 
 
-def _batches_scored(
-    q: PreparedQrels,
-    batches: Sequence[Batch],
-    measures: MeasureSet,
-    options: EvalOptions,
-    progress: Progress | None,
-    budget: int,
-    reads: _ReadAhead,
-) -> Iterator[_Scored]:
-    """Read, encode and score each batch; text batches are read one ahead."""
-    total = sum(len(b.units) for b in batches)
-    stream = _Stream(q, measures, options, budget, one_unit=total == 1)
-    done = 0
-    for i, b in enumerate(batches):
-        raw = reads.take(i)
-        yield from stream.batch(b, done, raw, reads, i)
-        done += len(b.units)
-        if progress is not None and len(batches) > 1:
-            progress(done, total)
-
-
-def _no_query_shared(names: Sequence[str]) -> DataMismatchError:
-    shown = ", ".join(repr(n) for n in names[:5]) + (" ..." if len(names) > 5 else "")
-    msg = f"run(s) {shown} share no query with the qrels; nothing to evaluate for them"
-    return DataMismatchError(msg)
-
-
 def _merge(
     parts: list[_Scored], q: PreparedQrels, measures: MeasureSet, options: EvalOptions
 ) -> Evaluation:
@@ -291,15 +253,9 @@ def _merge(
 
     Runs are numbered by first appearance; groups sorted by (run, query) as
     one encoding of all the runs orders them. A (run, query) group met in
-    several batches is either an empty ``complete`` group (one is kept) or a
-    group split between pieces of one file (:class:`_SplitGroupError`).
+    several batches is an empty ``complete`` group: one is kept.
     """
-    index: dict[str, int] = {}
-    g_runs = []
-    for p in parts:
-        remap = np.array([index.setdefault(n, len(index)) for n in p.run_names], np.int32)
-        g_runs.append(remap[p.group_run] if len(p.group_run) else np.zeros(0, np.int32))
-    names = list(index)
+    names, g_runs = number_runs((p.run_names, p.group_run) for p in parts)
     if parts and all(p.no_common is not None for p in parts):
         raise DataMismatchError(parts[0].no_common)
     qids = q.qids
@@ -312,10 +268,7 @@ def _merge(
         # rows first within a key, then batch order
         order = np.lexsort((~has_rows, key))
         key = key[order]
-        first = np.concatenate([[True], key[1:] != key[:-1]])
-        if (has_rows[order][~first]).any():
-            raise _SplitGroupError
-        keep = order[first]
+        keep = order[np.concatenate([[True], key[1:] != key[:-1]])]
         g_run, g_q, has_rows, values = g_run[keep], g_q[keep], has_rows[keep], values[keep]
     else:
         keep = np.arange(len(g_run))
@@ -326,31 +279,10 @@ def _merge(
         for j in cols_text:
             flat = [s for p in parts for s in (p.text[j] if p.text else [""] * len(p.group_run))]
             text[j] = [flat[int(i)] for i in keep]
-    has = np.zeros(len(names), bool)
-    has[g_run[has_rows]] = True
-    if not has.all():
-        raise _no_query_shared([names[i] for i in np.flatnonzero(~has)])
-    empty_i64 = np.zeros(0, np.int64)
-    n_q = len(qids)
-    # what the table builder and aggregate() read: run names, query ids, each group's
-    # (run, query), and the qrels grades (for -c's num_rel)
-    enc = Encoded(
-        run_names=names,
-        qids=qids,
-        in_qrels=np.ones(n_q, bool),
-        starts=np.zeros(len(g_run), np.int64),
-        ends=has_rows.astype(np.int64),
-        group_run=g_run,
-        group_q=g_q,
-        rel=np.zeros(0, np.int32),
-        row=empty_i64,
-        jdx=empty_i64,
-        qr_off=q.qr_off[: n_q + 1],
-        qr_rel=q.qr_rel,
-        qr_rows=empty_i64,
-    )
-    summary = aggregate(enc, measures, values, options.relevance_level, options.complete)
-    return Evaluation(measures, enc, values, summary, has_rows, text)
+    check_runs_retrieved(names, g_run, has_rows)
+    index = ResultIndex(names, qids, g_run, g_q)
+    summary = aggregate(index, measures, values, q.qr_rel if options.complete else None)
+    return Evaluation(measures, index, values, summary, has_rows, text)
 
 
 def evaluate_ranking_stream(
@@ -393,32 +325,25 @@ def evaluate_ranking_stream(
     items = as_list(runs)
     if not items:
         run_columns([], options)  # its error
-    split = not options.lenient
     with gc_paused():
-        while True:
-            batches = plan_batches(items, budget, options, split=split)
-            try:
-                ev = _evaluate_batches(qrels, batches, measures, options, progress, budget)
-                break
-            except _SplitGroupError:
-                if not split:  # pragma: no cover - whole files never split a group
-                    raise
-                # a query's lines are not consecutive in a file read in pieces:
-                # read such files whole (the memory of the file, the same numbers)
-                split = False
+        batches = plan_batches(items, budget, options, split=not options.lenient)
+        parts = _scored_batches(_Stream(qrels, measures, options, budget), batches, progress)
+        ev = _merge(parts, qrels, measures, options)
         return to_long(ev, per_query=per_query, compat=options.compat)
 
 
-def _evaluate_batches(
-    q: PreparedQrels,
-    batches: list[Batch],
-    measures: MeasureSet,
-    options: EvalOptions,
-    progress: Progress | None,
-    budget: int,
-) -> Evaluation:
-    with _ReadAhead(batches, budget) as reads:
-        reads.start(0)
-        reads.start(1)
-        parts = list(_batches_scored(q, batches, measures, options, progress, budget, reads))
-    return _merge(parts, q, measures, options)
+def _scored_batches(
+    stream: _Stream, batches: list[Batch], progress: Progress | None
+) -> list[_Scored]:
+    """Every batch scored, text batches read one ahead (their buffers freed on return)."""
+    total = sum(len(b.units) for b in batches)
+    stream.one_unit = total == 1
+    parts: list[_Scored] = []
+    done = 0  # units are numbered over the whole plan
+    with _ReadAhead(batches, stream.budget) as reads:
+        for i, b in enumerate(batches):
+            parts += stream.batch(b, done, reads, i)
+            done += len(b.units)
+            if progress is not None and len(batches) > 1:
+                progress(done, total)
+    return parts

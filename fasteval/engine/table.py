@@ -20,6 +20,20 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
+class ResultIndex(NamedTuple):
+    """Group ``g`` of an evaluation is run ``run_names[group_run[g]]``, query
+    ``qids[group_q[g]]``: all the long table and the aggregates read of an encoding."""
+
+    run_names: list[str]
+    qids: list[str]
+    group_run: np.ndarray
+    group_q: np.ndarray
+
+    @classmethod
+    def of(cls, enc: Encoded) -> ResultIndex:
+        return cls(enc.run_names, enc.qids, enc.group_run, enc.group_q)
+
+
 @dataclass
 class Evaluation:
     """Raw result of an evaluation: per-group values and their aggregates.
@@ -29,7 +43,7 @@ class Evaluation:
     """
 
     measures: MeasureSet
-    enc: Encoded
+    index: ResultIndex
     values: np.ndarray
     summary: np.ndarray
     has_rows: np.ndarray  # bool per group: the run retrieved something for that query
@@ -130,7 +144,7 @@ def to_long(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> Long:
     """
     measures = ev.measures
     out = _long_table(
-        ev.enc,
+        ev.index,
         [m.name for m in measures],
         ev.values,
         ev.summary,
@@ -138,7 +152,7 @@ def to_long(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> Long:
         per_query_cols=np.array([m.info.per_query for m in measures], dtype=bool),
         summary_cols=np.array([j for j, m in enumerate(measures) if not m.info.text], np.int64),
     )
-    out = _with_text(out, ev.enc, ev.text) if ev.text else out
+    out = _with_text(out, ev.index, ev.text) if ev.text else out
     return _without_undefined(out, ev)
 
 
@@ -183,7 +197,7 @@ def long_table(
     """
     n = len(names)
     return _long_table(
-        enc,
+        ResultIndex.of(enc),
         names,
         values,
         summary,
@@ -194,7 +208,7 @@ def long_table(
 
 
 def _long_table(
-    enc: Encoded,
+    enc: ResultIndex,
     names: Sequence[str],
     values: np.ndarray,
     summary: np.ndarray,
@@ -229,7 +243,7 @@ class _Layout(NamedTuple):
 
 
 def _layout(
-    enc: Encoded,
+    enc: ResultIndex,
     names: Sequence[str],
     rows: np.ndarray | None,
     per_query_cols: np.ndarray,
@@ -267,9 +281,8 @@ def _layout(
 
 
 SMALL_TABLE = 512
-"""Rows up to which a string column of the long table is built from a Python list:
-polars' gather has a fixed cost of about 20 microseconds a column, a list about
-0.04 a row (one run's table, 153 rows: 11 against 23 microseconds a column)."""
+"""Rows up to which a string column of the long table is built from a Python list (polars'
+gather has a fixed cost per column that a small list does not)."""
 
 
 def _strings(name: str, words: Sequence[str], idx: np.ndarray) -> pl.Series:
@@ -304,7 +317,7 @@ class _Index(NamedTuple):
     measure: np.ndarray
 
 
-def _with_text(out: Long, enc: Encoded, text: dict[int, list[str]]) -> Long:
+def _with_text(out: Long, enc: ResultIndex, text: dict[int, list[str]]) -> Long:
     """``out`` with the ``text`` of the string measures (relstring) on their rows."""
     n_q = len(enc.qids)
     g_of = np.full(len(enc.run_names) * n_q, -1, np.int64)  # (run, query) -> group

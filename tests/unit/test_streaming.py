@@ -17,8 +17,10 @@ from click.testing import CliRunner
 
 from fasteval.api import evaluate
 from fasteval.cli import main
+from fasteval.engine import stream
 from fasteval.errors import DataMismatchError, FastevalError, InputFormatError, ParameterError
 from fasteval.io.batches import BATCH_ROWS_ENV, PieceReader, plan_batches
+from fasteval.io.tables import run_columns
 from fasteval.io.trec import Workspace, parse_run_files, parse_run_piece
 from tests.conftest import write_lines
 
@@ -309,8 +311,15 @@ def test_a_query_met_again_later_in_a_file(tmp_path: Path) -> None:
         for i, x in enumerate(lines)
     ]
     p = write_lines(tmp_path / "unsorted.gz", lines)
-    # the (run, "10") group in two pieces: the unbatched path joins it
-    ref = _same(qrels, [p, write_lines(tmp_path / "o", _run_lines(rng, "o"))], [1])
+    other = write_lines(tmp_path / "o", _run_lines(rng, "o"))
+    # the (run, "10") group in two pieces: that file is read again whole, the other not
+    with pytest.MonkeyPatch.context() as mp:
+        read = []
+        mp.setattr(
+            stream, "run_columns", lambda items, o: read.append(items) or run_columns(items, o)
+        )
+        ref = _same(qrels, [p, other], [1])
+    assert read == [[p]]
     n10 = ref.filter((pl.col("run_id") == "unsorted") & (pl.col("query_id") == "10"))
     assert n10.height == len(MEASURES)
 
@@ -370,51 +379,3 @@ def test_a_workspace_is_reused_and_changes_nothing(archive: tuple[Path, list[Pat
     assert [second.source.where(i) for i in range(len(second))] == [
         fresh.source.where(i) for i in range(len(fresh))
     ]
-
-
-@pytest.mark.parametrize(
-    ("options", "measures"),
-    [
-        ({}, MEASURES),
-        ({"complete": True}, MEASURES),
-        ({"judged_only": True, "max_depth": 12}, [*MEASURES, "infAP", "Rprec"]),
-        ({"compat": 10, "relevance_level": 2}, [*MEASURES, "P_5", "success_1"]),
-        ({"on_duplicate": "first"}, MEASURES),  # repeats dropped: scored after the drop
-    ],
-)
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_scoring_as_ranked_equals_scoring_afterwards(
-    tmp_path: Path, options: dict, measures: list[str], seed: int
-) -> None:
-    """Rankings scored in the chunk that ranked them (Scorer) give the frame that
-    scoring every ranking afterwards (compute's own loop) gives."""
-    from fasteval.engine import ranking
-
-    rng = np.random.default_rng(seed)
-    qrels = tmp_path / "qrels.txt"
-    qrels.write_text(_qrels_text(rng))
-    runs = []
-    for k in range(5):
-        lines = _run_lines(rng, f"r{k}")
-        if k == 0 and options.get("on_duplicate") == "first":
-            lines.append(lines[0].rsplit(" ", 3)[0] + " 99 0.05 r0")  # a document repeated
-        runs.append(tmp_path / f"r{k}.txt")
-        runs[-1].write_text("\n".join(lines) + "\n")
-    taken = []
-    with pytest.MonkeyPatch.context() as mp:
-        scores = ranking.Scorer.scores
-
-        def spy(self: ranking.Scorer, enc: object) -> object:
-            out = scores(self, enc)  # type: ignore[arg-type]
-            taken.append(out is not None)
-            return out
-
-        mp.setattr(ranking.Scorer, "scores", spy)
-        scored = evaluate(qrels, runs, measures, **options)
-    # scored as ranked, but where repeats were dropped after ranking
-    assert taken == [options.get("on_duplicate") != "first"]
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(ranking.Scorer, "of", classmethod(lambda cls, *a, **k: None))
-        afterwards = evaluate(qrels, runs, measures, **options)
-    assert scored.height > 0
-    assert scored.equals(afterwards)
