@@ -97,49 +97,29 @@ def chunks(work: np.ndarray, n_chunks: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
 
 
-Then = tuple[Callable[..., Any], tuple[Any, ...]]
-"""A second kernel and its arguments, run over each chunk after the first (see :func:`run`)."""
-
-
-def run(kernel: Callable[..., Any], work: np.ndarray, *args: Any, then: Then | None = None) -> None:
+def run(kernel: Callable[..., Any], work: np.ndarray, *args: Any) -> None:
     """Call ``kernel(lo, hi, *args)`` over all items, chunks in parallel.
 
     ``work`` gives each item's cost (e.g. rows per group) for balancing: four
-    chunks a thread, one when the total is at most :data:`ONE_CHUNK_WORK`. With
-    ``then = (kernel2, args2)``, each chunk also runs ``kernel2(lo, hi, *args2)``
-    once ``kernel`` is done with it, on the same thread: what the first kernel
-    wrote for those items is still in that core's cache.
+    chunks a thread, one when the total is at most :data:`ONE_CHUNK_WORK`.
     """
     t = threads()
     per_thread = 1 if float(work.sum()) <= ONE_CHUNK_WORK else 4
-    _call(kernel, chunks(work, per_thread * t if t > 1 else 1), t, args, then)
+    _call(kernel, chunks(work, per_thread * t if t > 1 else 1), t, args)
 
 
 def _call(
-    kernel: Callable[..., Any],
-    parts: list[tuple[int, int]],
-    t: int,
-    args: tuple[Any, ...],
-    then: Then | None = None,
+    kernel: Callable[..., Any], parts: list[tuple[int, int]], t: int, args: tuple[Any, ...]
 ) -> None:
-    """``kernel(lo, hi, *args)`` (then ``then``'s) for each range: on up to ``t`` threads,
-    or in this one."""
+    """``kernel(lo, hi, *args)`` for each range: on up to ``t`` threads, or in this one."""
     if parts:  # the chunks' arguments differ only in lo, hi: their types are read once
         lo, hi = parts[0]
         kernel = jit.resolve(kernel, (lo, hi, *args))
-        if then is not None:
-            then = (jit.resolve(then[0], (lo, hi, *then[1])), then[1])
-
-    def work(lo: int, hi: int) -> None:
-        kernel(lo, hi, *args)
-        if then is not None:
-            then[0](lo, hi, *then[1])
-
     if len(parts) <= 1 or t == 1:
         for lo, hi in parts:
-            work(lo, hi)
+            kernel(lo, hi, *args)
         return
-    map_threads(lambda p: work(*p), parts, t)
+    map_threads(lambda p: kernel(*p, *args), parts, t)
 
 
 def map_threads(fn: Callable[[T], R], items: Iterable[T], workers: int | None = None) -> list[R]:
