@@ -104,6 +104,7 @@ _ONE16 = np.uint64(0x0001000100010001)
 _U7 = np.uint64(7)
 _U8 = np.uint64(8)
 _U48 = np.uint64(48)
+_DOT48 = np.uint64(46 - 48 + (1 << 64))  # "." - "0", wrapped
 _HIGH8 = np.uint64(0x8080808080808080)
 
 
@@ -185,138 +186,138 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
     ``starts[j]``/``ends[j]`` of the field ``i`` with ``slot_of[i] == j`` (-1 if absent; one
     contiguous row per slot), field ``int_field`` parsed as a decimal
     integer (``ibad`` where it is not one) and field ``float_field`` parsed
-    as a decimal, correctly rounded (``fbad`` where it is not one). Per
-    range, ``same_bad`` gets the first row whose field ``same_field``
-    differs from the range's first row (rows where both parsed fields are
-    bad are left out). ``ranges`` (:class:`Ranges`) are the ranges
-    ``buf[file_starts[f]:file_ends[f]]``, ``spec`` (:class:`FieldSpec`) says
-    which fields to take, ``out`` (:class:`Lines`) receives the rows.
+    as a decimal, correctly rounded (``fbad`` where it is not one), each
+    while its field is scanned. Per range, ``same_bad`` gets the first row
+    whose field ``same_field`` differs from the range's first row (rows where
+    both parsed fields are bad are left out). ``ranges`` (:class:`Ranges`) are
+    the ranges ``buf[file_starts[f]:file_ends[f]]``, ``spec`` (:class:`FieldSpec`)
+    says which fields to take, ``out`` (:class:`Lines`) receives the rows.
     """
     buf, file_starts, file_ends, file_no, lines_before = ranges
     slot_of, int_field, float_field, same_field = spec
     file_of, line_no, line_start, n_fields, starts, ends, ival, ibad, fval, fbad, same_bad = out
-    n_sf = starts.shape[0]
     n_slot = slot_of.shape[0]
     for f in range(lo, hi):
         row = row_base[f]
         pos = file_starts[f]
-        stop = file_ends[f]
         line = lines_before[f]
-        fno = file_no[f]
         ref_s = -1  # the range's first value of the ``same`` field
         ref_e = -1
-        while pos < stop:
+        bad = same_bad[f]
+        while pos < file_ends[f]:
             line += 1
-            pos = _skip_blanks(buf, pos)
             c = buf[np.uint64(pos)]
+            while c != _NL and _is_space(c):
+                pos += 1
+                c = buf[np.uint64(pos)]
             if c == _NL or c == _HASH:  # blank line or comment
-                pos = _line_end(buf, pos) + 1
+                pos = _field_end(buf, pos, True) + 1
                 continue
-            _clear_row(starts, ends, n_sf, row)
             line_start[row] = pos
             nf = 0
-            ival[row] = 0
-            ibad[row] = True
-            fval[row] = 0.0
-            fbad[row] = True
-            while True:
-                c = buf[np.uint64(pos)]
-                if c == _NL:
-                    break
+            iv, ib, fv, fb = 0, True, 0.0, True
+            while c != _NL:
                 if _is_space(c):
                     pos += 1
+                    c = buf[np.uint64(pos)]
                     continue
                 s = pos
-                pos = _field_end(buf, pos + 1)
-                if nf < n_slot:
-                    j = slot_of[nf]
-                    if j >= 0:
-                        starts[j, row] = s
-                        ends[j, row] = pos
                 if nf == int_field:
-                    v, bad = _parse_int(buf, s, pos)
-                    ival[row] = v
-                    ibad[row] = bad
-                if nf == float_field:
-                    x, bad = _parse_float(buf, s, pos)
-                    fval[row] = x
-                    fbad[row] = bad
-                if nf == same_field and same_bad[f] < 0 and not (ibad[row] and fbad[row]):
+                    pos, iv, ib = _scan_int(buf, pos)
+                elif nf == float_field:
+                    pos, fv, fb = _scan_float(buf, pos)
+                else:
+                    pos = _field_end(buf, pos + 1, False)
+                if nf < n_slot and slot_of[nf] >= 0:
+                    starts[slot_of[nf], row] = s
+                    ends[slot_of[nf], row] = pos
+                if nf == same_field and bad < 0 and not (ib and fb):
                     # a line whose int and float fields are both words (a header)
                     # is neither the reference nor compared: it has its own message
-                    ref_s, ref_e, differs = _same_value(buf, ref_s, ref_e, s, pos)
-                    if differs:
-                        same_bad[f] = row
+                    if ref_s < 0:
+                        ref_s, ref_e = s, pos
+                    elif not _equal2(buf, ref_s, ref_e, buf, s, pos):
+                        bad = row
                 nf += 1
-            file_of[row] = fno
+                c = buf[np.uint64(pos)]
+            for i in range(nf, n_slot):  # the kept fields this line lacks
+                if slot_of[i] >= 0:
+                    starts[slot_of[i], row] = -1
+                    ends[slot_of[i], row] = -1
+            file_of[row] = file_no[f]
             line_no[row] = line
             n_fields[row] = nf
+            ival[row] = iv
+            ibad[row] = ib
+            fval[row] = fv
+            fbad[row] = fb
             row += 1
             pos += 1
+        same_bad[f] = bad
         counts[f] = row - row_base[f]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _skip_blanks(buf, pos):
-    """The first byte at or after ``pos`` that is not a blank (the line's newline at the latest)."""
+def _field_end(buf, pos, line):
+    """The next blank from ``pos`` (the newline at the latest); with ``line``, the newline."""
     c = buf[np.uint64(pos)]
-    while c != _NL and _is_space(c):
+    while c != _NL and (line or not _is_space(c)):
         pos += 1
         c = buf[np.uint64(pos)]
     return pos
 
 
 @njit(cache=True, nogil=True)
-def _line_end(buf, pos):
-    """The position of the newline that ends the line at ``pos``."""
-    while buf[np.uint64(pos)] != _NL:
-        pos += 1
-    return pos
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _field_end(buf, pos):
-    """The end of the field running through ``pos``: the next blank (the newline at the latest)."""
-    while not _is_space(buf[np.uint64(pos)]):
-        pos += 1
-    return pos
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _clear_row(starts, ends, n_sf, row):
-    """Mark every kept field of ``row`` absent (-1) until the line gives it."""
-    for j in range(n_sf):
-        starts[j, row] = -1
-        ends[j, row] = -1
+def _scan_int(buf, pos):  # pragma: no cover - numba
+    """The field at ``pos`` as an integer ``[+-]digits`` (at most 18): ``(end, value, bad)``."""
+    c = buf[np.uint64(pos)]
+    sign = 1 if c == 43 or c == 45 else 0
+    k = pos + sign
+    v = 0
+    d = np.int64(buf[np.uint64(k)]) - 48
+    while d >= 0 and d <= 9:
+        v = v * 10 + d
+        k += 1
+        d = np.int64(buf[np.uint64(k)]) - 48
+    if not _is_space(buf[np.uint64(k)]):  # not an integer: the field's end
+        return _field_end(buf, k, False), 0, True
+    n = k - pos - sign
+    if n == 0 or n > 18:
+        return k, 0, True
+    return k, (-v if c == 45 else v), False
 
 
 @njit(cache=True, nogil=True)
-def _same_value(buf, ref_s, ref_e, s, e):
-    """Compare a range's ``same`` field ``buf[s:e]`` with its reference ``buf[ref_s:ref_e]``.
+def _scan_float(buf, pos):  # pragma: no cover - numba
+    """The field at ``pos`` as a decimal (:func:`_parse_float`): ``(end, value, bad)``.
 
-    The first value becomes the reference (``ref_s`` is -1 until then).
-    Returns the reference and whether the value differs from it.
+    The usual score (at most 19 digits with an optional ``.``, no exponent) is
+    read while the field is scanned and rounded as ``_parse_float``'s first tier
+    does (Clinger's fast path); any other field goes to ``_parse_float``.
     """
-    if ref_s < 0:
-        return s, e, False
-    return ref_s, ref_e, not _equal2(buf, ref_s, ref_e, buf, s, e)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _parse_int(buf, s, e):
-    neg = False
-    if s < e and (buf[np.uint64(s)] == 45 or buf[np.uint64(s)] == 43):
-        neg = buf[np.uint64(s)] == 45
-        s += 1
-    if s >= e or e - s > 18:
-        return 0, True
-    v = 0
-    for k in range(s, e):
-        c = buf[np.uint64(k)]
-        if c < 48 or c > 57:
-            return 0, True
-        v = v * 10 + (c - 48)
-    return (-v if neg else v), False
+    c = buf[np.uint64(pos)]
+    k = pos + (1 if c == 43 or c == 45 else 0)
+    m = np.uint64(0)
+    nd = 0
+    shift = 0
+    dot = False
+    while True:
+        d = np.uint64(buf[np.uint64(k)]) - _U48
+        if d < _U10:
+            m = m * _U10 + d
+            nd += 1
+            shift -= 1 if dot else 0
+        elif d == _DOT48 and not dot:
+            dot = True
+        else:
+            break
+        k += 1
+    if 0 < nd <= 19 and m <= _TWO53 and shift >= -22 and _is_space(buf[np.uint64(k)]):
+        v = float(m) / _POW10[-shift]
+        return k, (-v if c == 45 else v), False
+    e = _field_end(buf, k, False)
+    v, bad = _parse_float(buf, pos, e)
+    return e, v, bad
 
 
 # ---------------------------------------------------------------------------
