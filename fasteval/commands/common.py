@@ -215,20 +215,26 @@ def provenance(params: dict[str, Any]) -> Any:
     ctx = click.get_current_context(silent=True)
     if ctx is None:
         return None
-    from fasteval.io.writers import Provenance
+    from fasteval.io.writers import Provenance, named_format
 
     inputs: list[str] = []
     options: dict[str, Any] = {}
+    parquet = params.get("format") == "parquet"  # the output is sure to be stamped
     for param in ctx.command.params:
         name = param.name or ""
         value = params.get(name)
         is_output = isinstance(param, OutputOption) or name in _OUTPUT_NAMES
+        if is_output and isinstance(value, (str, Path)):
+            parquet = parquet or named_format(value) == "parquet"
         if not is_output and (isinstance(param.type, click.Path) or name == "collection"):
             inputs += [str(v) for v in (value if isinstance(value, tuple) else [value]) if v]
         elif name != "measures":
             options[name] = list(value) if isinstance(value, tuple) else value
     measures = [str(m) for m in params.get("measures") or ()]
-    return Provenance(ctx.command_path, measures, options, inputs)
+    made = Provenance(ctx.command_path, measures, options, inputs)
+    if parquet:
+        made.start()  # the inputs hashed while the command works, not after
+    return made
 
 
 def friendly(fn: F) -> F:

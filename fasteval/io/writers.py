@@ -23,6 +23,7 @@ import io
 import json
 import math
 import os
+import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -136,8 +137,9 @@ class Provenance:
         {"version": "0.1.0", "command": "fasteval eval", "measures": ["map"],
          "options": {...}, "inputs": [{"path": ..., "bytes": ..., "sha256": ...}]}
 
-    A folder among the inputs stands for its files. The inputs are hashed once,
-    when the first Parquet file is finished (text outputs never pay for it).
+    A folder among the inputs stands for its files. The inputs are hashed once:
+    from :meth:`start` on (a command that will write Parquet), else when the first
+    Parquet file is finished (text outputs never pay for it).
 
     Parameters
     ----------
@@ -163,6 +165,22 @@ class Provenance:
         self.options = options
         self.inputs = [Path(p) for p in inputs]
         self._json: bytes | None = None
+        self._early: tuple[list[Path], list[str]] | None = None  # what start() hashed
+        self._hashing: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Hash the inputs on a thread of their own from now, so that a command sure to
+        write Parquet has the digests when its file is stamped instead of after its work."""
+        if self._hashing is not None or self._json is not None:
+            return
+        files = self._files()
+
+        def work() -> None:
+            with suppress(OSError):  # as_json hashes again and names the failure
+                self._early = (files, [_sha256_of(p) for p in files])
+
+        self._hashing = threading.Thread(target=work, name="fasteval-provenance", daemon=True)
+        self._hashing.start()
 
     def _files(self) -> list[Path]:
         out: list[Path] = []
@@ -185,7 +203,13 @@ class Provenance:
             from fasteval import parallel  # noqa: PLC0415 (only when a file is stamped)
 
             files = self._files()
-            digests = parallel.map_threads(_sha256_of, files)  # hashlib releases the GIL
+            if self._hashing is not None:
+                self._hashing.join()
+            early = self._early
+            if early is not None and early[0] == files:
+                digests = early[1]
+            else:
+                digests = parallel.map_threads(_sha256_of, files)  # hashlib releases the GIL
             record = {
                 "version": v,
                 "command": self.command,

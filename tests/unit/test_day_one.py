@@ -297,6 +297,27 @@ def test_a_parquet_output_says_what_made_it(tmp_path: Path) -> None:
     assert got["r1.txt"]["sha256"] in full
 
 
+def test_inputs_hashed_early_are_those_stamped(tmp_path: Path) -> None:
+    import hashlib
+    import json
+
+    from fasteval.io.writers import Provenance
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "r1.txt").write_text(_run_text("sample1"))
+    made = Provenance("fasteval eval", [], {}, [QRELS, runs])
+    made.start()  # hashed on its own thread from here
+    made.start()  # a second call changes nothing
+    (runs / "r2.txt").write_text(_run_text("sample2"))  # a file the early hashing missed
+    got = {Path(i["path"]).name: i["sha256"] for i in json.loads(made.as_json())["inputs"]}
+    assert sorted(got) == ["r1.txt", "r2.txt", "sample.qrels"]
+    for p in (Path(QRELS), runs / "r1.txt", runs / "r2.txt"):
+        assert got[p.name] == hashlib.sha256(p.read_bytes()).hexdigest()
+    late = Provenance("fasteval eval", [], {}, [QRELS, runs])
+    assert late.as_json() == made.as_json()  # the same record, hashed at the end
+
+
 def test_text_and_csv_outputs_are_unchanged(tmp_path: Path) -> None:
     printed = _run(["eval", QRELS, RUNS, "-m", "map"]).stdout
     res = _run(["eval", QRELS, RUNS, "-m", "map", "-o", tmp_path / "e.txt"])
