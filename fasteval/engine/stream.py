@@ -29,6 +29,7 @@ own line (or the archive's own row) numbers.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -208,36 +209,38 @@ class _ReadAhead:
             paths = [u.item for u in self.batches[j].units]
             self.ahead[j] = self.pool.submit(read_files, paths, None, self.ws[j % 2])
         elif j == 0 and self.batches and self.batches[0].archive_pieces:
-            path = self.batches[0].units[0].item
-            pieces = self.pieces(0)
-            self.first_piece = self.pool.submit(
-                read_row_groups, path, pieces.groups[0], EVAL_COLUMNS, verified=pieces.verified
-            )
+            self.first_piece = self._read_piece(self.batches[0].units[0].item, self.pieces(0), 0)
 
     def pieces(self, i: int) -> Pieces:
-        """Archive batch ``i``'s pieces of row groups (its footer read once)."""
+        """Archive batch ``i``'s pieces of row groups (its footer read once), of half the
+        row budget: two are held at once (:meth:`archive_tables`)."""
         if i not in self.groups:
-            self.groups[i] = row_group_pieces(self.batches[i].units[0].item, self.budget)
+            item = self.batches[i].units[0].item
+            self.groups[i] = row_group_pieces(item, max(1, self.budget // 2))
         return self.groups[i]
 
     def archive_tables(self, i: int) -> Iterator[pa.Table]:
-        """Batch ``i``'s archive in pieces of consecutive row groups (whole groups each).
-
-        Only the first piece is read ahead: reading each next piece during scoring
-        gained nothing measurable (the cores are busy) and held one more piece.
-        """
+        """Batch ``i``'s archive in pieces of consecutive row groups (whole groups each),
+        each next piece decoded on the read thread while one is scored."""
         path = self.batches[i].units[0].item
         pieces = self.pieces(i)
-        for k, groups in enumerate(pieces.groups):
-            first = self.first_piece if i == 0 and k == 0 else None
-            table = (
-                first.result()
-                if first is not None
-                else read_row_groups(path, groups, EVAL_COLUMNS, verified=pieces.verified)
-            )
-            self.first_piece = None
+        ahead = self.first_piece if i == 0 else None
+        self.first_piece = None
+        for k in range(len(pieces.groups)):
+            if ahead is None:
+                ahead = self._read_piece(path, pieces, k)
+            table = ahead.result()
+            ahead = self._read_piece(path, pieces, k + 1) if k + 1 < len(pieces.groups) else None
             yield table
             del table
+
+    def _read_piece(self, path: str | os.PathLike[str], pieces: Pieces, k: int) -> Future[pa.Table]:
+        """Piece ``k`` of an archive, decoded on the read thread (made on first use)."""
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor(1, thread_name_prefix="fasteval-read")
+        return self.pool.submit(
+            read_row_groups, path, pieces.groups[k], EVAL_COLUMNS, verified=pieces.verified
+        )
 
     def take(self, i: int) -> RawFiles | None:
         """Batch ``i``'s bytes (``None`` if it is not read ahead); asks for ``i + 1``."""
