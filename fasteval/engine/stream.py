@@ -226,10 +226,12 @@ class _ReadAhead:
         pieces = self.pieces(i)
         ahead = self.first_piece if i == 0 else None
         self.first_piece = None
-        for k in range(len(pieces.groups)):
-            if ahead is None:
-                ahead = self._read_piece(path, pieces, k)
-            table = ahead.result()
+        for k, groups in enumerate(pieces.groups):
+            table = (
+                ahead.result()
+                if ahead is not None  # a one-piece archive is read here, with no thread
+                else read_row_groups(path, groups, EVAL_COLUMNS, verified=pieces.verified)
+            )
             ahead = self._read_piece(path, pieces, k + 1) if k + 1 < len(pieces.groups) else None
             yield table
             del table
