@@ -616,68 +616,18 @@ PREFS_FAMILIES = frozenset(PREFS_ORDER)
 # Families that only trec_eval 10 has: left out of nicknames under --compat 9.
 V10_ONLY = frozenset({"rbp", "rbp_resid", "unj"})
 
-# trec_eval's nicknames (measures.c). Families fasteval does not compute yet are
-# reported, never dropped silently.
-_OFFICIAL = [
-    "runid",
-    "num_q",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
-    "map",
-    "gm_map",
-    "Rprec",
-    "bpref",
-    "recip_rank",
-    "iprec_at_recall",
-    "P",
-]
+# trec_eval 9's own families over plain qrels, num_q .. num_nonrel_judged_ret
+_TREC9 = list(FAMILIES)[: list(FAMILIES).index("num_nonrel_judged_ret") + 1]
+
+# trec_eval's nicknames (measures.c); order does not matter, parse_measures prints in
+# TREC_ORDER. all_trec is every family of trec_eval 9 and 10 but dcg and ideal_dcg.
 NICKNAMES: dict[str, list[str]] = {
-    "official": _OFFICIAL,
-    "all_trec": [
-        *_OFFICIAL,
-        "relstring",
-        "recall",
-        "unj",
-        "rbp",
-        "rbp_resid",
-        "infAP",
-        "gm_bpref",
-        "utility",
-        "11pt_avg",
-        "ndcg",
-        "relative_P",
-        "Rprec_mult",
-        "success",
-        "map_cut",
-        "ndcg_cut",
-        "ndcg_rel",
-        "Rndcg",
-        "binG",
-        "G",
-        "set_P",
-        "set_recall",
-        "set_relative_P",
-        "set_map",
-        "set_F",
-        "num_nonrel_judged_ret",
-    ],
+    "official": ["runid", *_TREC9[:11]],  # num_q .. P
+    "all_trec": ["runid", *(f for f in _TREC9 if f not in ("dcg", "ideal_dcg")), *sorted(V10_ONLY)],
     "qrels_jg": ["runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"],
     "all_prefs": ["runid", "num_q", *PREFS_ORDER],
     "prefs": ["runid", "num_q", *PREFS_ORDER[:6]],  # poss, ful, ful_ret, simp, pair, avgjg
-    "set": [
-        "runid",
-        "num_q",
-        "num_ret",
-        "num_rel",
-        "num_rel_ret",
-        "utility",
-        "set_P",
-        "set_recall",
-        "set_relative_P",
-        "set_map",
-        "set_F",
-    ],
+    "set": ["runid", *_TREC9[:4], "utility", *(f for f in _TREC9 if f.startswith("set_"))],
 }
 
 
