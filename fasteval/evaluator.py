@@ -277,19 +277,9 @@ def _qrels_head(path: Path) -> tuple[int, str] | None:
 
 
 def qrels_given_as_run(e: InputFormatError, runs: Any) -> InputFormatError | None:
-    """The error to raise instead of ``e`` when the run file it names is qrels, else None.
-
-    A qrels file given where a run belongs fails the run's layout check; this
-    says what happened, as the reverse mistake's message does ("this looks like
-    a run file, not qrels"). Called only on the way out of a failed read.
-
-    Parameters
-    ----------
-    e
-        The error reading the runs raised (its message starts with the file's name).
-    runs
-        The runs as given: paths, folders, or anything else (not checked).
-    """
+    """The error to raise instead of ``e`` (a failed read of ``runs``, as given) when the
+    run file its message starts with is qrels, else None: says what happened, as the
+    reverse mistake's message does ("this looks like a run file, not qrels")."""
     name = str(e).split(":", 1)[0]
     given = runs if isinstance(runs, list | tuple) else [runs]
     paths = [Path(r) for r in given if isinstance(r, str | os.PathLike)]

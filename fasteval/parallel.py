@@ -105,21 +105,10 @@ def run(kernel: Callable[..., Any], work: np.ndarray, *args: Any) -> None:
     """
     t = threads()
     per_thread = 1 if float(work.sum()) <= ONE_CHUNK_WORK else 4
-    _call(kernel, chunks(work, per_thread * t if t > 1 else 1), t, args)
-
-
-def _call(
-    kernel: Callable[..., Any], parts: list[tuple[int, int]], t: int, args: tuple[Any, ...]
-) -> None:
-    """``kernel(lo, hi, *args)`` for each range: on up to ``t`` threads, or in this one."""
+    parts = chunks(work, per_thread * t if t > 1 else 1)
     if parts:  # the chunks' arguments differ only in lo, hi: their types are read once
-        lo, hi = parts[0]
-        kernel = jit.resolve(kernel, (lo, hi, *args))
-    if len(parts) <= 1 or t == 1:
-        for lo, hi in parts:
-            kernel(lo, hi, *args)
-        return
-    map_threads(lambda p: kernel(*p, *args), parts, t)
+        kernel = jit.resolve(kernel, (*parts[0], *args))
+        map_threads(lambda p: kernel(*p, *args), parts, t)
 
 
 def map_threads(fn: Callable[[T], R], items: Iterable[T], workers: int | None = None) -> list[R]:

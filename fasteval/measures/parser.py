@@ -76,7 +76,7 @@ _NAME_VALUE = sorted((n for n, f in FAMILIES.items() if f.kind in ("cutoffs", "l
 _TREC_OUT = re.compile(rf"^(?P<fam>{'|'.join(reversed(_NAME_VALUE))})_(?P<val>\d+(?:\.\d+)?)$")
 
 
-def _cutoff(fam: str, text: str, arg: str) -> float:
+def _cutoff(text: str, arg: str) -> float:
     try:
         v = float(text)
     except ValueError:
@@ -112,7 +112,7 @@ def _expand_family(fam: Family, params_text: str | None, arg: str) -> list[Measu
         return [Measure(fam.name, (), None, fam.name)]
     raw = [p for p in params_text.split(",")] if params_text else None
     if fam.kind == "cutoffs":
-        vals = sorted({_cutoff(fam.name, p, arg) for p in raw}) if raw else list(fam.defaults)
+        vals = sorted({_cutoff(p, arg) for p in raw}) if raw else list(fam.defaults)
         return [Measure(fam.name, (v,), None, f"{fam.name}_{int(v)}") for v in vals]
     if fam.kind == "levels":
         upper = math.inf if fam.name.startswith("Rprec_mult") else 1.0
@@ -180,8 +180,7 @@ def _gain_params(fam: Family, text: str, arg: str) -> tuple[float, ...]:
 def _parse_trec(arg: str) -> list[Measure] | None:
     m = _TREC_OUT.match(arg)
     if m:
-        fam = FAMILIES[m["fam"]]
-        return _expand_family(fam, m["val"], arg)
+        return _expand_family(FAMILIES[m["fam"]], m["val"], arg)
     m = _TREC_ARG.match(arg)
     if m and m["fam"] in FAMILIES:
         return _expand_family(FAMILIES[m["fam"]], m["params"], arg)
@@ -256,7 +255,7 @@ def _parse_cwl(name: str, args: str | None, cut: str | None, arg: str) -> Measur
     if not needs_cut and cut is not None:
         msg = f"measure {arg!r}: {name} takes no @cutoff"
         raise MeasureError(msg)
-    k = _cutoff(fam, cut, arg) if cut is not None else 0.0
+    k = _cutoff(cut, arg) if cut is not None else 0.0
     a = values.get(first, default) if first else 0.0
     if name == "RBP":
         rel = values.get("rel", 1.0)
@@ -295,19 +294,14 @@ def _parse_ir_measures(arg: str) -> Measure | None:
             except ValueError:
                 msg = f"measure {arg!r}: rel must be an integer, got {val!r}"
                 raise MeasureError(msg) from None
-    inner = [f"rel={rel}"] if rel is not None else []
-    inner += [f"{k}={v:g}" for k, v in extra.items()]
-    args = f"({','.join(inner)})" if inner else ""
     if m["cut"] is not None:
         if with_cut is None:
             msg = f"measure {arg!r}: {name} takes no @cutoff"
             raise MeasureError(msg)
         fam = FAMILIES[with_cut]
         if fam.kind == "levels":
-            v = _level(m["cut"], arg)
-            return Measure(fam.name, (v,), rel, f"{name}{args}@{m['cut']}")
-        v = _cutoff(fam.name, m["cut"], arg)
-        return Measure(fam.name, (v,), rel, f"{name}{args}@{int(v)}")
+            return Measure(fam.name, (_level(m["cut"], arg),), rel, arg)
+        return Measure(fam.name, (_cutoff(m["cut"], arg),), rel, arg)
     if without is None:
         msg = f"measure {arg!r}: {name} needs a cutoff, e.g. {name}@10"
         raise MeasureError(msg)
@@ -317,7 +311,7 @@ def _parse_ir_measures(arg: str) -> Measure | None:
         *(extra.get(k, v) for k, v in zip(names, params, strict=False)),
         *params[len(names) :],
     )
-    return Measure(fam.name, params, rel, f"{name}{args}")
+    return Measure(fam.name, params, rel, arg)
 
 
 def parse_measure(arg: str) -> list[Measure]:
@@ -367,12 +361,11 @@ def parse_measure(arg: str) -> list[Measure]:
         raise MeasureError(msg) from None
     if out is None:
         raise MeasureError(unknown_measure_message(arg))
-    if canon != arg or IRM_FORM.match(canon):
-        if len(out) != 1:  # "Precision" is not trec_eval's P family of 9 cutoffs
-            msg = f"measure {arg!r}: {arg} needs a cutoff, e.g. {arg}@10"
-            raise MeasureError(msg)
-        return [replace(out[0], name=arg)]  # the ir_measures spelling asked for
-    return out
+    # here arg is an ir_measures name or alias (a trec_eval one was read above)
+    if len(out) != 1:  # "Precision" is not trec_eval's P family of 9 cutoffs
+        msg = f"measure {arg!r}: {arg} needs a cutoff, e.g. {arg}@10"
+        raise MeasureError(msg)
+    return [replace(out[0], name=arg)]  # the ir_measures spelling asked for
 
 
 # every measure name any evaluator knows, for "did you mean" (the parser cannot import
