@@ -199,13 +199,9 @@ def parse_request(measures: MeasuresLike, *, compat: int = 9, rel_format: str = 
             raise MeasureError(msg)
         return Request(diversity=tuple(parse_diversity_measures(groups["diversity"])))
     hist = tuple(dict.fromkeys(n.upper() for n in groups.get("histogram", [])))
-    ranking_names = groups.get("ranking", [])
-    if not names_of(measures):
-        mset = parse_measures(measures, compat=compat)
-    elif ranking_names:
-        mset = parse_measures(ranking_names, compat=compat)
-    else:
-        mset = MeasureSet()
+    mset = MeasureSet()
+    if not groups or "ranking" in groups:  # no name: parse_measures' default set (or error)
+        mset = parse_measures(groups.get("ranking", measures), compat=compat)
     prefs = [m.name for m in mset if m.family in PREFS_FAMILIES]
     if prefs:
         msg = (
