@@ -110,7 +110,7 @@ def _expand_family(fam: Family, params_text: str | None, arg: str) -> list[Measu
             msg = f"measure {arg!r}: {fam.name} takes no parameters"
             raise MeasureError(msg)
         return [Measure(fam.name, (), None, fam.name)]
-    raw = [p for p in params_text.split(",")] if params_text else None
+    raw = params_text.split(",") if params_text else None
     if fam.kind == "cutoffs":
         vals = sorted({_cutoff(p, arg) for p in raw}) if raw else list(fam.defaults)
         return [Measure(fam.name, (v,), None, f"{fam.name}_{int(v)}") for v in vals]

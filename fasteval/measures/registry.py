@@ -607,9 +607,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in _ENTRIES}
 # the order of the entries
 TREC_ORDER = ["runid", *FAMILIES]
 
-# The families defined over preference judgments (trec_eval -R prefs / qrels_prefs).
+# trec_eval's measures over preference judgments (-R prefs / qrels_prefs), in its order
 PREFS_ORDER = tuple(f for f in FAMILIES if f.startswith("prefs_"))
-"""trec_eval's preference measures, in its output order."""
 
 PREFS_FAMILIES = frozenset(PREFS_ORDER)
 
