@@ -576,6 +576,7 @@ _ENTRIES = [
     ),
     _cwl(
         name="nerr10",
+        defaults=(0.9, 0.0, 1.0, 0.0),  # p = 0.9, as ir_measures' NERR10
         definition="NERR eq. 10: c_i = p (1 - g_i)",
         citation="Azzopardi et al., ICTIR 2021",
     ),

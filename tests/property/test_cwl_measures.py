@@ -93,3 +93,14 @@ def test_matches_cwl_eval(judg, ranking):
     got = _values(judg, ranking, names)
     for n, m in zip(names, measures, strict=True):
         assert got[n] == pytest.approx(want[str(m)], abs=1e-9), n
+
+
+@pytest.mark.parametrize("family", sorted({c[1] for c in CASES} - {"rbp_bin"}))
+def test_a_trec_style_name_takes_ir_measures_defaults(family: str) -> None:
+    """``nerr10`` alone means NERR10 with ir_measures' first parameter (p = 0.9, not 1,
+    which would make it NERR8 without a cutoff); so for every C/W/L family."""
+    from fasteval.measures.parser import _CWL, parse_measure
+
+    (named, default) = next((n, d) for fam, n, d, _ in _CWL.values() if fam == family)
+    (trec,) = parse_measure(family)
+    assert named is None or trec.params[0] == default, (family, trec.params)
