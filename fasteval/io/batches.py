@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from fasteval.columns import RunColumns
 from fasteval.errors import ParameterError
-from fasteval.io import formats, gz, is_polars
+from fasteval.io import formats, is_polars
 from fasteval.io.archive import (
     EVAL_COLUMNS,
     archive_info,
@@ -243,7 +243,7 @@ class PieceReader:
     def pieces(self) -> Generator[tuple[np.ndarray, int], None, None]:
         """The pieces, in order: ``(buf, size)`` (see the class notes)."""
         filled = 0
-        with gz.open_gzip(self.path) if _is_gzip(self.path) else open(self.path, "rb") as f:
+        with formats.open_bytes(self.path) as f:
             while True:
                 filled, eof = self._fill(f, filled)
                 if eof:
@@ -353,8 +353,3 @@ def _pieces_of(path: PathLike, budget: int) -> Iterator[pa.Table]:
     for groups in pieces.groups:
         yield read_row_groups(path, groups, EVAL_COLUMNS, verified=pieces.verified)
         release_pool_memory()  # the piece is gone when the next is asked for
-
-
-def _is_gzip(p: Path) -> bool:
-    with p.open("rb") as f:
-        return f.read(2) == b"\x1f\x8b"

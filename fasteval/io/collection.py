@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 from fasteval.errors import InputFormatError, ParameterError, SchemaError, install_hint
 from fasteval.io import formats, stored, writers
 from fasteval.io.classic import READERS, load
+from fasteval.io.files import read_text
 
 TOKEN_PATTERN = r"[a-z0-9]+"
 FORMAT_VERSION = 1
@@ -295,7 +296,7 @@ def read_trec_sgml(path: str | os.PathLike[str]) -> pl.DataFrame:
     element with tags removed.
     """
     p = Path(path)
-    raw = formats.read_text(p, "utf-8", errors="replace")
+    raw = read_text(p, errors="replace")
     ids, texts = [], []
     for m in _DOC_RE.finditer(raw):
         body = m.group(1)

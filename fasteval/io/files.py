@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -17,7 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from fasteval import parallel
-from fasteval.errors import InputFormatError
+from fasteval.errors import FastevalWarning, InputFormatError
 from fasteval.io import gz
 
 PathLike = str | os.PathLike[str]
@@ -60,15 +61,30 @@ def utf8_error(name: str, data: bytes | memoryview | np.ndarray, start: int) -> 
     )
 
 
-def read_text(path: PathLike) -> str:
-    """Read a (possibly gzip-compressed) UTF-8 file into a string, without a leading BOM
-    (an :class:`InputFormatError` for an unreadable file, bad gzip or bytes not UTF-8)."""
+def read_text(path: PathLike, encoding: str = "utf-8", errors: str = "strict") -> str:
+    """The text of a (possibly gzip-compressed) file, without a leading BOM, newlines as
+    Python's text mode reads them (an :class:`InputFormatError` for an unreadable file,
+    bad gzip or bytes that do not decode)."""
     raw = read_bytes(path).tobytes()
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode(encoding, errors)
     except UnicodeDecodeError as e:
         raise InputFormatError(utf8_error(os.fspath(path), raw, e.start)) from None
-    return text.removeprefix("\ufeff")
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def content_lines(path: PathLike) -> list[tuple[int, str, list[str]]]:
+    """The lines of ``path`` (:func:`read_text`) with content: each one's number (from 1),
+    text and blank-separated fields; blank lines and ``#`` comments are skipped."""
+    lines = enumerate(read_text(path).splitlines(), 1)
+    return [(n, t, f) for n, t in lines if (f := t.split()) and not f[0].startswith("#")]
+
+
+def warn_skipped(name: str, skipped: int, what: str) -> None:
+    """The warning of a lenient line reader of ``name`` that skipped malformed lines."""
+    if skipped:
+        msg = f"{name}: skipped {skipped} malformed {what} line(s)"
+        warnings.warn(msg, FastevalWarning, stacklevel=3)  # the reader's caller
 
 
 class Workspace:

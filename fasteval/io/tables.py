@@ -28,7 +28,7 @@ from fasteval.columns import (
     spread,
 )
 from fasteval.errors import FastevalWarning, InputFormatError, SchemaError
-from fasteval.io import adapters, files, gz, tokens, trec
+from fasteval.io import adapters, files, formats, tokens, trec
 from fasteval.io.formats import is_parquet
 from fasteval.io.validate import (
     no_nulls,
@@ -196,25 +196,12 @@ def concat_runs(parts: list[RunColumns]) -> RunColumns:
     )
 
 
-def _head(p: Path, size: int = 16384) -> bytes | None:
-    """The first ``size`` bytes of a file, decompressed if gzip (``None`` if unreadable)."""
-    try:
-        with open(p, "rb") as fh:
-            raw = fh.read(size)
-        if raw[:2] == b"\x1f\x8b":
-            with gz.open_gzip(p) as fh:
-                raw = fh.read(size)
-    except gz.ERRORS:
-        return None
-    return raw
-
-
 def looks_like_run(p: Path) -> bool:
     """Whether a file in a folder of runs is a run: one of its first ten content lines reads
     ``qid Q0 docno rank score tag`` (an integer rank, a numeric score). A file that cannot
     be judged from its head (unreadable, a very long first line) counts as a run: the reader
     then names its problem."""
-    head = _head(p)
+    head = formats.head(p)
     if head is None:
         return True
     lines = head.removeprefix(files.BOM).split(b"\n")
