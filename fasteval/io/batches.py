@@ -179,31 +179,18 @@ def _cut(data: bytes) -> int:
     return 0
 
 
-def _last_newline(buf: np.ndarray, filled: int) -> int:
-    """The offset just after the last newline of ``buf[:filled]`` (0 if there is none)."""
-    step = 1 << 16
-    hi = filled
-    while hi > 0:
-        lo = max(0, hi - step)
-        hits = np.flatnonzero(buf[lo:hi] == 10)
-        if hits.size:
-            return lo + int(hits[-1]) + 1
-        hi = lo
-        step *= 4
-    return 0
-
-
-def _window_cut(buf: np.ndarray, nl: int) -> int:
-    """:func:`_cut` over ``buf[:nl]``, looking back only as far as needed."""
+def _window_cut(buf: np.ndarray, filled: int) -> int:
+    """:func:`_cut` over the whole lines of ``buf[:filled]``, looking back only as far as
+    needed (0: no newline, or one query so far)."""
     window = 1 << 20
     while True:
-        lo = max(0, nl - window)
-        if lo > 0:  # start at a line boundary: a partial line could look like a query change
-            first_nl = int(np.argmax(buf[lo:nl] == 10))
-            lo += first_nl + 1
-        cut = _cut(bytes(buf[lo:nl]))
+        lo = max(0, filled - window)
+        data = bytes(buf[lo:filled])
+        # whole lines: a partial line could look like a query change
+        start, end = (data.find(b"\n") + 1 if lo else 0), data.rfind(b"\n") + 1
+        cut = _cut(data[start:end]) if end > start else 0
         if cut or lo == 0:
-            return lo + cut if cut else 0
+            return lo + start + cut if cut else 0
         window *= 4
 
 
@@ -250,12 +237,9 @@ class PieceReader:
                     if filled and (self.buf[:filled] > 32).any():
                         yield self.buf, filled
                     return
-                nl = _last_newline(self.buf, filled)
-                if nl == 0:
-                    continue  # no newline yet: one line longer than the piece
-                cut = _window_cut(self.buf, nl)
+                cut = _window_cut(self.buf, filled)
                 if cut == 0:
-                    continue  # one query so far: read on
+                    continue  # one query (or one line) so far: read on
                 yield self.buf, cut
                 rest = filled - cut
                 self.buf[:rest] = self.buf[cut:filled]  # numpy copies overlapping ranges safely

@@ -31,6 +31,7 @@ from fasteval.errors import FastevalWarning, InputFormatError, SchemaError
 from fasteval.io import adapters, files, formats, tokens, trec
 from fasteval.io.formats import is_parquet
 from fasteval.io.validate import (
+    judgments,
     no_nulls,
     one_dictionary,
     require_columns,
@@ -84,19 +85,12 @@ def _run_codes(table: pa.Table, name: str, row_offset: int) -> tuple[np.ndarray,
 
 def qrels_from_table(table: pa.Table, name: str) -> QrelsColumns:
     """Qrels columns from an Arrow table with ``query_id, doc_id, relevance``."""
-    require_columns(table, name, {"query_id": "str", "doc_id": "str", "relevance": "int"})
-    no_nulls(table, name, ["query_id", "doc_id", "relevance"])
-    rel = table.column("relevance")
-    if not pa.types.is_integer(rel.type):
-        msg = f"{name}: column 'relevance' must be integer, found {rel.type}"
-        raise SchemaError(msg)
-    if table.num_rows == 0:
-        msg = f"{name}: the qrels are empty"
-        raise InputFormatError(msg)
+    cols = {"query_id": "str", "doc_id": "str", "relevance": "int"}
+    rel = judgments(table, name, cols, "qrels")
     return QrelsColumns(
         str_column(table, name, "query_id"),
         str_column(table, name, "doc_id"),
-        numeric_numpy(rel).astype(np.int32),
+        rel,
         table_source(name),
     )
 

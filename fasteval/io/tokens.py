@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -81,23 +81,9 @@ class Tokens:
         """The ``j``-th requested string field of every row."""
         return StrColumn(self.buf, self.starts[j], self.ends[j])
 
-    def line_bytes(self, r: int) -> bytes:
-        """Row ``r``'s whole line (for messages and checks of single rows)."""
-        s = int(self.line_start[r])
-        n = self.buf.shape[0]
-        e = s
-        while e < n:  # the newline, looked for in growing blocks: lines may be very long
-            block = self.buf[e : min(n, e + max(4096, e - s))]
-            hit = np.flatnonzero(block == 10)
-            if hit.size:
-                e += int(hit[0])
-                break
-            e += block.shape[0]
-        return bytes(self.buf[s:e])
-
     def fields_of(self, r: int) -> list[str]:
         """The fields of row ``r``'s line, re-split (for messages)."""
-        return self.line_bytes(r).decode("utf-8", "replace").split()
+        return _line_at(self.buf, int(self.line_start[r])).decode("utf-8", "replace").split()
 
     def field_value(self, r: int, j: int, limit: int | None = 200) -> str:
         """Field ``j`` of row ``r``'s line (``""`` if absent), cut to ``limit`` characters."""
@@ -114,22 +100,8 @@ class Tokens:
 
     def subset(self, keep: np.ndarray) -> Tokens:
         """The rows where ``keep`` is true (a mask or row numbers)."""
-        return Tokens(
-            self.names,
-            self.buf,
-            self.file_of[keep],
-            self.line_no[keep],
-            self.line_start[keep],
-            self.n_fields[keep],
-            self.starts[:, keep],
-            self.ends[:, keep],
-            self.ival[keep],
-            self.ibad[keep],
-            self.fval[keep],
-            self.fbad[keep],
-            self.same_bad,
-            self.lines,
-        )
+        rows = [f.name for f in fields(self)][2:-2]  # all but names, buf, same_bad, lines
+        return replace(self, **{k: getattr(self, k)[..., keep] for k in rows})
 
     def source(self) -> Source:
         """Where each row comes from (file and line), for the readers' columns."""
@@ -138,6 +110,21 @@ class Tokens:
 
 def _cut(text: str, limit: int | None) -> str:
     return text if limit is None or len(text) <= limit else text[:limit] + "..."
+
+
+def _line_at(buf: np.ndarray, s: int) -> bytes:
+    """The line that starts at ``s`` (its newline looked for in growing blocks: lines may
+    be very long)."""
+    n = e = buf.shape[0]
+    at = s
+    while at < n:
+        block = buf[at : min(n, at + max(4096, at - s))]
+        hit = np.flatnonzero(block == 10)
+        if hit.size:
+            e = at + int(hit[0])
+            break
+        at += block.shape[0]
+    return bytes(buf[s:e])
 
 
 class Fields(NamedTuple):
@@ -225,10 +212,7 @@ def _join_same_bad(
             a, step = c, step * 8
         if r < 0:
             continue
-        s = int(line_start[r])
-        hits = np.flatnonzero(buf[s : s + 65536] == 10)
-        e = s + int(hits[0]) if hits.size else buf.shape[0]
-        field = bytes(buf[s:e]).split()[same_field]
+        field = _line_at(buf, int(line_start[r])).split()[same_field]
         first = ref.setdefault(f, field)
         same_bad[f] = r if field != first else r_bad[k]
     return same_bad
@@ -318,7 +302,7 @@ def _close_gaps(
     shift = np.repeat(row_base[:-1] - new_base[:-1], counts)
     keep = np.arange(int(new_base[-1]), dtype=np.int64) + shift
     *rows, same_bad = out
-    rows = [a[:, keep] if a.ndim == 2 else a[keep] for a in rows]
+    rows = [a[..., keep] for a in rows]
     hit = same_bad >= 0  # a row number within the gapped layout
     same_bad = same_bad.copy()
     same_bad[hit] -= (row_base[:-1] - new_base[:-1])[hit]

@@ -120,6 +120,21 @@ def require_columns(table: pa.Table, name: str, cols: dict[str, str]) -> None:
         raise SchemaError(msg)
 
 
+def judgments(table: pa.Table, name: str, cols: dict[str, str], what: str) -> np.ndarray:
+    """The checks of a table of judgments (``cols`` as :func:`require_columns` takes them,
+    ``relevance`` among them; ``what``: the input, for messages): the grades, ``int32``."""
+    require_columns(table, name, cols)
+    no_nulls(table, name, list(cols))
+    rel = table.column("relevance")
+    if not pa.types.is_integer(rel.type):
+        msg = f"{name}: column 'relevance' must be integer, found {rel.type}"
+        raise SchemaError(msg)
+    if table.num_rows == 0:
+        msg = f"{name}: the {what} are empty"
+        raise InputFormatError(msg)
+    return numeric_numpy(rel).astype(np.int32)
+
+
 def no_nulls(table: pa.Table, name: str, cols: list[str], row_offset: int = 0) -> None:
     """Columns ``cols`` of ``table`` must hold no null (else the first one's row is named,
     counting ``row_offset`` rows before the table: a piece of an archive)."""
