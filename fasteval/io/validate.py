@@ -210,24 +210,16 @@ def _integer_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
     return StrColumn.from_arrow(pc.cast(col, pa.large_string()))
 
 
-def plain_dictionary(col: pa.DictionaryArray) -> pa.DictionaryArray:
-    """``col`` with a dictionary of ``string_view`` values turned into ``large_string``
-    ones; other columns as they are.
-
-    polars' categorical and enum columns come so through the Arrow C stream, and
-    Arrow cannot gather view values: casting such a column to strings failed.
-    """
-    if not pa.types.is_string_view(col.dictionary.type):
-        return col
-    return pa.DictionaryArray.from_arrays(col.indices, col.dictionary.cast(pa.large_string()))
-
-
-def _plain_chunks(col: pa.ChunkedArray) -> pa.ChunkedArray:
-    """:func:`plain_dictionary` of every chunk."""
+def _plain(col: Any) -> Any:
+    """A dictionary column (array or chunked) with ``string_view`` values as ``large_string``
+    ones: polars' categoricals come so through the Arrow C stream, and Arrow cannot gather
+    view values (casting such a column to strings failed)."""
     if not pa.types.is_string_view(col.type.value_type):
         return col
-    plain = pa.dictionary(col.type.index_type, pa.large_string())
-    return pa.chunked_array([plain_dictionary(c) for c in col.chunks], plain)
+    if isinstance(col, pa.ChunkedArray):
+        plain = pa.dictionary(col.type.index_type, pa.large_string())
+        return pa.chunked_array([_plain(c) for c in col.chunks], plain)
+    return pa.DictionaryArray.from_arrays(col.indices, col.dictionary.cast(pa.large_string()))
 
 
 def one_dictionary(col: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray | None:
@@ -235,13 +227,11 @@ def one_dictionary(col: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray | None
     dictionary of distinct strings (``None`` if its values are not strings or repeat)."""
     import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
 
+    col = _plain(col)
     if isinstance(col, pa.ChunkedArray):
         if col.num_chunks == 0:
             return None
-        col = _plain_chunks(col)
         col = col.unify_dictionaries().combine_chunks() if col.num_chunks > 1 else col.chunk(0)
-    else:
-        col = plain_dictionary(col)
     d = col.dictionary
     if not (pa.types.is_string(d.type) or pa.types.is_large_string(d.type)):
         return None
@@ -256,8 +246,7 @@ def _dictionary_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
 
     arr = one_dictionary(col)
     if arr is None:
-        plain = _plain_chunks(col) if isinstance(col, pa.ChunkedArray) else plain_dictionary(col)
-        return StrColumn.from_arrow(pc.cast(plain, pa.large_string()))
+        return StrColumn.from_arrow(pc.cast(_plain(col), pa.large_string()))
     words = StrColumn.from_arrow(arr.dictionary)
     idx = numeric_numpy(arr.indices, null=0)
     return StrColumn(words.buf, words.starts[idx], words.ends[idx])

@@ -34,7 +34,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 
 from fasteval.errors import ParameterError, WriteError
-from fasteval.io.stored import DIGEST_KEY
+from fasteval.io.stored import DIGEST_KEY, sha256_prefix
 from fasteval.measures.diversity import parse_diversity_measures
 from fasteval.measures.parser import MeasureSet
 
@@ -121,11 +121,7 @@ PROVENANCE_KEY = b"fasteval.provenance"
 
 
 def _sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
+    return sha256_prefix(path, path.stat().st_size)
 
 
 class Provenance:
