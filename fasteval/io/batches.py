@@ -161,10 +161,7 @@ def _qid(line: bytes) -> bytes | None:
 
 
 def _cut(data: bytes) -> int:
-    """End of the last whole query group of ``data`` (whole lines): 0 if it holds one query.
-
-    The lines after the cut all belong to the query of the last content line.
-    """
+    """End of the last whole query group of ``data`` (whole lines): 0 if it holds one query."""
     end = len(data)
     last: bytes | None = None
     while end > 0:
@@ -195,13 +192,9 @@ def _window_cut(buf: np.ndarray, filled: int) -> int:
 
 
 class PieceReader:
-    """A run file's bytes (gzip decompressed) in pieces of whole query groups, in one buffer.
-
-    :meth:`pieces` yields ``(buf, size)``: ``buf[:size]`` holds the piece (whole lines,
-    cut at the last query change within about ``piece_bytes``) until the next is asked
-    for. A query's lines must be consecutive (the caller checks). The buffer (``buf``:
-    the previous file's reader's) is reused and grows only when one query outgrows it.
-    """
+    """A run file's bytes (unpacked) in pieces of whole query groups of about ``piece_bytes``,
+    in one buffer (``buf``: the previous file's reader's), grown only when one query outgrows
+    it. A query's lines must be consecutive (the caller checks)."""
 
     def __init__(self, path: Path, piece_bytes: int, buf: np.ndarray | None = None) -> None:
         self.path = path
@@ -228,7 +221,7 @@ class PieceReader:
         return filled, False
 
     def pieces(self) -> Generator[tuple[np.ndarray, int], None, None]:
-        """The pieces, in order: ``(buf, size)`` (see the class notes)."""
+        """The pieces, in order: ``buf[:size]`` holds one until the next is asked for."""
         filled = 0
         with formats.open_bytes(self.path) as f:
             while True:
@@ -248,18 +241,11 @@ class PieceReader:
 
 class BatchReader:
     """The run columns of planned batches, whatever their kind: the one reader that
-    evaluation and studies share. Pieces are numbered as in their archive or file, and
-    errors name the row or line as if the input had been read whole.
+    evaluation and studies share. Errors name a piece's rows or lines as in the whole input.
 
-    Parameters
-    ----------
-    budget
-        Rows (estimated) per piece.
-    opts
-        As for :func:`fasteval.io.tables.run_columns`.
-    workspace
-        Arrays to reuse for tokenising text (the columns of a batch are then valid
-        until the next batch is asked for); ``None`` for fresh ones.
+    ``budget``: rows (estimated) per piece; ``opts``: as for
+    :func:`fasteval.io.tables.run_columns`; ``workspace``: arrays to reuse for text (a
+    batch's columns are then valid until the next is asked for).
     """
 
     def __init__(
@@ -280,12 +266,8 @@ class BatchReader:
         raw: RawFiles | None = None,
         tables: Iterable[pa.Table] | None = None,
     ) -> Iterator[RunColumns]:
-        """Batch ``b``'s run columns, piece by piece where it is read in pieces.
-
-        ``raw``: the bytes of a batch of whole text files, read ahead by the caller
-        (:func:`~fasteval.io.trec.read_files`); ``tables``: an archive's pieces of
-        row groups, read (ahead) by the caller; otherwise this reader reads them.
-        """
+        """Batch ``b``'s run columns, piece by piece where it is read in pieces (``raw``:
+        whole text files' bytes, ``tables``: an archive's pieces, read ahead by the caller)."""
         if b.archive_pieces:
             path = b.units[0].item
             read = tables if tables is not None else _pieces_of(path, self.budget)

@@ -1,9 +1,7 @@
-"""Text files read into one byte buffer: plain or gzip, UTF-8 checked, reused memory.
+"""Text files read whole: plain or gzip, UTF-8 checked, reused memory.
 
-The TREC readers (:mod:`fasteval.io.trec`) and the other text readers start
-here: :func:`read_text` for small files read whole, :func:`read_files` for
-runs and qrels, whose bytes go to the tokenizer (:mod:`fasteval.io.tokens`)
-as they are.
+:func:`read_text` and :func:`content_lines` for small files; :func:`read_files` for runs
+and qrels, whose bytes go to the tokenizer (:mod:`fasteval.io.tokens`) as they are.
 """
 
 from __future__ import annotations
@@ -88,23 +86,16 @@ def warn_skipped(name: str, skipped: int, what: str) -> None:
 
 
 class Workspace:
-    """Arrays reused from one read to the next (a stream's batches, a file's pieces).
-
-    Fresh memory is expensive to touch the first time (the kernel zeroes every
-    page); a stream reading batch after batch into the same arrays pays that
-    once. Columns read with a workspace point into it: they are valid only until
-    the next read with the same workspace.
-    """
+    """Arrays reused from one read to the next (a stream's batches, a file's pieces): fresh
+    memory is paid for at first touch (the kernel zeroes every page). Columns read with a
+    workspace point into it: valid until its next read."""
 
     def __init__(self) -> None:
         self._arrays: dict[str, np.ndarray] = {}
 
     def array(self, name: str, shape: tuple[int, ...], dtype: type, fill: object = None) -> Any:
-        """An array of ``shape`` (C order) on the storage kept under ``name``.
-
-        ``fill`` sets every element (as ``np.zeros``/``np.full`` would); ``None``
-        leaves the contents as they are (as ``np.empty``).
-        """
+        """An array of ``shape`` (C order) on the storage kept under ``name``, every element
+        ``fill`` (``None``: as it is, as ``np.empty``)."""
         size = int(np.prod(shape))
         a = self._arrays.get(name)
         if a is None or a.dtype != np.dtype(dtype) or a.shape[0] < size:
@@ -151,12 +142,8 @@ def _gzip_isize(path: PathLike) -> int:
 
 
 def _gunzip_into(path: PathLike, out: memoryview) -> int:
-    """Decompress a gzip file into ``out``; its size, or -1 when it does not fit exactly.
-
-    Chunks go straight into the caller's (reused) buffer: no fresh memory the
-    size of the file. -1 (a file with several members, or over 4 GiB, whose
-    trailer does not give the size) sends the caller to :func:`read_bytes`.
-    """
+    """Decompress a gzip file straight into ``out`` (no fresh memory the size of the file);
+    its size, or -1 when it does not fit exactly (several members, or over 4 GiB)."""
     d = gz.decompressobj()
     n = 0
     cap = len(out)
@@ -181,12 +168,9 @@ def _gunzip_into(path: PathLike, out: memoryview) -> int:
 def _read_all(
     paths: list[PathLike], threads: int | None, ws: Workspace | None = None, in_place: bool = True
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """All files in one buffer, each ending in a newline; plain files are read in place.
-
-    With ``in_place``, a gzip file is inflated straight into its place when its trailer
-    gives its size (one member); when any does not fit (or fails) every gzip file is
-    decompressed whole first (:func:`read_bytes`, which names what is wrong).
-    """
+    """All files in one buffer, each ending in a newline. With ``in_place``, a gzip file is
+    inflated into its place at the size its trailer gives; if any does not fit (or fails),
+    every gzip file is decompressed whole first (:func:`read_bytes` names what is wrong)."""
     sizes = np.zeros(len(paths), np.int64)
     whole: dict[int, np.ndarray] = {}  # read whole first: unreadable, or gzip not in place
     packed: list[int] = []

@@ -1,12 +1,9 @@
 """Lines of text files as tokens, and the checks every line-based reader shares.
 
-The tokenizer (:func:`tokenize_files`) splits each line at blanks in numba
-kernels, keeping the requested fields as byte ranges into one buffer and
-parsing one integer and one decimal field; a :class:`Tokens` holds the
-result with the file and line of every row. A :class:`Skipper` collects
-malformed lines: it raises for the first one, or (lenient) drops them and
-warns once. :func:`check_layout` and :func:`integer_grades` are the checks
-of a four-column qrels-like file (TREC qrels, diversity qrels).
+The tokenizer (:func:`tokenize_files`) splits lines at blanks in numba kernels into
+:class:`Tokens`; a :class:`Skipper` raises for the first malformed line or (lenient)
+drops them and warns once; :func:`check_layout` and :func:`integer_grades` check a
+four-column qrels-like file (TREC qrels, diversity qrels).
 """
 
 from __future__ import annotations
@@ -33,29 +30,14 @@ RUN_FIELDS = 6
 
 @dataclass
 class Tokens:
-    """Tokenised lines of one or more files sharing one byte buffer (one row per line).
+    """Tokenised lines of files sharing one byte buffer ``buf`` (one row per line).
 
-    Attributes
-    ----------
-    names
-        The files' names.
-    buf
-        The files' bytes; string fields are ranges into it.
-    file_of, line_no, line_start, n_fields
-        Per row: its file, its line number (from 1), where the line starts in
-        ``buf``, and how many fields it has.
-    starts, ends
-        ``(k, rows)``: the byte range of each requested string field (:meth:`field`).
-    ival, ibad
-        The integer field and a mask of rows where it is not an integer.
-    fval, fbad
-        The decimal field and a mask of rows where it is not a number.
-    same_bad
-        Per file, the first row whose "same" field (a run's tag) differs from the
-        file's first, or -1.
-    lines
-        Per file, its newlines (blank and comment lines included), as the
-        tokenizer counted them (``None`` where not known).
+    Per row: its file, line number (from 1), where the line starts in ``buf``, its
+    number of fields; ``starts, ends`` ``(k, rows)``, the byte ranges of the requested
+    string fields (:meth:`field`); the integer and decimal fields and masks of rows
+    where they do not parse (``ibad``, ``fbad``). Per file: ``same_bad``, the first row
+    whose "same" field (a run's tag) differs from the file's first (or -1), and
+    ``lines``, its newlines as the tokenizer counted them.
     """
 
     names: list[str]
@@ -147,11 +129,8 @@ SUBRANGE_BYTES = 4 << 20
 def _subranges(
     buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, size: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cut each file ``buf[starts[f]:ends[f]]`` into ranges of whole lines of about ``size``.
-
-    Returns the ranges' starts, ends and files, in buffer order. A file's
-    ranges end just after a newline (the last one where the file ends).
-    """
+    """Each file ``buf[starts[f]:ends[f]]`` cut into ranges of whole lines of about ``size``:
+    the ranges' starts, ends and files, in buffer order."""
     r_start: list[int] = []
     r_end: list[int] = []
     r_file: list[int] = []
@@ -188,13 +167,9 @@ def _join_same_bad(
     same_field: int,
     n_files: int,
 ) -> np.ndarray:
-    """Per file, the first row whose field ``same_field`` differs from the file's first
-    (reference) row, from the kernel's answers per range (each compared to its own first).
-
-    A range's reference row is its first row with that field and a parsed
-    number (as in the kernel); when its field differs from the file's
-    reference, that row is the range's first differing row.
-    """
+    """Per file, the first row whose field ``same_field`` differs from the file's first, from
+    the kernel's answers per range (each compared to its own first row with that field and
+    a parsed number, which is the range's first differing row if it differs from the file's)."""
     _, _, line_start, n_fields, _, _, _, ibad, _, fbad, r_bad = out
     same_bad = np.full(n_files, -1, np.int64)
     ref: dict[int, bytes] = {}
@@ -228,10 +203,9 @@ def _split(
 ) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray]:
     """Tokenise every file of ``buf`` in parallel; the rows, and each file's newlines and rows.
 
-    Two passes over ranges of whole lines (:func:`_subranges`: a big file is split by
-    every thread too): the first counts newlines (rows are laid out by them, and numbered
-    as in the file) and finds the files to check for UTF-8 (those not ASCII); the second
-    splits. Blank and comment lines leave gaps, closed afterwards (:func:`_close_gaps`).
+    Two passes over ranges of whole lines (:func:`_subranges`): the first counts newlines
+    (rows are laid out and numbered by them) and finds the files not ASCII (checked for
+    UTF-8); the second splits. Skipped lines leave gaps, closed by :func:`_close_gaps`.
     """
     n_files = starts.shape[0]
     filled = ends > starts
@@ -411,13 +385,9 @@ def is_number(s: str) -> bool:
 def check_header(
     tok: Tokens, wordy: np.ndarray, lenient: bool, layout: str, cols: tuple[int, ...]
 ) -> None:
-    """A first line whose numeric fields are words, followed by a good line, is a header.
-
-    ``wordy`` marks rows whose numeric fields did not parse; a header's fields
-    ``cols`` are words (not numbers such as ``1.5``). Unless lenient (the line is
-    then skipped as malformed), one message says what it is, rather than the
-    per-field errors (or, for runs, a run tag that differs from the "tag" title).
-    """
+    """A first line whose numeric fields ``cols`` are words (``wordy``: they did not parse,
+    and are not numbers such as ``1.5``), followed by a good line, is a header: unless
+    lenient (then it is skipped as malformed), one message says so."""
     if lenient or tok.file_of.shape[0] == 0:
         return
     first = tok.first_rows()
@@ -444,7 +414,7 @@ def header_message(where: str, line: str, layout: str) -> str:
 
 
 def is_run_line(fields: list[str]) -> bool:
-    """``fields`` have the layout of a run line, not of qrels: ``Q0``, or a non-integer score."""
+    """``fields`` read as a run line, not qrels: ``Q0``, or a non-integer score."""
     if len(fields) < 6:
         return False
     if fields[1] in ("Q0", "q0"):
