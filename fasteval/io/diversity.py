@@ -28,7 +28,7 @@ from fasteval.columns import Source, StrColumn, dict_encode
 from fasteval.errors import InputFormatError
 from fasteval.io.files import PathLike
 from fasteval.io.formats import is_parquet
-from fasteval.io.tokens import Fields, Skipper, check_layout, integer_grades, tokenize_files
+from fasteval.io.tokens import Fields, read_judgments
 from fasteval.io.validate import judgments, str_column, table_source, to_arrow
 
 DIVERSITY_LINE = Fields([0, 1, 2], 3, -1, -1)  # topic subtopic docno judgment
@@ -81,10 +81,8 @@ def parse_diversity_files(paths: list[PathLike], *, lenient: bool = False) -> Di
         Naming the file, line and value of the first malformed line (fewer than
         four columns, a judgment that is not an integer), unless ``lenient``.
     """
-    skipper = Skipper(lenient, "diversity qrels")
-    tok = tokenize_files(paths, DIVERSITY_LINE)
-    tok = check_layout(tok, skipper, "topic subtopic docno judgment")
-    tok, rel = integer_grades(tok, skipper, "judgment")
+    said = ("diversity qrels", "topic subtopic docno judgment", "judgment")
+    tok, rel = read_judgments(paths, DIVERSITY_LINE, lenient, said)
     sub, names = _subtopics(tok.field(1))
     return DiversityQrels(tok.field(0), sub, tok.field(2), rel, tok.source(), names)
 

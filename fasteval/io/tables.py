@@ -59,12 +59,9 @@ if TYPE_CHECKING:
 
 
 def _run_codes(table: pa.Table, name: str, row_offset: int) -> tuple[np.ndarray, list[str]]:
-    """Run codes in order of first appearance, and the run names.
-
-    A dictionary-encoded column (an archive's) is numbered from its indices:
-    no string is compared or copied. Others are numbered from the heads of
-    their runs of equal ids (:func:`encode_heads`): a run's ids are one such run.
-    """
+    """Run codes in order of first appearance, and the run names: from a dictionary
+    column's indices (an archive's: no string compared), else from the heads of runs of
+    equal ids (:func:`encode_heads`)."""
     col = table.column("run_id")
     arr = one_dictionary(col) if pa.types.is_dictionary(col.type) else None
     if arr is None:
@@ -192,9 +189,8 @@ def concat_runs(parts: list[RunColumns]) -> RunColumns:
 
 def looks_like_run(p: Path) -> bool:
     """Whether a file in a folder of runs is a run: one of its first ten content lines reads
-    ``qid Q0 docno rank score tag`` (an integer rank, a numeric score). A file that cannot
-    be judged from its head (unreadable, a very long first line) counts as a run: the reader
-    then names its problem."""
+    ``qid Q0 docno rank score tag`` (an integer rank, a numeric score), or its head cannot
+    tell (the reader then names its problem)."""
     head = formats.head(p)
     if head is None:
         return True
@@ -223,12 +219,9 @@ def looks_like_run(p: Path) -> bool:
 
 
 def expand_paths(items: list[Any]) -> list[Any]:
-    """Replace each directory by its run files (sorted; hidden files skipped); keep the rest.
-
-    Files in a directory that are not runs (a README, notes, an empty file: see
-    :func:`looks_like_run`) are skipped with a :class:`~fasteval.errors.FastevalWarning`
-    naming them. Parquet files in a directory are kept (read as run archives).
-    """
+    """Each directory replaced by its run files and Parquet files (sorted; hidden files
+    skipped; others, :func:`looks_like_run`, named in a
+    :class:`~fasteval.errors.FastevalWarning`); the rest kept."""
     out: list[Any] = []
     for x in items:
         if isinstance(x, (str, os.PathLike)) and Path(x).is_dir():

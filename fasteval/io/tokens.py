@@ -2,8 +2,8 @@
 
 The tokenizer (:func:`tokenize_files`) splits lines at blanks in numba kernels into
 :class:`Tokens`; a :class:`Skipper` raises for the first malformed line or (lenient)
-drops them and warns once; :func:`check_layout` and :func:`integer_grades` check a
-four-column qrels-like file (TREC qrels, diversity qrels).
+drops them and warns once; :func:`read_judgments` reads a four-column qrels-like file
+(TREC qrels, diversity qrels).
 """
 
 from __future__ import annotations
@@ -451,19 +451,24 @@ def check_not_a_run(tok: Tokens, what: str, layout: str) -> None:
             raise InputFormatError(run_layout_message(tok.where(r), tok.fields_of(r), what, layout))
 
 
-def check_layout(tok: Tokens, skipper: Skipper, layout: str) -> Tokens:
-    """The layout checks of a qrels-like file (``layout``, e.g. ``"qid iter docno rel"``,
-    its grade the integer field): a run file given instead, a header line, lines with fewer
-    than four columns (dropped when lenient)."""
-    check_not_a_run(tok, skipper.what, layout)
-    check_header(tok, tok.ibad, skipper.lenient, layout, (3,))
-    return check_columns(tok, QRELS_FIELDS, skipper, layout)
-
-
-def integer_grades(tok: Tokens, skipper: Skipper, grade: str) -> tuple[Tokens, np.ndarray]:
-    """The rows kept and their 4th column as ``int32`` grades (``grade``: its name in
-    messages). A grade that is not an integer goes to ``skipper`` (which then warns for
-    all it skipped); a grade beyond 32 bits, or no valid line left, is an error."""
+def read_judgments(
+    paths: list[PathLike],
+    fields: Fields,
+    lenient: bool,
+    names: tuple[str, str, str],
+    raw: RawFiles | None = None,
+) -> tuple[Tokens, np.ndarray]:
+    """Read a qrels-like file, its grade the integer (4th) field: the rows kept and their
+    ``int32`` grades. ``names``: the lines, their layout and the grade, for messages (e.g.
+    ``("qrels", "qid iter docno rel", "relevance")``). A run file given instead, a header, a
+    line of fewer than four columns or a grade not an integer (skipped when lenient), a
+    grade beyond 32 bits and no valid line left are :class:`InputFormatError` s."""
+    what, layout, grade = names
+    skipper = Skipper(lenient, what)
+    tok = tokenize_files(paths, fields, raw=raw)
+    check_not_a_run(tok, what, layout)
+    check_header(tok, tok.ibad, lenient, layout, (3,))
+    tok = check_columns(tok, QRELS_FIELDS, skipper, layout)
     t = tok
     tok = skipper.reject(
         tok, tok.ibad, lambda r: f"{grade} is not an integer: {t.field_value(r, 3)!r}"

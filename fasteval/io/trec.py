@@ -26,8 +26,7 @@ from fasteval.io.tokens import (
     Tokens,
     check_columns,
     check_header,
-    check_layout,
-    integer_grades,
+    read_judgments,
     tokenize_buffer,
     tokenize_files,
 )
@@ -71,10 +70,8 @@ def parse_qrels_files(
 ) -> QrelsColumns:
     """Parse qrels files (``qid iter docno rel``) into columns (``raw``: their bytes, read
     already, as :func:`parse_run_files` takes them)."""
-    skipper = Skipper(lenient, "qrels")
-    tok = tokenize_files(paths, QRELS_LINE, raw=raw)
-    tok = check_layout(tok, skipper, "qid iter docno rel")
-    tok, rel = integer_grades(tok, skipper, "relevance")
+    said = ("qrels", "qid iter docno rel", "relevance")
+    tok, rel = read_judgments(paths, QRELS_LINE, lenient, said, raw)
     return QrelsColumns(tok.field(0), tok.field(1), rel, tok.source())
 
 

@@ -1,10 +1,8 @@
 """Tables checked on their way in: one conversion to Arrow, then the column checks.
 
-Every table reader (qrels and runs in :mod:`fasteval.io.tables`, diversity
-qrels, judgment groups) takes its input through :func:`to_arrow` (paths,
-Parquet archives, polars and Arrow tables, and the ecosystem's objects of
-:mod:`fasteval.io.adapters`), checks it with :func:`require_columns` and
-:func:`no_nulls`, and reads its id columns with :func:`str_column`.
+Every table reader (qrels, runs, diversity qrels) takes its input through
+:func:`to_arrow`, checks it (:func:`require_columns`, :func:`no_nulls`,
+:func:`judgments`) and reads its id columns with :func:`str_column`.
 """
 
 from __future__ import annotations
@@ -33,15 +31,9 @@ def to_arrow(
     default_run: str = "run",
 ) -> tuple[pa.Table, str]:
     """Any table-like input as an Arrow table, and its name for messages (the path, or
-    e.g. ``"run DataFrame"``).
-
-    ``x``: a Parquet file's path (a run archive, a table fasteval stored, any other), a
-    polars or Arrow table (as they are: the reader checks their columns), or an object
-    of the ecosystem (:func:`fasteval.io.adapters.adapt`: in fasteval's column names,
-    ``columns`` and ``default_run`` as it takes them); ``what`` names the input
-    (``"qrels"``, ``"run"``, ``"diversity qrels"``, ...). A missing file is an
-    :class:`InputFormatError`, any other object a :class:`SchemaError`.
-    """
+    e.g. ``"run DataFrame"``): a Parquet file's path, a polars or Arrow table, or an object
+    of the ecosystem (:func:`fasteval.io.adapters.adapt` takes ``columns`` and
+    ``default_run``); ``what`` names the input (``"qrels"``, ``"run"``, ...)."""
     adapted = adapters.adapt(x, what, columns=columns, default_run=default_run)
     if adapted is not None:
         return adapted
@@ -65,11 +57,8 @@ def to_arrow(
 
 
 def _run_frame_to_arrow(x: pl.DataFrame) -> pa.Table:
-    """A run frame as Arrow (newest types: polars' string views, read in place).
-
-    Through the Arrow C stream where both libraries have it: it reads less of
-    the frame than ``DataFrame.to_arrow``, and unlike ``pa.table`` it does not import pandas.
-    """
+    """A run frame as Arrow (polars' string views, read in place), through the Arrow C
+    stream where both libraries have it (less read than ``to_arrow``; no pandas import)."""
     import polars as pl  # noqa: PLC0415 (only for a polars input)
 
     from_stream = getattr(pa.RecordBatchReader, "from_stream", None)
