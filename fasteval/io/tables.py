@@ -199,23 +199,18 @@ def looks_like_run(p: Path) -> bool:
         lines = lines[:-1]  # the last line may be cut short
         if not lines:
             return True
-    seen = 0
-    for line in lines:
-        f = line.split()
-        if not f or f[0].startswith(b"#"):
-            continue
-        seen += 1
-        if len(f) >= tokens.RUN_FIELDS:
-            try:
-                int(f[3])
-                float(f[4])
-            except ValueError:
-                pass
-            else:
-                return True
-        if seen == 10:
-            break
-    return False
+    content = [f for line in lines if (f := line.split()) and not f[0].startswith(b"#")]
+    return any(len(f) >= tokens.RUN_FIELDS and _ranked(f) for f in content[:10])
+
+
+def _ranked(f: list[bytes]) -> bool:
+    """Whether a line's 4th and 5th fields read as a rank and a score."""
+    try:
+        int(f[3])
+        float(f[4])
+    except ValueError:
+        return False
+    return True
 
 
 def expand_paths(items: list[Any]) -> list[Any]:
