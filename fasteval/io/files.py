@@ -233,25 +233,14 @@ def _map(fn: Any, items: list[Any], threads: int | None) -> list[Any]:
 
 
 def check_utf8(
-    buf: np.ndarray,
-    starts: np.ndarray,
-    ends: np.ndarray,
-    names: list[str],
-    suspects: np.ndarray | None = None,
+    buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, names: list[str], suspects: np.ndarray
 ) -> None:
-    """Every file ``buf[starts[i]:ends[i]]`` must be UTF-8 (ids are text), else an
-    :class:`InputFormatError` names the file, line and byte. Only files with a byte
-    ``>= 0x80`` are decoded: ``suspects`` says which, if the caller knows already."""
-    if suspects is None and (buf.shape[0] == 0 or int(buf.max()) < 0x80):
-        return
-    for i, name in enumerate(names):
-        if suspects is not None and not suspects[i]:
-            continue
-        a, b = int(starts[i]), int(ends[i])
-        if b <= a or int(buf[a:b].max()) < 0x80:
-            continue
-        data = buf.data[a:b]  # a view, not a copy
+    """Every file ``buf[starts[i]:ends[i]]`` that ``suspects`` marks (it has a byte ``>= 0x80``)
+    must be UTF-8 (ids are text), else an :class:`InputFormatError` names the file, line and
+    byte."""
+    for i in np.flatnonzero(suspects).tolist():
+        data = buf.data[int(starts[i]) : int(ends[i])]  # a view, not a copy
         try:
             codecs.utf_8_decode(data, "strict", True)
         except UnicodeDecodeError as e:
-            raise InputFormatError(utf8_error(name, data, e.start)) from None
+            raise InputFormatError(utf8_error(names[i], data, e.start)) from None
