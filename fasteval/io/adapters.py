@@ -409,24 +409,11 @@ def adapt(
     columns: Mapping[str, str] | None = None,
     default_run: str = "run",
 ) -> tuple[pa.Table, str] | None:
-    """``(table, name)`` in fasteval's column names, or ``None`` if ``x`` is not recognised.
-
-    The step of :func:`fasteval.io.validate.to_arrow` for the ecosystem's
-    objects (the module's docstring lists them). The table still goes through
-    :func:`fasteval.io.tables.qrels_from_table` / ``runs_from_table`` for
-    its checks (nulls, types, finite scores).
-
-    Parameters
-    ----------
-    x
-        Any object; those this module does not read give ``None``.
-    what
-        ``"qrels"`` or ``"run"`` (other tables keep their own readers: ``None``).
-    columns
-        Source column -> fasteval column, before the ecosystem's names are tried.
-    default_run
-        The run id of a run without a run id column.
-    """
+    """``(table, name)`` in fasteval's column names for one of the ecosystem's objects (the
+    module's docstring lists them) read as ``what`` (``"qrels"`` or ``"run"``), else
+    ``None``; ``columns`` maps source columns before the ecosystem's names are tried,
+    ``default_run`` names a run without a run id column. The table still goes through
+    :func:`fasteval.io.tables.qrels_from_table` / ``runs_from_table`` for its checks."""
     if isinstance(x, (str, bytes)) or what not in ("qrels", "run"):
         return None  # other tables (diversity qrels, z-scores, ...) keep their own readers
     name: str

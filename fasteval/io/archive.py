@@ -367,10 +367,8 @@ class ArchiveWriter:
             self._stack.__exit__(exc_type, exc, tb)
 
     def _check_new_runs(self, cols: RunColumns) -> None:
-        first = np.full(len(cols.run_names), -1, np.int64)
-        # the first row of each run (runs are numbered by first appearance)
-        for r in heads_of(cols.run)[::-1]:
-            first[cols.run[r]] = r
+        heads = heads_of(cols.run)
+        first = heads[np.unique(cols.run[heads], return_index=True)[1]]  # each run's first row
         for k, name in enumerate(cols.run_names):
             if self.opts.run_id_from == "filename":
                 here = cols.source.names[int(cols.source.files(len(cols))[first[k]])]

@@ -663,10 +663,7 @@ def format_jsonl(df: pl.DataFrame) -> str:
 def write_frame(df: pl.DataFrame, path: PathLike) -> None:
     """Write a table by its file name: Parquet (``.parquet``/``.pq``), TSV (``.tsv``) or CSV."""
     fmt = named_format(path)
-    if fmt == "parquet":
-        write_parquet(df, path)
-    else:
-        write_text(df.write_csv(separator="\t" if fmt == "tsv" else ","), path)
+    write_table(df, fmt if fmt in ("parquet", "tsv") else "csv", path, formats=TABLE_FORMATS)
 
 
 def write_run(df: pl.DataFrame, path: PathLike) -> None:
