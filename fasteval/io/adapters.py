@@ -88,11 +88,8 @@ def is_records(x: Any) -> bool:
 
 
 def is_single_input(x: Any) -> bool:
-    """Whether ``x`` is one qrels/run object this module reads (not a list of inputs).
-
-    An iterator is not decided here (it cannot be looked into without being
-    consumed): materialise it, then ask :func:`is_records`.
-    """
+    """Whether ``x`` is one qrels/run object this module reads, not a list of inputs (an
+    iterator is not decided here: materialise it, then ask :func:`is_records`)."""
     if isinstance(x, (str, bytes)):
         return False
     return (
@@ -136,12 +133,8 @@ def _dict_rows(x: Mapping[Any, Any], what: str) -> pa.Table:
 
 def _strings(values: list[Any], kind: str, where: Any, *, views: bool = False) -> pa.Array:
     """Ids as Arrow strings (other scalars by ``str``); ``None`` is an error at ``where(i)``.
-
-    With ``views``, Python strings go through polars (faster than Arrow's own
-    conversion) and come back as Arrow string views, which the run reader takes
-    in place (pyarrow's compute functions do not all take views: a run's document
-    ids only go to the reader).
-    """
+    ``views``: through polars (faster than Arrow), as string views the run reader takes in
+    place (only for a run's document ids: not every compute function takes views)."""
     import polars as pl  # Python values only: text inputs never load it
 
     try:
@@ -316,11 +309,8 @@ def _renames(names: list[str], what: str, columns: Mapping[str, str] | None) -> 
 
 
 def constant_strings(value: str, n: int) -> pa.Array:
-    """``n`` times the string ``value`` (a run id column): dictionary-encoded, one entry.
-
-    Built in C rather than from a Python list of ``n`` strings, and the run reader
-    numbers a dictionary column from its indices without comparing any string.
-    """
+    """``n`` times the string ``value`` (a run id column), dictionary-encoded: built in C,
+    and the run reader numbers it from its indices without comparing strings."""
     indices = pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(np.zeros(n, np.int32))])
     return pa.DictionaryArray.from_arrays(indices, pa.array([value], pa.large_string()))
 
@@ -352,12 +342,8 @@ def _apply_columns(
 
 def _trec_reader_source(x: Any, what: str) -> Any:
     """The file behind an unstarted ``ir_measures.read_trec_qrels`` / ``read_trec_run``
-    generator (a path, or the text left in an open file), else ``None``.
-
-    Such a generator parses every line in Python into a named tuple; fasteval
-    reads the same file with its own tokenizer instead (the same lines: the
-    generator has not read any yet, and is left unread).
-    """
+    generator (a path, or the text left in an open file), else ``None``: fasteval's
+    tokenizer reads it instead of the generator's Python loop."""
     if not is_trec_reader(x, what):
         return None
     src = x.gi_frame.f_locals.get("file")
@@ -423,24 +409,11 @@ def adapt(
     columns: Mapping[str, str] | None = None,
     default_run: str = "run",
 ) -> tuple[pa.Table, str] | None:
-    """``(table, name)`` in fasteval's column names, or ``None`` if ``x`` is not recognised.
-
-    The step of :func:`fasteval.io.validate.to_arrow` for the ecosystem's
-    objects (the module's docstring lists them). The table still goes through
-    :func:`fasteval.io.tables.qrels_from_table` / ``runs_from_table`` for
-    its checks (nulls, types, finite scores).
-
-    Parameters
-    ----------
-    x
-        Any object; those this module does not read give ``None``.
-    what
-        ``"qrels"`` or ``"run"`` (other tables keep their own readers: ``None``).
-    columns
-        Source column -> fasteval column, before the ecosystem's names are tried.
-    default_run
-        The run id of a run without a run id column.
-    """
+    """``(table, name)`` in fasteval's column names for one of the ecosystem's objects (the
+    module's docstring lists them) read as ``what`` (``"qrels"`` or ``"run"``), else
+    ``None``; ``columns`` maps source columns before the ecosystem's names are tried,
+    ``default_run`` names a run without a run id column. The table still goes through
+    :func:`fasteval.io.tables.qrels_from_table` / ``runs_from_table`` for its checks."""
     if isinstance(x, (str, bytes)) or what not in ("qrels", "run"):
         return None  # other tables (diversity qrels, z-scores, ...) keep their own readers
     name: str

@@ -121,13 +121,8 @@ class Pieces(NamedTuple):
 
 
 def row_group_pieces(path: str | os.PathLike[str], budget: int) -> Pieces:
-    """Consecutive row groups of an archive in pieces of about ``budget`` rows each.
-
-    Every piece holds at least one row group; a piece closes before the row
-    group that would take it past ``budget``. The archive's whole-file digest is
-    checked here, once, before any piece is read (a
-    :class:`~fasteval.errors.DamagedFileError` if it does not match).
-    """
+    """Consecutive row groups of an archive in pieces of about ``budget`` rows (at least one
+    group each); the whole-file digest is checked once, here."""
     md = stored.read_metadata(path, advice=INGEST_AGAIN)
     verified = stored.check_digest(path, md, advice=INGEST_AGAIN)
     pieces: list[list[int]] = []
@@ -152,13 +147,9 @@ def read_row_groups(
     *,
     verified: bool = False,
 ) -> pa.Table:
-    """Row groups of a Parquet file (``columns`` only), ids kept dictionary-encoded.
-
-    Decoded on the calling thread: Arrow's decoding threads each keep a ``malloc``
-    arena of their own, which holds what is freed there, piece after piece.
-    ``verified``: the whole-file digest matched (:func:`row_group_pieces`), so page
-    checksums are not computed again; without a digest every page is checked.
-    """
+    """Row groups of a Parquet file (``columns`` only), ids kept dictionary-encoded, decoded
+    on the calling thread (Arrow's threads each keep a ``malloc`` arena holding what is freed
+    there). ``verified``: the digest matched, page checksums are not computed again."""
     f = _archive_file(path, verified)
     with stored.reading(path, advice=INGEST_AGAIN):
         return f.read_row_groups(groups, columns=columns, use_threads=False)
@@ -206,12 +197,9 @@ def run_row_groups(path: str | os.PathLike[str], runs: Iterable[str]) -> Pieces:
 def read_runs(
     path: str | os.PathLike[str], runs: Iterable[str], columns: list[str] | None = None
 ) -> pa.Table:
-    """Only the rows of ``runs`` of an archive, reading only the row groups that may
-    hold them (:func:`run_row_groups`); the digest or every page read is checked.
-
-    Decoded in batches of :data:`RUN_BATCH_ROWS` rows, each cut to its rows of ``runs``
-    before the next is read (the slices kept hold their batch, not a row group).
-    """
+    """Only the rows of ``runs`` of an archive, from the row groups that may hold them
+    (:func:`run_row_groups`), decoded in batches of :data:`RUN_BATCH_ROWS` rows, each cut to
+    its rows of ``runs`` before the next is read."""
     wanted = set(runs)
     groups, verified = run_row_groups(path, wanted)
     cols = None if columns is None else list(dict.fromkeys(["run_id", *columns]))
@@ -231,8 +219,7 @@ RUN_BATCH_ROWS = 65_536
 def read_batches(
     path: str | os.PathLike[str], groups: list[int], columns: list[str] | None, *, verified: bool
 ) -> Iterator[pa.RecordBatch]:
-    """Row groups of a Parquet file in batches of :data:`RUN_BATCH_ROWS` rows, decoded
-    one at a time on the calling thread (as :func:`read_row_groups` otherwise)."""
+    """Row groups in batches of :data:`RUN_BATCH_ROWS` rows (as :func:`read_row_groups`)."""
     f = _archive_file(path, verified)
     with stored.reading(path, advice=INGEST_AGAIN):
         yield from f.iter_batches(
@@ -241,8 +228,8 @@ def read_batches(
 
 
 def _rows_of(table: pa.Table, wanted: set[str]) -> list[pa.Table]:
-    """The rows of ``table`` whose run id is one of ``wanted``, as slices of it (a run's
-    rows are together in an archive; no Arrow array built: ``pa.array`` imports pandas)."""
+    """The rows of ``table`` whose run id is one of ``wanted``, as slices (no Arrow array
+    built: ``pa.array`` imports pandas)."""
     out = []
     at = 0
     for chunk in table.column("run_id").chunks:
@@ -380,10 +367,8 @@ class ArchiveWriter:
             self._stack.__exit__(exc_type, exc, tb)
 
     def _check_new_runs(self, cols: RunColumns) -> None:
-        first = np.full(len(cols.run_names), -1, np.int64)
-        # the first row of each run (runs are numbered by first appearance)
-        for r in heads_of(cols.run)[::-1]:
-            first[cols.run[r]] = r
+        heads = heads_of(cols.run)
+        first = heads[np.unique(cols.run[heads], return_index=True)[1]]  # each run's first row
         for k, name in enumerate(cols.run_names):
             if self.opts.run_id_from == "filename":
                 here = cols.source.names[int(cols.source.files(len(cols))[first[k]])]

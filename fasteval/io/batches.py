@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from fasteval.columns import RunColumns
 from fasteval.errors import ParameterError
-from fasteval.io import formats, gz, is_polars
+from fasteval.io import formats, is_polars
 from fasteval.io.archive import (
     EVAL_COLUMNS,
     archive_info,
@@ -161,10 +161,7 @@ def _qid(line: bytes) -> bytes | None:
 
 
 def _cut(data: bytes) -> int:
-    """End of the last whole query group of ``data`` (whole lines): 0 if it holds one query.
-
-    The lines after the cut all belong to the query of the last content line.
-    """
+    """End of the last whole query group of ``data`` (whole lines): 0 if it holds one query."""
     end = len(data)
     last: bytes | None = None
     while end > 0:
@@ -179,42 +176,25 @@ def _cut(data: bytes) -> int:
     return 0
 
 
-def _last_newline(buf: np.ndarray, filled: int) -> int:
-    """The offset just after the last newline of ``buf[:filled]`` (0 if there is none)."""
-    step = 1 << 16
-    hi = filled
-    while hi > 0:
-        lo = max(0, hi - step)
-        hits = np.flatnonzero(buf[lo:hi] == 10)
-        if hits.size:
-            return lo + int(hits[-1]) + 1
-        hi = lo
-        step *= 4
-    return 0
-
-
-def _window_cut(buf: np.ndarray, nl: int) -> int:
-    """:func:`_cut` over ``buf[:nl]``, looking back only as far as needed."""
+def _window_cut(buf: np.ndarray, filled: int) -> int:
+    """:func:`_cut` over the whole lines of ``buf[:filled]``, looking back only as far as
+    needed (0: no newline, or one query so far)."""
     window = 1 << 20
     while True:
-        lo = max(0, nl - window)
-        if lo > 0:  # start at a line boundary: a partial line could look like a query change
-            first_nl = int(np.argmax(buf[lo:nl] == 10))
-            lo += first_nl + 1
-        cut = _cut(bytes(buf[lo:nl]))
+        lo = max(0, filled - window)
+        data = bytes(buf[lo:filled])
+        # whole lines: a partial line could look like a query change
+        start, end = (data.find(b"\n") + 1 if lo else 0), data.rfind(b"\n") + 1
+        cut = _cut(data[start:end]) if end > start else 0
         if cut or lo == 0:
-            return lo + cut if cut else 0
+            return lo + start + cut if cut else 0
         window *= 4
 
 
 class PieceReader:
-    """A run file's bytes (gzip decompressed) in pieces of whole query groups, in one buffer.
-
-    :meth:`pieces` yields ``(buf, size)``: ``buf[:size]`` holds the piece (whole lines,
-    cut at the last query change within about ``piece_bytes``) until the next is asked
-    for. A query's lines must be consecutive (the caller checks). The buffer (``buf``:
-    the previous file's reader's) is reused and grows only when one query outgrows it.
-    """
+    """A run file's bytes (unpacked) in pieces of whole query groups of about ``piece_bytes``,
+    in one buffer (``buf``: the previous file's reader's), grown only when one query outgrows
+    it. A query's lines must be consecutive (the caller checks)."""
 
     def __init__(self, path: Path, piece_bytes: int, buf: np.ndarray | None = None) -> None:
         self.path = path
@@ -241,21 +221,18 @@ class PieceReader:
         return filled, False
 
     def pieces(self) -> Generator[tuple[np.ndarray, int], None, None]:
-        """The pieces, in order: ``(buf, size)`` (see the class notes)."""
+        """The pieces, in order: ``buf[:size]`` holds one until the next is asked for."""
         filled = 0
-        with gz.open_gzip(self.path) if _is_gzip(self.path) else open(self.path, "rb") as f:
+        with formats.open_bytes(self.path) as f:
             while True:
                 filled, eof = self._fill(f, filled)
                 if eof:
                     if filled and (self.buf[:filled] > 32).any():
                         yield self.buf, filled
                     return
-                nl = _last_newline(self.buf, filled)
-                if nl == 0:
-                    continue  # no newline yet: one line longer than the piece
-                cut = _window_cut(self.buf, nl)
+                cut = _window_cut(self.buf, filled)
                 if cut == 0:
-                    continue  # one query so far: read on
+                    continue  # one query (or one line) so far: read on
                 yield self.buf, cut
                 rest = filled - cut
                 self.buf[:rest] = self.buf[cut:filled]  # numpy copies overlapping ranges safely
@@ -264,18 +241,11 @@ class PieceReader:
 
 class BatchReader:
     """The run columns of planned batches, whatever their kind: the one reader that
-    evaluation and studies share. Pieces are numbered as in their archive or file, and
-    errors name the row or line as if the input had been read whole.
+    evaluation and studies share. Errors name a piece's rows or lines as in the whole input.
 
-    Parameters
-    ----------
-    budget
-        Rows (estimated) per piece.
-    opts
-        As for :func:`fasteval.io.tables.run_columns`.
-    workspace
-        Arrays to reuse for tokenising text (the columns of a batch are then valid
-        until the next batch is asked for); ``None`` for fresh ones.
+    ``budget``: rows (estimated) per piece; ``opts``: as for
+    :func:`fasteval.io.tables.run_columns`; ``workspace``: arrays to reuse for text (a
+    batch's columns are then valid until the next is asked for).
     """
 
     def __init__(
@@ -296,12 +266,8 @@ class BatchReader:
         raw: RawFiles | None = None,
         tables: Iterable[pa.Table] | None = None,
     ) -> Iterator[RunColumns]:
-        """Batch ``b``'s run columns, piece by piece where it is read in pieces.
-
-        ``raw``: the bytes of a batch of whole text files, read ahead by the caller
-        (:func:`~fasteval.io.trec.read_files`); ``tables``: an archive's pieces of
-        row groups, read (ahead) by the caller; otherwise this reader reads them.
-        """
+        """Batch ``b``'s run columns, piece by piece where it is read in pieces (``raw``:
+        whole text files' bytes, ``tables``: an archive's pieces, read ahead by the caller)."""
         if b.archive_pieces:
             path = b.units[0].item
             read = tables if tables is not None else _pieces_of(path, self.budget)
@@ -353,8 +319,3 @@ def _pieces_of(path: PathLike, budget: int) -> Iterator[pa.Table]:
     for groups in pieces.groups:
         yield read_row_groups(path, groups, EVAL_COLUMNS, verified=pieces.verified)
         release_pool_memory()  # the piece is gone when the next is asked for
-
-
-def _is_gzip(p: Path) -> bool:
-    with p.open("rb") as f:
-        return f.read(2) == b"\x1f\x8b"

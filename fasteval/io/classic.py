@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from fasteval.io import formats
+from fasteval.io.files import read_text
 
 
 @dataclass
@@ -49,7 +49,7 @@ class ClassicCollection:
 def _read(p: Path) -> str:
     if not p.exists() and Path(str(p) + ".gz").exists():
         p = Path(str(p) + ".gz")
-    return formats.read_text(p, "latin-1")  # newlines as text mode reads them
+    return read_text(p, "latin-1")
 
 
 def _smart(text: str, keep: set[str]) -> list[tuple[str, str]]:

@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 from fasteval.errors import InputFormatError, ParameterError, SchemaError, install_hint
 from fasteval.io import formats, stored, writers
 from fasteval.io.classic import READERS, load
+from fasteval.io.files import read_text
 
 TOKEN_PATTERN = r"[a-z0-9]+"
 FORMAT_VERSION = 1
@@ -230,21 +231,13 @@ def from_texts(
         .explode("tok")
         .drop_nulls("tok")
     )
-    vocab = toks.select(pl.col("tok").unique().sort())["tok"]
-    norm = analyzer.normalizer()
-    if norm is not None:
-        mapped = pl.Series("final", norm(vocab.to_list()), dtype=pl.String)
-        table = pl.DataFrame({"tok": vocab, "final": mapped}).drop_nulls("final")
-        final_vocab = table.select(pl.col("final").unique().sort())["final"]
-        code_of = table.join(
-            pl.DataFrame(
-                {"final": final_vocab, "term": pl.int_range(len(final_vocab), eager=True)}
-            ),
-            on="final",
-        ).select("tok", "term")
-        vocab = final_vocab
-    else:
-        code_of = pl.DataFrame({"tok": vocab, "term": pl.int_range(len(vocab), eager=True)})
+    tok_vocab = toks.select(pl.col("tok").unique().sort())["tok"]
+    norm = analyzer.normalizer()  # each distinct token's final form (None: as it is)
+    final = tok_vocab if norm is None else pl.Series(norm(tok_vocab.to_list()), dtype=pl.String)
+    table = pl.DataFrame({"tok": tok_vocab, "final": final}).drop_nulls("final")
+    vocab = table.select(pl.col("final").unique().sort())["final"]
+    terms = pl.DataFrame({"final": vocab, "term": pl.int_range(len(vocab), eager=True)})
+    code_of = table.join(terms, on="final").select("tok", "term")
     counts = (
         toks.join(code_of, on="tok", how="inner")
         .group_by(["doc", "term"])
@@ -295,7 +288,7 @@ def read_trec_sgml(path: str | os.PathLike[str]) -> pl.DataFrame:
     element with tags removed.
     """
     p = Path(path)
-    raw = formats.read_text(p, "utf-8", errors="replace")
+    raw = read_text(p, errors="replace")
     ids, texts = [], []
     for m in _DOC_RE.finditer(raw):
         body = m.group(1)

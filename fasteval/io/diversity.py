@@ -25,17 +25,11 @@ import polars as pl
 import pyarrow as pa
 
 from fasteval.columns import Source, StrColumn, dict_encode
-from fasteval.errors import InputFormatError, SchemaError
+from fasteval.errors import InputFormatError
 from fasteval.io.files import PathLike
 from fasteval.io.formats import is_parquet
-from fasteval.io.tokens import Fields, Skipper, check_layout, integer_grades, tokenize_files
-from fasteval.io.validate import (
-    no_nulls,
-    require_columns,
-    str_column,
-    table_source,
-    to_arrow,
-)
+from fasteval.io.tokens import Fields, read_judgments
+from fasteval.io.validate import judgments, str_column, table_source, to_arrow
 
 DIVERSITY_LINE = Fields([0, 1, 2], 3, -1, -1)  # topic subtopic docno judgment
 
@@ -87,10 +81,8 @@ def parse_diversity_files(paths: list[PathLike], *, lenient: bool = False) -> Di
         Naming the file, line and value of the first malformed line (fewer than
         four columns, a judgment that is not an integer), unless ``lenient``.
     """
-    skipper = Skipper(lenient, "diversity qrels")
-    tok = tokenize_files(paths, DIVERSITY_LINE)
-    tok = check_layout(tok, skipper, "topic subtopic docno judgment")
-    tok, rel = integer_grades(tok, skipper, "judgment")
+    said = ("diversity qrels", "topic subtopic docno judgment", "judgment")
+    tok, rel = read_judgments(paths, DIVERSITY_LINE, lenient, said)
     sub, names = _subtopics(tok.field(1))
     return DiversityQrels(tok.field(0), sub, tok.field(2), rel, tok.source(), names)
 
@@ -98,15 +90,7 @@ def parse_diversity_files(paths: list[PathLike], *, lenient: bool = False) -> Di
 def diversity_from_table(table: pa.Table, name: str) -> DiversityQrels:
     """Diversity qrels from an Arrow table ``query_id, subtopic, doc_id, relevance``."""
     cols = {"query_id": "str", "subtopic": "int or str", "doc_id": "str", "relevance": "int"}
-    require_columns(table, name, cols)
-    no_nulls(table, name, list(cols))
-    if table.num_rows == 0:
-        msg = f"{name}: the diversity qrels are empty"
-        raise InputFormatError(msg)
-    rel = table.column("relevance")
-    if not pa.types.is_integer(rel.type):
-        msg = f"{name}: column 'relevance' must be integer, found {rel.type}"
-        raise SchemaError(msg)
+    rel = judgments(table, name, cols, "diversity qrels")
     sub = table.column("subtopic")
     if pa.types.is_integer(sub.type):
         sv = sub.to_numpy().astype(np.int64)
@@ -121,7 +105,7 @@ def diversity_from_table(table: pa.Table, name: str) -> DiversityQrels:
         str_column(table, name, "query_id"),
         subtopic,
         str_column(table, name, "doc_id"),
-        rel.to_numpy().astype(np.int32),
+        rel,
         table_source(name),
         names,
     )

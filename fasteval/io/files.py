@@ -1,15 +1,14 @@
-"""Text files read into one byte buffer: plain or gzip, UTF-8 checked, reused memory.
+"""Text files read whole: plain or gzip, UTF-8 checked, reused memory.
 
-The TREC readers (:mod:`fasteval.io.trec`) and the other text readers start
-here: :func:`read_text` for small files read whole, :func:`read_files` for
-runs and qrels, whose bytes go to the tokenizer (:mod:`fasteval.io.tokens`)
-as they are.
+:func:`read_text` and :func:`content_lines` for small files; :func:`read_files` for runs
+and qrels, whose bytes go to the tokenizer (:mod:`fasteval.io.tokens`) as they are.
 """
 
 from __future__ import annotations
 
 import codecs
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -17,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from fasteval import parallel
-from fasteval.errors import InputFormatError
+from fasteval.errors import FastevalWarning, InputFormatError
 from fasteval.io import gz
 
 PathLike = str | os.PathLike[str]
@@ -60,35 +59,43 @@ def utf8_error(name: str, data: bytes | memoryview | np.ndarray, start: int) -> 
     )
 
 
-def read_text(path: PathLike) -> str:
-    """Read a (possibly gzip-compressed) UTF-8 file into a string, without a leading BOM
-    (an :class:`InputFormatError` for an unreadable file, bad gzip or bytes not UTF-8)."""
+def read_text(path: PathLike, encoding: str = "utf-8", errors: str = "strict") -> str:
+    """The text of a (possibly gzip-compressed) file, without a leading BOM, newlines as
+    Python's text mode reads them (an :class:`InputFormatError` for an unreadable file,
+    bad gzip or bytes that do not decode)."""
     raw = read_bytes(path).tobytes()
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode(encoding, errors)
     except UnicodeDecodeError as e:
         raise InputFormatError(utf8_error(os.fspath(path), raw, e.start)) from None
-    return text.removeprefix("\ufeff")
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def content_lines(path: PathLike) -> list[tuple[int, str, list[str]]]:
+    """The lines of ``path`` (:func:`read_text`) with content: each one's number (from 1),
+    text and blank-separated fields; blank lines and ``#`` comments are skipped."""
+    lines = enumerate(read_text(path).splitlines(), 1)
+    return [(n, t, f) for n, t in lines if (f := t.split()) and not f[0].startswith("#")]
+
+
+def warn_skipped(name: str, skipped: int, what: str) -> None:
+    """The warning of a lenient line reader of ``name`` that skipped malformed lines."""
+    if skipped:
+        msg = f"{name}: skipped {skipped} malformed {what} line(s)"
+        warnings.warn(msg, FastevalWarning, stacklevel=3)  # the reader's caller
 
 
 class Workspace:
-    """Arrays reused from one read to the next (a stream's batches, a file's pieces).
-
-    Fresh memory is expensive to touch the first time (the kernel zeroes every
-    page); a stream reading batch after batch into the same arrays pays that
-    once. Columns read with a workspace point into it: they are valid only until
-    the next read with the same workspace.
-    """
+    """Arrays reused from one read to the next (a stream's batches, a file's pieces): fresh
+    memory is paid for at first touch (the kernel zeroes every page). Columns read with a
+    workspace point into it: valid until its next read."""
 
     def __init__(self) -> None:
         self._arrays: dict[str, np.ndarray] = {}
 
     def array(self, name: str, shape: tuple[int, ...], dtype: type, fill: object = None) -> Any:
-        """An array of ``shape`` (C order) on the storage kept under ``name``.
-
-        ``fill`` sets every element (as ``np.zeros``/``np.full`` would); ``None``
-        leaves the contents as they are (as ``np.empty``).
-        """
+        """An array of ``shape`` (C order) on the storage kept under ``name``, every element
+        ``fill`` (``None``: as it is, as ``np.empty``)."""
         size = int(np.prod(shape))
         a = self._arrays.get(name)
         if a is None or a.dtype != np.dtype(dtype) or a.shape[0] < size:
@@ -135,12 +142,8 @@ def _gzip_isize(path: PathLike) -> int:
 
 
 def _gunzip_into(path: PathLike, out: memoryview) -> int:
-    """Decompress a gzip file into ``out``; its size, or -1 when it does not fit exactly.
-
-    Chunks go straight into the caller's (reused) buffer: no fresh memory the
-    size of the file. -1 (a file with several members, or over 4 GiB, whose
-    trailer does not give the size) sends the caller to :func:`read_bytes`.
-    """
+    """Decompress a gzip file straight into ``out`` (no fresh memory the size of the file);
+    its size, or -1 when it does not fit exactly (several members, or over 4 GiB)."""
     d = gz.decompressobj()
     n = 0
     cap = len(out)
@@ -165,12 +168,9 @@ def _gunzip_into(path: PathLike, out: memoryview) -> int:
 def _read_all(
     paths: list[PathLike], threads: int | None, ws: Workspace | None = None, in_place: bool = True
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """All files in one buffer, each ending in a newline; plain files are read in place.
-
-    With ``in_place``, a gzip file is inflated straight into its place when its trailer
-    gives its size (one member); when any does not fit (or fails) every gzip file is
-    decompressed whole first (:func:`read_bytes`, which names what is wrong).
-    """
+    """All files in one buffer, each ending in a newline. With ``in_place``, a gzip file is
+    inflated into its place at the size its trailer gives; if any does not fit (or fails),
+    every gzip file is decompressed whole first (:func:`read_bytes` names what is wrong)."""
     sizes = np.zeros(len(paths), np.int64)
     whole: dict[int, np.ndarray] = {}  # read whole first: unreadable, or gzip not in place
     packed: list[int] = []
@@ -233,25 +233,14 @@ def _map(fn: Any, items: list[Any], threads: int | None) -> list[Any]:
 
 
 def check_utf8(
-    buf: np.ndarray,
-    starts: np.ndarray,
-    ends: np.ndarray,
-    names: list[str],
-    suspects: np.ndarray | None = None,
+    buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, names: list[str], suspects: np.ndarray
 ) -> None:
-    """Every file ``buf[starts[i]:ends[i]]`` must be UTF-8 (ids are text), else an
-    :class:`InputFormatError` names the file, line and byte. Only files with a byte
-    ``>= 0x80`` are decoded: ``suspects`` says which, if the caller knows already."""
-    if suspects is None and (buf.shape[0] == 0 or int(buf.max()) < 0x80):
-        return
-    for i, name in enumerate(names):
-        if suspects is not None and not suspects[i]:
-            continue
-        a, b = int(starts[i]), int(ends[i])
-        if b <= a or int(buf[a:b].max()) < 0x80:
-            continue
-        data = buf.data[a:b]  # a view, not a copy
+    """Every file ``buf[starts[i]:ends[i]]`` that ``suspects`` marks (it has a byte ``>= 0x80``)
+    must be UTF-8 (ids are text), else an :class:`InputFormatError` names the file, line and
+    byte."""
+    for i in np.flatnonzero(suspects).tolist():
+        data = buf.data[int(starts[i]) : int(ends[i])]  # a view, not a copy
         try:
             codecs.utf_8_decode(data, "strict", True)
         except UnicodeDecodeError as e:
-            raise InputFormatError(utf8_error(name, data, e.start)) from None
+            raise InputFormatError(utf8_error(names[i], data, e.start)) from None

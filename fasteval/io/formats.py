@@ -1,10 +1,10 @@
 """The one home of input formats: what a file's name says it holds, and how it opens.
 
 Every reader asks here rather than testing a suffix itself: Parquet (``.parquet``,
-``.pq``; a fasteval run archive, a table fasteval stored, or any other), gzip
-(``.gz``: read through :mod:`fasteval.io.gz`), and plain text otherwise. Also the
-cheap facts a plan of batches needs before reading: a text file's size unpacked
-and its first run id. (Outputs: :mod:`fasteval.io.writers`.)
+``.pq``; a fasteval run archive, a table fasteval stored, or any other), and text
+otherwise, gzip when its first bytes say so (read through :mod:`fasteval.io.gz`). Also
+the cheap facts a plan of batches needs before reading: a text file's head, its size
+unpacked and its first run id. (Outputs: :mod:`fasteval.io.writers`.)
 """
 
 from __future__ import annotations
@@ -26,29 +26,30 @@ def is_parquet(path: PathLike) -> bool:
     return Path(path).suffix.lower() in PARQUET_SUFFIXES
 
 
-def is_gzip(path: PathLike) -> bool:
-    """Whether ``path`` is named as a gzip file (``.gz``)."""
-    return Path(path).suffix == GZIP_SUFFIX
-
-
 def open_bytes(path: PathLike) -> IO[bytes]:
-    """``path`` opened for reading bytes, unpacked when it is gzip."""
-    return gz.open_gzip(path) if is_gzip(path) else open(path, "rb")
+    """``path`` opened for reading bytes, unpacked when it is gzip (by its first bytes, as
+    :func:`fasteval.io.files.read_bytes` tells)."""
+    f = open(path, "rb")  # noqa: SIM115 (returned open)
+    if f.read(2) != b"\x1f\x8b":
+        f.seek(0)
+        return f
+    f.close()
+    return gz.open_gzip(path)
 
 
-def read_text(path: PathLike, encoding: str = "utf-8", errors: str = "strict") -> str:
-    """The whole text of ``path`` (plain or gzip), newlines as Python's text mode reads them."""
-    with open_bytes(path) as f:
-        text = f.read().decode(encoding, errors)
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+def head(path: PathLike, size: int = 16384) -> bytes | None:
+    """The first ``size`` bytes of a file, unpacked if gzip (``None`` if unreadable)."""
+    try:
+        with open_bytes(path) as f:
+            return f.read(size)
+    except gz.ERRORS:  # OSError among them
+        return None
 
 
 def unpacked_size(path: Path) -> int:
     """The bytes of ``path`` once unpacked: a gzip file's trailer (mod 2**32, never
     below the packed size), else its size."""
     size = path.stat().st_size
-    if not is_gzip(path):
-        return size
     try:
         with path.open("rb") as f:
             if f.read(2) != b"\x1f\x8b" or size < 18:

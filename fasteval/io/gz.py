@@ -31,17 +31,11 @@ class GzipDataError(InputFormatError):
     """A gzip file that ends early or is damaged, found while reading it piece by piece."""
 
 
-# what a truncated or damaged gzip file raises, whichever library reads it
-ERRORS: tuple[type[BaseException], ...] = (
-    OSError,
-    EOFError,
-    zlib.error,
-    _zlib.error,
-    GzipDataError,
-)
 # what the libraries raise themselves (a truncated stream is EOFError, which click
 # would take for Ctrl-C: it must never leave this module bare)
 _RAW_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error, _zlib.error)
+# what a truncated or damaged gzip file raises, whichever library reads it
+ERRORS: tuple[type[BaseException], ...] = (*_RAW_ERRORS, GzipDataError)
 
 
 def bad_gzip_message(path: Any, e: BaseException) -> str:

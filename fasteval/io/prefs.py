@@ -12,7 +12,7 @@ rel`` read as preferences, the second field naming the judgment group and one
 sub-group per group: every relevant document is preferred to every
 non-relevant one (and higher grades to lower).
 
-Blank lines and lines whose first character is ``#`` are skipped (trec_eval
+Blank lines and lines whose first non-blank character is ``#`` are skipped (trec_eval
 10); a line with too few or too many fields, or a level that is not a number,
 is an error naming the file, the line and the value (``lenient=True`` skips
 such lines and says how many).
@@ -21,15 +21,14 @@ such lines and says how many).
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from fasteval.errors import FastevalWarning, InputFormatError, SchemaError
-from fasteval.io.files import read_text
+from fasteval.errors import InputFormatError, SchemaError
+from fasteval.io.files import content_lines, warn_skipped
 
 PREFS_FORMATS = ("prefs", "qrels_prefs")
 _FIELDS = {"prefs": 5, "qrels_prefs": 4}
@@ -113,10 +112,7 @@ def read_prefs(
     doc: list[str] = []
     rel: list[float] = []
     skipped = 0
-    for no, line in enumerate(read_text(path).splitlines(), start=1):
-        fields = line.split()
-        if not fields or line.startswith("#"):
-            continue
+    for no, line, fields in content_lines(path):
         level = _number(fields[-1]) if len(fields) == n_fields else None
         if level is None:
             if lenient:
@@ -135,12 +131,7 @@ def read_prefs(
         jsg.append(fields[2] if rel_format == "prefs" else "0")
         doc.append(fields[-2])  # docno: the field before the level in both layouts
         rel.append(level)
-    if skipped:
-        warnings.warn(
-            f"{name}: skipped {skipped} malformed {rel_format} line(s)",
-            FastevalWarning,
-            stacklevel=2,
-        )
+    warn_skipped(name, skipped, rel_format)
     if not rel:
         msg = f"{name}: no valid {rel_format} lines"
         raise InputFormatError(msg)

@@ -14,7 +14,6 @@ how many).
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,8 +21,8 @@ import polars as pl
 import pyarrow as pa
 
 from fasteval.columns import QrelsColumns
-from fasteval.errors import FastevalWarning, InputFormatError, SchemaError
-from fasteval.io.files import read_text
+from fasteval.errors import InputFormatError, SchemaError
+from fasteval.io.files import content_lines, warn_skipped
 from fasteval.io.tables import qrels_from_table
 from fasteval.io.tokens import (
     RUN_FIELDS,
@@ -133,8 +132,7 @@ def read_qrels_jg(path: str | os.PathLike[str], *, lenient: bool = False) -> Qre
         For a malformed line, a repeated judgment, or a file without judgments.
     """
     name = os.fspath(path)
-    numbered = ((no, line.split()) for no, line in enumerate(read_text(path).splitlines(), 1))
-    lines = [(no, f) for no, f in numbered if f and not f[0].startswith("#")]
+    lines = [(no, fields) for no, _, fields in content_lines(path)]
     _check_layout(name, lines, lenient)
     out = QrelsJG([], [], [], [], name)
     where: list[str] = []
@@ -157,9 +155,7 @@ def read_qrels_jg(path: str | os.PathLike[str], *, lenient: bool = False) -> Qre
         out.doc.append(fields[2])
         out.rel.append(grade)
         where.append(f"{name}:{no}")
-    if skipped:
-        msg = f"{name}: skipped {skipped} malformed qrels_jg line(s)"
-        warnings.warn(msg, FastevalWarning, stacklevel=2)
+    warn_skipped(name, skipped, "qrels_jg")
     if not out.rel:
         msg = f"{name}: no valid qrels_jg lines"
         raise InputFormatError(msg)

@@ -82,8 +82,8 @@ _HASH_CHUNK = 1 << 20
 
 
 def sha256_prefix(path: PathLike, n: int) -> str:
-    """The SHA-256 of the first ``n`` bytes of ``path`` (hex), read through one buffer (a
-    memory map would count every page of the file in the process's resident memory)."""
+    """The SHA-256 of the first ``n`` bytes of ``path`` (hex), through one buffer (a memory
+    map would count the file's pages in the process's resident memory)."""
     h = hashlib.sha256()
     buf = bytearray(min(n, _HASH_CHUNK))
     view = memoryview(buf)
@@ -135,12 +135,9 @@ def _reason(e: BaseException) -> str:
 
 @contextmanager
 def reading(path: PathLike, *, advice: str = WRITE_AGAIN, ours: bool = True) -> Iterator[None]:
-    """Turn pyarrow's errors while decoding ``path`` into one fasteval line.
-
-    A page checksum mismatch (or any decoding error in a file fasteval wrote,
-    ``ours``) is a :class:`DamagedFileError`; other files that fail are not
-    readable Parquet (:class:`InputFormatError`).
-    """
+    """pyarrow's errors while decoding ``path`` as one line: a :class:`DamagedFileError` for
+    a page checksum (or any error in a file fasteval wrote, ``ours``), else an
+    :class:`InputFormatError`."""
     try:
         yield
     except (OSError, pa.ArrowException) as e:
@@ -170,11 +167,8 @@ def parquet_file(
     check: bool = True,
     page_checks: bool = True,
 ) -> pq.ParquetFile:
-    """``path`` opened for reading with every page's checksum verified.
-
-    With ``check``, the whole-file digest is checked first (when the file has one).
-    ``page_checks=False`` only where the caller has checked the digest itself.
-    """
+    """``path`` opened for reading with every page's checksum verified (``page_checks=False``
+    only where the caller checked the digest), the digest checked first with ``check``."""
     with reading(path, advice=advice, ours=False):
         f = pq.ParquetFile(
             path, read_dictionary=read_dictionary, page_checksum_verification=page_checks

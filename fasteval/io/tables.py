@@ -28,9 +28,10 @@ from fasteval.columns import (
     spread,
 )
 from fasteval.errors import FastevalWarning, InputFormatError, SchemaError
-from fasteval.io import adapters, files, gz, tokens, trec
+from fasteval.io import adapters, files, formats, tokens, trec
 from fasteval.io.formats import is_parquet
 from fasteval.io.validate import (
+    judgments,
     no_nulls,
     one_dictionary,
     require_columns,
@@ -58,12 +59,9 @@ if TYPE_CHECKING:
 
 
 def _run_codes(table: pa.Table, name: str, row_offset: int) -> tuple[np.ndarray, list[str]]:
-    """Run codes in order of first appearance, and the run names.
-
-    A dictionary-encoded column (an archive's) is numbered from its indices:
-    no string is compared or copied. Others are numbered from the heads of
-    their runs of equal ids (:func:`encode_heads`): a run's ids are one such run.
-    """
+    """Run codes in order of first appearance, and the run names: from a dictionary
+    column's indices (an archive's: no string compared), else from the heads of runs of
+    equal ids (:func:`encode_heads`)."""
     col = table.column("run_id")
     arr = one_dictionary(col) if pa.types.is_dictionary(col.type) else None
     if arr is None:
@@ -84,19 +82,12 @@ def _run_codes(table: pa.Table, name: str, row_offset: int) -> tuple[np.ndarray,
 
 def qrels_from_table(table: pa.Table, name: str) -> QrelsColumns:
     """Qrels columns from an Arrow table with ``query_id, doc_id, relevance``."""
-    require_columns(table, name, {"query_id": "str", "doc_id": "str", "relevance": "int"})
-    no_nulls(table, name, ["query_id", "doc_id", "relevance"])
-    rel = table.column("relevance")
-    if not pa.types.is_integer(rel.type):
-        msg = f"{name}: column 'relevance' must be integer, found {rel.type}"
-        raise SchemaError(msg)
-    if table.num_rows == 0:
-        msg = f"{name}: the qrels are empty"
-        raise InputFormatError(msg)
+    cols = {"query_id": "str", "doc_id": "str", "relevance": "int"}
+    rel = judgments(table, name, cols, "qrels")
     return QrelsColumns(
         str_column(table, name, "query_id"),
         str_column(table, name, "doc_id"),
-        numeric_numpy(rel).astype(np.int32),
+        rel,
         table_source(name),
     )
 
@@ -196,25 +187,11 @@ def concat_runs(parts: list[RunColumns]) -> RunColumns:
     )
 
 
-def _head(p: Path, size: int = 16384) -> bytes | None:
-    """The first ``size`` bytes of a file, decompressed if gzip (``None`` if unreadable)."""
-    try:
-        with open(p, "rb") as fh:
-            raw = fh.read(size)
-        if raw[:2] == b"\x1f\x8b":
-            with gz.open_gzip(p) as fh:
-                raw = fh.read(size)
-    except gz.ERRORS:
-        return None
-    return raw
-
-
 def looks_like_run(p: Path) -> bool:
     """Whether a file in a folder of runs is a run: one of its first ten content lines reads
-    ``qid Q0 docno rank score tag`` (an integer rank, a numeric score). A file that cannot
-    be judged from its head (unreadable, a very long first line) counts as a run: the reader
-    then names its problem."""
-    head = _head(p)
+    ``qid Q0 docno rank score tag`` (an integer rank, a numeric score), or its head cannot
+    tell (the reader then names its problem)."""
+    head = formats.head(p)
     if head is None:
         return True
     lines = head.removeprefix(files.BOM).split(b"\n")
@@ -222,32 +199,24 @@ def looks_like_run(p: Path) -> bool:
         lines = lines[:-1]  # the last line may be cut short
         if not lines:
             return True
-    seen = 0
-    for line in lines:
-        f = line.split()
-        if not f or f[0].startswith(b"#"):
-            continue
-        seen += 1
-        if len(f) >= tokens.RUN_FIELDS:
-            try:
-                int(f[3])
-                float(f[4])
-            except ValueError:
-                pass
-            else:
-                return True
-        if seen == 10:
-            break
-    return False
+    content = [f for line in lines if (f := line.split()) and not f[0].startswith(b"#")]
+    return any(len(f) >= tokens.RUN_FIELDS and _ranked(f) for f in content[:10])
+
+
+def _ranked(f: list[bytes]) -> bool:
+    """Whether a line's 4th and 5th fields read as a rank and a score."""
+    try:
+        int(f[3])
+        float(f[4])
+    except ValueError:
+        return False
+    return True
 
 
 def expand_paths(items: list[Any]) -> list[Any]:
-    """Replace each directory by its run files (sorted; hidden files skipped); keep the rest.
-
-    Files in a directory that are not runs (a README, notes, an empty file: see
-    :func:`looks_like_run`) are skipped with a :class:`~fasteval.errors.FastevalWarning`
-    naming them. Parquet files in a directory are kept (read as run archives).
-    """
+    """Each directory replaced by its run files and Parquet files (sorted; hidden files
+    skipped; others, :func:`looks_like_run`, named in a
+    :class:`~fasteval.errors.FastevalWarning`); the rest kept."""
     out: list[Any] = []
     for x in items:
         if isinstance(x, (str, os.PathLike)) and Path(x).is_dir():

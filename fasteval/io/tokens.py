@@ -1,12 +1,9 @@
 """Lines of text files as tokens, and the checks every line-based reader shares.
 
-The tokenizer (:func:`tokenize_files`) splits each line at blanks in numba
-kernels, keeping the requested fields as byte ranges into one buffer and
-parsing one integer and one decimal field; a :class:`Tokens` holds the
-result with the file and line of every row. A :class:`Skipper` collects
-malformed lines: it raises for the first one, or (lenient) drops them and
-warns once. :func:`check_layout` and :func:`integer_grades` are the checks
-of a four-column qrels-like file (TREC qrels, diversity qrels).
+The tokenizer (:func:`tokenize_files`) splits lines at blanks in numba kernels into
+:class:`Tokens`; a :class:`Skipper` raises for the first malformed line or (lenient)
+drops them and warns once; :func:`read_judgments` reads a four-column qrels-like file
+(TREC qrels, diversity qrels).
 """
 
 from __future__ import annotations
@@ -14,7 +11,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -33,29 +30,14 @@ RUN_FIELDS = 6
 
 @dataclass
 class Tokens:
-    """Tokenised lines of one or more files sharing one byte buffer (one row per line).
+    """Tokenised lines of files sharing one byte buffer ``buf`` (one row per line).
 
-    Attributes
-    ----------
-    names
-        The files' names.
-    buf
-        The files' bytes; string fields are ranges into it.
-    file_of, line_no, line_start, n_fields
-        Per row: its file, its line number (from 1), where the line starts in
-        ``buf``, and how many fields it has.
-    starts, ends
-        ``(k, rows)``: the byte range of each requested string field (:meth:`field`).
-    ival, ibad
-        The integer field and a mask of rows where it is not an integer.
-    fval, fbad
-        The decimal field and a mask of rows where it is not a number.
-    same_bad
-        Per file, the first row whose "same" field (a run's tag) differs from the
-        file's first, or -1.
-    lines
-        Per file, its newlines (blank and comment lines included), as the
-        tokenizer counted them (``None`` where not known).
+    Per row: its file, line number (from 1), where the line starts in ``buf``, its
+    number of fields; ``starts, ends`` ``(k, rows)``, the byte ranges of the requested
+    string fields (:meth:`field`); the integer and decimal fields and masks of rows
+    where they do not parse (``ibad``, ``fbad``). Per file: ``same_bad``, the first row
+    whose "same" field (a run's tag) differs from the file's first (or -1), and
+    ``lines``, its newlines as the tokenizer counted them.
     """
 
     names: list[str]
@@ -81,23 +63,9 @@ class Tokens:
         """The ``j``-th requested string field of every row."""
         return StrColumn(self.buf, self.starts[j], self.ends[j])
 
-    def line_bytes(self, r: int) -> bytes:
-        """Row ``r``'s whole line (for messages and checks of single rows)."""
-        s = int(self.line_start[r])
-        n = self.buf.shape[0]
-        e = s
-        while e < n:  # the newline, looked for in growing blocks: lines may be very long
-            block = self.buf[e : min(n, e + max(4096, e - s))]
-            hit = np.flatnonzero(block == 10)
-            if hit.size:
-                e += int(hit[0])
-                break
-            e += block.shape[0]
-        return bytes(self.buf[s:e])
-
     def fields_of(self, r: int) -> list[str]:
         """The fields of row ``r``'s line, re-split (for messages)."""
-        return self.line_bytes(r).decode("utf-8", "replace").split()
+        return _line_at(self.buf, int(self.line_start[r])).decode("utf-8", "replace").split()
 
     def field_value(self, r: int, j: int, limit: int | None = 200) -> str:
         """Field ``j`` of row ``r``'s line (``""`` if absent), cut to ``limit`` characters."""
@@ -114,22 +82,8 @@ class Tokens:
 
     def subset(self, keep: np.ndarray) -> Tokens:
         """The rows where ``keep`` is true (a mask or row numbers)."""
-        return Tokens(
-            self.names,
-            self.buf,
-            self.file_of[keep],
-            self.line_no[keep],
-            self.line_start[keep],
-            self.n_fields[keep],
-            self.starts[:, keep],
-            self.ends[:, keep],
-            self.ival[keep],
-            self.ibad[keep],
-            self.fval[keep],
-            self.fbad[keep],
-            self.same_bad,
-            self.lines,
-        )
+        rows = [f.name for f in fields(self)][2:-2]  # all but names, buf, same_bad, lines
+        return replace(self, **{k: getattr(self, k)[..., keep] for k in rows})
 
     def source(self) -> Source:
         """Where each row comes from (file and line), for the readers' columns."""
@@ -138,6 +92,21 @@ class Tokens:
 
 def _cut(text: str, limit: int | None) -> str:
     return text if limit is None or len(text) <= limit else text[:limit] + "..."
+
+
+def _line_at(buf: np.ndarray, s: int) -> bytes:
+    """The line that starts at ``s`` (its newline looked for in growing blocks: lines may
+    be very long)."""
+    n = e = buf.shape[0]
+    at = s
+    while at < n:
+        block = buf[at : min(n, at + max(4096, at - s))]
+        hit = np.flatnonzero(block == 10)
+        if hit.size:
+            e = at + int(hit[0])
+            break
+        at += block.shape[0]
+    return bytes(buf[s:e])
 
 
 class Fields(NamedTuple):
@@ -160,11 +129,8 @@ SUBRANGE_BYTES = 4 << 20
 def _subranges(
     buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, size: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cut each file ``buf[starts[f]:ends[f]]`` into ranges of whole lines of about ``size``.
-
-    Returns the ranges' starts, ends and files, in buffer order. A file's
-    ranges end just after a newline (the last one where the file ends).
-    """
+    """Each file ``buf[starts[f]:ends[f]]`` cut into ranges of whole lines of about ``size``:
+    the ranges' starts, ends and files, in buffer order."""
     r_start: list[int] = []
     r_end: list[int] = []
     r_file: list[int] = []
@@ -201,13 +167,9 @@ def _join_same_bad(
     same_field: int,
     n_files: int,
 ) -> np.ndarray:
-    """Per file, the first row whose field ``same_field`` differs from the file's first
-    (reference) row, from the kernel's answers per range (each compared to its own first).
-
-    A range's reference row is its first row with that field and a parsed
-    number (as in the kernel); when its field differs from the file's
-    reference, that row is the range's first differing row.
-    """
+    """Per file, the first row whose field ``same_field`` differs from the file's first, from
+    the kernel's answers per range (each compared to its own first row with that field and
+    a parsed number, which is the range's first differing row if it differs from the file's)."""
     _, _, line_start, n_fields, _, _, _, ibad, _, fbad, r_bad = out
     same_bad = np.full(n_files, -1, np.int64)
     ref: dict[int, bytes] = {}
@@ -225,10 +187,7 @@ def _join_same_bad(
             a, step = c, step * 8
         if r < 0:
             continue
-        s = int(line_start[r])
-        hits = np.flatnonzero(buf[s : s + 65536] == 10)
-        e = s + int(hits[0]) if hits.size else buf.shape[0]
-        field = bytes(buf[s:e]).split()[same_field]
+        field = _line_at(buf, int(line_start[r])).split()[same_field]
         first = ref.setdefault(f, field)
         same_bad[f] = r if field != first else r_bad[k]
     return same_bad
@@ -244,10 +203,9 @@ def _split(
 ) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray]:
     """Tokenise every file of ``buf`` in parallel; the rows, and each file's newlines and rows.
 
-    Two passes over ranges of whole lines (:func:`_subranges`: a big file is split by
-    every thread too): the first counts newlines (rows are laid out by them, and numbered
-    as in the file) and finds the files to check for UTF-8 (those not ASCII); the second
-    splits. Blank and comment lines leave gaps, closed afterwards (:func:`_close_gaps`).
+    Two passes over ranges of whole lines (:func:`_subranges`): the first counts newlines
+    (rows are laid out and numbered by them) and finds the files not ASCII (checked for
+    UTF-8); the second splits. Skipped lines leave gaps, closed by :func:`_close_gaps`.
     """
     n_files = starts.shape[0]
     filled = ends > starts
@@ -318,7 +276,7 @@ def _close_gaps(
     shift = np.repeat(row_base[:-1] - new_base[:-1], counts)
     keep = np.arange(int(new_base[-1]), dtype=np.int64) + shift
     *rows, same_bad = out
-    rows = [a[:, keep] if a.ndim == 2 else a[keep] for a in rows]
+    rows = [a[..., keep] for a in rows]
     hit = same_bad >= 0  # a row number within the gapped layout
     same_bad = same_bad.copy()
     same_bad[hit] -= (row_base[:-1] - new_base[:-1])[hit]
@@ -427,13 +385,9 @@ def is_number(s: str) -> bool:
 def check_header(
     tok: Tokens, wordy: np.ndarray, lenient: bool, layout: str, cols: tuple[int, ...]
 ) -> None:
-    """A first line whose numeric fields are words, followed by a good line, is a header.
-
-    ``wordy`` marks rows whose numeric fields did not parse; a header's fields
-    ``cols`` are words (not numbers such as ``1.5``). Unless lenient (the line is
-    then skipped as malformed), one message says what it is, rather than the
-    per-field errors (or, for runs, a run tag that differs from the "tag" title).
-    """
+    """A first line whose numeric fields ``cols`` are words (``wordy``: they did not parse,
+    and are not numbers such as ``1.5``), followed by a good line, is a header: unless
+    lenient (then it is skipped as malformed), one message says so."""
     if lenient or tok.file_of.shape[0] == 0:
         return
     first = tok.first_rows()
@@ -460,7 +414,7 @@ def header_message(where: str, line: str, layout: str) -> str:
 
 
 def is_run_line(fields: list[str]) -> bool:
-    """``fields`` have the layout of a run line, not of qrels: ``Q0``, or a non-integer score."""
+    """``fields`` read as a run line, not qrels: ``Q0``, or a non-integer score."""
     if len(fields) < 6:
         return False
     if fields[1] in ("Q0", "q0"):
@@ -497,19 +451,24 @@ def check_not_a_run(tok: Tokens, what: str, layout: str) -> None:
             raise InputFormatError(run_layout_message(tok.where(r), tok.fields_of(r), what, layout))
 
 
-def check_layout(tok: Tokens, skipper: Skipper, layout: str) -> Tokens:
-    """The layout checks of a qrels-like file (``layout``, e.g. ``"qid iter docno rel"``,
-    its grade the integer field): a run file given instead, a header line, lines with fewer
-    than four columns (dropped when lenient)."""
-    check_not_a_run(tok, skipper.what, layout)
-    check_header(tok, tok.ibad, skipper.lenient, layout, (3,))
-    return check_columns(tok, QRELS_FIELDS, skipper, layout)
-
-
-def integer_grades(tok: Tokens, skipper: Skipper, grade: str) -> tuple[Tokens, np.ndarray]:
-    """The rows kept and their 4th column as ``int32`` grades (``grade``: its name in
-    messages). A grade that is not an integer goes to ``skipper`` (which then warns for
-    all it skipped); a grade beyond 32 bits, or no valid line left, is an error."""
+def read_judgments(
+    paths: list[PathLike],
+    fields: Fields,
+    lenient: bool,
+    names: tuple[str, str, str],
+    raw: RawFiles | None = None,
+) -> tuple[Tokens, np.ndarray]:
+    """Read a qrels-like file, its grade the integer (4th) field: the rows kept and their
+    ``int32`` grades. ``names``: the lines, their layout and the grade, for messages (e.g.
+    ``("qrels", "qid iter docno rel", "relevance")``). A run file given instead, a header, a
+    line of fewer than four columns or a grade not an integer (skipped when lenient), a
+    grade beyond 32 bits and no valid line left are :class:`InputFormatError` s."""
+    what, layout, grade = names
+    skipper = Skipper(lenient, what)
+    tok = tokenize_files(paths, fields, raw=raw)
+    check_not_a_run(tok, what, layout)
+    check_header(tok, tok.ibad, lenient, layout, (3,))
+    tok = check_columns(tok, QRELS_FIELDS, skipper, layout)
     t = tok
     tok = skipper.reject(
         tok, tok.ibad, lambda r: f"{grade} is not an integer: {t.field_value(r, 3)!r}"

@@ -26,8 +26,7 @@ from fasteval.io.tokens import (
     Tokens,
     check_columns,
     check_header,
-    check_layout,
-    integer_grades,
+    read_judgments,
     tokenize_buffer,
     tokenize_files,
 )
@@ -71,10 +70,8 @@ def parse_qrels_files(
 ) -> QrelsColumns:
     """Parse qrels files (``qid iter docno rel``) into columns (``raw``: their bytes, read
     already, as :func:`parse_run_files` takes them)."""
-    skipper = Skipper(lenient, "qrels")
-    tok = tokenize_files(paths, QRELS_LINE, raw=raw)
-    tok = check_layout(tok, skipper, "qid iter docno rel")
-    tok, rel = integer_grades(tok, skipper, "relevance")
+    said = ("qrels", "qid iter docno rel", "relevance")
+    tok, rel = read_judgments(paths, QRELS_LINE, lenient, said, raw)
     return QrelsColumns(tok.field(0), tok.field(1), rel, tok.source())
 
 
@@ -121,15 +118,10 @@ def parse_run_piece(
     workspace: Workspace | None = None,
     tag: tuple[str, int] | None = None,
 ) -> tuple[RunColumns, int]:
-    """Parse whole lines of a run file held in ``buf[:size]`` as the lines that follow line
-    ``lines_before`` of ``path``: the columns :func:`parse_run_files` gives for them, and
-    the newlines counted (the next piece's ``lines_before`` is this one's plus that).
-
-    ``buf`` needs room for one byte more than ``size`` and must not change while the
-    columns are in use (they point into it). Never lenient: a piece's skipped lines could
-    not be counted for the whole file. ``tag``: the file's run tag and the line it was read
-    on (the first piece's), which every later piece's lines must have.
-    """
+    """The columns of whole lines of a run file in ``buf[:size]`` (room for one byte more;
+    unchanged while the columns are in use), the lines after line ``lines_before`` of
+    ``path``, and the newlines counted. Never lenient (skipped lines could not be counted
+    for the whole file). ``tag``: the file's run tag and its line, from the first piece."""
     if size == 0 or buf[size - 1] != 10:  # the last line of a file may lack its newline
         if buf.shape[0] <= size:
             msg = f"the buffer needs room for {size + 1} bytes, has {buf.shape[0]}"
@@ -196,8 +188,7 @@ def _run_columns(
 
 
 def _check_one_tag(tok: Tokens, wordy: np.ndarray, tag: tuple[str, int] | None) -> None:
-    """Every line of a run file has the tag of its first (a header, ``wordy``, aside), or
-    ``tag`` (its tag and line) for a later piece of a file."""
+    """Every line of a run file has the tag of its first (a header aside), or ``tag``."""
     bad = np.flatnonzero(tok.same_bad >= 0)
     r = int(tok.same_bad[bad[0]]) if bad.size else -1
     if tag is None:
@@ -220,8 +211,7 @@ def _check_one_tag(tok: Tokens, wordy: np.ndarray, tag: tuple[str, int] | None) 
 
 
 def _run_names(tok: Tokens, paths: Sequence[PathLike], opts: EvalOptions) -> list[str]:
-    """Each file's run id (its first line's tag, or its name); two files with one id are
-    an error."""
+    """Each file's run id (its first line's tag, or its name), each its own."""
     first_row = tok.first_rows()
     names: list[str] = []
     seen: dict[str, int] = {}

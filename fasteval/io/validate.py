@@ -1,10 +1,8 @@
 """Tables checked on their way in: one conversion to Arrow, then the column checks.
 
-Every table reader (qrels and runs in :mod:`fasteval.io.tables`, diversity
-qrels, judgment groups) takes its input through :func:`to_arrow` (paths,
-Parquet archives, polars and Arrow tables, and the ecosystem's objects of
-:mod:`fasteval.io.adapters`), checks it with :func:`require_columns` and
-:func:`no_nulls`, and reads its id columns with :func:`str_column`.
+Every table reader (qrels, runs, diversity qrels) takes its input through
+:func:`to_arrow`, checks it (:func:`require_columns`, :func:`no_nulls`,
+:func:`judgments`) and reads its id columns with :func:`str_column`.
 """
 
 from __future__ import annotations
@@ -33,15 +31,9 @@ def to_arrow(
     default_run: str = "run",
 ) -> tuple[pa.Table, str]:
     """Any table-like input as an Arrow table, and its name for messages (the path, or
-    e.g. ``"run DataFrame"``).
-
-    ``x``: a Parquet file's path (a run archive, a table fasteval stored, any other), a
-    polars or Arrow table (as they are: the reader checks their columns), or an object
-    of the ecosystem (:func:`fasteval.io.adapters.adapt`: in fasteval's column names,
-    ``columns`` and ``default_run`` as it takes them); ``what`` names the input
-    (``"qrels"``, ``"run"``, ``"diversity qrels"``, ...). A missing file is an
-    :class:`InputFormatError`, any other object a :class:`SchemaError`.
-    """
+    e.g. ``"run DataFrame"``): a Parquet file's path, a polars or Arrow table, or an object
+    of the ecosystem (:func:`fasteval.io.adapters.adapt` takes ``columns`` and
+    ``default_run``); ``what`` names the input (``"qrels"``, ``"run"``, ...)."""
     adapted = adapters.adapt(x, what, columns=columns, default_run=default_run)
     if adapted is not None:
         return adapted
@@ -65,11 +57,8 @@ def to_arrow(
 
 
 def _run_frame_to_arrow(x: pl.DataFrame) -> pa.Table:
-    """A run frame as Arrow (newest types: polars' string views, read in place).
-
-    Through the Arrow C stream where both libraries have it: it reads less of
-    the frame than ``DataFrame.to_arrow``, and unlike ``pa.table`` it does not import pandas.
-    """
+    """A run frame as Arrow (polars' string views, read in place), through the Arrow C
+    stream where both libraries have it (less read than ``to_arrow``; no pandas import)."""
     import polars as pl  # noqa: PLC0415 (only for a polars input)
 
     from_stream = getattr(pa.RecordBatchReader, "from_stream", None)
@@ -118,6 +107,21 @@ def require_columns(table: pa.Table, name: str, cols: dict[str, str]) -> None:
             + f"; found {', '.join(names)}"
         )
         raise SchemaError(msg)
+
+
+def judgments(table: pa.Table, name: str, cols: dict[str, str], what: str) -> np.ndarray:
+    """The checks of a table of judgments (``cols`` as :func:`require_columns` takes them,
+    ``relevance`` among them; ``what``: the input, for messages): the grades, ``int32``."""
+    require_columns(table, name, cols)
+    no_nulls(table, name, list(cols))
+    rel = table.column("relevance")
+    if not pa.types.is_integer(rel.type):
+        msg = f"{name}: column 'relevance' must be integer, found {rel.type}"
+        raise SchemaError(msg)
+    if table.num_rows == 0:
+        msg = f"{name}: the {what} are empty"
+        raise InputFormatError(msg)
+    return numeric_numpy(rel).astype(np.int32)
 
 
 def no_nulls(table: pa.Table, name: str, cols: list[str], row_offset: int = 0) -> None:
@@ -195,24 +199,16 @@ def _integer_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
     return StrColumn.from_arrow(pc.cast(col, pa.large_string()))
 
 
-def plain_dictionary(col: pa.DictionaryArray) -> pa.DictionaryArray:
-    """``col`` with a dictionary of ``string_view`` values turned into ``large_string``
-    ones; other columns as they are.
-
-    polars' categorical and enum columns come so through the Arrow C stream, and
-    Arrow cannot gather view values: casting such a column to strings failed.
-    """
-    if not pa.types.is_string_view(col.dictionary.type):
-        return col
-    return pa.DictionaryArray.from_arrays(col.indices, col.dictionary.cast(pa.large_string()))
-
-
-def _plain_chunks(col: pa.ChunkedArray) -> pa.ChunkedArray:
-    """:func:`plain_dictionary` of every chunk."""
+def _plain(col: Any) -> Any:
+    """A dictionary column (array or chunked) with ``string_view`` values as ``large_string``
+    ones: polars' categoricals come so through the Arrow C stream, and Arrow cannot gather
+    view values (casting such a column to strings failed)."""
     if not pa.types.is_string_view(col.type.value_type):
         return col
-    plain = pa.dictionary(col.type.index_type, pa.large_string())
-    return pa.chunked_array([plain_dictionary(c) for c in col.chunks], plain)
+    if isinstance(col, pa.ChunkedArray):
+        plain = pa.dictionary(col.type.index_type, pa.large_string())
+        return pa.chunked_array([_plain(c) for c in col.chunks], plain)
+    return pa.DictionaryArray.from_arrays(col.indices, col.dictionary.cast(pa.large_string()))
 
 
 def one_dictionary(col: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray | None:
@@ -220,13 +216,11 @@ def one_dictionary(col: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray | None
     dictionary of distinct strings (``None`` if its values are not strings or repeat)."""
     import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
 
+    col = _plain(col)
     if isinstance(col, pa.ChunkedArray):
         if col.num_chunks == 0:
             return None
-        col = _plain_chunks(col)
         col = col.unify_dictionaries().combine_chunks() if col.num_chunks > 1 else col.chunk(0)
-    else:
-        col = plain_dictionary(col)
     d = col.dictionary
     if not (pa.types.is_string(d.type) or pa.types.is_large_string(d.type)):
         return None
@@ -241,8 +235,7 @@ def _dictionary_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
 
     arr = one_dictionary(col)
     if arr is None:
-        plain = _plain_chunks(col) if isinstance(col, pa.ChunkedArray) else plain_dictionary(col)
-        return StrColumn.from_arrow(pc.cast(plain, pa.large_string()))
+        return StrColumn.from_arrow(pc.cast(_plain(col), pa.large_string()))
     words = StrColumn.from_arrow(arr.dictionary)
     idx = numeric_numpy(arr.indices, null=0)
     return StrColumn(words.buf, words.starts[idx], words.ends[idx])

@@ -1,19 +1,11 @@
 """The one module that writes fasteval's files: tables, runs, archives, figures, reports.
 
-Every file fasteval writes is opened here (:func:`output`), and written
-atomically: into a temporary file in the same folder, then renamed over the
-target (``os.replace``), so a crash never leaves a half-written file behind
-and the previous file at the target is kept.
-
-A write that fails in the operating system (disk full, quota, read-only
-file system, no permission, I/O error) is one line, a
-:class:`~fasteval.errors.WriteError`: ``cannot write PATH: no space left on
-device``, whatever library was writing (polars, pyarrow and matplotlib all
-write through the file object opened here, which records the system's error).
-
-Every Parquet file carries page checksums and a whole-file digest
-(:mod:`fasteval.io.stored` reads them back). "Parquet needs an output path"
-is checked here once.
+Every file is opened here (:func:`output`) and written atomically: into a temporary
+file beside the target, then renamed over it, so a crash leaves no half-written file.
+A write the system refuses (disk full, no permission, ...) is one line, a
+:class:`~fasteval.errors.WriteError` (``cannot write PATH: no space left on device``),
+whatever library was writing. Every Parquet file carries page checksums and a
+whole-file digest (:mod:`fasteval.io.stored` reads them back).
 """
 
 from __future__ import annotations
@@ -34,7 +26,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 
 from fasteval.errors import ParameterError, WriteError
-from fasteval.io.stored import DIGEST_KEY
+from fasteval.io.stored import DIGEST_KEY, sha256_prefix
 from fasteval.measures.diversity import parse_diversity_measures
 from fasteval.measures.parser import MeasureSet
 
@@ -121,36 +113,18 @@ PROVENANCE_KEY = b"fasteval.provenance"
 
 
 def _sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
+    return sha256_prefix(path, path.stat().st_size)
 
 
 class Provenance:
-    """What made an output: fasteval's version, the command, measures, options, inputs.
+    """What made an output: fasteval's version, the ``command`` run, the ``measures`` asked
+    for (empty: the default), the other ``options`` (JSON values) and the ``inputs`` read.
 
-    Every Parquet file written while one is in effect (:func:`made_by`) carries it
-    in its footer under :data:`PROVENANCE_KEY`, as a JSON object::
-
-        {"version": "0.1.0", "command": "fasteval eval", "measures": ["map"],
-         "options": {...}, "inputs": [{"path": ..., "bytes": ..., "sha256": ...}]}
-
-    A folder among the inputs stands for its files. The inputs are hashed once:
-    from :meth:`start` on (a command that will write Parquet), else when the first
-    Parquet file is finished (text outputs never pay for it).
-
-    Parameters
-    ----------
-    command
-        What was run (``fasteval eval``).
-    measures
-        The measures asked for (empty: the command's default).
-    options
-        The other parameters, JSON values.
-    inputs
-        The files and folders read.
+    Every Parquet file written while one is in effect (:func:`made_by`) carries it in its
+    footer under :data:`PROVENANCE_KEY`, as JSON: ``{"version", "command", "measures",
+    "options", "inputs": [{"path", "bytes", "sha256"}]}`` (a folder stands for its files).
+    The inputs are hashed once, from :meth:`start` on, else when the first Parquet file is
+    finished (text outputs never pay for it).
     """
 
     def __init__(
@@ -169,8 +143,8 @@ class Provenance:
         self._hashing: threading.Thread | None = None
 
     def start(self) -> None:
-        """Hash the inputs on a thread of their own from now, so that a command sure to
-        write Parquet has the digests when its file is stamped instead of after its work."""
+        """Hash the inputs on a thread of their own from now (a command sure to write Parquet
+        has the digests when its file is stamped, not after its work)."""
         if self._hashing is not None or self._json is not None:
             return
         files = self._files()
@@ -264,12 +238,9 @@ def cannot_write(path: PathLike, e: OSError) -> WriteError:
 
 
 class Sink(io.RawIOBase):
-    """A binary file being written: counts (and optionally hashes) the bytes, keeps
-    the operating system's error for :func:`output` to report.
-
-    Libraries that wrap a failed ``write`` in their own exception (polars'
-    ``ComputeError``, pyarrow's ``ArrowIOError``) lose ``errno``; the sink keeps it.
-    """
+    """A binary file being written: counts (and optionally hashes) the bytes, and keeps the
+    system's error for :func:`output` (polars and pyarrow wrap a failed ``write`` and lose
+    its ``errno``)."""
 
     def __init__(self, f: IO[bytes], *, digest: bool = False) -> None:
         super().__init__()
@@ -375,12 +346,9 @@ def write_text(text: str, path: PathLike) -> None:
 
 
 class ParquetOut:
-    """A Parquet file written table by table into a :class:`Sink`, with page
-    checksums; :meth:`finish` adds the whole-file digest and the footer.
-
-    The digest (:data:`~fasteval.io.stored.DIGEST_KEY`) is the SHA-256 of every
-    byte before the footer, taken as they pass through the sink.
-    """
+    """A Parquet file written table by table into a :class:`Sink`, with page checksums;
+    :meth:`finish` adds the footer and the digest of every byte before it
+    (:data:`~fasteval.io.stored.DIGEST_KEY`, taken as they pass through the sink)."""
 
     def __init__(self, sink: Sink, schema: pa.Schema, **options: Any) -> None:
         import pyarrow.parquet as pq  # noqa: PLC0415 (loaded where Parquet is written)
@@ -544,9 +512,8 @@ def as_frame(df: pl.DataFrame | Rows) -> pl.DataFrame:
 
 
 def in_measure_order(df: pl.DataFrame, rank: dict[str, int]) -> pl.DataFrame:
-    """``df`` (a long result table) with the rows of each (run, query), consecutive, in the
-    order ``rank`` gives their measures (a stable sort: a measure it does not know keeps its
-    place after the known ones); ``df`` itself when nothing moves."""
+    """``df`` (a long result table) with each (run, query)'s rows in the order ``rank`` gives
+    their measures (stable; unknown ones after); ``df`` itself when nothing moves."""
     n = df.height
     if n < 2:
         return df
@@ -569,12 +536,8 @@ def _topic_key(q: str) -> tuple[int, int | str]:
 
 
 def format_ndeval(df: pl.DataFrame) -> str:
-    """ndeval's CSV layout: ``runid,topic,<measures>``, a row per topic, then ``amean``.
-
-    Measures are named as ndeval names them (``alpha-nDCG@20``), values
-    printed with six decimals; topics in numeric order when they are numbers.
-    One header line heads all runs.
-    """
+    """ndeval's CSV layout: one header line, then per run ``runid,topic,<measures>`` per topic
+    (numeric order when numbers), then ``amean``; ndeval's names, six decimals."""
     names = list(dict.fromkeys(df["measure"].to_list()))
     col = {n: parse_diversity_measures(n)[0].ndeval_name for n in names}
     buf = io.StringIO()
@@ -593,10 +556,8 @@ def format_ndeval(df: pl.DataFrame) -> str:
 
 
 def format_trec_diversity(df: pl.DataFrame) -> str:
-    """trec_eval's layout: ``measure <tab> query <tab> value`` (four decimals).
-
-    A ``runid`` line heads each run's ``all`` block.
-    """
+    """trec_eval's layout, ``measure <tab> query <tab> value`` (four decimals), a ``runid``
+    line heading each run's ``all`` block."""
     buf = io.StringIO()
     last = None
     for run, name, qid, value in df.select("run_id", "measure", "query_id", "value").iter_rows():
@@ -681,13 +642,9 @@ def write_table(
 
 
 def format_jsonl(df: pl.DataFrame) -> str:
-    """JSON lines in ir_measures' ``Metric`` shape plus the run: one object per row.
-
-    ``{"query_id": ..., "measure": ..., "value": ..., "run_id": ...}`` in the
-    table's order; the aggregates keep ``query_id == "all"`` (trec_eval's
-    convention; ir_measures' ``iter_calc`` has per-query records only). NaN
-    values are written as ``null``; string measures (``relstring``) as their text.
-    """
+    """JSON lines in ir_measures' ``Metric`` shape plus the run, one per row in order:
+    ``{"query_id", "measure", "value", "run_id"}`` (aggregates: ``query_id == "all"``;
+    NaN as ``null``; string measures as their text)."""
     has_text = "text" in df.columns
     cols = ["run_id", "query_id", "measure", "value", *(["text"] if has_text else [])]
     lines = []
@@ -706,10 +663,7 @@ def format_jsonl(df: pl.DataFrame) -> str:
 def write_frame(df: pl.DataFrame, path: PathLike) -> None:
     """Write a table by its file name: Parquet (``.parquet``/``.pq``), TSV (``.tsv``) or CSV."""
     fmt = named_format(path)
-    if fmt == "parquet":
-        write_parquet(df, path)
-    else:
-        write_text(df.write_csv(separator="\t" if fmt == "tsv" else ","), path)
+    write_table(df, fmt if fmt in ("parquet", "tsv") else "csv", path, formats=TABLE_FORMATS)
 
 
 def write_run(df: pl.DataFrame, path: PathLike) -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from fasteval.errors import InputFormatError, SchemaError
 from fasteval.io import is_polars
-from fasteval.io.files import read_text
+from fasteval.io.files import content_lines
 
 if TYPE_CHECKING:
     import polars as pl
@@ -86,10 +86,7 @@ def read_zscores(path: str | os.PathLike[str]) -> ZScores:
     """
     name = os.fspath(path)
     rows = []
-    for no, line in enumerate(read_text(path).splitlines(), start=1):
-        fields = line.split()
-        if not fields or fields[0].startswith("#"):
-            continue
+    for no, line, fields in content_lines(path):
         if len(fields) != 4:
             msg = (
                 f"{name}:{no}: expected 4 fields (qid measure mean stddev), found "
