@@ -559,13 +559,9 @@ def subtopic_coverage(  # noqa: PLR0913 (keyword-only options)
     first = res.sub_first
     return pl.DataFrame(
         {
-            "run_id": pl.Series(
-                np.array(enc.run_names, dtype=object)[enc.group_run[g]].tolist(), dtype=pl.String
-            ),
-            "query_id": pl.Series(np.array(enc.qids, dtype=object)[q].tolist(), dtype=pl.String),
-            "subtopic": pl.Series(
-                np.array(labels, dtype=object)[slot].tolist() if slot.size else [], dtype=pl.String
-            ),
+            "run_id": pl.Series(enc.run_names, dtype=pl.String)[enc.group_run[g]],
+            "query_id": pl.Series(enc.qids, dtype=pl.String)[q],
+            "subtopic": pl.Series(labels, dtype=pl.String)[slot],
             "num_rel": prep.nrel[slot],
             "first_rank": pl.Series(np.where(first > 0, first, 0)).replace(0, None),
             "hits": res.sub_hits,

@@ -163,19 +163,11 @@ def _levels_group(
                 )
                 raise InputFormatError(msg)
             seen[x] = lv
-    pu = [
-        np.repeat(ecs[a][1], ecs[b][1].shape[0])
-        for a in range(len(ecs))
-        for b in range(a + 1, len(ecs))
-    ]
-    pv = [
-        np.tile(ecs[b][1], ecs[a][1].shape[0])
-        for a in range(len(ecs))
-        for b in range(a + 1, len(ecs))
-    ]
     g = _Group(ecs, None)
-    if pu:
-        g.pu, g.pv = np.concatenate(pu), np.concatenate(pv)
+    pairs = [(hi, lo) for a, (_, hi) in enumerate(ecs) for _, lo in ecs[a + 1 :]]
+    if pairs:
+        g.pu = np.concatenate([np.repeat(hi, lo.shape[0]) for hi, lo in pairs])
+        g.pv = np.concatenate([np.tile(lo, hi.shape[0]) for hi, lo in pairs])
     return g
 
 
