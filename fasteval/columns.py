@@ -21,31 +21,20 @@ _FIRST_BASE = np.zeros(1, np.int64)  # where a single data buffer starts
 _NO_DATA = np.zeros(0, np.uint8)  # the data of views that hold all their strings inline
 
 
-class _Views(NamedTuple):
-    """An Arrow ``string_view`` array's buffers, read in place (see ``kstr.view_offsets``)."""
-
-    raw: np.ndarray  # uint8: 16 bytes of view per string (the array's slice only)
-    data: np.ndarray  # uint8: the data buffers one after another
-    bases: np.ndarray  # int64: where each data buffer starts in ``data``
-
-
 @dataclass
 class StrColumn:
     """Strings as slices ``buf[starts[i]:ends[i]]`` of one ``uint8`` buffer.
 
-    ``views``: for strings read from an Arrow ``string_view`` array (polars'
-    strings), its views (two ``uint64`` per string); ``None`` otherwise. Such a
-    column is read in place: ``buf`` (its views, then its data buffers) and the
-    offsets are made on first use, and the methods that read chosen rows copy
-    those rows only.
+    A column read from an Arrow ``string_view`` array (polars' strings) is read in
+    place, so that a frame's call copies no strings: ``buf`` (its views, then its
+    data buffers) and the offsets are made on first use, and the methods that read
+    chosen rows copy those rows only.
     """
 
     _buf: np.ndarray | None
     _starts: np.ndarray | None
     _ends: np.ndarray | None
-    views: np.ndarray | None = None
-    # a string_view column whose buffer is not made yet
-    _lazy: _Views | None = None
+    _lazy: ViewStr | None = None  # a string_view column's buffers, while ``buf`` is not made
 
     def __post_init__(self) -> None:
         # one array type (C-contiguous, read-only) per kernel argument: one signature
@@ -81,22 +70,25 @@ class StrColumn:
             self._make()
         return self._ends  # type: ignore[return-value]
 
+    @property
+    def views(self) -> np.ndarray | None:
+        """A ``string_view`` column's views (two ``uint64`` per string); ``None`` otherwise."""
+        return None if self._lazy is None else self._lazy.views
+
     def in_place(self) -> ViewStr | None:
         """A ``string_view`` column's views and data buffers, for a kernel that reads
         them in place (``None`` for other columns, and once the buffer is made)."""
-        lazy = self._lazy
-        if lazy is None or self._buf is not None or self.views is None:
-            return None
-        return ViewStr(self.views, lazy.data, lazy.bases)
+        return self._lazy if self._buf is None else None
 
     def _make(self) -> None:
         """A view column's buffer (the views, then the data) and offsets, on first use
         (two threads racing make equal arrays)."""
         lazy = self._lazy
         assert lazy is not None  # the other columns are made when built
-        buf = np.concatenate([lazy.raw, lazy.data])
+        raw = _raw(lazy)
+        buf = np.concatenate([raw, lazy.data])
         buf.flags.writeable = False
-        self._set(*kstr.view_offsets(lazy.raw, lazy.bases))
+        self._set(*kstr.view_offsets(raw, lazy.bases))
         self._buf = buf
 
     def _chosen(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -104,15 +96,14 @@ class StrColumn:
         rows = np.ascontiguousarray(rows, np.int64)
         lazy = self._lazy
         if self._buf is None and lazy is not None:  # these rows only
-            data, offsets = kstr.view_gather(lazy.raw, lazy.data, lazy.bases, rows)
+            data, offsets = kstr.view_gather(_raw(lazy), lazy.data, lazy.bases, rows)
         else:
             data, offsets = kstr.gather(self.buf, self.starts, self.ends, rows)
         return data, offsets
 
     def __len__(self) -> int:
-        views = self.views
-        if self._starts is None and views is not None:
-            return int(views.shape[0])
+        if self._starts is None and self._lazy is not None:
+            return int(self._lazy.views.shape[0])
         return int(self.starts.shape[0])
 
     @classmethod
@@ -156,8 +147,7 @@ class StrColumn:
             bases = np.zeros(max(len(parts), 1), np.int64)
             bases[1 : len(parts)] = np.cumsum([d.shape[0] for d in parts[:-1]])
             joined = np.concatenate(parts or [none])
-        pairs = raw.view(np.uint64).reshape(-1, 2)
-        return cls(None, None, None, pairs, _Views(raw, joined, bases))
+        return cls(None, None, None, ViewStr(raw.view(np.uint64).reshape(-1, 2), joined, bases))
 
     def strings(self, rows: np.ndarray) -> list[str]:
         """The strings at ``rows``, checked as UTF-8 (a few decoded in Python, more by Arrow)."""
@@ -188,6 +178,11 @@ class StrColumn:
     def value(self, i: int) -> str:
         """One string, decoded for messages (never fails on bad bytes)."""
         return self.bytes_of(np.array([i], np.int64))[0].decode("utf-8", "replace")
+
+
+def _raw(views: ViewStr) -> np.ndarray:
+    """The 16 bytes of view per string, as ``uint8`` (what ``kstr.view_offsets`` reads)."""
+    return views.views.view(np.uint8).reshape(-1)
 
 
 def numeric_numpy(arr: pa.Array | pa.ChunkedArray, null: float | int | None = None) -> np.ndarray:
@@ -277,9 +272,9 @@ def encode_heads(col: StrColumn) -> Heads:
     """
     if len(col) == 0:
         return Heads(np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64))
-    views, lazy = col.views, col._lazy
-    if views is not None and lazy is not None:
-        heads = kstr.equal_view_runs(views, lazy.data, lazy.bases)
+    lazy = col._lazy
+    if lazy is not None:
+        heads = kstr.equal_view_runs(*lazy)
     else:
         heads = kstr.equal_runs(col.buf, col.starts, col.ends)
     if heads.shape[0] <= FEW_HEADS:

@@ -488,42 +488,29 @@ def diversity_evaluate(  # noqa: PLR0913 (keyword-only options)
         run_id_from=run_id_from,
     )
     # measures with their own rel= / alpha= / beta= (ir_measures' parameters): one pass each
-    passes: dict[tuple[int, float, float], list[DiversityMeasure]] = {}
-    for m in ms:
+    passes: dict[tuple[int, float, float], list[int]] = {}
+    for i, m in enumerate(ms):
         key = (
             relevance_level if m.rel is None else m.rel,
             alpha if m.alpha is None else m.alpha,
             beta if m.beta is None else m.beta,
         )
-        passes.setdefault(key, []).append(m)
-    tables = []
+        passes.setdefault(key, []).append(i)
     with gc_paused():
-        for (level, a, b), group in passes.items():
+        done = []
+        for (level, a, b), cols in passes.items():
             prep = prepare_diversity(qrels, runs, replace(opts, relevance_level=level), order=order)
+            group = [ms[i] for i in cols]
             res = compute_diversity(
                 prep, group, alpha=a, beta=b, max_depth=max_depth, complete=complete
             )
-            names = [m.name for m in res.measures]
-            tables.append(long_table(prep.enc, names, res.values, res.summary, per_query=per_query))
-    return tables[0] if len(tables) == 1 else _merge_passes(tables, [m.name for m in ms])
-
-
-def _merge_passes(tables: list[pl.DataFrame], names: list[str]) -> pl.DataFrame:
-    """One long table from several passes: per run, each query's rows, then ``all``."""
-    df = pl.concat(tables)
-    runs = {r: i for i, r in enumerate(dict.fromkeys(df["run_id"].to_list()))}
-    qids = [q for q in dict.fromkeys(df["query_id"].to_list()) if q != "all"]
-    order = {q: i for i, q in enumerate([*qids, "all"])}
-    where = {n: i for i, n in enumerate(names)}
-    return (
-        df.with_columns(
-            pl.col("run_id").replace_strict(runs, return_dtype=pl.Int64).alias("_r"),
-            pl.col("query_id").replace_strict(order, return_dtype=pl.Int64).alias("_q"),
-            pl.col("measure").replace_strict(where, return_dtype=pl.Int64).alias("_m"),
-        )
-        .sort("_r", "_q", "_m")
-        .drop("_r", "_q", "_m")
-    )
+            done.append((cols, res))
+        # every pass has the same groups (the qrels' queries, whatever the level)
+        values = np.zeros((prep.enc.starts.shape[0], len(ms)))
+        summary = np.zeros((len(prep.enc.run_names), len(ms)))
+        for cols, res in done:
+            values[:, cols], summary[:, cols] = res.values, res.summary
+        return long_table(prep.enc, [m.name for m in ms], values, summary, per_query=per_query)
 
 
 def subtopic_coverage(  # noqa: PLR0913 (keyword-only options)
@@ -572,13 +559,9 @@ def subtopic_coverage(  # noqa: PLR0913 (keyword-only options)
     first = res.sub_first
     return pl.DataFrame(
         {
-            "run_id": pl.Series(
-                np.array(enc.run_names, dtype=object)[enc.group_run[g]].tolist(), dtype=pl.String
-            ),
-            "query_id": pl.Series(np.array(enc.qids, dtype=object)[q].tolist(), dtype=pl.String),
-            "subtopic": pl.Series(
-                np.array(labels, dtype=object)[slot].tolist() if slot.size else [], dtype=pl.String
-            ),
+            "run_id": pl.Series(enc.run_names, dtype=pl.String)[enc.group_run[g]],
+            "query_id": pl.Series(enc.qids, dtype=pl.String)[q],
+            "subtopic": pl.Series(labels, dtype=pl.String)[slot],
             "num_rel": prep.nrel[slot],
             "first_rank": pl.Series(np.where(first > 0, first, 0)).replace(0, None),
             "hits": res.sub_hits,

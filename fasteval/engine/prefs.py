@@ -62,6 +62,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from fasteval.engine.table import Evaluation, ResultIndex, to_frame
 from fasteval.errors import DataMismatchError, InputFormatError
 from fasteval.io.prefs import Prefs, as_prefs
 from fasteval.io.tables import run_columns, runs_to_table
@@ -162,19 +163,11 @@ def _levels_group(
                 )
                 raise InputFormatError(msg)
             seen[x] = lv
-    pu = [
-        np.repeat(ecs[a][1], ecs[b][1].shape[0])
-        for a in range(len(ecs))
-        for b in range(a + 1, len(ecs))
-    ]
-    pv = [
-        np.tile(ecs[b][1], ecs[a][1].shape[0])
-        for a in range(len(ecs))
-        for b in range(a + 1, len(ecs))
-    ]
     g = _Group(ecs, None)
-    if pu:
-        g.pu, g.pv = np.concatenate(pu), np.concatenate(pv)
+    pairs = [(hi, lo) for a, (_, hi) in enumerate(ecs) for _, lo in ecs[a + 1 :]]
+    if pairs:
+        g.pu = np.concatenate([np.repeat(hi, lo.shape[0]) for hi, lo in pairs])
+        g.pv = np.concatenate([np.tile(lo, hi.shape[0]) for hi, lo in pairs])
     return g
 
 
@@ -438,35 +431,27 @@ def evaluate_prefs(
     lines = p.by_query()
     qids = p.queries()
     prepared = {q: _prepare_query(p, q, lines[q]) for q in qids}
-    names = [m.name for m in mset]
+    number = {q: i for i, q in enumerate(qids)}
     fams = [m.family for m in mset]
-    per_q_cols = [m.info.per_query for m in mset]
-    rows: list[tuple[str, str, str, float]] = []
-    any_query = False
-    for run_id in rc.run_names:
+    values: list[list[float]] = []
+    group_run: list[int] = []
+    group_q: list[int] = []
+    has_rows: list[bool] = []
+    summary = np.zeros((len(rc.run_names), len(fams)))
+    for r, run_id in enumerate(rc.run_names):
         evaluated = _run_values(table, run_id, qids, prepared, opts)
-        any_query = any_query or bool(evaluated)
         for q, v, retrieved in evaluated:
-            if per_query and (retrieved or compat != 9):
-                rows += [
-                    (run_id, q, n, v[f])
-                    for n, f, pq in zip(names, fams, per_q_cols, strict=True)
-                    if pq
-                ]
-        rows += _summary_rows(run_id, mset, [v for _, v, _ in evaluated])
-    if not any_query:
+            values.append([v[f] for f in fams])
+            group_run.append(r)
+            group_q.append(number[q])
+            has_rows.append(retrieved)
+        summary[r] = _summary(mset, [v for _, v, _ in evaluated])
+    if not values:
         msg = f"no run retrieved any query of the preferences in {p.name}"
         raise DataMismatchError(msg)
-    return pl.DataFrame(
-        rows,
-        schema={
-            "run_id": pl.String,
-            "query_id": pl.String,
-            "measure": pl.String,
-            "value": pl.Float64,
-        },
-        orient="row",
-    )
+    index = ResultIndex(rc.run_names, qids, np.array(group_run), np.array(group_q))
+    ev = Evaluation(mset, index, np.array(values), summary, np.array(has_rows))
+    return to_frame(ev, per_query=per_query, compat=compat)
 
 
 def _run_values(
@@ -497,23 +482,15 @@ def _run_values(
     return out
 
 
-def _summary_rows(
-    run_id: str, mset: MeasureSet, values: list[dict[str, float]]
-) -> list[tuple[str, str, str, float]]:
-    """The ``all`` rows of one run: each measure aggregated over its queries' values."""
-    rows: list[tuple[str, str, str, float]] = []
+def _summary(mset: MeasureSet, values: list[dict[str, float]]) -> list[float]:
+    """One run's ``all`` values: each measure aggregated over its queries' values."""
+    out = []
     n_q = len(values)
     for m in mset:
-        col = [v[m.family] for v in values]
+        total = float(sum(v[m.family] for v in values))
         agg = m.info.aggregate
-        if agg == "count":
-            total = float(n_q)
-        elif agg == "sum":
-            total = float(sum(col))
-        else:
-            total = float(sum(col)) / n_q if n_q else 0.0
-        rows.append((run_id, "all", m.name, total))
-    return rows
+        out.append(float(n_q) if agg == "count" else total if agg == "sum" else total / (n_q or 1))
+    return out
 
 
 def _first_occurrences(ranking: list[str], run_id: str, qid: str, keep_first: bool) -> list[str]:

@@ -92,7 +92,7 @@ class _Stream:
     options: EvalOptions
     budget: int
     one_unit: bool = False  # the plan has a single input
-    source_of: dict[str, tuple[int, str]] = field(default_factory=dict)  # run -> (unit, where)
+    source_of: dict[str, tuple[int, str]] = field(default_factory=dict)  # run -> (unit, file)
     reader: BatchReader = field(init=False)
 
     def __post_init__(self) -> None:
@@ -104,13 +104,13 @@ class _Stream:
         inputs; one read in pieces gives its runs piece after piece)."""
         if not cols.run_names:
             return
+        files = cols.source.files(len(cols))
         for r, row in zip(*first_rows(cols.run), strict=True):
             name = cols.run_names[int(r)]
-            where = cols.source.where(int(row))
-            seen = self.source_of.setdefault(name, (unit, where))
+            file = cols.source.names[int(files[row])]
+            seen = self.source_of.setdefault(name, (unit, file))
             if seen[0] != unit:
-                msg = duplicate_run_id(name, _file_of(seen[1]), _file_of(where), self.options)
-                raise InputFormatError(msg)
+                raise InputFormatError(duplicate_run_id(name, seen[1], file, self.options))
 
     def scored(self, cols: RunColumns, unit: int) -> _Scored:
         """Run rows of input ``unit`` encoded against the prepared qrels and scored."""
@@ -160,13 +160,6 @@ def _splits_a_group(parts: list[_Scored]) -> bool:
     ]
     every = np.concatenate([np.zeros(0, np.int64), *keys])
     return bool(np.unique(every).shape[0] < every.shape[0])
-
-
-def _file_of(where: str) -> str:
-    """The input named in a ``Source.where`` string (``path:line`` or ``name, row n``)."""
-    if ", row " in where:
-        return where.rsplit(", row ", 1)[0]
-    return where.rsplit(":", 1)[0]
 
 
 class _ReadAhead:

@@ -1,6 +1,4 @@
-"""The long result table ``run_id, query_id, measure, value`` of the ranking evaluators.
-
-(Preference judgments build their own frame in :mod:`fasteval.engine.prefs`.)"""
+"""The long result table ``run_id, query_id, measure, value`` of every evaluator."""
 
 from __future__ import annotations
 

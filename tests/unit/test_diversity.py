@@ -108,6 +108,16 @@ def test_complete_and_max_depth(write) -> None:
     assert _value(cut, "7", "strec@20") == pytest.approx(0.5)
 
 
+def test_passes_keep_the_one_pass_row_order(write) -> None:
+    # run "a" lacks query 7: its rows must not move query 7 after 8 in run "b"
+    runs = [write("a.txt", "8 Q0 X 1 1.0 a\n"), write("b.txt", RUN.replace(" r\n", " b\n"))]
+    one = diversity_evaluate(write("q.txt", QRELS), runs, ["alpha_nDCG@20", "P_IA@5"])
+    two = diversity_evaluate(write("q.txt", QRELS), runs, ["alpha_nDCG@20", "P_IA(rel=2)@5"])
+    key = ["run_id", "query_id"]
+    assert two.select(key).to_dicts() == one.select(key).to_dicts()
+    assert two["measure"].to_list()[:2] == ["alpha_nDCG@20", "P_IA(rel=2)@5"]
+
+
 def test_subtopic_coverage(write) -> None:
     cov = subtopic_coverage(write("q.txt", QRELS), write("r.txt", RUN), depth=1)
     rows = {
