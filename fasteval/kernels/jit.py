@@ -5,9 +5,10 @@ choice between the two ways is made once, when the first kernel module is
 imported, and never changes in the process:
 
 - **library**: the package build compiled the signatures declared in
-  ``signatures.json`` beside these sources into one extension module
-  (``_aot``; see :mod:`fasteval.aot`). It is used when it was built from exactly
-  these kernel sources (its index records their digest) and its SHA-256 matches.
+  ``signatures.json`` beside these sources into a few extension modules
+  (``_aot``, ``_aot1``; see :mod:`fasteval.aot`). It is used when it was built from
+  exactly these kernel sources (its index records their digest) and every module's
+  SHA-256 matches; then all its modules are loaded, else none.
   Each kernel is then a :class:`Kernel`: a call runs the library's function for
   its argument types, and numba is never imported. A call with types the library
   does not hold (a kernel outside the evaluation path, say) compiles that one
@@ -50,7 +51,8 @@ AOT_DIR_ENV = "FASTEVAL_AOT_DIR"
 
 KERNELS_DIR = Path(__file__).resolve().parent
 LIBRARY = "_aot"
-"""The extension module's name (``fasteval.kernels._aot``); its index is ``_aot.json``."""
+"""The library's name: its index ``_aot.json`` names its extension modules (``_aot``,
+``_aot1``...; compiled in parallel, loaded together)."""
 
 SIGNATURES = KERNELS_DIR / "signatures.json"
 """The kernel calls the library holds: kernel -> argument type keys (checked in)."""
@@ -184,7 +186,7 @@ def resolve(kernel: Callable[..., Any], args: tuple[Any, ...]) -> Callable[..., 
 def status() -> dict[str, Any]:
     """How this process runs its kernels.
 
-    ``mode`` (``"library"`` or ``"jit"``), the ``library`` file (or ``None``),
+    ``mode`` (``"library"`` or ``"jit"``), the ``library``'s module files (or ``None``),
     ``reason`` (why there is no library, or ``None``) and ``misses``: the kernels
     that were called with argument types the library lacks (compiled by the JIT).
     """
@@ -192,7 +194,7 @@ def status() -> dict[str, Any]:
     library = _state["library"]
     return {
         "mode": m,
-        "library": None if library is None else library.module.__file__,
+        "library": None if library is None else [x.__file__ for x in library.modules.values()],
         "reason": _state["reason"],
         "misses": list(_state["misses"]),
     }
@@ -324,49 +326,61 @@ def folder() -> Path:
     return Path(env) if env else KERNELS_DIR
 
 
-def library_path(where: Path | None = None) -> Path:
-    """The extension module's file in ``where`` (default :func:`folder`)."""
-    return (where or folder()) / (LIBRARY + importlib.machinery.EXTENSION_SUFFIXES[0])
+def index_path(where: Path | None = None) -> Path:
+    """The library's index (``_aot.json``) in ``where`` (default :func:`folder`)."""
+    return (where or folder()) / (LIBRARY + ".json")
+
+
+def module_path(name: str, where: Path | None = None) -> Path:
+    """The file of the library's extension module ``name`` (``_aot``, ``_aot1``...)."""
+    return (where or folder()) / (name + importlib.machinery.EXTENSION_SUFFIXES[0])
 
 
 class Library:
-    """The loaded library and its index of (kernel, argument types) -> function."""
+    """The loaded modules and the index of (kernel, argument types) -> (module, function)."""
 
-    def __init__(self, module: Any, index: dict[str, list[list[Any]]]) -> None:
-        self.module = module
+    def __init__(self, modules: dict[str, Any], index: dict[str, list[list[Any]]]) -> None:
+        self.modules = modules
         self.index = index
 
     def functions(self, module: str, qualname: str) -> dict[Key, Callable[..., Any]]:
         """The library's functions of one kernel, by the :func:`arg_key` of calls."""
         out: dict[Key, Callable[..., Any]] = {}
-        for key, export in self.index.get(f"{module}:{qualname}", []):
-            out[call_key(freeze(key))] = getattr(self.module, export)
+        for key, name, export in self.index.get(f"{module}:{qualname}", []):
+            out[call_key(freeze(key))] = getattr(self.modules[name], export)
         return out
 
 
 def load_library() -> tuple[Library | None, str | None]:
-    """The library built from these sources, or ``None`` and why (absent, stale, damaged)."""
-    so = library_path()
-    meta = so.with_name(LIBRARY + ".json")
-    if not (so.is_file() and meta.is_file()):
-        return None, f"no library at {so.parent}"
+    """The library built from these sources, or ``None`` and why (absent, stale, damaged).
+
+    Every module the index names must be there with its SHA-256: all are used or none.
+    """
+    meta = index_path()
+    if not meta.is_file():
+        return None, f"no library at {meta.parent}"
+    modules: dict[str, Any] = {}
     try:
         info = json.loads(meta.read_text())
         if info.get("digest") != digest():
             return None, "the kernel sources changed since the library was built"
-        if hashlib.sha256(so.read_bytes()).hexdigest() != info["sha256"]:
-            return None, f"{so}: damaged (its SHA-256 does not match {meta.name})"
-        name = f"fasteval.kernels.{LIBRARY}"
-        loader = importlib.machinery.ExtensionFileLoader(name, str(so))
-        spec = importlib.util.spec_from_file_location(name, so, loader=loader)
-        if spec is None:  # pragma: no cover (a file path always gives a spec)
-            return None, f"{so}: not loadable"
-        module = importlib.util.module_from_spec(spec)
-        loader.exec_module(module)
-    except (OSError, ValueError, KeyError, ImportError) as e:
-        return None, f"{so}: not loaded ({e})"
+        for name, sha in info["modules"].items():
+            so = module_path(name, meta.parent)
+            if not so.is_file():
+                return None, f"no library at {so.parent} ({so.name} is missing)"
+            if hashlib.sha256(so.read_bytes()).hexdigest() != sha:
+                return None, f"{so}: damaged (its SHA-256 does not match {meta.name})"
+            full = f"fasteval.kernels.{name}"
+            loader = importlib.machinery.ExtensionFileLoader(full, str(so))
+            spec = importlib.util.spec_from_file_location(full, so, loader=loader)
+            if spec is None:  # pragma: no cover (a file path always gives a spec)
+                return None, f"{so}: not loadable"
+            modules[name] = importlib.util.module_from_spec(spec)
+            loader.exec_module(modules[name])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, ImportError) as e:
+        return None, f"{meta.parent}: library not loaded ({e})"
     _adapt_malloc()
-    return Library(module, info["kernels"]), None
+    return Library(modules, info["kernels"]), None
 
 
 def _adapt_malloc() -> None:
