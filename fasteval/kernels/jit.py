@@ -1,31 +1,19 @@
 """How the kernels run: from the library built with the package, or on numba's JIT.
 
-Every kernel is decorated with :func:`njit` from here instead of numba's. The
-choice between the two ways is made once, when the first kernel module is
-imported, and never changes in the process:
+Every kernel is decorated with :func:`njit` from here. The choice is made once, when
+the first kernel module is imported, and never changes in the process:
 
 - **library**: the package build compiled the signatures declared in
-  ``signatures.json`` beside these sources into a few extension modules
-  (``_aot``, ``_aot1``; see :mod:`fasteval.aot`). It is used when it was built from
-  exactly these kernel sources (its index records their digest) and every module's
-  SHA-256 matches; then all its modules are loaded, else none.
-  Each kernel is then a :class:`Kernel`: a call runs the library's function for
-  its argument types, and numba is never imported. A call with types the library
-  does not hold (a kernel outside the evaluation path, say) compiles that one
-  kernel with numba's JIT; the library keeps serving every other call.
-- **jit**: no usable library (none was built, the sources were edited since, or
-  ``FASTEVAL_AOT=0``): :func:`njit` *is* numba's ``njit``.
+  ``signatures.json`` into a few extension modules (``_aot``, ``_aot1``; see
+  :mod:`fasteval.aot`), used, all of them or none, when built from exactly these
+  sources (the index's digest) and every module's SHA-256 matches. A kernel is then
+  a :class:`Kernel` running the library's function for its argument types (numba is
+  not imported); a call the library lacks compiles that one kernel on the JIT.
+- **jit**: no usable library (or ``FASTEVAL_AOT=0``): :func:`njit` *is* numba's.
 
-Results are the same either way (the library is compiled from the same source
-by the same compiler); only the start-up differs. Arguments meet the library at
-one seam, :func:`arg_key`: a call matches a declared signature by dtype, number
-of dimensions and layout; whether an array is writable does not matter (the
-kernels write only into arrays the engine allocated for them).
-
-``FASTEVAL_AOT=0`` keeps every kernel on the JIT; ``FASTEVAL_AOT_DIR`` names a
-folder to load the library from instead of this package's.
-
-This module imports neither numba nor anything that does.
+Arguments meet the library at one seam, :func:`arg_key`: dtype, number of dimensions
+and layout, not writability. ``FASTEVAL_AOT_DIR`` names another folder to load the
+library from. This module imports neither numba nor anything that does.
 """
 
 from __future__ import annotations
@@ -104,11 +92,8 @@ def disabled() -> bool:
 
 
 class Kernel:
-    """A kernel served by the library, with numba's JIT for argument types it lacks.
-
-    ``py_func`` is the Python source function; other attributes (``signatures``,
-    ...) are those of the kernel's own numba dispatcher, made on first need.
-    """
+    """A kernel served by the library, with numba's JIT for argument types it lacks (other
+    attributes are those of its own numba dispatcher, made on first need)."""
 
     def __init__(self, fn: Callable[..., Any], options: dict[str, Any], library: Library) -> None:
         self.py_func = fn
@@ -124,11 +109,7 @@ class Kernel:
         return self.resolve(args)(*args)
 
     def resolve(self, args: tuple[Any, ...]) -> Callable[..., Any]:
-        """The function a call with ``args`` runs: the library's, else this kernel's JIT.
-
-        For a kernel called many times with arguments of one type (the chunks of
-        one parallel call), so that their types are read once.
-        """
+        """The function a call with ``args`` runs: the library's, else this kernel's JIT."""
         f = self.table.get(arg_key(args)) if self.table else None
         if f is not None:
             return f
@@ -184,12 +165,8 @@ def resolve(kernel: Callable[..., Any], args: tuple[Any, ...]) -> Callable[..., 
 
 
 def status() -> dict[str, Any]:
-    """How this process runs its kernels.
-
-    ``mode`` (``"library"`` or ``"jit"``), the ``library``'s module files (or ``None``),
-    ``reason`` (why there is no library, or ``None``) and ``misses``: the kernels
-    that were called with argument types the library lacks (compiled by the JIT).
-    """
+    """How this process runs its kernels: ``mode``, the ``library``'s module files (or
+    ``None``), ``reason`` (why no library) and ``misses`` (kernels the JIT compiled)."""
     m = mode()
     library = _state["library"]
     return {
@@ -204,12 +181,8 @@ def status() -> dict[str, Any]:
 
 
 def arg_key(args: tuple[Any, ...]) -> Key:
-    """The type key of a call's arguments, as the library indexes its functions.
-
-    Arrays: dtype, number of dimensions, layout and alignment (not whether they
-    are writable); Python and numpy scalars by type; tuples and named tuples by
-    their members. ``None`` marks a value this scheme does not cover.
-    """
+    """The type key of a call's arguments, as the library indexes its functions (arrays by
+    dtype, dimensions, layout, alignment; ``None``: a value the scheme does not cover)."""
     return tuple([_value_key(a) for a in args])
 
 
@@ -247,11 +220,8 @@ def _value_key(a: Any) -> Key:
 
 
 def type_key(types: Any, writable: bool = False) -> Key:
-    """The key of numba's argument types: :func:`arg_key` of such values, or with
-    ``writable`` the declared key (arrays also carry whether they are mutable).
-
-    ``None`` parts mark types this scheme does not cover.
-    """
+    """The :func:`arg_key` of values of numba's ``types``; with ``writable``, the declared key
+    (arrays also carry whether they are mutable)."""
     return tuple(_type_key(t, writable) for t in types)
 
 
@@ -384,15 +354,7 @@ def load_library() -> tuple[Library | None, str | None]:
 
 
 def _adapt_malloc() -> None:
-    """Free one 16 MB block, as numba's start-up does, so glibc reuses memory for outputs.
-
-    glibc serves blocks over its mmap threshold (128 KB at start) with fresh
-    pages and, once such a block is freed, raises the threshold to its size
-    (and the trim threshold to twice that). numba's JIT start-up frees large
-    blocks, so a JIT process reuses heap memory for kernel outputs; a process
-    that never loads numba would keep the 128 KB threshold and fault in fresh
-    pages for every output array. This is glibc's own adaptation, started
-    early; other C libraries ignore it.
-    """
+    """Free one 16 MB block, as numba's start-up does: glibc then raises its mmap threshold
+    and reuses heap memory for kernel outputs instead of faulting in fresh pages."""
     block = np.empty(16 << 20, np.uint8)  # never touched: only its free() matters
     del block
