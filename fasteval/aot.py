@@ -251,6 +251,7 @@ def compile_part(tmp: Path, part: int, parts: int) -> None:
     name = module_name(part)
     cc = cc_class(name)
     cc.output_dir = str(tmp)
+    cc.output_file = jit.module_path(name, tmp).name
     cc.target_cpu = "host"
     cc.verbose = False
     index: dict[str, list[list[Any]]] = {}
@@ -301,8 +302,7 @@ def compile_library(out: Path, parts: int = PARTS, python: str = sys.executable)
         # written atomically here, not by fasteval.io.writers: it imports polars, which
         # the package build's isolated environment does not have
         for name in names:
-            built = [f for f in Path(tmp).glob(name + ".*") if f.suffix != ".json"]
-            data = built[0].read_bytes()
+            data = jit.module_path(name, Path(tmp)).read_bytes()
             modules[name] = hashlib.sha256(data).hexdigest()
             for kernel, rows in json.loads((Path(tmp) / (name + ".json")).read_text()).items():
                 kernels.setdefault(kernel, []).extend(rows)
