@@ -1,11 +1,12 @@
 """Compile the declared kernel signatures into the library the package ships with.
 
 The (kernel, argument types) pairs the evaluation path calls are declared in
-``fasteval/kernels/signatures.json``; :func:`compile_library` turns them into one
-extension module, ``fasteval/kernels/_aot``, with ``numba.pycc``, with the GIL
-released and for the host CPU's own features (pycc has no option for either). The
-package build runs it (``setup.py``); :mod:`fasteval.kernels.jit` loads it at
-start-up, and where the build cannot compile, numba's JIT serves.
+``fasteval/kernels/signatures.json``; :func:`compile_library` turns them into
+:data:`PARTS` extension modules (``fasteval/kernels/_aot``, ``_aot1``) compiled at once
+in as many processes, with ``numba.pycc``, with the GIL released and for the host
+CPU's own features (pycc has no option for either). The package build runs it
+(``setup.py``); :mod:`fasteval.kernels.jit` loads them together at start-up, and where
+the build cannot compile, numba's JIT serves.
 
 ``python -m fasteval.aot record`` runs :func:`record` on the JIT and rewrites
 ``signatures.json``; ``python -m fasteval.aot build [FOLDER]`` compiles the library.
@@ -175,11 +176,59 @@ def numba_type(key: Any) -> Any:
     return types.BaseTuple.from_types(members, cls)  # type: ignore[no-untyped-call]
 
 
-def compile_library(out: Path) -> Path:
-    """Compile the declared signatures into ``out`` (the module and its ``.json`` index).
+PARTS = 2
+"""How many processes compile the library at once, each into an extension module of
+its own (:func:`split` shares the calls out); the modules are loaded together."""
+
+
+def module_name(part: int) -> str:
+    """The extension module of part ``part``: ``_aot``, ``_aot1``, ..."""
+    return jit.LIBRARY + (str(part) if part else "")
+
+
+def weight(fn: Any, seen: set[int] | None = None) -> int:
+    """Source lines of kernel ``fn`` and of the kernels it calls: its compile work, roughly."""
+    import inspect  # noqa: PLC0415
+
+    seen = set() if seen is None else seen
+    py = getattr(fn, "py_func", None)
+    if py is None or id(py) in seen:
+        return 0
+    seen.add(id(py))
+    total = len(inspect.getsourcelines(py)[0])
+    names = py.__code__.co_names
+    for name in names:
+        value = py.__globals__.get(name)
+        if inspect.ismodule(value):  # mp.gain_walk: the module's kernels named here
+            total += sum(weight(getattr(value, n, None), seen) for n in names)
+        else:
+            total += weight(value, seen)
+    return total
+
+
+def split(parts: int) -> list[list[tuple[str, Any, Any]]]:
+    """The declared calls as ``parts`` lists of ``(kernel, key, return key)`` of about
+    equal :func:`weight` (heaviest first, each to the lightest list)."""
+    calls = []
+    for kernel, keys in declared().items():
+        module, _, qualname = kernel.partition(":")
+        w = weight(getattr(importlib.import_module(module), qualname))
+        calls += [(w, kernel, key, ret) for key, ret in keys]
+    shares: list[list[tuple[str, Any, Any]]] = [[] for _ in range(parts)]
+    loads = [0] * parts
+    for w, kernel, key, ret in sorted(calls, key=lambda c: (-c[0], c[1], json.dumps(c[2]))):
+        i = loads.index(min(loads))
+        loads[i] += w
+        shares[i].append((kernel, key, ret))
+    return shares
+
+
+def compile_part(tmp: Path, part: int, parts: int) -> None:
+    """Compile part ``part`` of :func:`split` into ``tmp``: the module and its index rows
+    (``<module>.json``: kernel -> ``[argument key, module, export]``).
 
     Runs in a process on numba's JIT (pycc types and compiles each kernel from its
-    declared signature; nothing is compiled twice). Returns the module's path.
+    declared signature, with the GIL released and for the host CPU's own features).
     """
     pycc_compiler: Any = importlib.import_module("numba.pycc.compiler")
     cc_class: Any = importlib.import_module("numba.pycc").CC
@@ -199,55 +248,91 @@ def compile_library(out: Path) -> Path:
     pycc_compiler.Flags = gil_free_flags
     codegen.AOTCPUCodegen._customize_tm_features = codegen.JITCPUCodegen._customize_tm_features
 
-    out.mkdir(parents=True, exist_ok=True)
+    name = module_name(part)
+    cc = cc_class(name)
+    cc.output_dir = str(tmp)
+    cc.output_file = jit.module_path(name, tmp).name
+    cc.target_cpu = "host"
+    cc.verbose = False
     index: dict[str, list[list[Any]]] = {}
+    for n, (kernel, key, ret) in enumerate(split(parts)[part]):
+        module, _, qualname = kernel.partition(":")
+        dispatcher = getattr(importlib.import_module(module), qualname)
+        sig = numba_type(ret)(*(numba_type(k) for k in key))
+        export = f"k{n}_{qualname}"
+        cc.export(export, sig)(dispatcher.py_func)
+        index.setdefault(kernel, []).append([key, name, export])
+    cc.compile()
+    (tmp / (name + ".json")).write_text(json.dumps(index))
+
+
+def _child_env() -> dict[str, str]:
+    """The environment of a process compiling kernels: on the JIT, with this checkout first."""
+    root = str(jit.KERNELS_DIR.parents[1])
+    path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return dict(os.environ, **{jit.AOT_ENV: "0", "PYTHONPATH": path})
+
+
+def compile_library(out: Path, parts: int = PARTS, python: str = sys.executable) -> Path:
+    """Compile the declared signatures into ``out``: ``parts`` modules compiled at once
+    (:func:`compile_part`, one process each), then their index ``_aot.json``.
+
+    Returns the index's path. Modules of an earlier library left in ``out`` are removed.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    names = [module_name(i) for i in range(parts)]
+    modules: dict[str, str] = {}
+    kernels: dict[str, list[list[Any]]] = {}
     with tempfile.TemporaryDirectory(dir=out) as tmp:
-        cc = cc_class(jit.LIBRARY)
-        cc.output_dir = tmp
-        cc.target_cpu = "host"
-        cc.verbose = False
-        n = 0
-        for kernel, keys in declared().items():
-            module, _, qualname = kernel.partition(":")
-            dispatcher = getattr(importlib.import_module(module), qualname)
-            for key, ret in keys:
-                sig = numba_type(ret)(*(numba_type(k) for k in key))
-                export = f"k{n}_{qualname}"
-                n += 1
-                cc.export(export, sig)(dispatcher.py_func)
-                index.setdefault(kernel, []).append([key, export])
-        cc.compile()
-        built = next(Path(tmp).glob(jit.LIBRARY + ".*"))
-        data = built.read_bytes()
-    # written atomically here, not by fasteval.io.writers: it imports polars, which the
-    # package build's isolated environment does not have
-    so = jit.library_path(out)
-    meta = so.with_name(jit.LIBRARY + ".json")
-    tmp_so = so.with_name(so.name + ".tmp")
-    tmp_so.write_bytes(data)
-    os.replace(tmp_so, so)
-    info = {"digest": jit.digest(), "sha256": hashlib.sha256(data).hexdigest(), "kernels": index}
+        procs = [
+            subprocess.Popen(
+                [python, "-m", "fasteval.aot", "part", tmp, str(i), str(parts)],
+                env=_child_env(),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for i in range(parts)
+        ]
+        errors = [p.communicate()[1] for p in procs]
+        for p, err in zip(procs, errors, strict=True):
+            if p.returncode != 0:
+                lines = [ln.strip() for ln in err.splitlines() if ln.strip()]
+                raise RuntimeError(lines[-1] if lines else f"exit status {p.returncode}")
+        # written atomically here, not by fasteval.io.writers: it imports polars, which
+        # the package build's isolated environment does not have
+        for name in names:
+            data = jit.module_path(name, Path(tmp)).read_bytes()
+            modules[name] = hashlib.sha256(data).hexdigest()
+            for kernel, rows in json.loads((Path(tmp) / (name + ".json")).read_text()).items():
+                kernels.setdefault(kernel, []).extend(rows)
+            so = jit.module_path(name, out)
+            part = so.with_name(so.name + ".tmp")
+            part.write_bytes(data)
+            os.replace(part, so)
+    for old in out.glob(jit.LIBRARY + "*" + importlib.machinery.EXTENSION_SUFFIXES[0]):
+        if old.name not in {jit.module_path(n, out).name for n in names}:
+            old.unlink()
+    info = {"digest": jit.digest(), "modules": modules, "kernels": dict(sorted(kernels.items()))}
+    meta = jit.index_path(out)
     tmp_meta = meta.with_name(meta.name + ".tmp")
     tmp_meta.write_text(json.dumps(info))
     os.replace(tmp_meta, meta)
-    return so
+    return meta
 
 
 def build(out: Path | None = None, python: str = sys.executable) -> tuple[Path | None, str]:
     """Compile the library into ``out`` (default: the package) in a child process.
 
-    Returns ``(path, how long it took)`` or, when it could not be built,
-    ``(None, why)`` in one line: the install goes on and numba's JIT serves. ``python`` is the
-    interpreter to run (one with numba and numpy).
+    Returns ``(the index's path, how long it took)`` or, when it could not be built,
+    ``(None, why)`` in one line: the install goes on and numba's JIT serves. ``python``
+    is the interpreter to run (one with numba and numpy).
     """
     target = out or jit.KERNELS_DIR
-    root = str(jit.KERNELS_DIR.parents[1])
-    path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env = dict(os.environ, **{jit.AOT_ENV: "0", "PYTHONPATH": path})
     t0 = time.perf_counter()
     proc = subprocess.run(
         [python, "-m", "fasteval.aot", "build", str(target)],
-        env=env,
+        env=_child_env(),
         capture_output=True,
         text=True,
         check=False,
@@ -255,12 +340,13 @@ def build(out: Path | None = None, python: str = sys.executable) -> tuple[Path |
     if proc.returncode != 0:
         lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
         return None, (lines[-1] if lines else f"exit status {proc.returncode}")[:300]
-    so = Path(proc.stdout.strip().splitlines()[-1])
-    return so, f"{time.perf_counter() - t0:.1f} s"
+    meta = Path(proc.stdout.strip().splitlines()[-1])
+    return meta, f"{time.perf_counter() - t0:.1f} s"
 
 
 def main(argv: list[str]) -> int:
-    """``record`` (rewrite signatures.json) or ``build [FOLDER]`` (print the module's path)."""
+    """``record`` (rewrite signatures.json), ``build [FOLDER]`` (print the index's path) or
+    ``part TMP I N`` (:func:`compile_part`, for ``build``)."""
     if argv[:1] == ["record"]:
         # a first process fills numba's cache: loading a kernel from it compiles no
         # kernel it calls, so this one's dispatchers hold the calls made from Python only
@@ -273,6 +359,9 @@ def main(argv: list[str]) -> int:
         return 0
     if argv[:1] == ["build"]:
         print(compile_library(Path(argv[1]) if len(argv) > 1 else jit.KERNELS_DIR))
+        return 0
+    if argv[:1] == ["part"] and len(argv) == 4:
+        compile_part(Path(argv[1]), int(argv[2]), int(argv[3]))
         return 0
     print("usage: python -m fasteval.aot record | build [FOLDER]", file=sys.stderr)
     return 2

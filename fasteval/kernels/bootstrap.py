@@ -1,14 +1,8 @@
 """Kernels for paired significance tests over many pairs of systems.
 
-``X`` is a ``(n_systems, n_queries)`` float64 matrix of per-query scores; a
-pair ``k`` compares systems ``pa[k]`` and ``pb[k]`` through the per-query
-differences ``z = X[pa[k]] - X[pb[k]]``. Every pair uses the same resamples
-(``idx``) or sign flips (``signs``), drawn once in Python from a seed. Each
-kernel handles pairs ``[lo, hi)`` and writes only their slots;
-``fasteval.parallel`` runs ranges concurrently.
-
-Sums run left to right in query order so that the slow reference in
-``tests/reference/significance.py`` reproduces the numbers bit for bit.
+Pair ``k`` compares rows ``pa[k]`` and ``pb[k]`` of the per-query scores ``X``; every
+pair uses the same resamples and sign flips, drawn in Python from a seed. Sums run in
+query order, as ``tests/reference/significance.py`` does, bit for bit.
 """
 
 from __future__ import annotations
@@ -22,10 +16,7 @@ from fasteval.kernels.jit import njit
 
 @njit(cache=True, nogil=True)
 def t_value(total, sq, n):  # pragma: no cover - numba
-    """t = mean / (sd / sqrt(n)) from the sum and the sum of squared deviations.
-
-    sd = 0: t = 0 when the mean is 0, else +-inf.
-    """
+    """t = mean / (sd / sqrt(n)) from the sum and the squared deviations (sd = 0: 0 or +-inf)."""
     mean = total / n
     if sq <= 0.0:
         if mean == 0.0:
@@ -37,15 +28,10 @@ def t_value(total, sq, n):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def paired_tests(lo, hi, X, pa, pb, idx, signs, tol, t_obs, asl_boot, p_rand):  # pragma: no cover
-    """Per pair: the t statistic, the bootstrap ASL and the randomisation p-value.
-
-    Bootstrap (Sakai 2006): resample the centred differences ``w = z - mean z``
-    with the rows of ``idx`` (``(B, n)`` query indices); ASL = share of
-    resamples with ``|t*| >= |t|``. Randomisation (Fisher): flip the signs of
-    ``z`` with the rows of ``signs`` (``(R, n)`` of +-1); p = share with
-    ``|sum(z * s)| >= |sum z| - tol * sum |z|``. Empty ``idx`` / ``signs``
-    skip a test.
-    """
+    """Per pair: the t statistic, the bootstrap ASL (Sakai 2006: the share of resamples
+    ``idx`` of the centred differences with ``|t*| >= |t|``) and the randomisation
+    p-value (Fisher: the share of sign flips ``signs`` with ``|sum(z * s)| >= |sum z| -
+    tol * sum |z|``); an empty ``idx`` or ``signs`` skips its test."""
     n = X.shape[1]
     n_boot = idx.shape[0]
     n_rand = signs.shape[0]

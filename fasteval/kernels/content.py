@@ -1,23 +1,9 @@
 """Kernels of content-based evaluation (SPEC 9): language models over CSR term counts.
 
-Three functions, each over an index range ``[lo, hi)`` of independent items
-(run by :func:`fasteval.parallel.run`; they release the GIL):
-
-- :func:`build_models`: sparse language models, each a weighted mixture of
-  documents, ``theta(w) = sum_i a_i c(w, d_i) / sum_i a_i |d_i|``. With
-  ``a_i = 1`` that is the LM of the documents' concatenation (the ground
-  truth theta_R of SPEC 9).
-- :func:`result_models`: the result model theta_k of a ranked list at depth
-  ``k`` (documents missing from the collection, ``-1``, or without tokens
-  skipped and counted; weights ``1/log2(i+1)`` by position among those kept),
-  with ``q log2 q`` per term. It does not depend on the qrels, so a study
-  builds it once per ranking.
-- :func:`similarity`: for each *pair* (ground-truth model, result model),
-  ``1 - JS`` in bits (``kind == 0``) or ``exp(-KL(theta_u || (1-lam) theta_k
-  + lam theta_C))`` in nats (``kind == 1``).
-
-Each call keeps dense ``float64`` buffers of vocabulary size and resets only
-the entries it touched. Pairs sorted by ground truth reuse the scattered model.
+Ground-truth models (:func:`build_models`), result models theta_k of ranked lists
+(:func:`result_models`) and their closeness (:func:`similarity`, or
+:func:`score_lists` in one pass), each over a range ``[lo, hi)`` of items. Dense
+``float64`` buffers of vocabulary size are reset only where touched.
 """
 
 from __future__ import annotations
@@ -33,16 +19,9 @@ JS = 0
 KL = 1
 
 
-# Kernel arguments that travel together, each built with fixed dtypes (numba
-# compiles one signature for each; the collection's CSR arrays are read-only).
-
-
 class Docs(NamedTuple):
-    """The collection: document ``d`` has terms ``terms[off[d]:off[d+1]]`` with ``counts``.
-
-    ``length[d]`` is its token count; ``coll_p`` theta_C, one entry per term of
-    the vocabulary (so its size is the vocabulary's).
-    """
+    """The collection: document ``d`` has terms ``terms[off[d]:off[d+1]]`` with ``counts``,
+    ``length[d]`` tokens; ``coll_p`` is theta_C over the vocabulary."""
 
     off: np.ndarray  # int64, read-only
     terms: np.ndarray  # int32, read-only
@@ -101,13 +80,9 @@ class Scoring(NamedTuple):
 
 @njit(cache=True, nogil=True)
 def build_models(lo, hi, mix, docs, out):  # pragma: no cover - numba
-    """Models ``lo..hi``: model ``u`` mixes documents ``m_docs[m_off[u]:m_off[u+1]]``.
-
-    Writes the model's terms, probabilities ``p`` and ``p log2 p`` at
-    ``out_off[u]`` (room for the sum of its documents' distinct terms) and
-    their number to ``out_n[u]`` (0 when the documents hold no token).
-    ``mix`` (:class:`Mixtures`), ``docs`` (:class:`Docs`), ``out`` (:class:`LMs`).
-    """
+    """Models ``lo..hi``, each a weighted mixture of documents, ``theta(w) = sum_i a_i c(w, d_i)
+    / sum_i a_i |d_i|``: terms, ``p`` and ``p log2 p`` at ``out.off[u]``, their number in
+    ``out.n[u]``."""
     m_off, m_docs, m_wts = mix
     doc_off, terms, counts, _, coll_p = docs
     out_off, out_n, out_term, out_p, out_plogp = out
@@ -138,54 +113,19 @@ def build_models(lo, hi, mix, docs, out):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def result_models(lo, hi, lists, k, count_only, docs, out, walks):  # pragma: no cover - numba
-    """Result LMs theta_k of lists ``lst[starts[g]:ends[g]]`` for ``g`` in ``lo..hi``.
-
-    Walks the list, skips (and counts) documents that are missing (``-1``) or
-    have no token, keeps the first ``k`` others with weights ``1/log2(i+1)``.
-    With ``count_only`` it only writes ``out_n[g]``: the summed number of
-    distinct terms of the kept documents (room to allocate). Otherwise it
-    writes the model's terms, probabilities ``q`` and ``q log2 q`` at
-    ``out_off[g]`` and its size to ``out_n[g]``. ``lists`` (:class:`Lists`),
-    ``docs`` (:class:`Docs`), ``out`` (:class:`LMs`: terms, ``q``, ``q log2 q``),
-    ``walks`` (:class:`Walks`) receives the kept and skipped counts.
-    """
-    starts, ends, lst = lists
-    doc_off, terms, counts, doc_len, coll_p = docs
+    """Result LMs theta_k of lists ``lo..hi`` (:func:`_walk_list`): terms, ``q`` and ``q log2 q``
+    at ``out.off[g]``, their number in ``out.n[g]``; with ``count_only``, only ``out.n[g]``:
+    the kept documents' summed distinct terms (room to allocate)."""
     out_off, out_n, out_term, out_q, out_qlogq = out
     out_kept, out_skipped = walks
-    n_terms = coll_p.shape[0]
-    acc = np.zeros(1 if count_only else n_terms, np.float64)
+    acc = np.zeros(1 if count_only else docs.coll_p.shape[0], np.float64)
     for g in range(lo, hi):
-        kept = 0
-        skipped = 0
-        room = 0
-        wsum = 0.0
-        nt = 0
         base = 0 if count_only else out_off[g]
-        for j in range(starts[g], ends[g]):
-            if kept == k:
-                break
-            d = lst[j]
-            if d < 0 or doc_len[d] == 0:
-                skipped += 1
-                continue
-            kept += 1
-            room += doc_off[d + 1] - doc_off[d]
-            if count_only:
-                continue
-            w = 1.0 / math.log2(kept + 1.0)
-            a = w / doc_len[d]
-            for e in range(doc_off[d], doc_off[d + 1]):
-                t = terms[e]
-                if acc[t] == 0.0:
-                    out_term[base + nt] = t
-                    nt += 1
-                acc[t] += a * counts[e]
-            wsum += w
+        kept, skipped, wsum, nt = _walk_list(g, lists, k, docs, acc, out_term[base:], count_only)
         out_kept[g] = kept
         out_skipped[g] = skipped
+        out_n[g] = nt
         if count_only:
-            out_n[g] = room
             continue
         for e in range(base, base + nt):
             t = out_term[e]
@@ -193,7 +133,6 @@ def result_models(lo, hi, lists, k, count_only, docs, out, walks):  # pragma: no
             out_q[e] = q
             out_qlogq[e] = q * math.log2(q)
             acc[t] = 0.0
-        out_n[g] = nt
 
 
 @njit(cache=True, nogil=True)
@@ -215,15 +154,9 @@ def similarity(
 ):  # pragma: no cover
     """Closeness of ground-truth model ``pair_unit[i]`` to result model ``pair_model[i]``.
 
-    ``kind == JS``: ``1 - JS`` in bits over the union of supports, with
-    ``p log2(p/m) + q log2(q/m) = p log2 p + q log2 q - 2 m log2 m`` on shared
-    terms, ``q`` on terms only the result has and ``p`` on terms only the
-    ground truth has (``m`` is half of the one present). ``kind == KL``:
-    ``exp(-KL(theta_u || (1 - lam) theta_r + lam theta_C))`` in nats.
-    NaN when the ground truth is empty; an empty result model scores 0 (JS)
-    or is the collection model alone (KL). Pairs sorted by unit reuse the
-    scattered ground truth. ``truth`` and ``res`` are :class:`LMs` (the
-    result models' ``p`` being their ``q``).
+    ``JS``: ``1 - JS`` in bits (``p log2 p + q log2 q - 2 m log2 m`` on shared terms);
+    ``KL``: ``exp(-KL(theta_u || (1 - lam) theta_r + lam theta_C))`` in nats. NaN for an
+    empty ground truth; an empty result scores 0 (JS) or is theta_C alone (KL).
     """
     u_off, u_n, u_term, u_p, u_plogp = truth
     r_off, r_n, r_term, r_q, r_qlogq = res
@@ -280,17 +213,9 @@ def score_lists(
 ):  # pragma: no cover
     """Result model and score of lists ``order[lo:hi]`` in one pass, nothing stored.
 
-    For one evaluation the result models are used once: building theta_k in a
-    dense buffer and scoring it against the ground truth right away saves
-    writing (and first-touching) every model's terms. List ``g`` is scored
-    against units ``group_unit0[g] .. + group_units[g]`` (its query's
-    subtopics; none: NaN) and gets their mean. ``order`` sorts the lists by
-    first unit, so a single-unit JS score scatters each ground truth once per
-    run of equal units and walks the result's terms as :func:`similarity`
-    does (same values); with several units, or for KL, it walks each unit's
-    terms against the dense result model instead. ``lists`` (:class:`Lists`),
-    ``units`` (:class:`Units`), ``opts`` (:class:`Scoring`), ``docs``
-    (:class:`Docs`), ``truth`` (:class:`LMs`), ``walks`` (:class:`Walks`).
+    List ``g`` gets the mean over its units ``units.first[g] ..`` (none: NaN) of the
+    same values as :func:`similarity`; ``order`` sorts lists by first unit, so a
+    single-unit JS score scatters each ground truth once per run of equal units.
     """
     group_unit0, group_units = units
     k, kind, lam = opts
@@ -305,7 +230,7 @@ def score_lists(
     cur = -1
     for i in range(lo, hi):
         g = order[i]
-        kept, skipped, wsum, nt = _walk_list(g, lists, k, docs, acc, touched)
+        kept, skipped, wsum, nt = _walk_list(g, lists, k, docs, acc, touched, False)
         out_kept[g] = kept
         out_skipped[g] = skipped
         nu = group_units[g]
@@ -328,13 +253,13 @@ def score_lists(
 
 
 @njit(cache=True, nogil=True)
-def _walk_list(g, lists, k, docs, acc, touched):  # pragma: no cover - numba
+def _walk_list(g, lists, k, docs, acc, touched, count_only):  # pragma: no cover - numba
     """theta_k of list ``g``, unnormalised, into ``acc`` (its terms listed in ``touched``).
 
-    Skips documents missing (``-1``) or without tokens, keeps the first ``k``
-    others with weights ``1/log2(i+1)``. Returns ``(kept, skipped, wsum, nt)``:
-    the counts, the sum of the weights (theta_k = acc / wsum) and the number
-    of terms touched.
+    Skips documents missing (``-1``) or without tokens, keeps the first ``k`` others
+    with weights ``1/log2(i+1)``. Returns ``(kept, skipped, wsum, nt)``: theta_k is
+    ``acc / wsum`` over ``nt`` terms (with ``count_only``, ``acc`` is untouched and
+    ``nt`` the kept documents' summed distinct terms).
     """
     starts, ends, lst = lists
     doc_off, terms, counts, doc_len, _ = docs
@@ -350,6 +275,9 @@ def _walk_list(g, lists, k, docs, acc, touched):  # pragma: no cover - numba
             skipped += 1
             continue
         kept += 1
+        if count_only:
+            nt += doc_off[d + 1] - doc_off[d]
+            continue
         w = 1.0 / math.log2(kept + 1.0)
         a = w / doc_len[d]
         for e in range(doc_off[d], doc_off[d + 1]):
@@ -364,11 +292,7 @@ def _walk_list(g, lists, k, docs, acc, touched):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def _js_scattered(touched, nt, acc, wsum, p_dense, pl_dense):  # pragma: no cover - numba
-    """``1 - JS`` (bits) of the result model in ``acc`` to the scattered ground truth.
-
-    Walks the result's ``nt`` terms against ``p_dense`` (p) and ``pl_dense``
-    (p log2 p), as :func:`similarity` does (same values).
-    """
+    """``1 - JS`` (bits) of the result model in ``acc`` to the scattered ground truth."""
     s = 0.0
     p_in = 0.0
     for e in range(nt):
@@ -386,12 +310,8 @@ def _js_scattered(touched, nt, acc, wsum, p_dense, pl_dense):  # pragma: no cove
 
 @njit(cache=True, nogil=True)
 def _mean_over_units(u0, nu, kind, lam, truth, acc, wsum, nt, coll_p):  # pragma: no cover
-    """Mean over units ``u0 .. u0 + nu`` of the result model in ``acc`` scored against each.
-
-    Walks each unit's terms against the dense result model: ``1 - JS`` in
-    bits (0 for an empty result) or ``exp(-KL)`` in nats against the result
-    smoothed by ``lam`` theta_C; an empty unit makes the mean NaN.
-    """
+    """Mean over units ``u0 .. u0 + nu`` of the result model in ``acc`` scored against each
+    (walking each unit's terms; an empty unit makes it NaN)."""
     u_off, u_n, u_term, u_p, u_plogp = truth
     total = 0.0
     for u in range(u0, u0 + nu):

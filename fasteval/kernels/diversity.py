@@ -1,21 +1,11 @@
 """Novelty and diversity kernels: ndeval 4.5's measures over (run, query) groups.
 
-Only numba code lives here. The data model (built in
-``fasteval.engine.diversity``):
-
-* per query ``q``: ``m_q[q]`` subtopics with at least one relevant document,
-  numbered ``0..m-1`` in ascending subtopic order (ndeval's loop order, which
-  fixes how gains are summed); ``nrel[sub_off[q] + j]`` relevant documents of
-  subtopic ``j``; relevant documents are entries ``qd_off[q]..qd_off[q+1]``
-  sorted by docno bytes (so a larger entry index is a larger docno);
-* per relevant document entry ``e``: its subtopics ``rd_sub[rd_off[e]:rd_off[e+1]]``
-  in ascending order;
-* per ranked position: ``seq[p]``, the entry of the document, or -1 when it is
-  not relevant to any subtopic (unjudged and judged non-relevant documents
-  count alike in every ndeval measure).
-
-Measure codes: 0 ERR-IA, 1 nERR-IA, 2 alpha-DCG, 3 alpha-nDCG, 4 NRBP,
-5 nNRBP, 6 MAP-IA, 7 P-IA, 8 strec.
+Data (built in ``fasteval.engine.diversity``): query ``q`` has ``m_q[q]`` subtopics
+with a relevant document, in ascending order (ndeval's summation order), and
+relevant entries ``qd_off[q]..qd_off[q+1]`` sorted by docno; entry ``e`` has the
+subtopics ``rd_sub[rd_off[e]:rd_off[e+1]]``; ranked position ``p`` holds ``seq[p]``,
+its entry or -1. Measure codes: 0 ERR-IA, 1 nERR-IA, 2 alpha-DCG, 3 alpha-nDCG,
+4 NRBP, 5 nNRBP, 6 MAP-IA, 7 P-IA, 8 strec.
 """
 
 from __future__ import annotations
@@ -25,8 +15,6 @@ from typing import NamedTuple
 import numpy as np
 
 from fasteval.kernels.jit import njit
-
-# Kernel arguments that travel together, built once per evaluation (fixed dtypes).
 
 
 class Subtopics(NamedTuple):
@@ -92,14 +80,23 @@ class _Scratch(NamedTuple):
 
 
 @njit(cache=True, nogil=True)
-def _score(seq, lo, n, sub, m, par, tmp, dcg, err):  # pragma: no cover - numba
-    """All of ndeval's per-ranking quantities in one pass over ``seq[lo:lo+n]``.
+def _scratch(mmax, k):  # pragma: no cover - numba
+    """Work arrays for :func:`_score`: ``mmax`` subtopics, depth ``k``."""
+    return _Scratch(
+        np.empty(mmax, np.float64),
+        np.empty(mmax, np.int64),
+        np.empty(mmax, np.float64),
+        np.empty(mmax, np.bool_),
+        np.empty(k, np.float64),
+        np.empty(k, np.float64),
+    )
 
-    Fills ``dcg``/``err`` (cumulative, divided by the "ideal ideal" from rank
-    2 on, as ndeval does), ``prec`` and ``strec`` up to depth ``K = dcg.shape[0]``;
-    ``totals[j]`` gets subtopic ``j``'s sum of precisions at its relevant
-    ranks. Returns NRBP before normalisation by the ideal.
-    """
+
+@njit(cache=True, nogil=True)
+def _score(seq, lo, n, sub, m, par, tmp, dcg, err):  # pragma: no cover - numba
+    """ndeval's per-ranking quantities in one pass over ``seq[lo:lo+n]``: ``dcg``/``err``
+    (cumulative, over the "ideal ideal" from rank 2 on), ``prec``, ``strec``, and per
+    subtopic ``totals``; returns NRBP before the ideal's normalisation."""
     rd_off, rd_sub = sub.rd_off, sub.rd_sub
     alpha, beta, disc = par
     gains, counts, totals, seen, prec, strec = tmp
@@ -165,15 +162,8 @@ def _score(seq, lo, n, sub, m, par, tmp, dcg, err):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def ideal_queries(lo, hi, qd_off, sub, par, order, ideal):  # pragma: no cover - numba
-    """ndeval's greedy ideal ranking per query and its DCG, ERR and NRBP.
-
-    At each rank the unranked document with the largest novelty gain
-    ``sum_j gain_j`` wins (ties to the larger docno, i.e. the larger entry);
-    then the gains of its subtopics are multiplied by ``1 - alpha``. Writes
-    the ideal order of the query's relevant entries to ``order`` and the
-    ideal quantities to ``idcg[q]``, ``ierr[q]`` (rows of depth ``K``) and
-    ``inrbp[q]``.
-    """
+    """ndeval's greedy ideal ranking per query (largest novelty gain first, ties to the larger
+    docno; gains then times ``1 - alpha``) into ``order``, and its DCG, ERR and NRBP."""
     rd_off, rd_sub, m_q = sub.rd_off, sub.rd_sub, sub.m_q
     alpha = par.alpha
     idcg, ierr, inrbp = ideal
@@ -181,12 +171,8 @@ def ideal_queries(lo, hi, qd_off, sub, par, order, ideal):  # pragma: no cover -
     mmax = 1
     for q in range(lo, hi):
         mmax = max(mmax, m_q[q])
-    gains = np.empty(mmax, np.float64)
-    counts = np.empty(mmax, np.int64)
-    totals = np.empty(mmax, np.float64)
-    seen = np.empty(mmax, np.bool_)
-    prec = np.empty(k, np.float64)
-    strec = np.empty(k, np.float64)
+    tmp = _scratch(mmax, k)
+    gains = tmp.gains
     keep = 1.0 - alpha
     for q in range(lo, hi):
         a = qd_off[q]
@@ -214,20 +200,14 @@ def ideal_queries(lo, hi, qd_off, sub, par, order, ideal):  # pragma: no cover -
             order[a + r] = e
             for t in range(rd_off[e], rd_off[e + 1]):
                 gains[rd_sub[t]] *= keep
-        tmp = _Scratch(gains, counts, totals, seen, prec, strec)
         inrbp[q] = _score(order, a, n, sub, m, par, tmp, idcg[q], ierr[q])
 
 
 @njit(cache=True, nogil=True)
 def order_groups(lo, hi, starts, ends, key, mode, perm, bad):  # pragma: no cover - numba
-    """Order each group's positions for ndeval.
-
-    Positions arrive in trec_eval order (score descending, docno descending).
-    ``mode`` 0 keeps it (ndeval ``-traditional``); 1 reverses every block of
-    equal ``key`` (scores), giving docno ascending among ties (pyndeval); 2
-    sorts by ``key`` ascending (the rank column: ndeval's default), flagging
-    ``bad[g]`` when two positions share a rank.
-    """
+    """Order each group's positions (in trec_eval order) for ndeval: ``mode`` 0 keeps them,
+    1 reverses blocks of equal score (pyndeval), 2 sorts by rank ``key`` (ndeval's
+    default), flagging ``bad[g]`` for a shared rank."""
     for g in range(lo, hi):
         a = starts[g]
         b = ends[g]
@@ -259,29 +239,17 @@ def order_groups(lo, hi, starts, ends, key, mode, perm, bad):  # pragma: no cove
 
 @njit(cache=True, nogil=True)
 def score_groups(lo, hi, rk, sub, par, ideal, plan, out, per):  # pragma: no cover - numba
-    """Every requested measure of every group ``lo..hi`` in one pass per ranking.
-
-    ``out[g, c]`` is measure ``mcode[c]`` at cutoff ``mk[c]``. When
-    ``sub_first`` is not empty, per subtopic ``j`` of the group's query (slot
-    ``grp_sub_off[g] + j``): the rank of its first relevant document (0 if
-    none), its relevant documents within ``hit_depth``, and its average
-    precision (the terms of MAP-IA).
-    """
+    """``out[g, c]``: measure ``plan.code[c]`` at cutoff ``plan.k[c]`` of groups ``lo..hi``, one
+    pass per ranking; and, unless ``per`` is empty, :func:`_write_per_subtopic`."""
     starts, ends, seq, group_q, max_depth = rk
     m_q, sub_off, nrel = sub.m_q, sub.sub_off, sub.nrel
     k = ideal.idcg.shape[1]
     mmax = 1
     for g in range(lo, hi):
         mmax = max(mmax, m_q[group_q[g]])
-    gains = np.empty(mmax, np.float64)
-    counts = np.empty(mmax, np.int64)
-    totals = np.empty(mmax, np.float64)
-    seen = np.empty(mmax, np.bool_)
+    tmp = _scratch(mmax, k)
     dcg = np.empty(k, np.float64)
     err = np.empty(k, np.float64)
-    prec = np.empty(k, np.float64)
-    strec = np.empty(k, np.float64)
-    tmp = _Scratch(gains, counts, totals, seen, prec, strec)
     per_sub = per.first.shape[0] > 0
     for g in range(lo, hi):
         q = group_q[g]
@@ -293,19 +261,17 @@ def score_groups(lo, hi, rk, sub, par, ideal, plan, out, per):  # pragma: no cov
         nrbp = _score(seq, a, n, sub, m, par, tmp, dcg, err)
         map_ia = 0.0
         for j in range(m):
-            map_ia += totals[j] / nrel[sub_off[q] + j]
+            map_ia += tmp.totals[j] / nrel[sub_off[q] + j]
         if m > 0:
             map_ia /= m
         _write_measures(g, q, plan, ideal, tmp, dcg, err, nrbp, map_ia, out)
         if per_sub:
-            _write_per_subtopic(g, q, seq, a, n, sub, totals, per)
+            _write_per_subtopic(g, q, seq, a, n, sub, tmp.totals, per)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _write_measures(g, q, plan, ideal, tmp, dcg, err, nrbp, map_ia, out):  # pragma: no cover
-    """``out[g, c]``: measure ``mcode[c]`` at cutoff ``mk[c]`` of group ``g`` (query ``q``)
-    from its ranking's scores (``dcg``, ``err``, ``nrbp``, ``map_ia``, ``tmp``'s
-    precision and subtopic recall) and the query's ideal ones."""
+    """``out[g, c]`` of group ``g`` (query ``q``) from its ranking's and the ideal's scores."""
     mcode, mk = plan
     idcg, ierr, inrbp = ideal
     prec = tmp.prec
@@ -339,8 +305,7 @@ def _write_measures(g, q, plan, ideal, tmp, dcg, err, nrbp, map_ia, out):  # pra
 
 @njit(cache=True, nogil=True, inline="always")
 def _write_per_subtopic(g, q, seq, a, n, sub, totals, per):  # pragma: no cover - numba
-    """Per subtopic ``j`` of group ``g``'s query ``q`` (its ranking ``seq[a:a+n]``): the
-    rank of its first relevant document, its hits within the depth, its AP."""
+    """Per subtopic of group ``g``'s query: its first relevant rank, hits within depth, AP."""
     m_q, sub_off, nrel, rd_off, rd_sub = sub.m_q, sub.sub_off, sub.nrel, sub.rd_off, sub.rd_sub
     grp_sub_off, sub_first, sub_hits, sub_ap, hit_depth = per
     m = m_q[q]

@@ -1,13 +1,9 @@
 """Measure family codes and the relevance codes inside a ranking.
 
-A family's code is computed from its name by :func:`code`, here and in the
-measure registry alike: the kernel names the code of each family it computes
-(``P = code("P")`` beside its branch in :mod:`fasteval.kernels.ranking`) and a
-registry entry gets its code from its name, so no list of numbers is kept in
-step between the two (``tests/unit/test_families.py`` checks that no two
-families share a code). Relevance values inside a ranking follow trec_eval's
-``form_res_rels``: a judged grade ``>= 0``; ``NONPOOL`` (-1) for a document
-absent from the qrels; ``UNJUDGED`` (-2) for a qrels entry with a negative grade.
+A family's code is :func:`code` of its name, in the kernels (``P = code("P")``) and
+the measure registry alike, so no list of numbers is kept in step. Relevance values
+follow trec_eval's ``form_res_rels``: a judged grade ``>= 0``; ``NONPOOL`` (-1) not in
+the qrels; ``UNJUDGED`` (-2) a negative grade.
 """
 
 from __future__ import annotations

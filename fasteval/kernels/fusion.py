@@ -110,13 +110,8 @@ _EPS = 1e-9  # ranx's floor for normalisation denominators
 
 @njit(cache=True, nogil=True)
 def local_codes(lo, hi, qstart, perm, grank, loc, first):  # pragma: no cover - numba
-    """Number the distinct documents of queries ``lo..hi`` in ``grank`` order.
-
-    Rows ``perm[qstart[q]:qstart[q+1]]`` belong to query ``q``; ``grank[i]``
-    is row ``i``'s document rank in the global byte-wise order. Writes
-    ``loc[row]`` (the local code) and ``first[row]`` (the row is the first
-    of its document in that order: the one whose id is shown on output).
-    """
+    """Number the documents of queries ``lo..hi`` (rows ``perm[qstart[q]:qstart[q+1]]``) in
+    ``grank`` (byte-wise) order: ``loc[row]``, and ``first[row]`` for each one's first row."""
     for q in range(lo, hi):
         a = qstart[q]
         b = qstart[q + 1]
@@ -143,10 +138,8 @@ def local_codes(lo, hi, qstart, perm, grank, loc, first):  # pragma: no cover - 
 def rank_lists(
     lo, hi, kstart, perm, loc, score, pos_doc, pos_score, pos_row, dup
 ):  # pragma: no cover - numba
-    """Order each list ``lo..hi`` by score descending, then local code (doc id) descending.
-
-    ``dup[k]`` gets a row that repeats a document of list ``k`` (-1 if none).
-    """
+    """Order lists ``lo..hi`` by score, then local code (doc id), descending; ``dup[k]``: a
+    row repeating a document of list ``k`` (-1 if none)."""
     for k in range(lo, hi):
         a = kstart[k]
         b = kstart[k + 1]
@@ -172,15 +165,8 @@ def rank_lists(
 
 @njit(cache=True, nogil=True)
 def normalise(lo, hi, kstart, score, kind, out):  # pragma: no cover - numba
-    """Normalise the scores of lists ``lo..hi`` (ranx's definitions).
-
-    min-max ``(s - min) / max(max - min, 1e-9)``; min-max-inverted
-    ``(max - s) / max(max - min, 1e-9)``; max ``s / max(max, 1e-9)``;
-    z-score ``(s - mean) / max(std, 1e-9)`` (population std); sum
-    ``(s - min) / max(sum(s) - n min, 1e-9)``; rank ``1 - i / n`` for the
-    document at 0-based position ``i`` of ``n``; none: the raw score. (Borda
-    needs the candidates of a fusion group: :func:`fuse_items` computes it.)
-    """
+    """Normalise the scores of lists ``lo..hi`` as ranx does (denominators at least 1e-9;
+    z-score with the population std; rank: ``1 - i / n``). Borda is :func:`fuse_items`'s."""
     for k in range(lo, hi):
         a = kstart[k]
         b = kstart[k + 1]
@@ -216,47 +202,21 @@ def normalise(lo, hi, kstart, score, kind, out):  # pragma: no cover - numba
                 out[a + t] = s[t]
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _beats(x, y, P, gcls, method):
+@njit(cache=True, nogil=True)
+def _beats(x, y, P, gcls, method, w, wtot):  # pragma: no cover - numba
     """Candidate ``x`` must go above ``y`` (strictly) under the pairwise rule of ``method``.
 
-    ``v_xy`` = runs ranking ``x`` strictly above ``y`` (retrieved above
-    unretrieved; a run retrieving neither abstains). Condorcet: ``v_xy > v_yx``.
-    Majoritarian: ``x`` if ``2 v_xy >= n`` and ``v_xy > v_yx``; ``y`` likewise;
-    otherwise the higher grade class.
+    ``v_xy`` = total weight ``w`` of the runs ranking ``x`` strictly above ``y``
+    (retrieved above unretrieved; a run retrieving neither abstains). Condorcet:
+    ``v_xy > v_yx``. Majoritarian: ``x`` if ``2 v_xy >= wtot`` and ``v_xy > v_yx``;
+    ``y`` likewise; otherwise the higher grade class.
     """
-    n = P.shape[1]
-    vxy = 0
-    vyx = 0
-    for r in range(n):
-        px = P[x, r]
-        py = P[y, r]
-        if px < py:
-            vxy += 1
-        elif py < px:
-            vyx += 1
-    if method == CONDORCET:
-        return vxy > vyx
-    if vxy > vyx and 2 * vxy >= n:
-        return True
-    if vyx > vxy and 2 * vyx >= n:
-        return False
-    return gcls[x] > gcls[y]
-
-
-@njit(cache=True, nogil=True)
-def _beats_w(x, y, P, gcls, method, w, wtot):
-    """:func:`_beats` with run weights: ``v_xy`` = total weight ``w`` of the runs ranking
-    ``x`` strictly above ``y``; Majoritarian's half is ``wtot / 2``."""
-    n = P.shape[1]
     vxy = 0.0
     vyx = 0.0
-    for r in range(n):
-        px = P[x, r]
-        py = P[y, r]
-        if px < py:
+    for r in range(P.shape[1]):
+        if P[x, r] < P[y, r]:
             vxy += w[r]
-        elif py < px:
+        elif P[y, r] < P[x, r]:
             vyx += w[r]
     if method == CONDORCET:
         return vxy > vyx
@@ -267,24 +227,10 @@ def _beats_w(x, y, P, gcls, method, w, wtot):
     return gcls[x] > gcls[y]
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _wins(x, y, P, gcls, method, w, wtot):
-    """``x`` beats ``y``: unweighted (``w`` empty) or weighted."""
-    if w.shape[0] == 0:
-        return _beats(x, y, P, gcls, method)
-    return _beats_w(x, y, P, gcls, method, w, wtot)
-
-
 @njit(cache=True, nogil=True)
 def _pairwise_sort(order, P, gcls, method, w, wtot):
-    """Bottom-up stable merge sort of ``order`` with the comparator :func:`_beats`.
-
-    A right element is taken first only when it beats the left one, so ties
-    keep the initial order; a pair of adjacent runs already in order (the
-    right head does not beat the left tail) is left alone. With a
-    non-transitive majority the output is still a Hamiltonian path: every
-    adjacent pair is ordered as the comparator allows.
-    """
+    """Stable bottom-up merge sort of ``order`` by :func:`_beats` (a right element goes first
+    only when it beats the left one); a non-transitive majority still gives a Hamiltonian path."""
     m = order.shape[0]
     tmp = np.empty(m, np.int64)
     width = 1
@@ -293,12 +239,12 @@ def _pairwise_sort(order, P, gcls, method, w, wtot):
         while lo < m:
             mid = min(lo + width, m)
             hi = min(lo + 2 * width, m)
-            if mid < hi and _wins(order[mid], order[mid - 1], P, gcls, method, w, wtot):
+            if mid < hi and _beats(order[mid], order[mid - 1], P, gcls, method, w, wtot):
                 i = lo
                 j = mid
                 k = lo
                 while i < mid and j < hi:
-                    if _wins(order[j], order[i], P, gcls, method, w, wtot):
+                    if _beats(order[j], order[i], P, gcls, method, w, wtot):
                         tmp[k] = order[j]
                         j += 1
                     else:
@@ -334,7 +280,7 @@ def _top(val, codes, k):
 
 
 class _Tally(NamedTuple):
-    """One item's per-candidate accumulators (:func:`_tally`; candidate ``c`` at row ``c``)."""
+    """One item's per-candidate accumulators (candidate ``c`` at row ``c``)."""
 
     sumw: np.ndarray  # sum of w v (0 slots under the pairwise orders)
     sumv: np.ndarray  # sum of v
@@ -347,11 +293,8 @@ class _Tally(NamedTuple):
 
 @njit(cache=True, nogil=True)
 def _candidates(q, ma, mb, runs, members, cmap, cand):  # pragma: no cover - numba
-    """Number the documents member slots ``ma..mb`` retrieved for query ``q``.
-
-    Candidates are numbered in order of first appearance: ``cmap[doc]`` gets
-    the number, ``cand[number]`` the document (local code). Returns their count.
-    """
+    """Number the documents member slots ``ma..mb`` retrieved for query ``q`` by first
+    appearance (``cmap[doc]``, ``cand[number]``); returns their count."""
     n_runs, kstart, pos_doc = runs.n_runs, runs.kstart, runs.pos_doc
     m = 0
     for t in range(ma, mb):
@@ -397,11 +340,7 @@ def _tally(m, nm, how):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def _run_value(how, j, m, p, par, pset, nscore, pv):  # pragma: no cover - numba
-    """The value a run gives the candidate at its 0-based position ``j`` (flat slot ``p``).
-
-    ``m`` is the number of candidates; ``par`` the group's parameter and
-    ``pset`` its row of ``pv`` (see the ``SRC_*`` constants).
-    """
+    """The value a run gives its candidate at position ``j`` (slot ``p``) of ``m`` (``SRC_*``)."""
     source = how.source
     if how.norm == NORM_BORDA:
         return 1.0 - j / m
@@ -430,11 +369,8 @@ def _missing_fill(how, n_r, m):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def _gather(q, g, m, how, runs, groups, cmap, acc):  # pragma: no cover - numba
-    """Every member run's values, positions and Borda points for the candidates of item (g, q).
-
-    Values go to ``acc.values`` when the combiner needs them all (a missing
-    run's value filled in by :func:`_missing_fill`), else straight into the sums.
-    """
+    """Every member run's values, positions and Borda points for item (g, q): into
+    ``acc.values`` when the combiner needs them all, else straight into the sums."""
     n_runs, kstart, pos_doc, nscore = runs.n_runs, runs.kstart, runs.pos_doc, runs.nscore
     members, weights, pv = groups.members, groups.weights, groups.pv
     ma = groups.m_off[g]
@@ -474,12 +410,8 @@ def _gather(q, g, m, how, runs, groups, cmap, acc):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def _sum_values(acc, weights, method):  # pragma: no cover - numba
-    """Sums, counts, max, min (and median for CombMED) of the rows of ``acc.values``.
-
-    ``weights`` are the group's member weights. Returns ``(max, min, median)``
-    per candidate (unset when ``acc.values`` has no rows: the sums were
-    gathered directly).
-    """
+    """Sums and counts of the rows of ``acc.values``, and ``(max, min, median)`` per candidate
+    (unset when it has no rows: the sums were gathered directly)."""
     V = acc.values
     ms = acc.sumw.shape[0]
     mx = np.empty(ms, np.float64)
@@ -552,11 +484,8 @@ def _combine(method, par, acc, mx, mn, med, val):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def _pareto_keys(q, g, P, gcls, runs, groups, cmap):  # pragma: no cover - numba
-    """Pareto's key: a candidate's grade class raised to that of any relevant one it dominates.
-
-    ``x`` dominates ``y`` when every run retrieving ``y`` ranks ``x``
-    strictly above it; such an ``x`` precedes ``y`` in ``y``'s best run.
-    """
+    """Pareto's key: a candidate's grade class raised to that of any relevant one it dominates
+    (every run retrieving ``y`` ranks ``x`` strictly above it)."""
     key = gcls.copy()
     nm = P.shape[1]
     ma = groups.m_off[g]
@@ -595,30 +524,19 @@ def _relevance_values(key, borda, val):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def _pairwise_order(cs, acc, gcls, method, w_g):  # pragma: no cover - numba
-    """Condorcet/Majoritarian order: from the Borda order, a merge sort by pairwise votes.
-
-    ``w_g`` are the member weights (all 1: the unweighted, integer vote count).
-    """
+    """Condorcet/Majoritarian order: the Borda order, merge sorted by pairwise votes."""
     # the Borda order in one sort of unique integer keys (Borda counts
     # are integers; ties end with the larger doc id first)
     key = acc.borda.astype(np.int64) * (np.int64(cs.max()) + 1) + cs
     order = np.argsort(-key)
-    unit = True
-    for t in range(w_g.shape[0]):
-        if w_g[t] != 1.0:
-            unit = False
-    wts = w_g[:0] if unit else w_g
-    _pairwise_sort(order, acc.places, gcls, method, wts, w_g.sum())
+    _pairwise_sort(order, acc.places, gcls, method, w_g, w_g.sum())
     return order
 
 
 @njit(cache=True, nogil=True)
 def _write_head(i, order, val, cs, rank_based, depth, out):  # pragma: no cover - numba
-    """Write item ``i``'s first ``depth`` candidates of ``order`` and their fused scores.
-
-    Rank-based orders score the ``j``-th of ``m`` candidates ``m - j``.
-    Returns the number written.
-    """
+    """Write item ``i``'s first ``depth`` candidates and fused scores (rank-based: the ``j``-th
+    of ``m`` scores ``m - j``); returns how many."""
     m = cs.shape[0]
     n_out = min(depth, order.shape[0])
     o = out.off[i]
@@ -631,11 +549,8 @@ def _write_head(i, order, val, cs, rank_based, depth, out):  # pragma: no cover 
 
 @njit(cache=True, nogil=True)
 def _fuse_item(i, how, runs, groups, judged, out, cmap, cand):  # pragma: no cover - numba
-    """Fuse item ``i`` (see :func:`fuse_items`); returns the number of documents written.
-
-    ``cmap`` (all -1 on entry and on return) and ``cand`` are work arrays of
-    ``how.max_m`` slots.
-    """
+    """Fuse item ``i`` (:func:`fuse_items`); returns the documents written. ``cmap`` is all -1
+    on entry and on return."""
     method = how.method
     g = i // runs.n_q
     q = i - g * runs.n_q
@@ -670,35 +585,15 @@ def _fuse_item(i, how, runs, groups, judged, out, cmap, cand):  # pragma: no cov
 
 @njit(cache=True, nogil=True)
 def fuse_items(lo, hi, how, runs, groups, judged, out):  # pragma: no cover - numba
-    """Fuse items ``lo..hi``; item ``i`` is fusion group ``i // n_q``, query ``i % n_q``.
+    """Fuse items ``lo..hi``: item ``i`` is fusion group ``i // n_q`` (member slots
+    ``m_off[g]:m_off[g+1]``), query ``i % n_q``.
 
-    The group's runs are the member slots ``m_off[g]:m_off[g+1]`` (run
-    ``members[t]``, weight ``weights[t]``); ``g_par[g]`` is the group's
-    parameter (RRF's k, RBC's phi, gamma, sigma) and ``g_set[g]`` its row of
-    ``pv``. Candidates are the documents any member retrieved. Each member
-    gives a retrieved candidate the value ``v`` of ``source`` (see the
-    ``SRC_*`` constants) and a missing one ``miss`` (NaN: no value, the run
-    does not count for it), except BordaFuse's ``(m - n + 1) / 2`` and the
-    Borda normalisation (``1 - j / m``, missing ``0.5 - (n - 1) / (2 m)``),
-    under which every run gives every candidate a value. ``method`` combines
-    the values (``COMBSUM``...``WMNZ``; sums run in member order, as ranx
-    adds them), or orders by pairwise votes (Condorcet, Majoritarian) or by
-    relevance (Naive, Pareto). Writes the first ``out_n[i] <= depth``
-    documents (local codes) and their fused scores at ``out_off[i]``; ties
-    end with the larger doc id first. Rank-based orders score the ``j``-th of
-    ``m`` candidates ``m - j``.
-
-    Borda count (for the pairwise methods' start order and the bounds):
-    ``sum over runs of (len - position)``, 0 when unretrieved; it is
-    strictly larger for a document that Pareto-dominates another.
-
-    Steps per item (:func:`_fuse_item`): :func:`_candidates`, :func:`_tally`,
-    :func:`_gather`, :func:`_sum_values`, :func:`_grade_classes`, then the order
-    (:func:`_combine`, :func:`_pareto_keys` and :func:`_relevance_values`, or
-    :func:`_pairwise_order`) and :func:`_write_head`.
-
-    Arguments: ``how`` (:class:`How`), ``runs`` (:class:`Lists`), ``groups``
-    (:class:`FusionGroups`), ``judged`` (:class:`Judged`), ``out`` (:class:`Fused`).
+    Candidates are the documents any member retrieved; each member gives one the
+    value of ``how.source`` (``SRC_*``), a missing one ``how.miss`` (NaN: no value)
+    or Borda's fill. ``how.method`` combines the values in member order (as ranx adds
+    them) or orders by pairwise votes or by relevance. Writes the first ``n[i] <=
+    depth`` documents (local codes) and scores at ``off[i]``; ties end with the larger
+    doc id first.
     """
     cmap = np.full(how.max_m, -1, np.int64)
     cand = np.empty(how.max_m, np.int64)

@@ -1,26 +1,12 @@
 """Byte-string hashing and the per-query hash tables of judged documents.
 
-Document ids are never re-encoded: a run's ids are hashed (:func:`hash_bytes`, over their
-bytes) and looked up in their query's open-addressing table of judged ids, then
-compared byte for byte, so a hash collision can never judge the wrong document.
-
-Each query's table is a power of two of at least ``2m + 2`` slots for ``m``
-judgments (load factor below one half). A slot is one ``uint64``: the upper half
-of the id's hash (a fingerprint) and the number of its entry; the entries (id,
-grade, judgment) are stored in the order of their slots. A ranking's documents
-are looked up in the order of their home slots (:func:`judge_ranking`): the
-table, and the ids compared on a fingerprint match, are then read front to back,
-one pass, instead of at a random place for each document. TREC-8's 86,830
-judgments (250,000 slots, 1 MB of ids) are far larger than the cache one ranking
-warms, so lookups in slot order, with slots, ids and grades in one array in slot
-order, cost a third of random lookups (figures: benchmarks/RESULTS.md, "Figures moved
-out of the code").
-
-A document repeated within a ranking is found in the same pass: the home-slot
-order is made in buckets of about one id each, and an id's copies share its
-bucket. The set of seen ids each ranking built before (a table of ``2n`` slots
-filled and probed for every document) is gone, and the ids' last bytes are read as
-one word instead of byte by byte.
+A run's ids are hashed (:func:`hash_bytes`) and looked up in their query's
+open-addressing table of judged ids (a power of two of at least ``2m + 2`` slots),
+then compared byte for byte: a collision never judges the wrong document. A slot is
+one ``uint64``: the hash's upper half (a fingerprint) and its entry's number; entries
+(id, grade, judgment) are stored in slot order. A ranking is looked up in home-slot
+order (:func:`judge_ranking`), so the table and ids are read front to back, and an
+id's repeats, sharing its bucket, are found in the same pass.
 """
 
 from __future__ import annotations
@@ -35,9 +21,8 @@ from fasteval.kernels.jit import njit
 # at most this many buckets when a ranking's lookups are put in slot order
 _MAX_BUCKETS = 1 << 20
 
-# Byte loops index with ``np.uint64(k)``: numba wraps a negative signed index
-# around (a compare and a conditional move at every access), which also kept
-# LLVM from merging a word's eight byte loads into one; unsigned halves hashing.
+# Byte loops index with ``np.uint64(k)``: a signed index is wrapped when negative (a
+# compare at every access), which keeps LLVM from merging byte loads into one word.
 
 
 _K0 = np.uint64(0x9E3779B97F4A7C15)
@@ -58,21 +43,9 @@ def load_word(buf, k, n=8):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True, inline="always")
 def hash_bytes(buf, s, e):  # pragma: no cover - numba
-    """A 64-bit hash of ``buf[s:e]``, eight bytes at a time.
-
-    Each word is folded in with one multiply; the length and a final
-    splitmix64 mix spread every input bit over the low bits the tables use
-    (``h & mask``). FNV-1a, used before, did not: on TREC-style ids (shared
-    prefixes, sequential digits) its low 8 bits gave a chi-square of 433 where
-    256 is expected (tested). One multiply per eight bytes, where FNV-1a's chain
-    had one per byte.
-
-    The words are those at ``0, 8, ...`` below the last eight bytes, then the last
-    eight bytes themselves (overlapping the word before when the length is not a
-    multiple of eight); an id of 4-7 bytes is its first and last four bytes, a
-    shorter one its bytes. With the length folded in first, that is every byte
-    once at least, with no shifts or byte loops for ids of eight bytes or more.
-    """
+    """A 64-bit hash of ``buf[s:e]``: the length, then each eight-byte word (the last one
+    overlapping; 4-7 bytes: the first and last four) folded in with one multiply, and a
+    final splitmix64 mix that spreads every bit over the low bits the tables use."""
     n = e - s
     h = _K0 ^ np.uint64(n)
     if n >= 8:
@@ -123,12 +96,8 @@ def _big_endian(w):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def compare_bytes(buf, s1, e1, s2, e2):  # pragma: no cover - numba
-    """-1, 0 or 1 as ``buf[s1:e1]`` sorts before, equals or sorts after ``buf[s2:e2]``.
-
-    Eight bytes at a time, each word's bytes reversed so that comparing words
-    compares their first differing bytes; the common length's last bytes as one
-    word overlapping the word before (equal bytes cannot change the order).
-    """
+    """-1, 0 or 1 as ``buf[s1:e1]`` sorts before, equals or sorts after ``buf[s2:e2]``; eight
+    bytes at a time, byte-reversed words (the last one overlapping)."""
     n1 = e1 - s1
     n2 = e2 - s2
     m = n1 if n1 < n2 else n2
@@ -166,16 +135,9 @@ def qrels_table_offsets(qr_off: np.ndarray) -> np.ndarray:
 def build_qrels_tables(
     lo, hi, qdocs, qr_off, qr_rows, qr_rel, table, dup
 ):  # pragma: no cover - numba
-    """Fill the hash tables of queries ``lo..hi`` with their judged document ids.
-
-    Judgment ``j`` (grouped by query) has its document id ``qdocs[j]`` (:class:`Str`)
-    and grade ``qr_rel[j]``. ``table`` (:class:`fasteval.kernels.ranking.QrelsTable`)
-    receives each query's slots and its entries in slot order: ``table.jud`` and
-    ``table.rel`` here, the ids (``table.ids``) are gathered afterwards from
-    ``table.jud``. ``dup[q]`` gets the qrels row (``qr_rows[j]``) of a judgment
-    that repeats an earlier judgment of the same document (its entries are then
-    incomplete: the caller raises).
-    """
+    """Fill the hash tables (:class:`~fasteval.kernels.ranking.QrelsTable`) of queries
+    ``lo..hi``: slots, and ``rel``/``jud`` in slot order (the caller gathers ``ids``).
+    ``dup[q]`` gets the qrels row of a judgment repeating a document (the caller raises)."""
     qbuf, qs, qe = qdocs
     t_off, slots, _, t_rel, t_jud = table
     for q in range(lo, hi):
@@ -229,13 +191,8 @@ class Buckets(NamedTuple):
 
 @njit(cache=True, nogil=True)
 def buckets_of(n, mask):  # pragma: no cover - numba
-    """Buckets in home-slot order for ``n`` hashes in a table of ``mask + 1`` slots.
-
-    About one bucket per hash (a power of two, 16 to 2**20), so that a bucket
-    holds about one id: by the slot's upper bits when the table has at least as
-    many slots, else by the slot and then the fingerprint's lowest bits. Either
-    way buckets follow home slots and equal hashes share a bucket.
-    """
+    """About one bucket per hash (16 to 2**20) for ``n`` hashes in ``mask + 1`` slots, in
+    home-slot order (the slot's upper bits, or the slot then fingerprint bits)."""
     nb = 16
     while nb < n and nb < _MAX_BUCKETS:
         nb *= 2
@@ -276,23 +233,11 @@ def slot_order(hs, b):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def judge_ranking(buf, d_s, d_e, rows, hs, q, table, grade, jud, dup):  # pragma: no cover - numba
-    """Look up the documents ``rows`` (hashes ``hs``) in query ``q``'s judgments.
+    """Look up the documents ``rows`` (hashes ``hs``) in query ``q``'s table, in home-slot order.
 
-    ``table`` is a :class:`fasteval.kernels.ranking.QrelsTable`.
-
-    ``grade[i]`` receives the judged grade (``UNJUDGED`` for a negative one,
-    ``NONPOOL`` for a document not in the qrels) and ``jud[i]`` the judgment's
-    index (-1 if none); ``dup[i]`` is set when row ``i`` repeats the id of an
-    earlier row. Lookups go in home-slot order (see the module docstring), in
-    buckets of about one id each: an id's earlier copies are in its bucket,
-    before it (the order is stable), so repeats are found there with no set of
-    the ranking's own.
-
-    Each lookup's hash and id bounds are first copied in that order, so the
-    loop reads them front to back instead of through two indices (``order``,
-    then ``rows``). (:func:`equal_bytes` stays byte by byte at the end: reading
-    its last word overlapping, as :func:`hash_bytes` does, paid only when inlined,
-    and inlined it kept the text parser from inlining its field comparison.)
+    ``grade[i]``: the grade (``UNJUDGED`` for a negative one, ``NONPOOL`` if not judged);
+    ``jud[i]``: the judgment (-1 if none); ``dup[i]``: row ``i`` repeats an earlier id
+    (found among the earlier entries of its bucket: the order is stable).
     """
     t_off, slots, ids, t_rel, t_jud = table
     tbuf, ts, te = ids

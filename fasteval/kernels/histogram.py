@@ -1,20 +1,8 @@
 """Kernels for histogram analysis (DO and HSA, SPEC section 4).
 
-Two kernels:
-
-* ``group_histograms`` walks the ranked positions of (run, query) groups
-  ``[lo, hi)``, labels each position (relevant / non-relevant / left out),
-  takes its value (the score, or the normalised rank ``1 - (rank-1)/depth``),
-  min-max normalises it and counts it into the group's own histogram row.
-  Each group writes only its own rows, so ranges run concurrently
-  (``fasteval.parallel``); pooled per-run histograms are sums of rows.
-* ``do_hsa`` turns histogram rows into DO, the HSA slope and the number of
-  supported bins.
-
-Labels come from ``judg_label[jdx[i]]`` for a judged position (1 relevant,
-0 non-relevant, -1 left out, e.g. not in the non-relevant sample) and
-``unjudged_label`` for a position without a judgment (``jdx[i] < 0``).
-The value of position ``i`` is ``score[row[i]]``.
+:func:`group_histograms` bins the labelled values of each (run, query) group's
+ranked positions into the group's own rows (pooled histograms are sums of rows);
+:func:`do_hsa` turns rows into DO, the HSA slope and the supported bins.
 """
 
 from __future__ import annotations
@@ -25,9 +13,6 @@ from typing import NamedTuple
 import numpy as np
 
 from fasteval.kernels.jit import njit
-
-# Arguments of group_histograms that travel together, built with fixed dtypes
-# (numba compiles one signature).
 
 
 class Labels(NamedTuple):
@@ -62,18 +47,9 @@ class Hists(NamedTuple):
 def group_histograms(
     lo, hi, starts, ends, labels, values, bmin, bmax, stats_only, out
 ):  # pragma: no cover - numba
-    """Label, value, normalise and bin the positions of groups ``lo..hi``.
-
-    Parameters (arrays are per group unless said otherwise)
-    ----------
-    starts, ends : int64, the group's positions ``starts[g]:ends[g]``.
-    labels : :class:`Labels` (``jdx``, ``judg_label``, ``unjudged_label``).
-    values : :class:`Values` (``score``, ``row``, ``rank_mode``, ``normalize``);
-        normalising uses bounds ``bmin[g], bmax[g]``, a NaN bound meaning
-        "the group's own min / max".
-    stats_only : bool, only write ``gmin, gmax, n_rel, n_nonrel``.
-    out : :class:`Hists` (``h_r, h_nr`` int64 (n_groups, n_bins) and the stats).
-    """
+    """Label, value, min-max normalise (bounds ``bmin[g]``, ``bmax[g]``; NaN: the group's
+    own) and bin positions ``starts[g]:ends[g]`` of groups ``lo..hi`` into ``out``;
+    with ``stats_only``, only the bounds and label counts."""
     jdx, judg_label, unjudged_label = labels
     score, row, rank_mode, normalize = values
     h_r, h_nr, gmin, gmax, n_rel, n_nonrel = out
@@ -131,12 +107,8 @@ def group_histograms(
 
 @njit(cache=True, nogil=True)
 def do_hsa(h_r, h_nr, out_do, out_hsa, out_sup):  # pragma: no cover - numba
-    """DO, HSA slope and supported-bin count of every histogram row.
-
-    Supported bins: both counts > 0; bin centre ``(k + 0.5) / n_bins``.
-    DO = sum ln(min(h_r, h_nr)); HSA = least-squares slope of
-    ln(h_r / h_nr) on the centre (NaN with fewer than 2 supported bins).
-    """
+    """Per histogram row, over bins with both counts > 0: DO = sum ln(min(h_r, h_nr)), HSA =
+    the least-squares slope of ln(h_r / h_nr) on the bin centre (NaN below 2 bins), the count."""
     n_rows, n_bins = h_r.shape
     for g in range(n_rows):
         m = 0

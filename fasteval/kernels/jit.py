@@ -1,30 +1,19 @@
 """How the kernels run: from the library built with the package, or on numba's JIT.
 
-Every kernel is decorated with :func:`njit` from here instead of numba's. The
-choice between the two ways is made once, when the first kernel module is
-imported, and never changes in the process:
+Every kernel is decorated with :func:`njit` from here. The choice is made once, when
+the first kernel module is imported, and never changes in the process:
 
 - **library**: the package build compiled the signatures declared in
-  ``signatures.json`` beside these sources into one extension module
-  (``_aot``; see :mod:`fasteval.aot`). It is used when it was built from exactly
-  these kernel sources (its index records their digest) and its SHA-256 matches.
-  Each kernel is then a :class:`Kernel`: a call runs the library's function for
-  its argument types, and numba is never imported. A call with types the library
-  does not hold (a kernel outside the evaluation path, say) compiles that one
-  kernel with numba's JIT; the library keeps serving every other call.
-- **jit**: no usable library (none was built, the sources were edited since, or
-  ``FASTEVAL_AOT=0``): :func:`njit` *is* numba's ``njit``.
+  ``signatures.json`` into a few extension modules (``_aot``, ``_aot1``; see
+  :mod:`fasteval.aot`), used, all of them or none, when built from exactly these
+  sources (the index's digest) and every module's SHA-256 matches. A kernel is then
+  a :class:`Kernel` running the library's function for its argument types (numba is
+  not imported); a call the library lacks compiles that one kernel on the JIT.
+- **jit**: no usable library (or ``FASTEVAL_AOT=0``): :func:`njit` *is* numba's.
 
-Results are the same either way (the library is compiled from the same source
-by the same compiler); only the start-up differs. Arguments meet the library at
-one seam, :func:`arg_key`: a call matches a declared signature by dtype, number
-of dimensions and layout; whether an array is writable does not matter (the
-kernels write only into arrays the engine allocated for them).
-
-``FASTEVAL_AOT=0`` keeps every kernel on the JIT; ``FASTEVAL_AOT_DIR`` names a
-folder to load the library from instead of this package's.
-
-This module imports neither numba nor anything that does.
+Arguments meet the library at one seam, :func:`arg_key`: dtype, number of dimensions
+and layout, not writability. ``FASTEVAL_AOT_DIR`` names another folder to load the
+library from. This module imports neither numba nor anything that does.
 """
 
 from __future__ import annotations
@@ -50,7 +39,8 @@ AOT_DIR_ENV = "FASTEVAL_AOT_DIR"
 
 KERNELS_DIR = Path(__file__).resolve().parent
 LIBRARY = "_aot"
-"""The extension module's name (``fasteval.kernels._aot``); its index is ``_aot.json``."""
+"""The library's name: its index ``_aot.json`` names its extension modules (``_aot``,
+``_aot1``...; compiled in parallel, loaded together)."""
 
 SIGNATURES = KERNELS_DIR / "signatures.json"
 """The kernel calls the library holds: kernel -> argument type keys (checked in)."""
@@ -102,11 +92,8 @@ def disabled() -> bool:
 
 
 class Kernel:
-    """A kernel served by the library, with numba's JIT for argument types it lacks.
-
-    ``py_func`` is the Python source function; other attributes (``signatures``,
-    ...) are those of the kernel's own numba dispatcher, made on first need.
-    """
+    """A kernel served by the library, with numba's JIT for argument types it lacks (other
+    attributes are those of its own numba dispatcher, made on first need)."""
 
     def __init__(self, fn: Callable[..., Any], options: dict[str, Any], library: Library) -> None:
         self.py_func = fn
@@ -122,11 +109,7 @@ class Kernel:
         return self.resolve(args)(*args)
 
     def resolve(self, args: tuple[Any, ...]) -> Callable[..., Any]:
-        """The function a call with ``args`` runs: the library's, else this kernel's JIT.
-
-        For a kernel called many times with arguments of one type (the chunks of
-        one parallel call), so that their types are read once.
-        """
+        """The function a call with ``args`` runs: the library's, else this kernel's JIT."""
         f = self.table.get(arg_key(args)) if self.table else None
         if f is not None:
             return f
@@ -182,17 +165,13 @@ def resolve(kernel: Callable[..., Any], args: tuple[Any, ...]) -> Callable[..., 
 
 
 def status() -> dict[str, Any]:
-    """How this process runs its kernels.
-
-    ``mode`` (``"library"`` or ``"jit"``), the ``library`` file (or ``None``),
-    ``reason`` (why there is no library, or ``None``) and ``misses``: the kernels
-    that were called with argument types the library lacks (compiled by the JIT).
-    """
+    """How this process runs its kernels: ``mode``, the ``library``'s module files (or
+    ``None``), ``reason`` (why no library) and ``misses`` (kernels the JIT compiled)."""
     m = mode()
     library = _state["library"]
     return {
         "mode": m,
-        "library": None if library is None else library.module.__file__,
+        "library": None if library is None else [x.__file__ for x in library.modules.values()],
         "reason": _state["reason"],
         "misses": list(_state["misses"]),
     }
@@ -202,12 +181,8 @@ def status() -> dict[str, Any]:
 
 
 def arg_key(args: tuple[Any, ...]) -> Key:
-    """The type key of a call's arguments, as the library indexes its functions.
-
-    Arrays: dtype, number of dimensions, layout and alignment (not whether they
-    are writable); Python and numpy scalars by type; tuples and named tuples by
-    their members. ``None`` marks a value this scheme does not cover.
-    """
+    """The type key of a call's arguments, as the library indexes its functions (arrays by
+    dtype, dimensions, layout, alignment; ``None``: a value the scheme does not cover)."""
     return tuple([_value_key(a) for a in args])
 
 
@@ -245,11 +220,8 @@ def _value_key(a: Any) -> Key:
 
 
 def type_key(types: Any, writable: bool = False) -> Key:
-    """The key of numba's argument types: :func:`arg_key` of such values, or with
-    ``writable`` the declared key (arrays also carry whether they are mutable).
-
-    ``None`` parts mark types this scheme does not cover.
-    """
+    """The :func:`arg_key` of values of numba's ``types``; with ``writable``, the declared key
+    (arrays also carry whether they are mutable)."""
     return tuple(_type_key(t, writable) for t in types)
 
 
@@ -324,61 +296,65 @@ def folder() -> Path:
     return Path(env) if env else KERNELS_DIR
 
 
-def library_path(where: Path | None = None) -> Path:
-    """The extension module's file in ``where`` (default :func:`folder`)."""
-    return (where or folder()) / (LIBRARY + importlib.machinery.EXTENSION_SUFFIXES[0])
+def index_path(where: Path | None = None) -> Path:
+    """The library's index (``_aot.json``) in ``where`` (default :func:`folder`)."""
+    return (where or folder()) / (LIBRARY + ".json")
+
+
+def module_path(name: str, where: Path | None = None) -> Path:
+    """The file of the library's extension module ``name`` (``_aot``, ``_aot1``...)."""
+    return (where or folder()) / (name + importlib.machinery.EXTENSION_SUFFIXES[0])
 
 
 class Library:
-    """The loaded library and its index of (kernel, argument types) -> function."""
+    """The loaded modules and the index of (kernel, argument types) -> (module, function)."""
 
-    def __init__(self, module: Any, index: dict[str, list[list[Any]]]) -> None:
-        self.module = module
+    def __init__(self, modules: dict[str, Any], index: dict[str, list[list[Any]]]) -> None:
+        self.modules = modules
         self.index = index
 
     def functions(self, module: str, qualname: str) -> dict[Key, Callable[..., Any]]:
         """The library's functions of one kernel, by the :func:`arg_key` of calls."""
         out: dict[Key, Callable[..., Any]] = {}
-        for key, export in self.index.get(f"{module}:{qualname}", []):
-            out[call_key(freeze(key))] = getattr(self.module, export)
+        for key, name, export in self.index.get(f"{module}:{qualname}", []):
+            out[call_key(freeze(key))] = getattr(self.modules[name], export)
         return out
 
 
 def load_library() -> tuple[Library | None, str | None]:
-    """The library built from these sources, or ``None`` and why (absent, stale, damaged)."""
-    so = library_path()
-    meta = so.with_name(LIBRARY + ".json")
-    if not (so.is_file() and meta.is_file()):
-        return None, f"no library at {so.parent}"
+    """The library built from these sources, or ``None`` and why (absent, stale, damaged).
+
+    Every module the index names must be there with its SHA-256: all are used or none.
+    """
+    meta = index_path()
+    if not meta.is_file():
+        return None, f"no library at {meta.parent}"
+    modules: dict[str, Any] = {}
     try:
         info = json.loads(meta.read_text())
         if info.get("digest") != digest():
             return None, "the kernel sources changed since the library was built"
-        if hashlib.sha256(so.read_bytes()).hexdigest() != info["sha256"]:
-            return None, f"{so}: damaged (its SHA-256 does not match {meta.name})"
-        name = f"fasteval.kernels.{LIBRARY}"
-        loader = importlib.machinery.ExtensionFileLoader(name, str(so))
-        spec = importlib.util.spec_from_file_location(name, so, loader=loader)
-        if spec is None:  # pragma: no cover (a file path always gives a spec)
-            return None, f"{so}: not loadable"
-        module = importlib.util.module_from_spec(spec)
-        loader.exec_module(module)
-    except (OSError, ValueError, KeyError, ImportError) as e:
-        return None, f"{so}: not loaded ({e})"
+        for name, sha in info["modules"].items():
+            so = module_path(name, meta.parent)
+            if not so.is_file():
+                return None, f"no library at {so.parent} ({so.name} is missing)"
+            if hashlib.sha256(so.read_bytes()).hexdigest() != sha:
+                return None, f"{so}: damaged (its SHA-256 does not match {meta.name})"
+            full = f"fasteval.kernels.{name}"
+            loader = importlib.machinery.ExtensionFileLoader(full, str(so))
+            spec = importlib.util.spec_from_file_location(full, so, loader=loader)
+            if spec is None:  # pragma: no cover (a file path always gives a spec)
+                return None, f"{so}: not loadable"
+            modules[name] = importlib.util.module_from_spec(spec)
+            loader.exec_module(modules[name])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, ImportError) as e:
+        return None, f"{meta.parent}: library not loaded ({e})"
     _adapt_malloc()
-    return Library(module, info["kernels"]), None
+    return Library(modules, info["kernels"]), None
 
 
 def _adapt_malloc() -> None:
-    """Free one 16 MB block, as numba's start-up does, so glibc reuses memory for outputs.
-
-    glibc serves blocks over its mmap threshold (128 KB at start) with fresh
-    pages and, once such a block is freed, raises the threshold to its size
-    (and the trim threshold to twice that). numba's JIT start-up frees large
-    blocks, so a JIT process reuses heap memory for kernel outputs; a process
-    that never loads numba would keep the 128 KB threshold and fault in fresh
-    pages for every output array. This is glibc's own adaptation, started
-    early; other C libraries ignore it.
-    """
+    """Free one 16 MB block, as numba's start-up does: glibc then raises its mmap threshold
+    and reuses heap memory for kernel outputs instead of faulting in fresh pages."""
     block = np.empty(16 << 20, np.uint8)  # never touched: only its free() matters
     del block

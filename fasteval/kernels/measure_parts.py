@@ -1,9 +1,5 @@
-"""Per-ranking pieces of the ad-hoc measures, called by the ranking kernels.
-
-Each takes one ranking's relevance values (see :mod:`fasteval.kernels.families`)
-and the query's ideal gains, and follows the reference tool's loop step by step
-(trec_eval, gdeval, cwl_eval, ir_measures): their floating-point order is part
-of the measure.
+"""Per-ranking pieces of the ad-hoc measures: each follows its reference tool's loop
+(trec_eval, gdeval, cwl_eval, ir_measures) step by step, floating-point order included.
 """
 
 from __future__ import annotations
@@ -70,17 +66,11 @@ GW_SIZE = 6
 
 @njit(cache=True, nogil=True)
 def gain_walk(rels, n, lut, ig, top_pos, R, out):  # pragma: no cover - numba
-    """ndcg (custom gains), dcg, ideal_dcg, ndcg_rel, Rndcg and G in one walk, as trec_eval 10.
+    """ndcg (custom gains), dcg, ideal_dcg, ndcg_rel, Rndcg and G into ``out[GW_*]`` in one walk,
+    as trec_eval 10's m_ndcg.c, m_ndcg_rel.c, m_Rndcg.c and m_G.c, step by step.
 
-    ``lut`` maps grade + 2 to gain; ``ig`` is the query's ideal gain vector
-    (positive gains only, in trec_eval's order: levels by gain, highest first);
-    ``top_pos`` whether trec_eval's walk over gain levels starts at a positive
-    gain. The loops follow m_ndcg.c, m_ndcg_rel.c, m_Rndcg.c and m_G.c step by
-    step, since their quirks (where averages are taken) are the measure; the six
-    share the walk over the ranking and the ideal, so one walk fills ``out[GW_*]``
-    for all of them with the same floating-point operations each would do alone.
-    G (m_G.c) discounts a gain by the log of the cost so far, the ideal gain at
-    that rank (at least 1) summed, minus the gain so far.
+    ``lut``: grade + 2 -> gain; ``ig``: the ideal's positive gains, highest first;
+    ``top_pos``: trec_eval's walk over gain levels starts at a positive gain.
     """
     m = ig.shape[0]
     top = lut.shape[0]
@@ -166,10 +156,8 @@ def _ndcg_rel(ig, rdcg, idcg, acc_rel, cnt_rel):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def _ideal_rest(ig, i, prev_pos, old, idcg, rdcg, acc_r, cnt_r):  # pragma: no cover - numba
-    """Walk 3 of :func:`gain_walk`: the ideal past the ranking's end, while its gain is positive.
-
-    Returns the ideal DCG and Rndcg's running sum and count.
-    """
+    """Walk 3 of :func:`gain_walk`, the ideal past the ranking while its gain is positive:
+    the ideal DCG and Rndcg's running sum and count."""
     m = ig.shape[0]
     while prev_pos:
         gi = ig[i] if i < m else 0.0
@@ -226,14 +214,8 @@ def exp_dcg(grades, k):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def compat(rels, n, ideal, p, normalize):  # pragma: no cover - numba
-    """Compatibility (Clarke et al.): RBO of the ranking with the ideal ranking, over depth.
-
-    ``ideal`` holds the positive judged grades, best first. Within a grade the ideal
-    ranking puts the retrieved documents in ranking order (ir_measures breaks the
-    ideal's ties by the run's scores), so a retrieved relevant document at rank ``i``
-    is at ideal rank ``#(grades above) + #(same grade ranked above it)``; it is in
-    both prefixes from depth ``max(i, ideal rank) + 1`` on.
-    """
+    """Compatibility (Clarke et al.): RBO of the ranking with the ideal one (``ideal``: the
+    positive grades, best first; ties in the ranking's order, as ir_measures breaks them)."""
     npos = ideal.shape[0]
     depth = max(n, npos)
     if depth == 0:
@@ -270,14 +252,9 @@ def compat(rels, n, ideal, p, normalize):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def cwl(rels, n, fam, a, lo, hi, k):  # pragma: no cover - numba
-    """Expected utility per item of a C/W/L measure (Moffat et al.; cwl_eval).
-
-    Gains over cwl_eval's 1000 positions: a judged grade clipped to ``[lo, hi]`` and
-    scaled to ``[0, 1]`` (RBP_BIN: 1 if the grade is >= ``lo``); 0 for a document not
-    in the qrels and past the ranking's end. ``c_i`` is the measure's continuation
-    probability at rank ``i``; ``W_i = prod_{j<i} c_j / sum_m prod_{j<m} c_j`` and the
-    value is ``sum_i W_i g_i``.
-    """
+    """Expected utility per item of a C/W/L measure (Moffat et al.; cwl_eval): ``sum_i W_i g_i``
+    over 1000 positions, ``W_i = prod_{j<i} c_j / sum_m prod_{j<m} c_j`` for continuation
+    ``c``, gains clipped to ``[lo, hi]`` and scaled to ``[0, 1]`` (RBP_BIN: grade >= ``lo``)."""
     depth = CWL_DEPTH
     gains = np.zeros(depth, np.float64)
     for i in range(min(n, depth)):

@@ -14,10 +14,7 @@ from fasteval.kernels.jit import njit
 
 @njit(cache=True, nogil=True, inline="always")
 def before(a, b, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
-    """Row ``a`` ranks strictly above row ``b``: higher score, then larger doc id (trec_eval).
-
-    With ``f32`` scores compare as C ``float`` (trec_eval <= 9).
-    """
+    """Row ``a`` ranks strictly above row ``b``: higher score, then larger doc id (trec_eval)."""
     sa = score[a]
     sb = score[b]
     if f32:
@@ -30,13 +27,8 @@ def before(a, b, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def trec_order(rows, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
-    """Local indices of ``rows`` in trec_eval order: score descending, then doc id descending.
-
-    Sorting is by the numeric key alone (a stable merge sort, skipped
-    when the rows are already in score order, the usual case for run files);
-    only runs of equal scores then compare document ids, by insertion sort
-    when short and merge sort when long.
-    """
+    """Local indices of ``rows`` in trec_eval order: by score (a merge sort unless already in
+    order), then runs of equal scores by doc id (insertion sort when short)."""
     n = rows.shape[0]
     key = np.empty(n, np.float64)
     mono = True
@@ -86,12 +78,8 @@ def trec_order(rows, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def merge_sort(key, rows, buf, d_s, d_e, by_doc):  # pragma: no cover - numba
-    """A stable order (local indices) of ``rows``: a bottom-up merge sort.
-
-    ``by_doc``: doc id descending, byte-wise (``key`` unused); otherwise
-    ``key[i]`` ascending. Hand-written because numba's ``np.argsort(...,
-    kind="mergesort")`` adds about a second to a cold compile.
-    """
+    """A stable bottom-up merge sort of ``rows`` (local indices): doc id descending with
+    ``by_doc``, else ``key`` ascending (numba's mergesort argsort is slow to compile)."""
     n = rows.shape[0]
     idx = np.arange(n)
     tmp = np.empty(n, np.int64)

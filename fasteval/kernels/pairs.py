@@ -1,29 +1,19 @@
 """Kernels over pairs of judged documents: the counts behind RIC, joint RIC and id.
 
-Golbus & Aslam's framework (SPEC section 5) draws an ordered pair of judged
-documents with different grades; Q says which one has the higher grade and a
-run's variable R says how the run orders the pair after truncation at its last
-retrieved relevant document (+1 above, -1 below, 0 both unretrieved). Every
-quantity is a function of how many pairs fall in each cell of a small joint
-table, and these kernels count those cells without enumerating pairs.
+Golbus & Aslam's framework (SPEC section 5): every quantity is a function of how
+many pairs of judged documents with different grades fall in each cell of a small
+joint table; these kernels count the cells without enumerating pairs.
 
-Conventions shared by the kernels:
-
-* A judgment is addressed by its global index into ``qr_rel`` (judgments are
-  grouped by query, ``qr_off``). ``gclass[j]`` is the rank of judgment ``j``'s
-  grade among the distinct non-negative grades of its query (-1 for negative
-  grades, which are ignored); ``hist[hist_off[q] + k]`` counts query ``q``'s
+* ``gclass[j]``: the rank of judgment ``j``'s grade among its query's distinct
+  non-negative grades (-1: ignored); ``hist[hist_off[q] + k]`` counts query ``q``'s
   judgments of class ``k``.
-* A run's *list* for a (run, query) group is the sequence of judged documents
-  (global judgment indices) it ranks up to its last retrieved relevant
-  document, in rank order: ``lists[starts[g] : starts[g] + lens[g]]``.
-* Pairs are counted once, oriented from the higher grade to the lower; a pair
-  is *correct* (+) for a run if the run puts the higher-graded document above
-  the other one (a retrieved document is above every unretrieved one),
-  *wrong* (-) if below, *0* if neither is retrieved.
+* A group's *list* (``lists[starts[g] : starts[g] + lens[g]]``): the judgments it
+  ranks up to its last retrieved relevant document, in rank order.
+* A pair, oriented from the higher grade, is *correct* for a run ranking the
+  higher-graded document above the other (retrieved above unretrieved), *wrong*
+  if below, *0* if neither is retrieved.
 
-The group kernels take a range ``[lo, hi)`` of work items and write only those
-items' output slots; ``fasteval.parallel`` runs ranges concurrently.
+Kernels take a range ``[lo, hi)`` of items and write only their slots.
 """
 
 from __future__ import annotations
@@ -33,9 +23,6 @@ from typing import NamedTuple
 import numpy as np
 
 from fasteval.kernels.jit import njit
-
-# Arguments of pair_tables that travel together, built with fixed dtypes (numba
-# compiles one signature).
 
 
 class Graded(NamedTuple):
@@ -48,10 +35,8 @@ class Graded(NamedTuple):
 
 
 class Side(NamedTuple):
-    """One run of each (run pair, query) item: its list ``lists[s[i]:s[i] + m[i]]``.
-
-    ``cdz[i]`` holds the run's correct, wrong and both-unretrieved pair counts.
-    """
+    """One run of each (run pair, query) item: its list ``lists[s[i]:s[i] + m[i]]`` and its
+    correct, wrong and both-unretrieved pair counts ``cdz[i]``."""
 
     s: np.ndarray  # int64
     m: np.ndarray  # int64
@@ -79,11 +64,8 @@ def _fw_sum(t, base, i):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def truncate_groups(lo, hi, starts, ends, rel, jdx, qr_rel, level, lists, lens):  # pragma: no cover
-    """Each group's list: judged documents up to the last retrieved relevant one.
-
-    Relevant means a grade ``>= max(level, 0)``. Group ``g`` writes its list to
-    ``lists[starts[g] : starts[g] + lens[g]]`` (inside its own ranking's range).
-    """
+    """Each group's list (judged documents up to the last one graded ``>= max(level, 0)``)
+    at ``lists[starts[g] : starts[g] + lens[g]]``, inside its own ranking's range."""
     thr = max(level, 0)
     for g in range(lo, hi):
         s = starts[g]
@@ -102,12 +84,8 @@ def truncate_groups(lo, hi, starts, ends, rel, jdx, qr_rel, level, lists, lens):
 
 @njit(cache=True, nogil=True)
 def _sweep(lists, s, m, gclass, skip, only_missing, fw, G):  # pragma: no cover - numba
-    """Correct and wrong pairs among the listed documents (in list order).
-
-    With ``only_missing``, documents with ``skip[j] >= 0`` are left out (those
-    another run also retrieves). O(m log G).
-    Returns ``(correct, wrong)`` and leaves ``fw`` zeroed.
-    """
+    """``(correct, wrong)`` pairs among the listed documents (with ``only_missing``, less
+    those with ``skip[j] >= 0``); O(m log G), ``fw`` left zeroed."""
     c = 0
     d = 0
     n_in = 0
@@ -187,27 +165,18 @@ def group_counts(
 
 
 @njit(cache=True, nogil=True)
-def _set_positions(lists, s, m, where):  # pragma: no cover - numba
-    """``where[j] = t`` for the judgment ``j`` at position ``t`` of the list ``lists[s:s + m]``."""
+def _set_positions(lists, s, m, where, on):  # pragma: no cover - numba
+    """``where[j] = t`` for the judgment ``j`` at position ``t`` of ``lists[s:s + m]`` (off: -1)."""
     for t in range(m):
-        where[lists[s + t]] = t
-
-
-@njit(cache=True, nogil=True)
-def _clear_positions(lists, s, m, where):  # pragma: no cover - numba
-    """Undo :func:`_set_positions` (``where`` back to -1 for the list's judgments)."""
-    for t in range(m):
-        where[lists[s + t]] = -1
+        where[lists[s + t]] = t if on else -1
 
 
 @njit(cache=True, nogil=True)
 def _retrieval_hists(
     lists, sa, ma, sb, mb, gclass, pos_b, in_a, hist, h0, G, hists
 ):  # pragma: no cover - numba
-    """Per grade class, the judgments retrieved by both runs, A only, B only and neither.
-
-    ``hists`` rows 0..3 (zero on entry) receive those four counts.
-    """
+    """Per grade class, the judgments retrieved by both runs, A only, B only and neither
+    into ``hists`` rows 0..3 (zero on entry)."""
     h_rr, h_ru, h_ur, h_uu = hists[0], hists[1], hists[2], hists[3]
     for t in range(ma):
         j = lists[sa + t]
@@ -227,12 +196,8 @@ def _retrieval_hists(
 def _correct_in_both(
     lists, sa, ma, sb, mb, gclass, pos_b, in_a, hists, G, tree, fw
 ):  # pragma: no cover - numba
-    """Pairs both runs order correctly: the higher-graded document above in A and in B.
-
-    A dominance count: A's list swept with one Fenwick tree per grade class over
-    B's positions, then B's documents A misses, then the pairs whose lower
-    document neither run retrieves. ``tree`` and ``fw`` are zero on entry and exit.
-    """
+    """Pairs both runs order correctly, a dominance count (one Fenwick tree per grade class
+    over B's positions); ``tree`` and ``fw`` are zero on entry and exit."""
     h_rr, h_uu = hists[0], hists[3]
     npp = 0
     width = mb + 1
@@ -273,17 +238,11 @@ def _correct_in_both(
 
 @njit(cache=True, nogil=True)
 def pair_tables(lo, hi, q_of, side_a, side_b, graded, n_judg, max_len, out):  # pragma: no cover
-    """Joint counts of two runs' pair variables, per (run pair, query) item.
+    """Joint counts of two runs' pair variables per (run pair, query ``q_of[i]``) item.
 
-    ``out[i, 3 * x + y]`` counts the oriented pairs that run A orders ``x`` and
-    run B orders ``y``, with index 0 = correct, 1 = both unretrieved,
-    2 = wrong. Item ``i`` is query ``q_of[i]`` with A's list at
-    ``lists[s_a[i] : s_a[i] + m_a[i]]`` (likewise B) and A's single-run counts
-    ``cdz_a[i]``. The doubly-correct cell is a dominance count (higher grade,
-    above in A, above in B) found by sweeping A's list with one Fenwick tree
-    per grade class over B's positions; the other cells follow from
-    histograms and from the single-run counts. O((m_a + m_b) G log m_b + G^2).
-    ``side_a``, ``side_b`` are :class:`Side`, ``graded`` :class:`Graded`.
+    ``out[i, 3 * x + y]`` counts the pairs run A orders ``x`` and run B ``y`` (0 correct,
+    1 both unretrieved, 2 wrong): the doubly-correct cell by :func:`_correct_in_both`,
+    the others from histograms and the single-run counts. O((m_a + m_b) G log m_b + G^2).
     """
     s_a, m_a, cdz_a = side_a
     s_b, m_b, cdz_b = side_b
@@ -304,8 +263,8 @@ def pair_tables(lo, hi, q_of, side_a, side_b, graded, n_judg, max_len, out):  # 
         ma = m_a[i]
         sb = s_b[i]
         mb = m_b[i]
-        _set_positions(lists, sb, mb, pos_b)
-        _set_positions(lists, sa, ma, in_a)
+        _set_positions(lists, sb, mb, pos_b, True)
+        _set_positions(lists, sa, ma, in_a, True)
         _retrieval_hists(lists, sa, ma, sb, mb, gclass, pos_b, in_a, hist, h0, G, hists)
         n00 = _within(hists[3], G)
         # both unretrieved by A: B's order of its documents A misses, and vs UU
@@ -331,8 +290,8 @@ def pair_tables(lo, hi, q_of, side_a, side_b, graded, n_judg, max_len, out):  # 
         out[i, 6] = nmp
         out[i, 7] = nm0
         out[i, 8] = nmm
-        _clear_positions(lists, sb, mb, pos_b)
-        _clear_positions(lists, sa, ma, in_a)
+        _set_positions(lists, sb, mb, pos_b, False)
+        _set_positions(lists, sa, ma, in_a, False)
         for k in range(G):
             for row in range(4):
                 hists[row, k] = 0
@@ -351,22 +310,9 @@ _DENSE_MAX_K = 12  # 3**12 codes: two 4 MB count tables per call
 
 
 @njit(cache=True, nogil=True)
-def _query_pairs(hist, h0, G):  # pragma: no cover - numba
-    """Pairs of the query's judgments with different grades."""
-    n_tot = 0
-    sq = 0
-    for k in range(G):
-        n_tot += hist[h0 + k]
-        sq += hist[h0 + k] * hist[h0 + k]
-    return (n_tot * n_tot - sq) // 2
-
-
-@njit(cache=True, nogil=True)
 def _active_docs(grp, starts, lens, lists, act):  # pragma: no cover - numba
-    """The judgments some run of the item retrieves, numbered in ``act`` (was -1).
-
-    Returns ``(docs, n_act)``: ``docs[a]`` is the judgment numbered ``a``.
-    """
+    """Number the judgments some run of the item retrieves in ``act`` (was -1); returns
+    ``(docs, n_act)``, ``docs[a]`` the judgment numbered ``a``."""
     n_act_max = 0
     for s in range(grp.shape[0]):
         g = grp[s]
@@ -435,11 +381,8 @@ def _by_class(cls, n_act, G):  # pragma: no cover - numba
 def _active_pair_records(
     pos, srt, first, cls, n_act, k_sys, keys, wa, wb
 ):  # pragma: no cover - numba
-    """One record per active pair (higher grade first): its canonical sign-vector code.
-
-    The code is the min of the vector's code and its negation's; ``wa``/``wb``
-    say on which side the pair falls. Returns the number of records written.
-    """
+    """One record per active pair (higher grade first): the min of its sign vector's code and
+    its negation's, ``wa``/``wb`` the side; returns the records written."""
     r = 0
     for ia in range(n_act):
         a = srt[ia]
@@ -472,12 +415,8 @@ def _active_pair_records(
 def _unretrieved_records(
     pat, npat, cls, n_act, h_uu, G, keys, wa, wb, r
 ):  # pragma: no cover - numba
-    """Records of the pairs with a document no run retrieves, from grade histograms.
-
-    Two per active document (the other document lower or higher graded) and one
-    for the pairs of two unretrieved documents (the zero vector). Returns the
-    number of records written in all.
-    """
+    """Records of the pairs with a document no run retrieves, from grade histograms: two per
+    active document, one for the zero vector; returns the records written in all."""
     below = np.zeros(G + 1, np.int64)  # UU docs with class < k
     for k in range(G):
         below[k + 1] = below[k] + h_uu[k]
@@ -502,10 +441,7 @@ def _unretrieved_records(
 
 @njit(cache=True, nogil=True)
 def _entropy_dense(keys, wa, wb, r, tab_a, tab_b, seen, distinct):  # pragma: no cover - numba
-    """Sum over codes of (a + b) H2 in bits: records added into tables indexed by code, O(r).
-
-    The tables (``seen`` False, counts 0) are left as found.
-    """
+    """Sum over codes of (a + b) H2 in bits, in tables indexed by code (left as found); O(r)."""
     h = 0.0
     nd = 0
     for x in range(r):
@@ -553,19 +489,12 @@ def _entropy_sorted(keys, wa, wb, r):  # pragma: no cover - numba
 def joint_ric(
     lo, hi, q_of, groups, starts, lens, lists, gclass, hist_off, hist, n_judg, out
 ):  # pragma: no cover
-    """Joint RIC ``I(R_1, ..., R_k; Q)`` per (set of runs, query) item.
+    """Joint RIC ``I(R_1, ..., R_k; Q)`` per (set of runs, query) item (NaN: no pair).
 
-    ``groups[i]`` are the k groups of item ``i`` (-1: the run has no ranking
-    for that query, so it retrieves nothing). Documents retrieved by at least
-    one run (*active*) are compared pairwise; a pair with a document nobody
-    retrieves has a sign vector fixed by the other document's retrieval
-    pattern, so those are counted from grade histograms. Sign vectors are
-    base-3 codes (k <= 39); a vector and its negation form one class of the
-    conditional entropy H(Q | R). O(A_hi A_lo k + P log P) per item with
-    A the active documents and P the active pairs with different grades;
-    O(A_hi A_lo k) for k <= 12 systems (codes counted in a dense table of
-    3^k slots instead of sorted).
-    ``out[i]`` is NaN when the query has no pair.
+    ``groups[i]``: the item's k groups (-1: no ranking). Pairs of retrieved (*active*)
+    documents are compared; the rest are counted from grade histograms. Sign vectors
+    are base-3 codes (k <= 39), a vector and its negation one class of H(Q | R),
+    counted in a dense table of 3^k slots for k <= 12, else sorted.
     """
     k_sys = groups.shape[1]
     act = np.full(n_judg, -1, np.int64)
@@ -580,7 +509,7 @@ def joint_ric(
         q = q_of[i]
         h0 = hist_off[q]
         G = hist_off[q + 1] - h0
-        n_pairs = _query_pairs(hist, h0, G)
+        n_pairs = _within(hist[h0 : h0 + G], G)
         if n_pairs == 0:
             out[i] = np.nan
             continue
@@ -615,12 +544,8 @@ def joint_ric(
 
 @njit(cache=True, nogil=True)
 def concordance(xr, yr, ny):  # pragma: no cover - numba
-    """Concordant and discordant pairs of two orderings, O(n log n).
-
-    ``xr`` ascending (ties allowed), ``yr`` dense ranks ``0..ny-1`` of the
-    second ordering in the same object order. Pairs tied in either count in
-    neither.
-    """
+    """Concordant and discordant pairs of ``xr`` (ascending) and ``yr`` (dense ranks
+    ``0..ny-1``), ties in either counting in neither; O(n log n)."""
     n = xr.shape[0]
     fw = np.zeros(ny + 1, np.int64)
     c = 0

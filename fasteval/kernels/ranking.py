@@ -1,15 +1,9 @@
 """Kernels over ranked lists: grouping, judging and ordering rankings, and the ad-hoc measures.
 
-Inputs are contiguous arrays: ``int32`` codes and grades, ``float64`` scores,
-``int64`` offsets. Groups are (run, query) pairs. The group kernels take a
-range ``[lo, hi)`` of groups and write only those groups' output slots;
-``fasteval.parallel`` runs ranges concurrently (the kernels release the GIL).
-
-Relevance values inside a ranking follow trec_eval's ``form_res_rels`` (see
-:mod:`fasteval.kernels.families`). The pieces live beside this module: byte
-hashing and the qrels tables in :mod:`~fasteval.kernels.hashing`, trec_eval's
-order in :mod:`~fasteval.kernels.order`, the per-ranking measure loops in
-:mod:`~fasteval.kernels.measure_parts`.
+Groups are (run, query) pairs; a group kernel takes a range ``[lo, hi)`` of groups and
+writes only their slots. Relevance values follow trec_eval's ``form_res_rels``
+(:mod:`~fasteval.kernels.families`); hashing and the qrels tables live in
+:mod:`~fasteval.kernels.hashing`, trec_eval's order in :mod:`~fasteval.kernels.order`.
 """
 
 from __future__ import annotations
@@ -54,18 +48,9 @@ __all__ = [
 ]
 
 
-# Kernel arguments that travel together, each built once per batch with fixed dtypes
-# (numba compiles one signature for each). Strings are kernels.text.Str.
-
-
 class Rankings(NamedTuple):
-    """Run rows grouped by (run, query): group ``g`` is rows ``perm[start[g]:end[g]]``.
-
-    An empty ``perm`` stands for the rows in their own order (group ``g`` is rows
-    ``start[g]:end[g]``), as files and frames come: one TREC-8 run's 400 KB of
-    ``arange`` is then neither written nor read. ``order`` is the order groups are
-    visited in; ``table_q`` each group's query in the qrels tables (:class:`QrelsTable`).
-    """
+    """Run rows grouped by (run, query): group ``g`` is rows ``perm[start[g]:end[g]]`` (an empty
+    ``perm``: the identity), visited in ``order``; ``table_q``: its query in the tables."""
 
     perm: np.ndarray  # int64 (empty: the identity)
     order: np.ndarray  # int64
@@ -75,15 +60,9 @@ class Rankings(NamedTuple):
 
 
 class QrelsTable(NamedTuple):
-    """Each query's hash table of judged documents, and the judgments in table order.
-
-    Query ``q``'s table is ``slots[t_off[q]:t_off[q + 1]]``. A slot holds 0 (empty) or
-    ``fingerprint << 32 | (k + 1)``: the upper 32 bits of the id's hash and the
-    entry ``k``, whose id is ``ids[k]``, grade ``rel[k]`` and judgment ``jud[k]``.
-    Query ``q``'s entries are ``qr_off[q]:qr_off[q + 1]`` in the order of their
-    slots, so lookups made in slot order read the ids front to back (see
-    :mod:`fasteval.kernels.hashing`).
-    """
+    """Query ``q``'s hash table ``slots[t_off[q]:t_off[q + 1]]`` of judged documents: a slot is
+    0 or ``fingerprint << 32 | (k + 1)`` for entry ``k`` (``ids[k]``, ``rel[k]``, ``jud[k]``;
+    in slot order, see :mod:`~fasteval.kernels.hashing`)."""
 
     t_off: np.ndarray  # int64
     slots: np.ndarray  # uint64
@@ -153,11 +132,8 @@ class Opts(NamedTuple):
 
 @njit(cache=True, nogil=True)
 def group_rows(run, qcode, q_lut, n_q, n_runs):  # pragma: no cover - numba
-    """Group rows by (run, query): a stable counting sort, skipped if already grouped.
-
-    The query of row ``i`` is ``q_lut[qcode[i]]``. Returns ``(perm, starts)``:
-    rows ``perm[starts[k]:starts[k+1]]`` belong to group ``k = run * n_q + query``.
-    """
+    """``(perm, starts)``: rows ``perm[starts[k]:starts[k+1]]`` form group ``k = run * n_q +
+    q_lut[qcode[i]]`` (a stable counting sort, skipped if already grouped)."""
     n = run.shape[0]
     n_keys = n_runs * n_q
     starts = np.zeros(n_keys + 1, np.int64)
@@ -186,25 +162,13 @@ def group_rows(run, qcode, q_lut, n_q, n_runs):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def rank_groups(lo, hi, docs, score, f32, rk, table, out):  # pragma: no cover - numba
-    """Judge and order every (run, query) ranking, in parallel over groups.
+    """Judge and order the rankings ``rk.order[lo:hi]`` (a query's runs together).
 
-    ``docs`` (:class:`Str`) holds the runs' document ids, ``score`` their
-    scores (compared as float32 when ``f32``), ``rk`` (:class:`Rankings`)
-    the groups, ``table`` (:class:`QrelsTable`) the judgments, ``out``
-    (:class:`Ranked`) receives the result.
-
-    Groups are visited in the order ``order[lo:hi]`` (all runs of a query
-    together, so the query's judgments stay in cache). For group ``g`` (rows
-    ``perm[start[g]:end[g]]`` in input order) each document id is hashed
-    once; a repeat of an id seen earlier in the input is flagged in ``out.dup``,
-    and the id is looked up in the query's qrels table (grade, ``NONPOOL`` or
-    ``UNJUDGED`` into ``out.rel``; see :func:`fasteval.kernels.hashing.judge_ranking`).
-    Rows are then put in trec_eval order (score descending, doc id
-    descending, byte-wise); groups already in order are only checked.
-    ``out.row`` receives the input row at each ranked position and
-    ``out.jdx`` the judgment of that document (index into the qrels table's
-    judgments; -1 if none), unless both are empty (a caller that needs the
-    grades alone). ``out.sorted[g]`` is set for groups that needed sorting.
+    Each id is hashed once and looked up in its query's ``table``
+    (:func:`~fasteval.kernels.hashing.judge_ranking`; repeats flagged in ``out.dup``);
+    rows are put in trec_eval order (``score`` as float32 when ``f32``), groups already
+    in order only checked (``out.sorted[g]``: sorted). ``out.row`` and ``out.jdx`` get
+    each position's input row and judgment (-1: none), unless both are empty.
     """
     perm, g_order, g_start, g_end, group_q = rk
     for gi in range(lo, hi):
@@ -292,9 +256,8 @@ def _gather_views(docs, rows, score):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def _rank_one(docs, rows, in_rows, score, f32, q, table, out, g, s):  # pragma: no cover - numba
-    """Judge and order one ranking, group ``g`` (:func:`rank_groups`): ``rows`` index
-    ``docs`` (:class:`Str`) and ``score``; ``in_rows`` are the same rows' input rows,
-    for ``out.row``; the ranking's slots in ``out`` start at ``s``."""
+    """Judge and order group ``g`` (:func:`rank_groups`): ``rows`` index ``docs`` and ``score``,
+    ``in_rows`` are their input rows; its slots in ``out`` start at ``s``."""
     buf, d_s, d_e = docs
     n = rows.shape[0]
     hs = np.empty(n, np.uint64)
@@ -376,13 +339,9 @@ F1 = fm.code("f1")
 
 
 class Walk(NamedTuple):
-    """One ranking's running counts (built inside :func:`evaluate_groups`).
-
-    ``cum_rel[i]``, ``cum_ap[i]`` and ``cum_dcg[i]`` are the relevant documents, the
-    sum of precisions at relevant documents and the DCG (linear gains) down to rank
-    ``i``; ``relpos`` the ranks of the ``nrr`` relevant documents; ``smax[i]`` the
-    best precision at rank ``i`` or below (interpolated precision).
-    """
+    """One ranking's running counts down to rank ``i``: relevant documents, precision sums,
+    DCG; ``relpos`` the ranks of the ``nrr`` relevant ones; ``smax[i]`` the best precision
+    at ``i`` or below."""
 
     rels: np.ndarray
     n: int
@@ -417,8 +376,7 @@ def _ranking_of(rel, s, n, opts):  # pragma: no cover - numba
 @njit(cache=True, nogil=True, inline="always")
 def _walk(rels, n, R, level, interpolated):  # pragma: no cover - numba
     """The running counts of one ranking (:class:`Walk`); ``smax`` only when
-    ``interpolated`` precision is asked for (else empty: its pass over the ranking,
-    a division a rank, was a third of scoring map, P_10 and ndcg_cut_10)."""
+    ``interpolated`` precision is asked for (else empty)."""
     cum_rel = np.empty(n, np.int64)
     cum_ap = np.empty(n, np.float64)
     cum_dcg = np.empty(n, np.float64)
@@ -494,23 +452,13 @@ def _bpref_infap(rels, n, R, level, num_nonrel):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: no cover - numba
-    """Compute every planned measure column for every (run, query) group in one pass.
+    """``out[g, c]``: column ``c`` (family ``plan.fam[c]``, parameters ``params[p0[c]:p1[c]]``)
+    of groups ``lo..hi``, every column in one pass over each ranking.
 
-    ``groups`` (:class:`Groups`), ``stats`` (:class:`QueryStats`), ``plan``
-    (:class:`Plan`), ``gains`` (:class:`Gains`), ``opts`` (:class:`Opts`);
-    ``out[g, c]`` receives column ``c`` of group ``g``.
-
-    ``rel`` holds, per ranked position of each group, the judged grade or
-    ``NONPOOL`` / ``UNJUDGED`` (see ``rank_groups``). Column ``c`` is family ``col_fam[c]``
-    with parameters ``params[col_p0[c]:col_p1[c]]``. Gain-based columns use gain
-    table ``s = col_spec[c]``: ``gain_lut[s]`` (grade + 2 -> gain), the ideal
-    gains of query ``q`` in ``ideal_gains[spec_off[s, q]:spec_off[s, q + 1]]``,
-    ``top_pos[s, q]``; rbp's gains (normalised per query as trec_eval does)
-    are ``rbp_lut[s * n_q + q]``.
-
-    One function on purpose: split into a helper per kind of family (and those
-    inlined), the same columns took much longer, numba passing the per-ranking
-    state between them instead of keeping it in registers.
+    Gain-based columns use gain table ``s = col_spec[c]``: ``gain_lut[s]`` (grade + 2 ->
+    gain), query ``q``'s ideal gains ``ideal_gains[spec_off[s, q]:spec_off[s, q + 1]]``,
+    rbp's ``rbp_lut[s * n_q + q]``. One function on purpose: split per family, numba
+    passed the per-ranking state between the parts instead of keeping it in registers.
     """
     starts, ends, group_q, rel = groups
     num_rel_q, num_nonrel_q, ideal_off, idcg, ideal_g = stats

@@ -16,13 +16,8 @@ from fasteval.kernels.jit import njit
 
 @njit(cache=True, nogil=True)
 def equal_runs(buf, starts, ends):  # pragma: no cover - numba
-    """The first row of each run of equal consecutive strings (``heads[k]``: run ``k``'s).
-
-    Ids such as query and run ids come in long runs of equal values, so encoding
-    only the heads is cheap. Row ``i`` is in run ``k`` for ``heads[k] <= i <
-    heads[k + 1]``: no per-row array is written (``np.repeat`` spreads the heads'
-    codes), which matters for a call whose columns are no longer in cache.
-    """
+    """The first row of each run of equal consecutive strings: row ``i`` is in run ``k`` for
+    ``heads[k] <= i < heads[k + 1]`` (query and run ids come in long runs)."""
     n = starts.shape[0]
     heads = np.empty(n, np.int64)
     k = -1

@@ -1,9 +1,6 @@
-"""Byte-level kernels: tokenising TREC text and dictionary-encoding byte strings.
-
-Only numba code lives here. Strings never cross into numba as Python objects:
-a column of strings is a ``uint8`` buffer plus ``int64`` start/end offsets
-(the layout of an Arrow ``large_string`` array, or of fields inside a file).
-"""
+"""Byte-level kernels: tokenising TREC text. A column of strings is a ``uint8`` buffer
+plus ``int64`` start/end offsets (an Arrow ``large_string`` array's layout, or fields
+inside a file)."""
 
 from __future__ import annotations
 
@@ -18,10 +15,6 @@ from fasteval.kernels.jit import njit
 # isspace() in C: space, \t, \n, \v, \f, \r
 _NL = 10
 _HASH = 35
-
-
-# Kernel arguments that travel together, each built with fixed dtypes (numba
-# compiles one signature for each).
 
 
 class Str(NamedTuple):
@@ -47,8 +40,8 @@ class ViewStr(NamedTuple):
 
 
 class Ranges(NamedTuple):
-    """Line-aligned ranges ``buf[starts[r]:ends[r]]`` of files: range ``r`` is part
-    of file ``file[r]`` and follows its line ``lines_before[r]`` (all int64)."""
+    """Line-aligned ranges ``buf[starts[r]:ends[r]]``, of file ``file[r]`` after its line
+    ``lines_before[r]``."""
 
     buf: np.ndarray
     starts: np.ndarray
@@ -58,12 +51,9 @@ class Ranges(NamedTuple):
 
 
 class FieldSpec(NamedTuple):
-    """What :func:`split_lines` takes from each line (field numbers from 0; -1: none).
-
-    Field ``i`` is kept as a byte range in row ``slot_of[i]`` of the outputs'
-    ``starts``/``ends`` (-1: not kept); field ``integer`` is parsed as a decimal
-    integer, field ``number`` as a decimal, field ``same`` must not change.
-    """
+    """What :func:`split_lines` takes from a line (fields from 0; -1: none): field ``i``'s bytes
+    in row ``slot_of[i]`` of ``starts``/``ends``; the ``integer``, ``number`` and ``same``
+    (must not change) fields."""
 
     slot_of: np.ndarray  # int64
     integer: int
@@ -110,16 +100,9 @@ _HIGH8 = np.uint64(0x8080808080808080)
 
 @njit(cache=True, nogil=True)
 def newlines(buf, words, s, e):
-    """Newlines in ``buf[s:e]``, and whether any byte there is ``>= 0x80`` (not
-    ASCII); ``words`` is ``buf`` viewed as ``uint64`` (or empty).
-
-    Eight bytes per step: a byte of ``y = word ^ 0x0a..0a`` is zero exactly
-    where the byte is a newline, and ``((y & 0x7f..) + 0x7f..) | y`` has its
-    high bit clear exactly there (no carry crosses bytes). Up to 255 words
-    are summed per byte lane before the lanes are added up. The words are
-    also OR-ed together: a high bit left in the result is a byte ``>= 0x80``
-    (one pass over the bytes for both).
-    """
+    """Newlines in ``buf[s:e]``, and whether a byte there is not ASCII; ``words`` is ``buf`` as
+    ``uint64`` (or empty). Eight bytes a step (SWAR): ``((y & 0x7f..) + 0x7f..) | y``, ``y =
+    word ^ 0x0a..``, has a byte's high bit clear exactly at a newline."""
     c = 0
     hi = np.uint64(0)
     a = (s + 7) // 8
@@ -153,10 +136,8 @@ def newlines(buf, words, s, e):
 
 @njit(cache=True, nogil=True)
 def count_newlines(lo, hi, buf, words, starts, ends, lines, cap, high):  # pragma: no cover - numba
-    """For ``f`` in ``lo..hi``: ``lines[f]`` = the lines of ``buf[starts[f]:ends[f]]``
-    (each ends in a newline), ``cap[f]`` = those lines less the blank ones at
-    its end (the reader's added newline makes one): an upper bound of its rows,
-    and ``high[f]``: a byte of the range is not ASCII (its UTF-8 is checked)."""
+    """Per range ``f``: ``lines[f]``, ``cap[f]`` (less the blank lines at its end: an upper bound
+    of its rows) and ``high[f]`` (a byte is not ASCII)."""
     for f in range(lo, hi):
         s = starts[f]
         n, h = newlines(buf, words, s, ends[f])
@@ -176,22 +157,14 @@ def count_newlines(lo, hi, buf, words, starts, ends, lines, cap, high):  # pragm
 
 @njit(cache=True, nogil=True)
 def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cover - numba
-    """Split the content lines of ranges ``lo..hi`` into fields (rows from ``row_base[f]``).
+    """Split the lines of ranges ``lo..hi`` (each ending in a newline) into fields, into rows
+    from ``row_base[f]`` (``counts[f]`` of them).
 
-    Each range ``buf[file_starts[f]:file_ends[f]]`` ends in a newline.
-    Blank lines and lines whose first non-blank character is ``#`` are
-    skipped (trec_eval 10; a ``#`` inside a field is data); ``counts[f]``
-    receives the rows written. Per row: the range's file, the 1-based line
-    number in the file, the line's byte offset, the number of fields,
-    ``starts[j]``/``ends[j]`` of the field ``i`` with ``slot_of[i] == j`` (-1 if absent; one
-    contiguous row per slot), field ``int_field`` parsed as a decimal
-    integer (``ibad`` where it is not one) and field ``float_field`` parsed
-    as a decimal, correctly rounded (``fbad`` where it is not one), each
-    while its field is scanned. Per range, ``same_bad`` gets the first row
-    whose field ``same_field`` differs from the range's first row (rows where
-    both parsed fields are bad are left out). ``ranges`` (:class:`Ranges`) are
-    the ranges ``buf[file_starts[f]:file_ends[f]]``, ``spec`` (:class:`FieldSpec`)
-    says which fields to take, ``out`` (:class:`Lines`) receives the rows.
+    Blank lines and comments (first non-blank ``#``: trec_eval 10) are skipped. Per
+    row: file, line number, byte offset, field count, the kept fields' bounds (-1:
+    absent), the integer and decimal fields parsed as they are scanned (correctly
+    rounded; ``ibad``/``fbad``: not one). ``same_bad[f]``: the first row whose ``same``
+    field differs from the range's first (rows with both parsed fields bad left out).
     """
     buf, file_starts, file_ends, file_no, lines_before = ranges
     slot_of, int_field, float_field, same_field = spec
@@ -289,12 +262,8 @@ def _scan_int(buf, pos):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def _scan_float(buf, pos):  # pragma: no cover - numba
-    """The field at ``pos`` as a decimal (:func:`_parse_float`): ``(end, value, bad)``.
-
-    The usual score (at most 19 digits with an optional ``.``, no exponent) is
-    read while the field is scanned and rounded as ``_parse_float``'s first tier
-    does (Clinger's fast path); any other field goes to ``_parse_float``.
-    """
+    """The field at ``pos`` as a decimal: ``(end, value, bad)``; the usual score (<= 19 digits,
+    no exponent) by Clinger's fast path while scanned, any other by :func:`_parse_float`."""
     c = buf[np.uint64(pos)]
     k = pos + (1 if c == 43 or c == 45 else 0)
     m = np.uint64(0)
@@ -346,11 +315,8 @@ _MAX_DIGITS = 800  # a double's rounding never depends on more (767) significant
 
 
 def _pow10_128() -> np.ndarray:
-    """``floor(10**q * 2**s)`` with ``s`` making it a 128-bit integer, q = -348..347.
-
-    Row ``q + 348`` holds the low and high 64-bit words (the table of Go's
-    ``strconv.detailedPowersOfTen``, computed here with Python integers).
-    """
+    """Row ``q + 348``: the low and high words of 10**q as a truncated 128-bit mantissa (Go's
+    ``strconv.detailedPowersOfTen``), q = -348..347."""
     out = np.empty((696, 2), np.uint64)
     for i in range(696):
         q = i - 348
@@ -384,9 +350,8 @@ def _mul64(a, b):
 
 @njit(cache=True, nogil=True)
 def _eisel_lemire(m, q):
-    """``m * 10**q`` (``0 < m < 2**64``) correctly rounded, or ``ok = False`` when
-    the 128-bit approximation cannot decide (or the result is subnormal/infinite).
-    """
+    """``m * 10**q`` (``0 < m < 2**64``) correctly rounded, or ``ok = False`` when 128 bits
+    cannot decide (or the result is subnormal or infinite)."""
     if q < -348 or q > 347:
         return 0.0, False
     clz = 0
@@ -424,13 +389,8 @@ def _eisel_lemire(m, q):
 
 @njit(cache=True, nogil=True, inline="always")
 def _parse_float(buf, s, e):
-    """``buf[s:e]`` as a double, correctly rounded; ``(nan, True)`` if it is not a decimal.
-
-    The accepted forms are ``[+-]`` digits with an optional ``.`` (at least one
-    digit) and an optional exponent ``[eE][+-]digits``: what the score column
-    accepted before (Arrow's cast), less ``inf``/``nan``, which were rejected
-    as not finite anyway.
-    """
+    """``buf[s:e]`` (``[+-]digits[.digits][e[+-]digits]``) as a double, correctly rounded;
+    ``(nan, True)`` if it is not a decimal."""
     neg = False
     k = s
     if k < e and (buf[np.uint64(k)] == 45 or buf[np.uint64(k)] == 43):
@@ -457,12 +417,8 @@ def _parse_float(buf, s, e):
 
 @njit(cache=True, nogil=True, inline="always")
 def _scan_digits(buf, k, e):
-    """The digits and optional ``.`` of a decimal from ``buf[k]`` (up to ``e``).
-
-    Returns where they stop, ``m`` (the first 19 significant digits), ``shift``
-    (the value is ``m * 10**shift``, less the exponent), whether a nonzero digit
-    beyond the 19th was dropped and whether there was any digit.
-    """
+    """The digits and ``.`` from ``buf[k]``: ``(end, m, shift, trunc, any_digit)``, the value
+    ``m * 10**shift`` (19 digits; ``trunc``: a nonzero one dropped) less the exponent."""
     m = np.uint64(0)
     nd = 0  # significant digits kept in m (at most 19)
     shift = 0
@@ -516,11 +472,8 @@ def _scan_exponent(buf, k, e):
 
 @njit(cache=True, nogil=True, inline="always")
 def _round_fast(m, q, trunc):
-    """``m * 10**q`` (``m > 0``) by the first two tiers, or ``ok = False`` for the exact one.
-
-    ``trunc``: digits beyond ``m``'s 19 were dropped, so the value lies
-    strictly between ``m`` and ``m + 1`` units.
-    """
+    """``m * 10**q`` (``m > 0``; ``trunc``: strictly between ``m`` and ``m + 1``) by the first two
+    tiers, or ``ok = False`` for the exact one."""
     if not trunc:
         while m > _TWO53 and m % _U10 == np.uint64(0):
             m //= _U10
@@ -565,12 +518,8 @@ def _big_mul_pow5(a, n, p):
 
 @njit(cache=True, nogil=True)
 def _cmp_half(lhs, n_lhs, p5, n_p5, e10, h, k2):
-    """Sign of ``D * 10**e10 - h * 2**k2`` where ``lhs = D * 5**max(e10, 0)``,
-    ``p5 = 5**max(-e10, 0)`` (32-bit limbs) and ``0 < h < 2**56``.
-
-    Both sides times ``5**max(-e10, 0) * 2**-min(e10, k2)`` are integers:
-    ``lhs * 2**(e10 - lo)`` against ``p5 * h * 2**(k2 - lo)``.
-    """
+    """Sign of ``D * 10**e10 - h * 2**k2`` (``lhs = D * 5**max(e10, 0)``, ``p5 = 5**max(-e10,
+    0)``, ``0 < h < 2**56``), both sides scaled to integers."""
     # rhs = p5 * h (h as two limbs)
     rhs = np.zeros(n_p5 + 2, np.uint64)
     hw = (np.uint64(h) & _M32, np.uint64(h) >> _S32)
@@ -613,14 +562,8 @@ def _cmp_half(lhs, n_lhs, p5, n_p5, e10, h, k2):
 
 @njit(cache=True, nogil=True)
 def _float_exact(buf, s, e):
-    """``|buf[s:e]|`` (a decimal already validated by ``_parse_float``) correctly rounded.
-
-    The value is ``D * 10**E`` with ``D`` its significant digits (at most 800,
-    then a sticky 1 when a later digit is nonzero: no double's midpoint has
-    more). A nearby double from plain float arithmetic is moved one step at a
-    time until the value lies between the midpoints to its neighbours (a tie
-    goes to the even significand), each comparison exact in integers.
-    """
+    """``|buf[s:e]|`` (a valid decimal) correctly rounded: a nearby double moved a step at a
+    time until the value, compared exactly in integers, lies between its midpoints."""
     dig = np.empty(_MAX_DIGITS + 1, np.uint8)
     nd, e10 = _exact_digits(buf, s, e, dig)
     if nd == 0 or e10 + nd < -330:  # below 1e-330: under half the smallest subnormal
@@ -637,11 +580,8 @@ def _float_exact(buf, s, e):
 
 @njit(cache=True, nogil=True, inline="always")
 def _exact_digits(buf, s, e, dig):
-    """The significant digits of the decimal ``buf[s:e]`` into ``dig``: ``(nd, e10)``.
-
-    The value is ``D * 10**e10`` with ``D = dig[:nd]`` (no trailing zeros; past
-    ``_MAX_DIGITS`` digits, a sticky 1 stands for any nonzero rest).
-    """
+    """The significant digits of ``buf[s:e]`` into ``dig``: ``(nd, e10)``, the value ``dig[:nd]
+    * 10**e10`` (past ``_MAX_DIGITS``, a sticky 1 for any nonzero rest)."""
     k = s
     if buf[k] == 45 or buf[k] == 43:
         k += 1
@@ -710,11 +650,7 @@ def _exact_sides(dig, nd, e10):
 
 @njit(cache=True, nogil=True, inline="always")
 def _first_guess(dig, nd, e10):
-    """A double within a few units in the last place of ``D * 10**e10``, as ``(m, k2)``.
-
-    Its first 18 digits in float arithmetic, then written ``m * 2**k2`` with
-    ``m < 2**53`` (``2**1024``, one step past the largest double, for inf).
-    """
+    """A double within a few ulps of ``D * 10**e10`` (18 digits in floats) as ``m * 2**k2``."""
     n19 = min(nd, 18)  # < 2**63
     m19 = 0
     for t in range(n19):

@@ -28,12 +28,8 @@ def regrade(lo, hi, block, rel, jdx, new_index, nonpool, rel_out, jdx_out):  # p
 
 @njit(cache=True, nogil=True)
 def remask(lo, hi, block, rel, jdx, kept1, nonpool, rel_out):  # pragma: no cover
-    """``rel_out = rel`` (widened), but ``nonpool`` where the position's judgment is dropped.
-
-    ``jdx`` is -1 where a position has no judgment and ``kept1 = [1, keep...]``
-    as int32, so the loop has no branch. ``rel`` and ``jdx`` may be narrow
-    (a compact prepared form) or full width.
-    """
+    """``rel_out = rel``, but ``nonpool`` where the position's judgment is dropped (``kept1 =
+    [1, keep...]`` as int32, indexed by ``jdx + 1``: no branch)."""
     end = min(hi * block, rel.shape[0])
     for i in range(lo * block, end):
         k = kept1[jdx[i] + 1]
@@ -42,11 +38,8 @@ def remask(lo, hi, block, rel, jdx, kept1, nonpool, rel_out):  # pragma: no cove
 
 @njit(cache=True, nogil=True)
 def keep_smallest(off, members, key, quota, keep):  # pragma: no cover
-    """Set ``keep`` for the ``quota[g]`` members with the smallest keys of each group ``g``.
-
-    Group ``g``'s members are ``members[off[g]:off[g+1]]``. Ties in ``key``
-    go to the member listed first (a stable sort).
-    """
+    """Set ``keep`` for the ``quota[g]`` members ``members[off[g]:off[g+1]]`` with the smallest
+    keys of each group ``g`` (ties to the one listed first)."""
     for g in range(off.shape[0] - 1):
         a = off[g]
         b = off[g + 1]

@@ -381,36 +381,100 @@ def test_a_kernel_the_library_lacks_runs_on_the_jit_alone(library: Path, tmp_pat
     assert misses and all(m.startswith("fasteval.kernels.fusion.") for m in misses)
 
 
+def _library_files(folder: Path) -> list[Path]:
+    """The library's index and every module it names."""
+    meta = jit.index_path(folder)
+    names = json.loads(meta.read_text())["modules"]
+    return [meta, *(jit.module_path(n, folder) for n in names)]
+
+
+def test_the_library_is_several_modules_compiled_apart() -> None:
+    """The build shares the declared calls out among PARTS modules, each call once, of
+    about equal weight, the same way in every process."""
+    from fasteval import aot
+
+    shares = aot.split(aot.PARTS)
+    assert aot.PARTS >= 2 and len(shares) == aot.PARTS and all(shares)
+    flat = sorted(json.dumps(c) for share in shares for c in share)
+    declared = sorted(
+        json.dumps((k, key, ret)) for k, pairs in aot.declared().items() for key, ret in pairs
+    )
+    assert flat == declared
+    assert aot.split(aot.PARTS) == shares
+    assert len({aot.module_name(i) for i in range(aot.PARTS)}) == aot.PARTS
+
+
+@pytest.mark.slow
+def test_every_module_of_the_library_is_loaded(library: Path, tmp_path: Path) -> None:
+    """In library mode all the index's modules are loaded, and the kernels of the
+    evaluation path come from more than one of them."""
+    code = (
+        "import json, os, sys\n"
+        "from fasteval.kernels import jit, ranking, text\n"
+        "lib = jit._state['library']\n"
+        "mods = sorted({n for rows in lib.index.values() for _, n, _ in rows})\n"
+        "files = jit.status()['library']\n"
+        "print(json.dumps({'loaded': sorted(lib.modules), 'used': mods, 'files': files}))\n" + STATE
+    )
+    out, err, state = _run([], tmp_path, library, code)
+    got = json.loads(out.strip().splitlines()[-1])
+    names = json.loads(jit.index_path(library).read_text())["modules"]
+    assert got["loaded"] == sorted(names) and len(names) >= 2
+    assert got["used"] == got["loaded"]
+    assert sorted(Path(f).name for f in got["files"]) == sorted(
+        jit.module_path(n, library).name for n in names
+    )
+    assert state["mode"] == "library", err
+
+
 @pytest.mark.slow
 def test_a_damaged_stale_or_missing_library_is_not_used(library: Path, tmp_path: Path) -> None:
-    """A flipped byte, an index of other sources, no library: the JIT, the same numbers,
-    the reason in the status, and one note line from the command."""
+    """A flipped byte in any module, a module from another build, an index of other
+    sources, a module or the whole library missing: the JIT, the same numbers, the
+    reason in the status, and one note line from the command."""
     args = [["eval", str(QRELS), str(RUNS), "-m", "map"]]
     want, _, _ = _run(args, tmp_path, None)
-
-    damaged = tmp_path / "damaged"
-    damaged.mkdir()
-    for f in (jit.library_path(library), library / "_aot.json"):
-        shutil.copy(f, damaged / f.name)
-    so = jit.library_path(damaged)
-    data = bytearray(so.read_bytes())
-    data[len(data) // 2] ^= 0xFF
-    so.write_bytes(bytes(data))
+    files = _library_files(library)
+    cases = []
+    for k, module in enumerate(files[1:]):
+        damaged = tmp_path / f"damaged{k}"
+        damaged.mkdir()
+        for f in files:
+            shutil.copy(f, damaged / f.name)
+        data = bytearray(module.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        (damaged / module.name).write_bytes(bytes(data))
+        cases.append((damaged, "damaged"))
+    # one module from another build of other sources (the others and the index current)
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    for f in files:
+        shutil.copy(f, mixed / f.name)
+    last = files[-1]
+    (mixed / last.name).write_bytes(files[1].read_bytes())
+    cases.append((mixed, "damaged"))
 
     stale = tmp_path / "stale"
-    shutil.copytree(damaged, stale)
-    shutil.copy(jit.library_path(library), jit.library_path(stale))
-    meta = json.loads((stale / "_aot.json").read_text())
+    shutil.copytree(mixed, stale)
+    shutil.copy(last, stale / last.name)
+    meta = json.loads(jit.index_path(stale).read_text())
     meta["digest"] = "0" * 16
-    (stale / "_aot.json").write_text(json.dumps(meta))
+    jit.index_path(stale).write_text(json.dumps(meta))
+    cases.append((stale, "sources changed"))
+
+    partial = tmp_path / "partial"
+    shutil.copytree(mixed, partial)
+    (partial / last.name).unlink()
+    cases.append((partial, "is missing"))
 
     missing = tmp_path / "missing"
     missing.mkdir()
-    for folder, why in ((damaged, "damaged"), (stale, "sources changed"), (missing, "no library")):
+    cases.append((missing, "no library"))
+    for folder, why in cases:
         out, err, state = _run(args, tmp_path, folder)
         assert out == want
         assert state["mode"] == "jit"
-        assert why in state["reason"]
+        assert why in state["reason"], (folder, state["reason"])
         notes = [ln for ln in err.splitlines() if ln.startswith("fasteval: note:")]
         assert len(notes) == 1 and why in notes[0], err
 
@@ -431,7 +495,7 @@ def test_a_build_without_a_compiler_reports_one_line_and_no_library(tmp_path: Pa
             os.environ["CC"] = saved
     assert so is None
     assert why and "\n" not in why
-    assert not jit.library_path(tmp_path).exists()
+    assert not list(tmp_path.glob(jit.LIBRARY + "*"))
 
 
 def test_the_build_hook_goes_on_without_a_library(tmp_path: Path, capsys: Any) -> None:
