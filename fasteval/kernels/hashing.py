@@ -65,9 +65,10 @@ def load_word(p, k, n=8):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True, inline="always")
 def hash_bytes(p, s, e):  # pragma: no cover - numba
-    """A 64-bit hash of the bytes ``s..e`` at address ``p``: the length, then each eight-byte word (the last one
-    overlapping; 4-7 bytes: the first and last four) folded in with one multiply, and a
-    final splitmix64 mix that spreads every bit over the low bits the tables use."""
+    """A 64-bit hash of the bytes ``s..e`` at address ``p``: the length, then each eight-byte
+    word (the last one overlapping; 4-7 bytes: the first and last four) folded in with one
+    multiply, and a final splitmix64 mix that spreads every bit over the low bits the tables
+    use."""
     n = e - s
     h = _K0 ^ np.uint64(n)
     if n >= 8:

@@ -426,6 +426,7 @@ def test_every_module_of_the_library_is_loaded(library: Path, tmp_path: Path) ->
     )
     assert state["mode"] == "library", err
 
+
 BYTES = (
     """
 import json, os, sys

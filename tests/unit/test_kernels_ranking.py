@@ -240,7 +240,9 @@ def test_hash_depends_on_the_bytes_not_where_they_lie(word: bytes, pad_a: int, p
 
     a = np.frombuffer(b"x" * pad_a + word + b"y" * 7, np.uint8)
     b = np.frombuffer(b"\x00" * pad_b + word + b"\xff" * 3, np.uint8)
-    assert hash_bytes(a.ctypes.data, pad_a, pad_a + len(word)) == hash_bytes(b.ctypes.data, pad_b, pad_b + len(word))
+    assert hash_bytes(a.ctypes.data, pad_a, pad_a + len(word)) == hash_bytes(
+        b.ctypes.data, pad_b, pad_b + len(word)
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -251,6 +253,7 @@ def test_hash_sees_every_byte_and_the_length(word: bytes, data: st.DataObject) -
     k = data.draw(st.integers(0, len(word) - 1))
     flipped = bytearray(word)
     flipped[k] ^= data.draw(st.integers(1, 255))
+
     def h(w: bytes) -> int:
         arr = np.frombuffer(bytes(w), np.uint8)
         return int(hash_bytes(arr.ctypes.data, 0, len(w)))
@@ -291,6 +294,7 @@ def test_equal_bytes_word_by_word_is_byte_equality(a: bytes, b: bytes, pa_: int,
     from fasteval.kernels.hashing import equal_bytes
 
     buf = np.frombuffer(b"\xff" * pa_ + a + b"\xee" * pb + b + a, np.uint8)
+    p = buf.ctypes.data
     sa, sb, sc = pa_, pa_ + len(a) + pb, pa_ + len(a) + pb + len(b)
-    assert equal_bytes(buf.ctypes.data, sa, sa + len(a), buf.ctypes.data, sb, sb + len(b)) == (a == b)
-    assert equal_bytes(buf.ctypes.data, sa, sa + len(a), buf.ctypes.data, sc, sc + len(a))
+    assert equal_bytes(p, sa, sa + len(a), p, sb, sb + len(b)) == (a == b)
+    assert equal_bytes(p, sa, sa + len(a), p, sc, sc + len(a))
