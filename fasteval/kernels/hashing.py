@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from fasteval.kernels.families import NONPOOL, UNJUDGED
-from fasteval.kernels.jit import njit
+from fasteval.kernels.jit import intrinsic, njit
 
 # at most this many buckets when a ranking's lookups are put in slot order
 _MAX_BUCKETS = 1 << 20
@@ -32,35 +32,58 @@ _BYTES_0 = np.uint64(0x00FF00FF00FF00FF)
 _PAIRS_0 = np.uint64(0x0000FFFF0000FFFF)
 
 
+@intrinsic
+def byte_at(typingctx, addr, k):  # type: ignore[no-untyped-def]
+    """The byte at ``addr + k``: ``addr`` is the data address (``buf.ctypes.data``) of a byte
+    array the calling kernel received as an argument, so it outlives the call. The byte
+    helpers take addresses, not arrays, because numba takes and releases an array
+    argument's reference count (an atomic operation) at every call, for every row."""
+    from llvmlite import ir  # noqa: PLC0415 (numba's, when a kernel is compiled)
+    from numba.core import types  # noqa: PLC0415
+
+    if not (isinstance(addr, types.Integer) and isinstance(k, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        a = context.cast(builder, args[0], sig.args[0], types.uintp)
+        i = context.cast(builder, args[1], sig.args[1], types.intp)
+        ptr = builder.inttoptr(a, ir.IntType(8).as_pointer())
+        return builder.load(builder.gep(ptr, [i]))
+
+    return types.uint8(addr, k), codegen
+
+
 @njit(cache=True, nogil=True, inline="always")
-def load_word(buf, k, n=8):  # pragma: no cover - numba
-    """Bytes ``buf[k:k+n]`` (``n <= 8``, a constant: one load) as a little-endian ``uint64``."""
+def load_word(p, k, n=8):  # pragma: no cover - numba
+    """Bytes ``k..k+n`` at address ``p`` (``n <= 8``, a constant: one load) as a
+    little-endian ``uint64``."""
     w = np.uint64(0)
     for j in range(n):
-        w |= np.uint64(buf[np.uint64(k) + np.uint64(j)]) << np.uint64(8 * j)
+        w |= np.uint64(byte_at(p, np.uint64(k) + np.uint64(j))) << np.uint64(8 * j)
     return w
 
 
 @njit(cache=True, nogil=True, inline="always")
-def hash_bytes(buf, s, e):  # pragma: no cover - numba
-    """A 64-bit hash of ``buf[s:e]``: the length, then each eight-byte word (the last one
-    overlapping; 4-7 bytes: the first and last four) folded in with one multiply, and a
-    final splitmix64 mix that spreads every bit over the low bits the tables use."""
+def hash_bytes(p, s, e):  # pragma: no cover - numba
+    """A 64-bit hash of the bytes ``s..e`` at address ``p``: the length, then each eight-byte
+    word (the last one overlapping; 4-7 bytes: the first and last four) folded in with one
+    multiply, and a final splitmix64 mix that spreads every bit over the low bits the tables
+    use."""
     n = e - s
     h = _K0 ^ np.uint64(n)
     if n >= 8:
         k = s
         while k + 8 < e:
-            h = (h ^ load_word(buf, k)) * _K1
+            h = (h ^ load_word(p, k)) * _K1
             h ^= h >> np.uint64(31)
             k += 8
-        w = load_word(buf, e - 8)
+        w = load_word(p, e - 8)
     elif n >= 4:  # two overlapping four-byte reads
-        w = load_word(buf, s, 4) | (load_word(buf, e - 4, 4) << np.uint64(32))
+        w = load_word(p, s, 4) | (load_word(p, e - 4, 4) << np.uint64(32))
     else:
         w = np.uint64(0)
         for j in range(n):
-            w |= np.uint64(buf[np.uint64(s + j)]) << np.uint64(8 * j)
+            w |= np.uint64(byte_at(p, np.uint64(s + j))) << np.uint64(8 * j)
     h = (h ^ w) * _K1
     h ^= h >> np.uint64(30)
     h *= _K2
@@ -69,18 +92,19 @@ def hash_bytes(buf, s, e):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def equal_bytes(b1, s1, e1, b2, s2, e2):  # pragma: no cover - numba
-    """``b1[s1:e1] == b2[s2:e2]``, eight bytes at a time, then byte for byte."""
+def equal_bytes(p1, s1, e1, p2, s2, e2):  # pragma: no cover - numba
+    """Whether the bytes ``s1..e1`` at address ``p1`` equal those ``s2..e2`` at ``p2``, eight
+    bytes at a time, then byte for byte."""
     n = e1 - s1
     if n != e2 - s2:
         return False
     k = 0
     while k + 8 <= n:
-        if load_word(b1, s1 + k) != load_word(b2, s2 + k):
+        if load_word(p1, s1 + k) != load_word(p2, s2 + k):
             return False
         k += 8
     while k < n:
-        if b1[np.uint64(s1 + k)] != b2[np.uint64(s2 + k)]:
+        if byte_at(p1, np.uint64(s1 + k)) != byte_at(p2, np.uint64(s2 + k)):
             return False
         k += 1
     return True
@@ -95,9 +119,9 @@ def _big_endian(w):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def compare_bytes(buf, s1, e1, s2, e2):  # pragma: no cover - numba
-    """-1, 0 or 1 as ``buf[s1:e1]`` sorts before, equals or sorts after ``buf[s2:e2]``; eight
-    bytes at a time, byte-reversed words (the last one overlapping)."""
+def compare_bytes(p, s1, e1, s2, e2):  # pragma: no cover - numba
+    """-1, 0 or 1 as the bytes ``s1..e1`` at address ``p`` sort before, equal or sort after
+    those at ``s2..e2``; eight bytes at a time, byte-reversed words (the last one overlapping)."""
     n1 = e1 - s1
     n2 = e2 - s2
     m = n1 if n1 < n2 else n2
@@ -106,8 +130,8 @@ def compare_bytes(buf, s1, e1, s2, e2):  # pragma: no cover - numba
         while True:
             if k + 8 > m:  # the last 1-7 bytes: the last word, overlapping
                 k = m - 8
-            a = load_word(buf, s1 + k)
-            b = load_word(buf, s2 + k)
+            a = load_word(p, s1 + k)
+            b = load_word(p, s2 + k)
             if a != b:
                 return -1 if _big_endian(a) < _big_endian(b) else 1
             if k + 8 >= m:
@@ -115,8 +139,8 @@ def compare_bytes(buf, s1, e1, s2, e2):  # pragma: no cover - numba
             k += 8
     else:
         for k in range(m):
-            a8 = buf[np.uint64(s1 + k)]
-            b8 = buf[np.uint64(s2 + k)]
+            a8 = byte_at(p, np.uint64(s1 + k))
+            b8 = byte_at(p, np.uint64(s2 + k))
             if a8 != b8:
                 return -1 if a8 < b8 else 1
     if n1 == n2:
@@ -139,6 +163,7 @@ def build_qrels_tables(
     ``lo..hi``: slots, and ``rel``/``jud`` in slot order (the caller gathers ``ids``).
     ``dup[q]`` gets the qrels row of a judgment repeating a document (the caller raises)."""
     qbuf, qs, qe = qdocs
+    qp = qbuf.ctypes.data
     t_off, slots, _, t_rel, t_jud = table
     for q in range(lo, hi):
         base = t_off[q]
@@ -147,7 +172,7 @@ def build_qrels_tables(
         local = np.full(cap, -1, np.int64)
         hs = np.empty(cap, np.uint64)
         for j in range(qr_off[q], qr_off[q + 1]):
-            h = hash_bytes(qbuf, qs[j], qe[j])
+            h = hash_bytes(qp, qs[j], qe[j])
             slot = np.int64(h & np.uint64(mask))
             while True:
                 u = local[slot]
@@ -155,7 +180,7 @@ def build_qrels_tables(
                     local[slot] = j
                     hs[slot] = h
                     break
-                if hs[slot] == h and equal_bytes(qbuf, qs[u], qe[u], qbuf, qs[j], qe[j]):
+                if hs[slot] == h and equal_bytes(qp, qs[u], qe[u], qp, qs[j], qe[j]):
                     if dup[q] < 0:
                         dup[q] = qr_rows[j]
                     break
@@ -175,9 +200,10 @@ def build_qrels_tables(
 @njit(cache=True, nogil=True, inline="always")
 def hash_ranking(buf, d_s, d_e, rows, hs):  # pragma: no cover - numba
     """Hash the ids of ``rows`` into ``hs`` (repeats are found by :func:`judge_ranking`)."""
+    p = buf.ctypes.data
     for i in range(rows.shape[0]):
         r = rows[i]
-        hs[i] = hash_bytes(buf, d_s[r], d_e[r])
+        hs[i] = hash_bytes(p, d_s[r], d_e[r])
 
 
 class Buckets(NamedTuple):
@@ -241,6 +267,8 @@ def judge_ranking(buf, d_s, d_e, rows, hs, q, table, grade, jud, dup):  # pragma
     """
     t_off, slots, ids, t_rel, t_jud = table
     tbuf, ts, te = ids
+    tp = tbuf.ctypes.data
+    bp = buf.ctypes.data
     base = t_off[q]
     qmask = t_off[q + 1] - base - 1
     low = np.uint64(0xFFFFFFFF)
@@ -269,7 +297,7 @@ def judge_ranking(buf, d_s, d_e, rows, hs, q, table, grade, jud, dup):  # pragma
             first = p
         repeat = -1
         for p2 in range(first, p):
-            if o_h[p2] == h and equal_bytes(buf, o_s[p2], o_e[p2], buf, a, e_):
+            if o_h[p2] == h and equal_bytes(bp, o_s[p2], o_e[p2], bp, a, e_):
                 repeat = order[p2]
                 break
         if repeat >= 0:
@@ -287,7 +315,7 @@ def judge_ranking(buf, d_s, d_e, rows, hs, q, table, grade, jud, dup):  # pragma
                 break
             if (e >> np.uint64(32)) == fp:
                 k = np.int64(e & low) - 1
-                if equal_bytes(tbuf, ts[k], te[k], buf, a, e_):
+                if equal_bytes(tp, ts[k], te[k], bp, a, e_):
                     gv = t_rel[k]
                     jq = t_jud[k]
                     break

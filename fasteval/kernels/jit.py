@@ -67,6 +67,42 @@ def njit(*args: Any, **options: Any) -> Any:
     return decorate
 
 
+def intrinsic(make: Callable[..., Any]) -> Any:
+    """numba's ``intrinsic`` on the JIT; with the library, a stand-in that becomes one only
+    when a kernel using it is compiled (numba is not imported until then)."""
+    if mode() == "jit":
+        from numba.extending import intrinsic as numba_intrinsic  # noqa: PLC0415
+
+        return numba_intrinsic(make)
+    return Intrinsic(make)
+
+
+_intrinsics: list[Intrinsic] = []
+
+
+class Intrinsic:
+    """An intrinsic kept as its maker until a JIT compilation needs it (:func:`_teach_numba`)."""
+
+    def __init__(self, make: Callable[..., Any]) -> None:
+        self.make = make
+        self.real: Any = None
+        _intrinsics.append(self)
+
+    def __call__(self, *args: Any) -> Any:
+        msg = f"{self.make.__name__} runs only inside compiled kernels"
+        raise TypeError(msg)
+
+    def numba(self) -> Any:
+        """The numba intrinsic (made once)."""
+        if self.real is None:
+            with _lock:
+                if self.real is None:
+                    from numba.extending import intrinsic as numba_intrinsic  # noqa: PLC0415
+
+                    self.real = numba_intrinsic(self.make)
+        return self.real
+
+
 def mode() -> str:
     """``"library"`` when kernels run from the library built with the package, else ``"jit"``.
 
@@ -129,6 +165,8 @@ class Kernel:
                     import numba  # noqa: PLC0415
 
                     _teach_numba()
+                    for stand_in in _intrinsics:  # registered before numba types the kernel
+                        stand_in.numba()
                     self.dispatcher = numba.njit(**self.options)(self.py_func)
         return self.dispatcher
 
@@ -155,6 +193,12 @@ def _teach_numba() -> None:
     @typeof_impl.register(Kernel)  # type: ignore[misc]
     def _typeof_kernel(val: Kernel, c: Any) -> Any:
         return types.Dispatcher(val.dispatch())
+
+    @typeof_impl.register(Intrinsic)  # type: ignore[misc]
+    def _typeof_intrinsic(val: Intrinsic, c: Any) -> Any:
+        from numba.core.registry import cpu_target  # noqa: PLC0415
+
+        return cpu_target.typing_context.resolve_value_type(val.numba())
 
     _taught.append(True)
 

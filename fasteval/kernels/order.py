@@ -12,19 +12,6 @@ from fasteval.kernels.hashing import compare_bytes
 from fasteval.kernels.jit import njit
 
 
-@njit(cache=True, nogil=True, inline="always")
-def before(a, b, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
-    """Row ``a`` ranks strictly above row ``b``: higher score, then larger doc id (trec_eval)."""
-    sa = score[a]
-    sb = score[b]
-    if f32:
-        sa = np.float64(np.float32(sa))
-        sb = np.float64(np.float32(sb))
-    if sa != sb:
-        return sa > sb
-    return compare_bytes(buf, d_s[a], d_e[a], d_s[b], d_e[b]) > 0
-
-
 @njit(cache=True, nogil=True)
 def trec_order(rows, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
     """Local indices of ``rows`` in trec_eval order: by score (a merge sort unless already in
@@ -40,6 +27,7 @@ def trec_order(rows, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
         if i > 0 and key[i] < key[i - 1]:
             mono = False
     idx = np.arange(n) if mono else merge_sort(key, rows, buf, d_s, d_e, False)
+    bp = buf.ctypes.data
     i = 0
     while i < n:
         j = i + 1
@@ -61,7 +49,7 @@ def trec_order(rows, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
                 while (
                     t > i
                     and compare_bytes(
-                        buf,
+                        bp,
                         d_s[rows[v]],
                         d_e[rows[v]],
                         d_s[rows[idx[t - 1]]],
@@ -81,6 +69,7 @@ def merge_sort(key, rows, buf, d_s, d_e, by_doc):  # pragma: no cover - numba
     """A stable bottom-up merge sort of ``rows`` (local indices): doc id descending with
     ``by_doc``, else ``key`` ascending (numba's mergesort argsort is slow to compile)."""
     n = rows.shape[0]
+    bp = buf.ctypes.data
     idx = np.arange(n)
     tmp = np.empty(n, np.int64)
     width = 1
@@ -96,7 +85,7 @@ def merge_sort(key, rows, buf, d_s, d_e, by_doc):  # pragma: no cover - numba
                 if by_doc:
                     a = rows[idx[j]]
                     b = rows[idx[i]]
-                    right_first = compare_bytes(buf, d_s[a], d_e[a], d_s[b], d_e[b]) > 0
+                    right_first = compare_bytes(bp, d_s[a], d_e[a], d_s[b], d_e[b]) > 0
                 else:
                     right_first = key[idx[j]] < key[idx[i]]
                 if right_first:

@@ -18,13 +18,14 @@ from fasteval.kernels import measure_parts as mp
 from fasteval.kernels.families import NONPOOL, UNJUDGED
 from fasteval.kernels.hashing import (
     build_qrels_tables,
+    compare_bytes,
     hash_ranking,
     judge_ranking,
     load_word,
     qrels_table_offsets,
 )
 from fasteval.kernels.jit import njit
-from fasteval.kernels.order import before, trec_order
+from fasteval.kernels.order import trec_order
 from fasteval.kernels.strings import view_data_start
 from fasteval.kernels.text import Str
 
@@ -214,6 +215,7 @@ def _gather_views(docs, rows, score):  # pragma: no cover - numba
     both are word stores.
     """
     views, data, bases = docs
+    dp = data.ctypes.data
     n = rows.shape[0]
     low = np.uint64(0xFFFFFFFF)
     # the buffer's size first: a buffer grown as it filled (the array reassigned in
@@ -243,12 +245,12 @@ def _gather_views(docs, rows, score):  # pragma: no cover - numba
             d_s[j] = 8 * p
             k = 0
             while k + 8 <= length:
-                w[p] = load_word(data, src + k)
+                w[p] = load_word(dp, src + k)
                 p += 1
                 k += 8
             t = length - k
             if t > 0:  # the last eight bytes, those already copied shifted out
-                w[p] = load_word(data, src + length - 8) >> np.uint64(8 * (8 - t))
+                w[p] = load_word(dp, src + length - 8) >> np.uint64(8 * (8 - t))
                 p += 1
         d_e[j] = d_s[j] + length
     return Str(w.view(np.uint8), d_s, d_e), own_score
@@ -267,8 +269,16 @@ def _rank_one(docs, rows, in_rows, score, f32, q, table, out, g, s):  # pragma: 
     hash_ranking(buf, d_s, d_e, rows, hs)
     judge_ranking(buf, d_s, d_e, rows, hs, q, table, grade, jud, dup)
     ordered = True
+    bp = buf.ctypes.data
     for i in range(1, n):
-        if before(rows[i], rows[i - 1], score, f32, buf, d_s, d_e):
+        a = rows[i]
+        b = rows[i - 1]
+        sa = score[a]
+        sb = score[b]
+        if f32:
+            sa = np.float64(np.float32(sa))
+            sb = np.float64(np.float32(sb))
+        if sa > sb or (sa == sb and compare_bytes(bp, d_s[a], d_e[a], d_s[b], d_e[b]) > 0):
             ordered = False
             break
     if ordered:

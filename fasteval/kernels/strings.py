@@ -59,6 +59,7 @@ def equal_view_runs(views, data, bases):  # pragma: no cover - numba
     or query ids (files and frames store every row's apart) is then still one
     run per value.
     """
+    dp = data.ctypes.data
     n = views.shape[0]
     heads = np.empty(n, np.int64)
     low = np.uint64(0xFFFFFFFF)
@@ -75,7 +76,7 @@ def equal_view_runs(views, data, bases):  # pragma: no cover - numba
             if length > 12:  # the same length and prefix: compare the bytes
                 s1 = view_data_start(b, bases)
                 s2 = view_data_start(y, bases)
-                if equal_bytes(data, s1, s1 + length, data, s2, s2 + length):
+                if equal_bytes(dp, s1, s1 + length, dp, s2, s2 + length):
                     continue
         k += 1
         heads[k] = i

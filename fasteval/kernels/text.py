@@ -170,6 +170,7 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
     slot_of, int_field, float_field, same_field = spec
     file_of, line_no, line_start, n_fields, starts, ends, ival, ibad, fval, fbad, same_bad = out
     n_slot = slot_of.shape[0]
+    bp = buf.ctypes.data
     for f in range(lo, hi):
         row = row_base[f]
         pos = file_starts[f]
@@ -199,6 +200,8 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
                     pos, iv, ib = _scan_int(buf, pos)
                 elif nf == float_field:
                     pos, fv, fb = _scan_float(buf, pos)
+                    if fb:  # not the usual score: parsed in full
+                        fv, fb = _parse_float(buf, s, pos)
                 else:
                     pos = _field_end(buf, pos + 1, False)
                 if nf < n_slot and slot_of[nf] >= 0:
@@ -209,7 +212,7 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
                     # is neither the reference nor compared: it has its own message
                     if ref_s < 0:
                         ref_s, ref_e = s, pos
-                    elif not _equal2(buf, ref_s, ref_e, buf, s, pos):
+                    elif not _equal2(bp, ref_s, ref_e, bp, s, pos):
                         bad = row
                 nf += 1
                 c = buf[np.uint64(pos)]
@@ -284,9 +287,7 @@ def _scan_float(buf, pos):  # pragma: no cover - numba
     if 0 < nd <= 19 and m <= _TWO53 and shift >= -22 and _is_space(buf[np.uint64(k)]):
         v = float(m) / _POW10[-shift]
         return k, (-v if c == 45 else v), False
-    e = _field_end(buf, k, False)
-    v, bad = _parse_float(buf, pos, e)
-    return e, v, bad
+    return _field_end(buf, k, False), 0.0, True
 
 
 # ---------------------------------------------------------------------------

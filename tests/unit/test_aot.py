@@ -427,6 +427,38 @@ def test_every_module_of_the_library_is_loaded(library: Path, tmp_path: Path) ->
     assert state["mode"] == "library", err
 
 
+BYTES = (
+    """
+import json, os, sys
+import numpy as np
+from fasteval.kernels import hashing
+buf = np.frombuffer(b"FBIS3-10001FBIS3-10002FBIS3-10001", np.uint8)
+p = buf.ctypes.data
+print(json.dumps([
+    int(hashing.compare_bytes(p, 0, 11, 11, 22)),
+    int(hashing.compare_bytes(p, 11, 22, 22, 33)),
+    bool(hashing.equal_bytes(p, 0, 11, p, 22, 33)),
+    int(hashing.hash_bytes(p, 0, 11)) == int(hashing.hash_bytes(p, 22, 33)),
+]))
+"""
+    + STATE
+)
+
+
+@pytest.mark.slow
+def test_byte_helpers_outside_the_library_compile_with_their_intrinsic(
+    library: Path, tmp_path: Path
+) -> None:
+    """The byte helpers read through an intrinsic (not through an array, whose reference
+    count every call would touch). Called with the library in use, they are not in it:
+    they compile on the JIT, the intrinsic with them, and agree with Python's bytes."""
+    out, err, state = _run([], tmp_path, library, BYTES)
+    assert json.loads(out.strip().splitlines()[-1]) == [-1, 1, True, True]
+    assert state["mode"] == "library", err
+    assert state["numba"]
+    assert "fasteval.kernels.hashing.compare_bytes" in state["misses"]
+
+
 @pytest.mark.slow
 def test_a_damaged_stale_or_missing_library_is_not_used(library: Path, tmp_path: Path) -> None:
     """A flipped byte in any module, a module from another build, an index of other

@@ -112,7 +112,7 @@ def test_table_entries_lie_in_slot_order_with_their_fingerprints(n_q, seed) -> N
         assert entries.tolist() == list(range(lo, hi))  # every judgment, in slot order
         for e, k in zip(full, entries, strict=True):
             doc = bytes(buf[ts[k] : te[k]]).decode()
-            assert e >> np.uint64(32) == hash_bytes(buf, ts[k], te[k]) >> np.uint64(32)
+            assert e >> np.uint64(32) == hash_bytes(buf.ctypes.data, ts[k], te[k]) >> np.uint64(32)
             assert pq.docs.value(int(t.jud[k])) == doc
             grade = judged[(qid, doc)]
             assert t.rel[k] == (grade if grade >= 0 else families.UNJUDGED)
@@ -130,7 +130,7 @@ def test_a_matching_hash_with_other_bytes_is_not_a_judgment() -> None:
     n_o = len(other) - int(te[0] - ts[0])
     d_s = np.array([0, n_o], np.int64)
     d_e = np.array([n_o, len(other)], np.int64)
-    h = hash_bytes(buf, ts[0], te[0])
+    h = hash_bytes(buf.ctypes.data, ts[0], te[0])
     hs = np.array([h, h], np.uint64)
     grade = np.empty(2, np.int32)
     jud = np.empty(2, np.int64)
@@ -196,7 +196,7 @@ def test_compare_bytes_orders_as_python_bytes_do(a: bytes, b: bytes, prefix: byt
     a, b = prefix + a, prefix + b
     buf = np.frombuffer(b"\x00" * pad + a + b + b"\xff" * 8, np.uint8)
     s1, s2 = pad, pad + len(a)
-    got = int(compare_bytes(buf, s1, s1 + len(a), s2, s2 + len(b)))
+    got = int(compare_bytes(buf.ctypes.data, s1, s1 + len(a), s2, s2 + len(b)))
     assert got == (a > b) - (a < b)
 
 
@@ -229,7 +229,7 @@ def test_hash_reads_short_tails_as_the_bytes_they_are(word: bytes, pad: int) -> 
     from fasteval.kernels.hashing import hash_bytes
 
     buf = np.frombuffer(b"\xaa" * pad + word + b"\x55" * 9, np.uint8)
-    assert int(hash_bytes(buf, pad, pad + len(word))) == _hash_reference(word)
+    assert int(hash_bytes(buf.ctypes.data, pad, pad + len(word))) == _hash_reference(word)
 
 
 @settings(max_examples=200, deadline=None)
@@ -240,7 +240,9 @@ def test_hash_depends_on_the_bytes_not_where_they_lie(word: bytes, pad_a: int, p
 
     a = np.frombuffer(b"x" * pad_a + word + b"y" * 7, np.uint8)
     b = np.frombuffer(b"\x00" * pad_b + word + b"\xff" * 3, np.uint8)
-    assert hash_bytes(a, pad_a, pad_a + len(word)) == hash_bytes(b, pad_b, pad_b + len(word))
+    assert hash_bytes(a.ctypes.data, pad_a, pad_a + len(word)) == hash_bytes(
+        b.ctypes.data, pad_b, pad_b + len(word)
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -251,7 +253,11 @@ def test_hash_sees_every_byte_and_the_length(word: bytes, data: st.DataObject) -
     k = data.draw(st.integers(0, len(word) - 1))
     flipped = bytearray(word)
     flipped[k] ^= data.draw(st.integers(1, 255))
-    h = lambda w: int(hash_bytes(np.frombuffer(bytes(w), np.uint8), 0, len(w)))  # noqa: E731
+
+    def h(w: bytes) -> int:
+        arr = np.frombuffer(bytes(w), np.uint8)
+        return int(hash_bytes(arr.ctypes.data, 0, len(w)))
+
     assert h(word) != h(flipped)
     assert h(word) != h(word + b"\x00")  # a trailing zero byte is not padding
 
@@ -268,7 +274,7 @@ def test_hash_spreads_real_ids_over_the_low_bits() -> None:
     buf = np.frombuffer(blob, np.uint8)
     starts = np.cumsum([0] + [len(s) for s in ids[:-1]])
     pairs = zip(starts, ids, strict=True)
-    hs = np.array([hash_bytes(buf, s, s + len(w)) for s, w in pairs], np.uint64)
+    hs = np.array([hash_bytes(buf.ctypes.data, s, s + len(w)) for s, w in pairs], np.uint64)
     assert len(set(hs.tolist())) == len(ids)
     for bits in (8, 12):
         counts = np.bincount(
@@ -288,6 +294,7 @@ def test_equal_bytes_word_by_word_is_byte_equality(a: bytes, b: bytes, pa_: int,
     from fasteval.kernels.hashing import equal_bytes
 
     buf = np.frombuffer(b"\xff" * pa_ + a + b"\xee" * pb + b + a, np.uint8)
+    p = buf.ctypes.data
     sa, sb, sc = pa_, pa_ + len(a) + pb, pa_ + len(a) + pb + len(b)
-    assert equal_bytes(buf, sa, sa + len(a), buf, sb, sb + len(b)) == (a == b)
-    assert equal_bytes(buf, sa, sa + len(a), buf, sc, sc + len(a))
+    assert equal_bytes(p, sa, sa + len(a), p, sb, sb + len(b)) == (a == b)
+    assert equal_bytes(p, sa, sa + len(a), p, sc, sc + len(a))
