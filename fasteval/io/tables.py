@@ -8,6 +8,7 @@ Fixed schemas (see SPEC section 1):
 
 from __future__ import annotations
 
+import itertools
 import os
 import warnings
 from collections.abc import Mapping
@@ -199,8 +200,8 @@ def looks_like_run(p: Path) -> bool:
         lines = lines[:-1]  # the last line may be cut short
         if not lines:
             return True
-    content = [f for line in lines if (f := line.split()) and not f[0].startswith(b"#")]
-    return any(len(f) >= tokens.RUN_FIELDS and _ranked(f) for f in content[:10])
+    content = (f for line in lines if (f := line.split()) and not f[0].startswith(b"#"))
+    return any(len(f) >= tokens.RUN_FIELDS and _ranked(f) for f in itertools.islice(content, 10))
 
 
 def _ranked(f: list[bytes]) -> bool:
