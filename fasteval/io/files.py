@@ -36,7 +36,7 @@ def read_bytes(path: PathLike) -> np.ndarray:
     except OSError as e:
         msg = f"cannot read {p}: {e.strerror or e}"
         raise InputFormatError(msg) from None
-    if raw[:2] == b"\x1f\x8b":
+    if raw[:2] == gz.MAGIC:
         try:
             raw = gz.decompress(raw)
         except gz.ERRORS as e:
@@ -177,7 +177,7 @@ def _read_all(
     for i, p in enumerate(paths):
         try:
             with open(p, "rb") as fh:
-                if fh.read(2) == b"\x1f\x8b":
+                if fh.read(2) == gz.MAGIC:
                     sizes[i] = _gzip_isize(p)
                     packed.append(i)
                 else:

@@ -30,7 +30,7 @@ def open_bytes(path: PathLike) -> IO[bytes]:
     """``path`` opened for reading bytes, unpacked when it is gzip (by its first bytes, as
     :func:`fasteval.io.files.read_bytes` tells)."""
     f = open(path, "rb")  # noqa: SIM115 (returned open)
-    if f.read(2) != b"\x1f\x8b":
+    if f.read(2) != gz.MAGIC:
         f.seek(0)
         return f
     f.close()
@@ -52,7 +52,7 @@ def unpacked_size(path: Path) -> int:
     size = path.stat().st_size
     try:
         with path.open("rb") as f:
-            if f.read(2) != b"\x1f\x8b" or size < 18:
+            if f.read(2) != gz.MAGIC or size < 18:
                 return size
             f.seek(-4, os.SEEK_END)
             isize = int(struct.unpack("<I", f.read(4))[0])

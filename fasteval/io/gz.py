@@ -27,6 +27,10 @@ except ImportError:  # pragma: no cover - a platform without isal's wheels
     pass
 
 
+MAGIC = b"\x1f\x8b"
+"""A gzip file's first two bytes: how every reader tells gzip (whatever the file's name)."""
+
+
 class GzipDataError(InputFormatError):
     """A gzip file that ends early or is damaged, found while reading it piece by piece."""
 
