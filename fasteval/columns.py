@@ -109,18 +109,18 @@ class StrColumn:
     @classmethod
     def from_arrow(cls, arr: pa.Array | pa.ChunkedArray) -> StrColumn:
         """View an Arrow string array (any string type) without copying where possible."""
-        import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
-
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
         if pa.types.is_string_view(arr.type):
             return cls._from_views(arr)
-        if not pa.types.is_large_string(arr.type):
-            arr = pc.cast(arr, pa.large_string())
+        if not (pa.types.is_large_string(arr.type) or pa.types.is_string(arr.type)):
+            arr = arr.cast(pa.large_string())  # (loads pyarrow.compute)
+        width = np.int32 if pa.types.is_string(arr.type) else np.int64
         bufs = arr.buffers()
         n = len(arr)
         # a sliced array shares its parent's buffers: honour the slice offset
-        offsets = np.frombuffer(bufs[1], dtype=np.int64, count=arr.offset + n + 1)[arr.offset :]
+        offsets = np.frombuffer(bufs[1], dtype=width, count=arr.offset + n + 1)[arr.offset :]
+        offsets = offsets.astype(np.int64, copy=False)
         data = (
             np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
         )
@@ -215,14 +215,19 @@ def null_mask(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return ~bits[arr.offset : arr.offset + n].astype(np.bool_)
 
 
-def int64_array(values: np.ndarray, invalid: np.ndarray) -> pa.Int64Array:
-    """An Arrow int64 array over ``values`` with nulls where ``invalid`` (built from buffers,
-    as ``pa.array(..., mask=...)`` imports pandas)."""
-    values = np.ascontiguousarray(values, dtype=np.int64)
-    n_null = int(np.count_nonzero(invalid))
-    validity = pa.py_buffer(np.packbits(~invalid, bitorder="little")) if n_null else None
+def numeric_array(
+    values: np.ndarray, invalid: np.ndarray | None = None, dtype: type = np.int64
+) -> pa.Array:
+    """An Arrow ``int64`` or ``float64`` array over ``values`` with nulls where ``invalid``
+    (built from buffers: ``pa.array`` on any input imports pandas)."""
+    values = np.ascontiguousarray(values, dtype=dtype)
+    n_null = 0 if invalid is None else int(np.count_nonzero(invalid))
+    validity = None
+    if invalid is not None and n_null:
+        validity = pa.py_buffer(np.packbits(~invalid, bitorder="little"))
+    kind = pa.int64() if values.dtype == np.int64 else pa.float64()
     return pa.Array.from_buffers(
-        pa.int64(), values.shape[0], [validity, pa.py_buffer(values)], null_count=n_null
+        kind, values.shape[0], [validity, pa.py_buffer(values)], null_count=n_null
     )
 
 

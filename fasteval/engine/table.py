@@ -94,12 +94,14 @@ class Long(NamedTuple):
         strings; ``value`` null on the text rows): what a Parquet output writes."""
         import pyarrow as pa  # noqa: PLC0415 (loaded where a table is written)
 
+        from fasteval.columns import numeric_array  # noqa: PLC0415 (loads pyarrow)
+
         is_text = None if self.text is None else self.text != None  # noqa: E711
         cols = {
             "run_id": _large_strings(self.run_names, self.run),
             "query_id": _large_strings([*self.qids, "all"], self.query),
             "measure": _large_strings(self.names, self.measure),
-            "value": pa.array(self.value.astype(np.float64, copy=False), mask=is_text),
+            "value": numeric_array(self.value, is_text, np.float64),
         }
         if self.text is not None:
             cols["text"] = pa.array(self.text.tolist(), pa.large_string())

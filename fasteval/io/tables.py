@@ -96,8 +96,6 @@ def qrels_from_table(table: pa.Table, name: str) -> QrelsColumns:
 def runs_from_table(table: pa.Table, name: str, row_offset: int = 0) -> RunColumns:
     """Run columns from an Arrow table with ``run_id, query_id, doc_id, score`` (+ ``rank``);
     its rows are named after ``row_offset`` rows before it (a piece of an archive)."""
-    import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
-
     require_columns(
         table, name, {"run_id": "str", "query_id": "str", "doc_id": "str", "score": "float"}
     )
@@ -111,7 +109,7 @@ def runs_from_table(table: pa.Table, name: str, row_offset: int = 0) -> RunColum
         msg = f"{name}: column 'score' must be numeric, found {sc.type}"
         raise SchemaError(msg)
     if not pa.types.is_float64(sc.type):
-        sc = pc.cast(sc, pa.float64())
+        sc = sc.cast(pa.float64())  # (loads pyarrow.compute)
     score = numeric_numpy(sc)
     if not np.isfinite(score).all():
         bad = np.flatnonzero(~np.isfinite(score))
@@ -120,7 +118,7 @@ def runs_from_table(table: pa.Table, name: str, row_offset: int = 0) -> RunColum
     codes, names = _run_codes(table, name, row_offset)
     rk = table.column("rank") if "rank" in table.schema.names else None
     if rk is not None and pa.types.is_integer(rk.type):
-        rank = rk if pa.types.is_int64(rk.type) else pc.cast(rk, pa.int64())
+        rank = rk if pa.types.is_int64(rk.type) else rk.cast(pa.int64())
         rank = rank.chunk(0) if rank.num_chunks == 1 else rank.combine_chunks()
     else:
         rank = pa.nulls(table.num_rows, pa.int64())

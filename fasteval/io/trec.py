@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fasteval.columns import QrelsColumns, RunColumns, int64_array
+from fasteval.columns import QrelsColumns, RunColumns, numeric_array
 from fasteval.errors import FastevalWarning, InputFormatError, ParameterError
 from fasteval.io.files import BOM, PathLike, RawFiles, Workspace, read_files
 from fasteval.io.tokens import (
@@ -175,7 +175,7 @@ def _run_columns(
         msg = f"{name}: every line was malformed; nothing left to evaluate"
         raise InputFormatError(msg)
     names = _run_names(tok, paths, opts)
-    rank = int64_array(tok.ival, tok.ibad)
+    rank = numeric_array(tok.ival, tok.ibad)
     return RunColumns(
         run_names=names,
         run=tok.file_of,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from fasteval.columns import Source, StrColumn, heads_of, numeric_numpy, spread
+from fasteval.columns import FEW_HEADS, Source, StrColumn, heads_of, numeric_numpy, spread
 from fasteval.errors import InputFormatError, SchemaError
 from fasteval.io import adapters, archive, is_polars, stored
 
@@ -137,10 +137,8 @@ def no_nulls(table: pa.Table, name: str, cols: list[str], row_offset: int = 0) -
 
 def _binary_as_text(col: pa.Array | pa.ChunkedArray, name: str, c: str, offset: int) -> pa.Array:
     """A binary id column as text: every value must be UTF-8 (else the row is named)."""
-    import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
-
     try:
-        return pc.cast(col, pa.large_string())
+        return col.cast(pa.large_string())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
     # error path only: find the first value that is not UTF-8
@@ -164,13 +162,11 @@ def str_column(table: pa.Table, name: str, c: str, row_offset: int = 0) -> StrCo
     """Column ``c`` of ``table`` as text (an id column): strings as they are, dictionary
     strings as slices of their dictionary, binary as UTF-8 text (else the row is named, as
     :func:`no_nulls` names it), integers as their decimal text; other types are refused."""
-    import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
-
     col = table.column(c)
     if pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type):
         col = _binary_as_text(col, name, c, row_offset)
     elif pa.types.is_binary_view(col.type):
-        col = _binary_as_text(pc.cast(col, pa.large_binary()), name, c, row_offset)
+        col = _binary_as_text(col.cast(pa.large_binary()), name, c, row_offset)
     t = col.type
     if pa.types.is_dictionary(t):
         return _dictionary_str_col(col)
@@ -185,18 +181,16 @@ def str_column(table: pa.Table, name: str, c: str, row_offset: int = 0) -> StrCo
 def _integer_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
     """An integer id column as its decimal text (with few runs of equal values, only their
     first values are turned into text and every row points at its run's)."""
-    import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
-
     n = len(col)
     if n and not col.null_count:
         values = numeric_numpy(col)
         heads = heads_of(values)
         if heads.shape[0] * 4 <= n:
             firsts = pa.array(values[heads].tolist(), col.type)  # (from numpy: imports pandas)
-            words = StrColumn.from_arrow(pc.cast(firsts, pa.large_string()))
+            words = StrColumn.from_arrow(firsts.cast(pa.large_string()))
             run = spread(np.arange(heads.shape[0]), heads, n)
             return StrColumn(words.buf, words.starts[run], words.ends[run])
-    return StrColumn.from_arrow(pc.cast(col, pa.large_string()))
+    return StrColumn.from_arrow(col.cast(pa.large_string()))
 
 
 def _plain(col: Any) -> Any:
@@ -214,8 +208,6 @@ def _plain(col: Any) -> Any:
 def one_dictionary(col: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray | None:
     """A dictionary-encoded column (an archive's run and query ids) as one array over one
     dictionary of distinct strings (``None`` if its values are not strings or repeat)."""
-    import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
-
     col = _plain(col)
     if isinstance(col, pa.ChunkedArray):
         if col.num_chunks == 0:
@@ -224,18 +216,22 @@ def one_dictionary(col: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray | None
     d = col.dictionary
     if not (pa.types.is_string(d.type) or pa.types.is_large_string(d.type)):
         return None
-    if d.null_count or pc.count_distinct(d).as_py() != len(d):
+    if d.null_count:
         return None
-    return col
+    if len(d) <= FEW_HEADS:  # a few ids (runs, queries): no pyarrow.compute loaded
+        distinct = len(set(d.to_pylist()))
+    else:
+        import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
+
+        distinct = pc.count_distinct(d).as_py()
+    return col if distinct == len(d) else None
 
 
 def _dictionary_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
     """A dictionary-encoded string column as slices of its dictionary (nothing decoded)."""
-    import pyarrow.compute as pc  # noqa: PLC0415 (not needed by text inputs)
-
     arr = one_dictionary(col)
     if arr is None:
-        return StrColumn.from_arrow(pc.cast(_plain(col), pa.large_string()))
+        return StrColumn.from_arrow(_plain(col).cast(pa.large_string()))
     words = StrColumn.from_arrow(arr.dictionary)
     idx = numeric_numpy(arr.indices, null=0)
     return StrColumn(words.buf, words.starts[idx], words.ends[idx])

@@ -217,15 +217,18 @@ def test_unreadable_parquet_is_a_clear_error(tmp_path):
     start=st.integers(0, 10),
 )
 def test_arrow_buffers_read_as_pyarrow_reads_them(values, cut, start):
-    """numeric_numpy / null_mask / int64_array (buffer-level, no pandas) agree with pyarrow."""
+    """numeric_numpy / null_mask / numeric_array (buffer-level, no pandas) agree with pyarrow."""
     import pyarrow as pa
 
-    from fasteval.columns import int64_array, null_mask, numeric_numpy
+    from fasteval.columns import null_mask, numeric_array, numeric_numpy
 
     vals = np.array([0 if v is None else v for v in values], np.int64)
     bad = np.array([v is None for v in values], np.bool_)
-    arr = int64_array(vals, bad)
+    arr = numeric_array(vals, bad)
     assert arr.to_pylist() == values
+    as_float = numeric_array(vals, bad, np.float64)
+    assert as_float.type == pa.float64()
+    assert as_float.to_pylist() == [None if v is None else float(v) for v in values]
     pieces = [arr.slice(0, cut), arr.slice(min(start, len(values)))]
     for a in [arr, arr.slice(min(start, len(values))), pa.chunked_array(pieces, pa.int64())]:
         want = a.to_pylist()

@@ -52,8 +52,9 @@ def test_the_library_keeps_the_probe() -> None:
     assert out.stdout.split() == ["True"]
 
 
-def test_scoring_an_archive_does_not_import_pandas(tmp_path: Path) -> None:
-    """pandas costs 0.18 s to import; only a pandas input should pay it."""
+def test_scoring_an_archive_imports_neither_pandas_nor_pyarrow_compute(tmp_path: Path) -> None:
+    """Only a pandas input should pay pandas' import; an archive's ids are read from its
+    buffers, with no cast that would load pyarrow.compute."""
     data = KERNELS.parent / "data"
     archive = tmp_path / "runs.parquet"
     ingest = [sys.executable, "-m", "fasteval.cli", "ingest", str(data / "sample_runs.parquet")]
@@ -61,10 +62,32 @@ def test_scoring_an_archive_does_not_import_pandas(tmp_path: Path) -> None:
     code = (
         "import sys, fasteval\n"
         f"df = fasteval.evaluate({str(data / 'sample.qrels')!r}, {str(archive)!r}, ['map'])\n"
-        "print(df.height > 0, 'pandas' in sys.modules)\n"
+        "print(df.height > 0, 'pandas' in sys.modules, 'pyarrow.compute' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["True", "False"]
+    assert out.stdout.split() == ["True", "False", "False"]
+
+
+def test_writing_parquet_from_the_command_does_not_import_pandas(tmp_path: Path) -> None:
+    """The Parquet output is built from the engine's arrays: no pandas for it either."""
+    data = KERNELS.parent / "data"
+    out_file = tmp_path / "out.parquet"
+    code = (
+        "import sys\n"
+        "from fasteval.cli import main\n"
+        f"args = ['eval', {str(data / 'sample.qrels')!r}, {str(data / 'sample_runs.parquet')!r}]\n"
+        f"main(args + ['-q', '-m', 'map', '--format', 'parquet', '-o', {str(out_file)!r}],\n"
+        "     standalone_mode=False)\n"
+        "print('pandas' in sys.modules, 'pyarrow.compute' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split()[-2:] == ["False", "False"], out.stdout
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(out_file)
+    assert table.num_rows > 1
+    assert table.column("value").null_count == 0
+    assert set(table.column("measure").to_pylist()) == {"map"}
 
 
 @pytest.mark.parametrize("q", ["", "-q"])
