@@ -372,6 +372,8 @@ class _BatchBar:
         self.bar: Any = None
 
     def update(self, done: int, total: int) -> None:
+        if not self.show:  # no bar: tqdm is not even loaded
+            return
         if self.bar is None:
             self.bar = progress_bar(total, "file", "evaluating", self.show)
         self.bar.update(done - self.bar.n)

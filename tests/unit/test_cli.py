@@ -170,6 +170,20 @@ def test_an_explicit_format_that_contradicts_the_suffix_is_refused(runner, write
     assert txt.read_text().startswith("run_id,")
 
 
+def test_eval_progress_bar_over_batches_follows_the_rule(runner, write, tmp_path, monkeypatch):
+    q = write("q", QRELS)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name in ("a", "b"):
+        (runs / name).write_text(RUN.replace(" r1", f" {name}"))
+    monkeypatch.setenv("FASTEVAL_BATCH_ROWS", "1")  # a batch per file
+    for flag, shown in (([], False), (["--progress"], True), (["--no-progress"], False)):
+        res = runner.invoke(main, ["eval", str(q), str(runs), "-m", "map", *flag])
+        assert res.exit_code == 0, res.output
+        assert res.stdout.count("runid") == 2
+        assert ("evaluating" in res.stderr) is shown, flag
+
+
 def test_ingest_progress_bar_follows_the_rule(runner, write, tmp_path):
     r = write("r", RUN)
     for flag, shown in (([], False), (["--progress"], True), (["--no-progress"], False)):

@@ -119,6 +119,31 @@ def test_one_text_run_imports_neither_polars_pyarrow_compute_nor_pandas(
     assert (len(lines) > 2) == bool(q), lines
 
 
+def test_a_batch_of_run_files_loads_no_progress_bar_it_does_not_show(tmp_path: Path) -> None:
+    """tqdm is loaded only to draw a bar: not when stderr is no terminal."""
+    data = KERNELS.parent / "data"
+    judged = [ln.split() for ln in (data / "sample.qrels").read_text().splitlines()[:60]]
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name in ("a", "b", "c"):
+        lines = [f"{q} Q0 {d} {i} {1.0 / (i + 1)} {name}" for i, (q, _, d, _) in enumerate(judged)]
+        (runs / name).write_text("\n".join(lines) + "\n")
+    code = (
+        "import sys\n"
+        "from fasteval.cli import main\n"
+        f"main(['eval', {str(data / 'sample.qrels')!r}, {str(runs)!r}, '-m', 'map'],\n"
+        "     standalone_mode=False)\n"
+        "print('tqdm' in sys.modules)\n"
+    )
+    env = os.environ | {"FASTEVAL_BATCH_ROWS": "60"}  # a batch per file: a bar to update
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert out.stdout.split()[-1] == "False", out.stdout
+    lines = out.stdout.splitlines()[:-1]
+    assert [ln.split()[2] for ln in lines if ln.startswith("runid")] == ["a", "b", "c"]
+
+
 def _pool_in(code: str, env: dict[str, str]) -> str:
     clean = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
     out = subprocess.run(
