@@ -211,30 +211,14 @@ def _param_value(key: str, text: str, arg: str) -> float:
     return v
 
 
-# the C/W/L measures of ir_measures (cwl_eval): name -> (family, first parameter's name and
-# default, whether @k is required); params (T or p, min_rel, max_rel, k)
-_CWL: dict[str, tuple[str, str | None, float, bool]] = {
-    "INST": ("inst", "T", 1.0, False),
-    "INSQ": ("insq", "T", 1.0, False),
-    "BPM": ("bpm", "T", 1.0, True),
-    "SDCG": ("sdcg", None, 0.0, True),
-    "NERR8": ("nerr8", None, 0.0, True),
-    "NERR9": ("nerr9", None, 0.0, True),
-    "NERR10": ("nerr10", "p", 0.9, False),
-    "NERR11": ("nerr11", "T", 1.0, False),
-}
-
-
-def _parse_cwl(name: str, args: str | None, cut: str | None, arg: str) -> Measure:
+def _parse_cwl(fam: Family, name: str, args: str | None, cut: str | None, arg: str) -> Measure:
     """A C/W/L measure (``INST(T=2, max_rel=3)``, ``BPM(T=1, max_rel=1)@20``,
     ``RBP(p=0.9, rel=1)``) as its family with params ``(T or p, min_rel, max_rel, k)``."""
     given = name_values(args or "", arg)
-    first: str | None
+    first = fam.cwl
     if name == "RBP":  # RBP(rel=...): binary gains, cwl_eval's RBP
         allowed: tuple[str, ...] = ("p", "rel")
-        fam, first, default, needs_cut = "rbp_bin", "p", 0.8, False
     else:
-        fam, first, default, needs_cut = _CWL[name]
         allowed = (*((first,) if first else ()), "min_rel", "max_rel")
         if name == "SDCG":
             allowed = (*allowed, "dcg")
@@ -249,6 +233,7 @@ def _parse_cwl(name: str, args: str | None, cut: str | None, arg: str) -> Measur
         msg = f"measure {arg!r}: SDCG takes dcg='log2' only"
         raise MeasureError(msg)
     values = {k: _param_value(k, v, arg) for k, v in given.items() if k != "dcg"}
+    needs_cut = "@k" in (fam.ir_measures or "")
     if needs_cut and cut is None:
         msg = f"measure {arg!r}: {name} needs a cutoff, e.g. {name}(max_rel=1)@10"
         raise MeasureError(msg)
@@ -256,10 +241,10 @@ def _parse_cwl(name: str, args: str | None, cut: str | None, arg: str) -> Measur
         msg = f"measure {arg!r}: {name} takes no @cutoff"
         raise MeasureError(msg)
     k = _cutoff(cut, arg) if cut is not None else 0.0
-    a = values.get(first, default) if first else 0.0
+    a = values.get(first, fam.defaults[0]) if first else 0.0
     if name == "RBP":
         rel = values.get("rel", 1.0)
-        return Measure(fam, (a, rel, rel, 0.0), None, arg)
+        return Measure(fam.name, (a, rel, rel, 0.0), None, arg)
     if "max_rel" not in values:
         msg = f"measure {arg!r}: {name} needs max_rel=, the largest grade (e.g. max_rel=3)"
         raise MeasureError(msg)
@@ -267,17 +252,20 @@ def _parse_cwl(name: str, args: str | None, cut: str | None, arg: str) -> Measur
     if not lo < hi:
         msg = f"measure {arg!r}: min_rel must be less than max_rel, got {lo:g} and {hi:g}"
         raise MeasureError(msg)
-    return Measure(fam, (a, lo, hi, k), None, arg)
+    return Measure(fam.name, (a, lo, hi, k), None, arg)
 
 
 def _parse_ir_measures(arg: str) -> Measure | None:
     m = IRM_FORM.match(arg)
-    if m and (m["name"] in _CWL or (m["name"] == "RBP" and "rel" in (m["args"] or ""))):
-        return _parse_cwl(m["name"], m["args"], m["cut"], arg)
     if not m or m["name"] not in IR_MEASURES:
         return None
     name = m["name"]
     with_cut, without = IR_MEASURES[name]
+    cwl = FAMILIES[
+        "rbp_bin" if name == "RBP" and "rel" in (m["args"] or "") else with_cut or without
+    ]
+    if cwl.cwl is not None:
+        return _parse_cwl(cwl, name, m["args"], m["cut"], arg)
     rel: int | None = None
     extra: dict[str, float] = {}
     names = _IRM_PARAMS.get(name, ())
