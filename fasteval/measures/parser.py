@@ -18,15 +18,10 @@ from __future__ import annotations
 
 import math
 import re
-import warnings
 from collections.abc import Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, replace
 
 from fasteval.errors import MeasureError
-from fasteval.measures.content import is_content_measure, parse_content_measure
-from fasteval.measures.diversity import FAMILIES as DIVERSITY_FAMILIES
-from fasteval.measures.diversity import is_diversity_measure, parse_diversity_measures
 from fasteval.measures.family import Family
 from fasteval.measures.ir_measures_names import ALIASES, IRM_FORM, canonical, name_values
 from fasteval.measures.registry import FAMILIES, IR_MEASURES, NICKNAMES, TREC_ORDER, V10_ONLY
@@ -216,7 +211,7 @@ def _parse_cwl(fam: Family, name: str, args: str | None, cut: str | None, arg: s
     ``RBP(p=0.9, rel=1)``) as its family with params ``(T or p, min_rel, max_rel, k)``."""
     given = name_values(args or "", arg)
     first = fam.cwl
-    if name == "RBP":  # RBP(rel=...): binary gains, cwl_eval's RBP
+    if name == "RBP":
         allowed: tuple[str, ...] = ("p", "rel")
     else:
         allowed = (*((first,) if first else ()), "min_rel", "max_rel")
@@ -261,11 +256,11 @@ def _parse_ir_measures(arg: str) -> Measure | None:
         return None
     name = m["name"]
     with_cut, without = IR_MEASURES[name]
-    cwl = FAMILIES[
-        "rbp_bin" if name == "RBP" and "rel" in (m["args"] or "") else with_cut or without
-    ]
-    if cwl.cwl is not None:
-        return _parse_cwl(cwl, name, m["args"], m["cut"], arg)
+    entry = FAMILIES[with_cut or without or ""]
+    if name == "RBP" and "rel" in (m["args"] or ""):  # binary gains: cwl_eval's RBP
+        entry = FAMILIES["rbp_bin"]
+    if entry.cwl is not None:
+        return _parse_cwl(entry, name, m["args"], m["cut"], arg)
     rel: int | None = None
     extra: dict[str, float] = {}
     names = _IRM_PARAMS.get(name, ())
@@ -336,7 +331,7 @@ def parse_measure(arg: str) -> list[Measure]:
         known = IRM_FORM.match(arg)
         if known and (known["name"] in IR_MEASURES or known["name"] in ALIASES):
             raise
-        raise MeasureError(unknown_measure_message(arg)) from None
+        raise _unknown(arg) from None
     try:
         out = _parse_trec(canon)
         if out is None:
@@ -348,7 +343,7 @@ def parse_measure(arg: str) -> list[Measure]:
         msg = f"{e} (read {arg!r} as {canon!r})"
         raise MeasureError(msg) from None
     if out is None:
-        raise MeasureError(unknown_measure_message(arg))
+        raise _unknown(arg)
     # here arg is an ir_measures name or alias (a trec_eval one was read above)
     if len(out) != 1:  # "Precision" is not trec_eval's P family of 9 cutoffs
         msg = f"measure {arg!r}: {arg} needs a cutoff, e.g. {arg}@10"
@@ -356,96 +351,11 @@ def parse_measure(arg: str) -> list[Measure]:
     return [replace(out[0], name=arg)]  # the ir_measures spelling asked for
 
 
-# every measure name any evaluator knows, for "did you mean" (the parser cannot import
-# fasteval.measures.catalog, which imports it; these modules only define names)
-_OTHER_NAMES = (*DIVERSITY_FAMILIES, "RIC", "HSA", "DO", "LMJS", "LMKL", "LMJS_IA")
-KNOWN_FAMILIES = (
-    "trec_eval names (map, P.5,10, ndcg_cut.10, recall.100, official, all_trec), "
-    "ir_measures names (AP, P@10, nDCG@10, RR, R@100), diversity names (alpha_nDCG@20, "
-    "ERR_IA@20, NRBP, P_IA@10, strec@10), RIC, HSA, DO, content names (LMJS@10, LMKL@10, "
-    "LMJS_IA@10)"
-)
+def _unknown(arg: str) -> MeasureError:
+    """An unknown measure's error, with the catalogue's "did you mean" (it imports this one)."""
+    from fasteval.measures.catalog import unknown_measure_message  # noqa: PLC0415 (a cycle)
 
-
-def _edit_distance(a: str, b: str) -> int:
-    """Edits (insert, delete, substitute, swap two neighbours) turning ``a`` into ``b``."""
-    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
-    for i in range(1, len(a) + 1):
-        for j in range(1, len(b) + 1):
-            d[i][j] = min(
-                d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])
-            )
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
-    return d[-1][-1]
-
-
-# set while suggestions are checked: a candidate's own failure suggests nothing (no recursion)
-_CHECKING: ContextVar[bool] = ContextVar("fasteval_checking_suggestions", default=False)
-
-
-def is_valid_name(name: str) -> bool:
-    """Whether ``name`` parses as a measure some evaluator computes.
-
-    trec_eval and ir_measures names (:func:`parse_measure`), diversity and
-    content names, RIC, HSA and DO.
-    """
-    if name in ("RIC", "HSA", "DO"):
-        return True
-    token = _CHECKING.set(True)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if is_diversity_measure(name):
-                return bool(parse_diversity_measures([name]))
-            if is_content_measure(name):
-                return parse_content_measure(name) is not None
-            return bool(parse_measure(name))
-    except (MeasureError, ValueError):  # ParameterError is a ValueError
-        return False
-    finally:
-        _CHECKING.reset(token)
-
-
-def suggest_measures(arg: str, limit: int = 3) -> list[str]:
-    """The valid measure names closest to ``arg`` (edit distance, case-insensitive).
-
-    Compares the name without its parameters (``@10``, ``.5,10``, ``(rel=2)``)
-    against every family, nickname, ir_measures, diversity and content name,
-    RIC, HSA and DO, and gives back the closest ones with ``arg``'s parameters;
-    where those parameters are what is wrong (``AP@ten``), with a cutoff of 10
-    or none. Every suggestion is itself a valid name (:func:`is_valid_name`), so
-    following one never leads to another "did you mean".
-    """
-    arg = arg.strip()
-    base = re.split(r"[@.(]", arg, maxsplit=1)[0]
-    rest = arg[len(base) :]
-    if not base or _CHECKING.get():
-        return []
-    names = dict.fromkeys([*FAMILIES, *NICKNAMES, *IR_MEASURES, *ALIASES, *_OTHER_NAMES])
-    scored = sorted((_edit_distance(base.lower(), n.lower()), n) for n in names)
-    bound = max(1, len(base) // 3)
-    # arg's parameters; failing those, its cutoff as 10, a cutoff of 10, or none
-    endings = [rest, re.sub(r"@[^@]*$", "@10", rest), "@10" if "@" in rest else ".10", ""]
-    out: list[str] = []
-    for _, n in (s for s in scored if s[0] <= bound):
-        for end in dict.fromkeys(endings if rest else [""]):
-            candidate = n + end
-            if candidate != arg and candidate not in out and is_valid_name(candidate):
-                out.append(candidate)
-                break
-        if len(out) == limit:
-            break
-    return out
-
-
-def unknown_measure_message(arg: str) -> str:
-    """One line for an unknown measure: "did you mean" suggestions and the families, short."""
-    msg = f"unknown measure {arg!r}"
-    close = suggest_measures(arg)
-    if close:
-        msg += "; did you mean " + " or ".join(repr(c) for c in close) + "?"
-    return f"{msg} (known: {KNOWN_FAMILIES})"
+    return MeasureError(unknown_measure_message(arg))
 
 
 def parse_measures(args: str | Sequence[str] | None, *, compat: int = 9) -> MeasureSet:
