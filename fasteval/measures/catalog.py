@@ -1,58 +1,35 @@
-"""Which evaluator computes a measure: the only code that routes by measure names.
+"""Measures grouped by the evaluator that computes them.
 
-:func:`evaluator_of` routes one name; :func:`parse_request` parses a list of names
-once into a :class:`Request` holding parsed measure values for each evaluator
-(ranking, diversity, RIC, histogram, judgment groups, preferences, content;
-:data:`fasteval.evaluator.KINDS` serves them); evaluators never see the strings.
-An unknown name's message suggests the closest valid ones (:func:`unknown_measure_message`).
+:func:`parse_request` parses a list of names once into a :class:`Request` holding
+parsed measure values for each evaluator (ranking, diversity, RIC, histogram,
+judgment groups, preferences, content; :data:`fasteval.evaluator.KINDS` serves
+them); evaluators never see the strings. One function routes a name to its
+evaluator, :func:`fasteval.measures.parser.evaluator_of`: the parser's "did you
+mean" reads it too.
 """
 
 from __future__ import annotations
 
-import re
-import warnings
 from collections.abc import Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Literal
 
 from fasteval.errors import MeasureError, ParameterError
-from fasteval.measures import content, diversity, names_of
+from fasteval.measures import diversity, names_of
 from fasteval.measures.diversity import DiversityMeasure
-from fasteval.measures.ir_measures_names import ALIASES
-from fasteval.measures.parser import MeasureSet, parse_measures
-from fasteval.measures.registry import FAMILIES, IR_MEASURES, NICKNAMES, PREFS_FAMILIES
+from fasteval.measures.parser import DO as DO  # noqa: PLC0414 (re-exported)
+from fasteval.measures.parser import HISTOGRAM_NAMES as HISTOGRAM_NAMES  # noqa: PLC0414
+from fasteval.measures.parser import HSA as HSA  # noqa: PLC0414
+from fasteval.measures.parser import RIC as RIC  # noqa: PLC0414
+from fasteval.measures.parser import Evaluator, MeasureSet, evaluator_of, parse_measures
+from fasteval.measures.parser import output_names as output_names  # noqa: PLC0414
+from fasteval.measures.registry import NICKNAMES, PREFS_FAMILIES
 
-Evaluator = Literal["ranking", "diversity", "ric", "histogram", "content"]
-
-RIC = "RIC"
-HSA = "HSA"
-DO = "DO"
-HISTOGRAM_NAMES = (HSA, DO)
 # the relevance formats besides those of preference judgments (fasteval.io.prefs.PREFS_FORMATS)
 REL_FORMATS = ("qrels", "qrels_jg")
 # the families trec_eval defines over judgment groups (-R qrels_jg)
 JG_FAMILIES = frozenset(NICKNAMES["qrels_jg"]) - {"runid"}
 
 MeasuresLike = str | Sequence[str] | None
-
-
-def evaluator_of(name: str) -> Evaluator:
-    """The evaluator that computes the measure ``name``.
-
-    ``RIC`` and ``HSA`` / ``DO`` (any case) have their own evaluators; diversity
-    names (``alpha_nDCG@20``, ``ndeval``, ...) the diversity one, content names the
-    content one; every other name is a ranking measure (or a judgment-group or
-    preference one, by the qrels: :func:`parse_request`).
-    """
-    upper = name.strip().upper()
-    if upper == RIC:
-        return "ric"
-    if upper in HISTOGRAM_NAMES:
-        return "histogram"
-    if diversity.is_diversity_measure(name):
-        return "diversity"
-    return "content" if content.is_content_measure(name) else "ranking"
 
 
 def split(measures: MeasuresLike) -> dict[Evaluator, list[str]]:
@@ -92,38 +69,6 @@ def check_rel_format(rel_format: str) -> None:
         known = ", ".join((*REL_FORMATS, *PREFS_FORMATS))
         msg = f"unknown relevance format {rel_format!r}; choose one of {known}"
         raise ParameterError(msg)
-
-
-def output_names(name: str, *, compat: int = 9) -> list[str]:
-    """The ``measure`` values :func:`fasteval.evaluate` gives for the measure argument ``name``.
-
-    The one parser every command uses to check a measure it is given and to find
-    its rows in a result: ``MAP`` -> ``["MAP"]`` (the name asked for),
-    ``P.5,10`` -> ``["P_5", "P_10"]``, ``RIC`` -> ``["RIC"]``,
-    ``alpha-nDCG@20`` -> ``["alpha_nDCG@20"]``.
-
-    Raises
-    ------
-    MeasureError
-        For an unknown measure or a bad parameter.
-    """
-    out: list[str] = []
-    for n in names_of(name):
-        ev = evaluator_of(n)
-        if ev == "ric":
-            out.append(RIC)
-        elif ev == "histogram":
-            out.append(n.strip().upper())
-        elif ev == "diversity":
-            out += [m.name for m in diversity.parse_diversity_measures([n])]
-        elif ev == "content":
-            out += [m.name for m in content.parse_content_measures([n])]
-        else:
-            out += [m.name for m in parse_measures([n], compat=compat)]
-    if not out:
-        msg = f"no measure named in {name!r}"
-        raise MeasureError(msg)
-    return out
 
 
 def output_name(name: str, *, what: str = "a measure", compat: int = 9) -> str:
@@ -214,83 +159,3 @@ def parse_request(measures: MeasuresLike, *, compat: int = 9, rel_format: str = 
         )
         raise MeasureError(msg)
     return Request(mset, ric="ric" in groups, histogram=hist)
-
-
-_NAMES = (*FAMILIES, *NICKNAMES, *IR_MEASURES, *ALIASES, *diversity.FAMILIES, RIC, HSA, DO)
-KNOWN_NAMES = tuple(dict.fromkeys((*_NAMES, *content.FAMILIES)))
-"""Every name an evaluator knows, without parameters (for "did you mean")."""
-KNOWN_FAMILIES = (
-    "trec_eval names (map, P.5,10, ndcg_cut.10, recall.100, official, all_trec), "
-    "ir_measures names (AP, P@10, nDCG@10, RR, R@100), diversity names (alpha_nDCG@20, "
-    "ERR_IA@20, NRBP, P_IA@10, strec@10), RIC, HSA, DO, content names (LMJS@10, LMKL@10, "
-    "LMJS_IA@10)"
-)
-
-
-def _edit_distance(a: str, b: str) -> int:
-    """Edits (insert, delete, substitute, swap two neighbours) turning ``a`` into ``b``."""
-    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
-    for i in range(1, len(a) + 1):
-        for j in range(1, len(b) + 1):
-            d[i][j] = min(
-                d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])
-            )
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
-    return d[-1][-1]
-
-
-# set while suggestions are checked: a candidate's own failure suggests nothing (no recursion)
-_CHECKING: ContextVar[bool] = ContextVar("fasteval_checking_suggestions", default=False)
-
-
-def is_valid_name(name: str) -> bool:
-    """Whether ``name`` is a measure some evaluator computes (:func:`output_names`)."""
-    token = _CHECKING.set(True)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return bool(output_names(name))
-    except (MeasureError, ValueError):  # ParameterError is a ValueError
-        return False
-    finally:
-        _CHECKING.reset(token)
-
-
-def suggest_measures(arg: str, limit: int = 3) -> list[str]:
-    """The valid measure names closest to ``arg`` (edit distance, case-insensitive).
-
-    Compares the name without its parameters (``@10``, ``.5,10``, ``(rel=2)``)
-    against :data:`KNOWN_NAMES` and gives back the closest ones with ``arg``'s
-    parameters; where those parameters are what is wrong (``AP@ten``), with a
-    cutoff of 10 or none. Every suggestion is itself a valid name
-    (:func:`is_valid_name`), so following one never leads to another "did you mean".
-    """
-    arg = arg.strip()
-    base = re.split(r"[@.(]", arg, maxsplit=1)[0]
-    rest = arg[len(base) :]
-    if not base or _CHECKING.get():
-        return []
-    scored = sorted((_edit_distance(base.lower(), n.lower()), n) for n in KNOWN_NAMES)
-    bound = max(1, len(base) // 3)
-    # arg's parameters; failing those, its cutoff as 10, a cutoff of 10, or none
-    endings = [rest, re.sub(r"@[^@]*$", "@10", rest), "@10" if "@" in rest else ".10", ""]
-    out: list[str] = []
-    for _, n in (s for s in scored if s[0] <= bound):
-        for end in dict.fromkeys(endings if rest else [""]):
-            candidate = n + end
-            if candidate != arg and candidate not in out and is_valid_name(candidate):
-                out.append(candidate)
-                break
-        if len(out) == limit:
-            break
-    return out
-
-
-def unknown_measure_message(arg: str) -> str:
-    """One line for an unknown measure: "did you mean" suggestions and the families, short."""
-    msg = f"unknown measure {arg!r}"
-    close = suggest_measures(arg)
-    if close:
-        msg += "; did you mean " + " or ".join(repr(c) for c in close) + "?"
-    return f"{msg} (known: {KNOWN_FAMILIES})"

@@ -12,19 +12,35 @@ Two syntaxes are accepted:
 
 A measure's string form is its identity; the output uses the syntax the
 user asked in (``P_10`` for ``P.10``, ``P@10`` for ``P@10``).
+
+:func:`evaluator_of` is the one place that says which evaluator computes a name
+(ranking, diversity, content, RIC, HSA / DO): :func:`output_names`, the catalogue
+(:mod:`fasteval.measures.catalog`) and the "did you mean" of an unknown name
+(:func:`unknown_measure_message`, over :data:`KNOWN_NAMES`) all read it.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from fasteval.errors import MeasureError
+from fasteval.measures import content, diversity, names_of
 from fasteval.measures.family import Family
 from fasteval.measures.ir_measures_names import ALIASES, IRM_FORM, canonical, name_values
 from fasteval.measures.registry import FAMILIES, IR_MEASURES, NICKNAMES, TREC_ORDER, V10_ONLY
+
+Evaluator = Literal["ranking", "diversity", "ric", "histogram", "content"]
+
+RIC = "RIC"
+HSA = "HSA"
+DO = "DO"
+HISTOGRAM_NAMES = (HSA, DO)
 
 
 @dataclass(frozen=True)
@@ -71,13 +87,18 @@ _NAME_VALUE = sorted((n for n, f in FAMILIES.items() if f.kind in ("cutoffs", "l
 _TREC_OUT = re.compile(rf"^(?P<fam>{'|'.join(reversed(_NAME_VALUE))})_(?P<val>\d+(?:\.\d+)?)$")
 
 
-def _cutoff(text: str, arg: str) -> float:
+def _float(text: str, msg: str) -> float:
+    """``text`` as a number, else a :class:`MeasureError` saying ``msg``."""
     try:
-        v = float(text)
+        return float(text)
     except ValueError:
-        msg = f"measure {arg!r}: cutoff {text!r} is not a number"
         raise MeasureError(msg) from None
-    k = int(v)  # trec_eval reads cutoffs with atol: 23.4 -> 23
+
+
+def _cutoff(text: str, arg: str) -> float:
+    k = int(
+        _float(text, f"measure {arg!r}: cutoff {text!r} is not a number")
+    )  # trec_eval reads cutoffs with atol: 23.4 -> 23
     if k <= 0:
         msg = f"measure {arg!r}: cutoffs must be positive, got {text!r}"
         raise MeasureError(msg)
@@ -85,11 +106,7 @@ def _cutoff(text: str, arg: str) -> float:
 
 
 def _level(text: str, arg: str, upper: float = 1.0) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        msg = f"measure {arg!r}: recall level {text!r} is not a number"
-        raise MeasureError(msg) from None
+    v = _float(text, f"measure {arg!r}: recall level {text!r} is not a number")
     if upper == math.inf and v < 0.0:
         msg = f"measure {arg!r}: multiple {text!r} must not be negative"
         raise MeasureError(msg)
@@ -124,11 +141,8 @@ def _expand_family(fam: Family, params_text: str | None, arg: str) -> list[Measu
     if fam.name == "11pt_avg":
         nums = tuple(sorted(_level(p, arg) for p in raw))
     else:
-        try:
-            nums = tuple(float(p) for p in raw)
-        except ValueError:
-            msg = f"measure {arg!r}: parameter {params_text!r} is not a number list"
-            raise MeasureError(msg) from None
+        msg = f"measure {arg!r}: parameter {params_text!r} is not a number list"
+        nums = tuple(_float(p, msg) for p in raw)
         if fam.name == "set_F" and (len(nums) != 1 or nums[0] < 0):
             msg = f"measure {arg!r}: set_F takes one non-negative parameter"
             raise MeasureError(msg)
@@ -189,11 +203,7 @@ _IRM_PARAMS: dict[str, tuple[str, ...]] = {"SetF": ("beta",), "Compat": ("p", "n
 def _param_value(key: str, text: str, arg: str) -> float:
     if text in ("True", "False"):
         return 1.0 if text == "True" else 0.0
-    try:
-        v = float(text)
-    except ValueError:
-        msg = f"measure {arg!r}: {key} must be a number, got {text!r}"
-        raise MeasureError(msg) from None
+    v = _float(text, f"measure {arg!r}: {key} must be a number, got {text!r}")
     if key in ("min_rel", "max_rel", "rel") and v != int(v):
         msg = f"measure {arg!r}: {key} must be an integer, got {text}"
         raise MeasureError(msg)
@@ -331,7 +341,7 @@ def parse_measure(arg: str) -> list[Measure]:
         known = IRM_FORM.match(arg)
         if known and (known["name"] in IR_MEASURES or known["name"] in ALIASES):
             raise
-        raise _unknown(arg) from None
+        raise MeasureError(unknown_measure_message(arg)) from None
     try:
         out = _parse_trec(canon)
         if out is None:
@@ -343,19 +353,12 @@ def parse_measure(arg: str) -> list[Measure]:
         msg = f"{e} (read {arg!r} as {canon!r})"
         raise MeasureError(msg) from None
     if out is None:
-        raise _unknown(arg)
+        raise MeasureError(unknown_measure_message(arg))
     # here arg is an ir_measures name or alias (a trec_eval one was read above)
     if len(out) != 1:  # "Precision" is not trec_eval's P family of 9 cutoffs
         msg = f"measure {arg!r}: {arg} needs a cutoff, e.g. {arg}@10"
         raise MeasureError(msg)
     return [replace(out[0], name=arg)]  # the ir_measures spelling asked for
-
-
-def _unknown(arg: str) -> MeasureError:
-    """An unknown measure's error, with the catalogue's "did you mean" (it imports this one)."""
-    from fasteval.measures.catalog import unknown_measure_message  # noqa: PLC0415 (a cycle)
-
-    return MeasureError(unknown_measure_message(arg))
 
 
 def parse_measures(args: str | Sequence[str] | None, *, compat: int = 9) -> MeasureSet:
@@ -403,3 +406,133 @@ def parse_measures(args: str | Sequence[str] | None, *, compat: int = 9) -> Meas
         msg = "no measures requested"
         raise MeasureError(msg)
     return final
+
+
+def evaluator_of(name: str) -> Evaluator:
+    """The evaluator that computes the measure ``name``.
+
+    ``RIC`` and ``HSA`` / ``DO`` (any case) have their own evaluators; diversity
+    names (``alpha_nDCG@20``, ``ndeval``, ...) the diversity one, content names the
+    content one; every other name is a ranking measure (or a judgment-group or
+    preference one, by the qrels: :func:`fasteval.measures.catalog.parse_request`).
+    """
+    upper = name.strip().upper()
+    if upper == RIC:
+        return "ric"
+    if upper in HISTOGRAM_NAMES:
+        return "histogram"
+    if diversity.is_diversity_measure(name):
+        return "diversity"
+    return "content" if content.is_content_measure(name) else "ranking"
+
+
+def output_names(name: str, *, compat: int = 9) -> list[str]:
+    """The ``measure`` values :func:`fasteval.evaluate` gives for the measure argument ``name``.
+
+    The one parser every command uses to check a measure it is given and to find
+    its rows in a result: ``MAP`` -> ``["MAP"]`` (the name asked for),
+    ``P.5,10`` -> ``["P_5", "P_10"]``, ``RIC`` -> ``["RIC"]``,
+    ``alpha-nDCG@20`` -> ``["alpha_nDCG@20"]``.
+
+    Raises
+    ------
+    MeasureError
+        For an unknown measure or a bad parameter.
+    """
+    out: list[str] = []
+    for n in names_of(name):
+        ev = evaluator_of(n)
+        if ev == "ric":
+            out.append(RIC)
+        elif ev == "histogram":
+            out.append(n.strip().upper())
+        elif ev == "diversity":
+            out += [m.name for m in diversity.parse_diversity_measures([n])]
+        elif ev == "content":
+            out += [m.name for m in content.parse_content_measures([n])]
+        else:
+            out += [m.name for m in parse_measures([n], compat=compat)]
+    if not out:
+        msg = f"no measure named in {name!r}"
+        raise MeasureError(msg)
+    return out
+
+
+_NAMES = (*FAMILIES, *NICKNAMES, *IR_MEASURES, *ALIASES, *diversity.FAMILIES, RIC, HSA, DO)
+KNOWN_NAMES = tuple(dict.fromkeys((*_NAMES, *content.FAMILIES)))
+"""Every name an evaluator knows, without parameters (for "did you mean")."""
+KNOWN_FAMILIES = (
+    "trec_eval names (map, P.5,10, ndcg_cut.10, recall.100, official, all_trec), "
+    "ir_measures names (AP, P@10, nDCG@10, RR, R@100), diversity names (alpha_nDCG@20, "
+    "ERR_IA@20, NRBP, P_IA@10, strec@10), RIC, HSA, DO, content names (LMJS@10, LMKL@10, "
+    "LMJS_IA@10)"
+)
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """Edits (insert, delete, substitute, swap two neighbours) turning ``a`` into ``b``."""
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(
+                d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])
+            )
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[-1][-1]
+
+
+# set while suggestions are checked: a candidate's own failure suggests nothing (no recursion)
+_CHECKING: ContextVar[bool] = ContextVar("fasteval_checking_suggestions", default=False)
+
+
+def is_valid_name(name: str) -> bool:
+    """Whether ``name`` is a measure some evaluator computes (:func:`output_names`)."""
+    token = _CHECKING.set(True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return bool(output_names(name))
+    except (MeasureError, ValueError):  # ParameterError is a ValueError
+        return False
+    finally:
+        _CHECKING.reset(token)
+
+
+def suggest_measures(arg: str, limit: int = 3) -> list[str]:
+    """The valid measure names closest to ``arg`` (edit distance, case-insensitive).
+
+    Compares the name without its parameters (``@10``, ``.5,10``, ``(rel=2)``)
+    against :data:`KNOWN_NAMES` and gives back the closest ones with ``arg``'s
+    parameters; where those parameters are what is wrong (``AP@ten``), with a
+    cutoff of 10 or none. Every suggestion is itself a valid name
+    (:func:`is_valid_name`), so following one never leads to another "did you mean".
+    """
+    arg = arg.strip()
+    base = re.split(r"[@.(]", arg, maxsplit=1)[0]
+    rest = arg[len(base) :]
+    if not base or _CHECKING.get():
+        return []
+    scored = sorted((_edit_distance(base.lower(), n.lower()), n) for n in KNOWN_NAMES)
+    bound = max(1, len(base) // 3)
+    # arg's parameters; failing those, its cutoff as 10, a cutoff of 10, or none
+    endings = [rest, re.sub(r"@[^@]*$", "@10", rest), "@10" if "@" in rest else ".10", ""]
+    out: list[str] = []
+    for _, n in (s for s in scored if s[0] <= bound):
+        for end in dict.fromkeys(endings if rest else [""]):
+            candidate = n + end
+            if candidate != arg and candidate not in out and is_valid_name(candidate):
+                out.append(candidate)
+                break
+        if len(out) == limit:
+            break
+    return out
+
+
+def unknown_measure_message(arg: str) -> str:
+    """One line for an unknown measure: "did you mean" suggestions and the families, short."""
+    msg = f"unknown measure {arg!r}"
+    close = suggest_measures(arg)
+    if close:
+        msg += "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+    return f"{msg} (known: {KNOWN_FAMILIES})"
