@@ -30,12 +30,12 @@ from fasteval.errors import (
     MeasureError,
     ParameterError,
 )
-from fasteval.io import formats, gz
+from fasteval.io import formats
 from fasteval.io.tables import qrels_columns
 from fasteval.io.writers import as_frame, in_measure_order
-from fasteval.io.zscores import as_zscores
-from fasteval.measures.catalog import Request, output_names, parse_request, split
+from fasteval.measures.catalog import Request, parse_request, split
 from fasteval.measures.ir_measures_names import normalise_measures
+from fasteval.measures.parser import output_names
 from fasteval.options import EvalOptions
 from fasteval.parallel import gc_paused
 
@@ -199,16 +199,13 @@ class Evaluator:
         collection: Any = None,
         **options: Any,
     ) -> None:
-        zs = options.get("zscores")
-        if zs is not None:
-            options["zscores"] = as_zscores(zs)
         try:
             opts = EvalOptions(**options)
         except TypeError as e:  # an unknown keyword
             msg = f"Evaluator: {e}".replace("EvalOptions.__init__() ", "")
             raise ParameterError(msg) from None
         req, content, extra, opts = _parse(measures, collection, opts)
-        check_options(req, judged_only=opts.judged_only, zscores=opts.zscores)
+        check_options(req, opts)
         self.request = req
         self.options = opts
         self.kind: Kind = next(k for k in KINDS if k.accepts(req, content))
@@ -260,10 +257,8 @@ class Evaluator:
 def _qrels_head(path: Path) -> tuple[int, str] | None:
     """The first line (number, text) of a file whose first lines all read as qrels
     (``qid iter docno rel``: four columns, an integer grade, no ``Q0``), else None."""
-    try:
-        with formats.open_bytes(path) as f:
-            head = f.read(16384)
-    except gz.ERRORS:  # OSError among them
+    head = formats.head(path)
+    if head is None:
         return None
     texts = head.decode("utf-8", "replace").splitlines()
     if len(head) == 16384:
@@ -298,12 +293,6 @@ def qrels_given_as_run(e: InputFormatError, runs: Any) -> InputFormatError | Non
     return InputFormatError(msg)
 
 
-def _output_names(req: Request) -> list[str]:
-    """The measures a request's rows carry, in the order the evaluators write them."""
-    names = [d.name for d in req.diversity] + [m.name for m in req.ranking]
-    return names + (["RIC"] if req.ric else [])
-
-
 @functools.lru_cache(maxsize=64)
 def _ranks(names: tuple[str, ...], compat: int) -> dict[str, int]:
     """Each output measure's place: the first of the asked names it comes from."""
@@ -330,15 +319,10 @@ def asked_order(measures: Any, req: Request, opts: EvalOptions) -> dict[str, int
     names, _ = normalise_measures(measures)
     if len(names) < 2:
         return None
-    outs = _output_names(req)
-    if len(outs) == len(names) and set(outs) == set(names):  # each name is one row: no parse
-        rank = {n: i for i, n in enumerate(names)}
-    else:  # names that expand or are spelled otherwise: each parsed alone (once per list)
-        rank = _ranks(tuple(names), opts.compat)
-    keys = [rank.get(n, len(names)) for n in outs]
-    if keys == sorted(keys):
-        return None
-    return rank
+    rank = _ranks(tuple(names), opts.compat)
+    outs = [d.name for d in req.diversity] + [m.name for m in req.ranking]
+    keys = [rank.get(n, len(names)) for n in outs + (["RIC"] if req.ric else [])]
+    return None if keys == sorted(keys) else rank
 
 
 def _parse(
@@ -419,13 +403,13 @@ def evaluate_with_collection(
     return df, ev.report
 
 
-def check_options(req: Request, *, judged_only: bool = False, zscores: Any = None) -> None:
+def check_options(req: Request, opts: EvalOptions) -> None:
     """Raise for an option the request's evaluator lacks, or a measure evaluate() cannot compute.
 
     ``-Z`` needs plain qrels and ranking measures; ``-J`` does not apply to
     diversity measures; HSA and DO are per-run statistics.
     """
-    if zscores is not None and req.judgment_groups:
+    if opts.zscores is not None and req.judgment_groups:
         msg = "z-scores (-Z) are only supported with plain qrels"
         raise ParameterError(msg)
     if req.histogram:
@@ -435,10 +419,10 @@ def check_options(req: Request, *, judged_only: bool = False, zscores: Any = Non
         )
         raise MeasureError(msg)
     if req.diversity:
-        if zscores is not None:
+        if opts.zscores is not None:
             msg = "z-scores (-Z) are not supported for diversity measures"
             raise ParameterError(msg)
-        if judged_only:
+        if opts.judged_only:
             msg = (
                 "judged_only (-J) does not apply to diversity measures (ndeval has no such option)"
             )

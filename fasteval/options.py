@@ -17,8 +17,8 @@ class EvalOptions:
     """trec_eval's options and fasteval's reading options, checked when made.
 
     The fields are :func:`fasteval.evaluate`'s keyword arguments of the same
-    names (see there); ``zscores`` is already read (a
-    :class:`fasteval.io.zscores.ZScores` or ``None``).
+    names (see there); ``zscores`` given as a path or a frame is read here (a
+    :class:`fasteval.io.zscores.ZScores` after).
     """
 
     compat: int = 9
@@ -50,6 +50,10 @@ class EvalOptions:
         if self.batch_rows is not None and self.batch_rows <= 0:
             msg = f"batch_rows must be positive, got {self.batch_rows}"
             raise ParameterError(msg)
+        if self.zscores is not None:
+            from fasteval.io.zscores import as_zscores  # noqa: PLC0415
+
+            object.__setattr__(self, "zscores", as_zscores(self.zscores))
         if self.rel_format != "qrels":  # the default: the readers need not import the measures
             from fasteval.measures.catalog import check_rel_format  # noqa: PLC0415
 

@@ -46,26 +46,22 @@ _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
-def pool_size() -> int:
-    """The size of the process's pool: ``$FASTEVAL_THREADS``, else the number of cores."""
-    env = os.environ.get(THREADS_ENV)
-    try:
-        n = CORES if env is None else int(env)
-    except ValueError:
-        n = 0
-    if n <= 0:
-        msg = f"{THREADS_ENV} must be a positive integer, got {env!r}"
-        raise ParameterError(msg)
-    return n
-
-
 def pool() -> ThreadPoolExecutor:
-    """The process's thread pool, created on first use and reused afterwards."""
+    """The process's thread pool, created on first use and reused afterwards: one thread a
+    core, or ``$FASTEVAL_THREADS``."""
     global _pool  # noqa: PLW0603 (one pool for the process)
     if _pool is None:
         with _pool_lock:
             if _pool is None:
-                _pool = ThreadPoolExecutor(pool_size(), thread_name_prefix="fasteval")
+                env = os.environ.get(THREADS_ENV)
+                try:
+                    n = CORES if env is None else int(env)
+                except ValueError:
+                    n = 0
+                if n <= 0:
+                    msg = f"{THREADS_ENV} must be a positive integer, got {env!r}"
+                    raise ParameterError(msg)
+                _pool = ThreadPoolExecutor(n, thread_name_prefix="fasteval")
     return _pool
 
 

@@ -1,59 +1,35 @@
-"""Which evaluator computes a measure: the only code that routes by measure names.
+"""Measures grouped by the evaluator that computes them.
 
 :func:`parse_request` parses a list of names once into a :class:`Request` holding
 parsed measure values for each evaluator (ranking, diversity, RIC, histogram,
 judgment groups, preferences, content; :data:`fasteval.evaluator.KINDS` serves
-them); evaluators never see the strings.
+them); evaluators never see the strings. One function routes a name to its
+evaluator, :func:`fasteval.measures.parser.evaluator_of`: the parser's "did you
+mean" reads it too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from fasteval.errors import MeasureError, ParameterError
-from fasteval.measures import names_of
-from fasteval.measures.content import is_content_measure, parse_content_measures
-from fasteval.measures.diversity import (
-    DiversityMeasure,
-    is_diversity_measure,
-    parse_diversity_measures,
-)
-from fasteval.measures.parser import MeasureSet, parse_measures
+from fasteval.measures import diversity, names_of
+from fasteval.measures.diversity import DiversityMeasure
+from fasteval.measures.parser import DO as DO  # noqa: PLC0414 (re-exported)
+from fasteval.measures.parser import HISTOGRAM_NAMES as HISTOGRAM_NAMES  # noqa: PLC0414
+from fasteval.measures.parser import HSA as HSA  # noqa: PLC0414
+from fasteval.measures.parser import RIC as RIC  # noqa: PLC0414
+from fasteval.measures.parser import Evaluator, MeasureSet, evaluator_of, parse_measures
+from fasteval.measures.parser import output_names as output_names  # noqa: PLC0414
 from fasteval.measures.registry import NICKNAMES, PREFS_FAMILIES
 
-Evaluator = Literal["ranking", "diversity", "ric", "histogram", "content"]
-
-RIC = "RIC"
-HSA = "HSA"
-DO = "DO"
-HISTOGRAM_NAMES = (HSA, DO)
-REL_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
-# the formats of preference judgments (trec_eval -R prefs / qrels_prefs)
-PREFS_FORMATS = ("prefs", "qrels_prefs")
+# the relevance formats besides those of preference judgments (fasteval.io.prefs.PREFS_FORMATS)
+REL_FORMATS = ("qrels", "qrels_jg")
 # the families trec_eval defines over judgment groups (-R qrels_jg)
 JG_FAMILIES = frozenset(NICKNAMES["qrels_jg"]) - {"runid"}
 
 MeasuresLike = str | Sequence[str] | None
-
-
-def evaluator_of(name: str) -> Evaluator:
-    """The evaluator that computes the measure ``name``.
-
-    ``RIC`` and ``HSA`` / ``DO`` (any case) have their own evaluators; diversity
-    names (``alpha_nDCG@20``, ``ndeval``, ...) the diversity one, content names the
-    content one; every other name is a ranking measure (or a judgment-group or
-    preference one, by the qrels: :func:`parse_request`).
-    """
-    upper = name.strip().upper()
-    if upper == RIC:
-        return "ric"
-    if upper in HISTOGRAM_NAMES:
-        return "histogram"
-    if is_diversity_measure(name):
-        return "diversity"
-    return "content" if is_content_measure(name) else "ranking"
 
 
 def split(measures: MeasuresLike) -> dict[Evaluator, list[str]]:
@@ -85,41 +61,14 @@ class Request:
 
 def check_rel_format(rel_format: str) -> None:
     """Raise a :class:`ParameterError` for a relevance format fasteval does not read."""
-    if rel_format not in REL_FORMATS:
-        msg = f"unknown relevance format {rel_format!r}; choose one of {', '.join(REL_FORMATS)}"
+    if rel_format in REL_FORMATS:
+        return
+    from fasteval.io.prefs import PREFS_FORMATS  # noqa: PLC0415 (it loads polars)
+
+    if rel_format not in PREFS_FORMATS:
+        known = ", ".join((*REL_FORMATS, *PREFS_FORMATS))
+        msg = f"unknown relevance format {rel_format!r}; choose one of {known}"
         raise ParameterError(msg)
-
-
-def output_names(name: str, *, compat: int = 9) -> list[str]:
-    """The ``measure`` values :func:`fasteval.evaluate` gives for the measure argument ``name``.
-
-    The one parser every command uses to check a measure it is given and to find
-    its rows in a result: ``MAP`` -> ``["MAP"]`` (the name asked for),
-    ``P.5,10`` -> ``["P_5", "P_10"]``, ``RIC`` -> ``["RIC"]``,
-    ``alpha-nDCG@20`` -> ``["alpha_nDCG@20"]``.
-
-    Raises
-    ------
-    MeasureError
-        For an unknown measure or a bad parameter.
-    """
-    out: list[str] = []
-    for n in names_of(name):
-        ev = evaluator_of(n)
-        if ev == "ric":
-            out.append(RIC)
-        elif ev == "histogram":
-            out.append(n.strip().upper())
-        elif ev == "diversity":
-            out += [m.name for m in parse_diversity_measures([n])]
-        elif ev == "content":
-            out += [m.name for m in parse_content_measures([n])]
-        else:
-            out += [m.name for m in parse_measures([n], compat=compat)]
-    if not out:
-        msg = f"no measure named in {name!r}"
-        raise MeasureError(msg)
-    return out
 
 
 def output_name(name: str, *, what: str = "a measure", compat: int = 9) -> str:
@@ -180,7 +129,7 @@ def parse_request(measures: MeasuresLike, *, compat: int = 9, rel_format: str = 
     check_rel_format(rel_format)
     if rel_format == "qrels_jg":
         return Request(parse_jg_measures(measures, compat=compat), judgment_groups=True)
-    if rel_format in PREFS_FORMATS:
+    if rel_format != "qrels":  # prefs or qrels_prefs
         return Request(parse_prefs_measures(measures, compat=compat), preferences=rel_format)
     groups = split(measures)
     if "content" in groups:
@@ -197,7 +146,7 @@ def parse_request(measures: MeasuresLike, *, compat: int = 9, rel_format: str = 
                 "\n  hint: evaluate the ad-hoc measures in a separate call"
             )
             raise MeasureError(msg)
-        return Request(diversity=tuple(parse_diversity_measures(groups["diversity"])))
+        return Request(diversity=tuple(diversity.parse_diversity_measures(groups["diversity"])))
     hist = tuple(dict.fromkeys(n.upper() for n in groups.get("histogram", [])))
     mset = MeasureSet()
     if not groups or "ranking" in groups:  # no name: parse_measures' default set (or error)

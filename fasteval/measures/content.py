@@ -17,6 +17,7 @@ from fasteval.measures import names_of
 
 DEFAULT_LAMBDA = 0.1
 
+FAMILIES = ("LMJS", "LMKL", "LMJS_IA")
 _NAME = re.compile(
     r"^\s*(?P<fam>LMJS_IA|LMJS|LMKL)"
     r"(?:\(\s*(?:lambda|lam|λ)\s*=\s*(?P<lam>[0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)\s*\))?"

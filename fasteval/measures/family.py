@@ -52,6 +52,10 @@ class Family:
     ir_measures
         ir_measures' name for it, read by the parser: ``"AP"`` (without a cutoff),
         ``"AP@k"`` (with one), ``"RR[@k]"`` (either), or ``None``.
+    cwl
+        For a C/W/L measure of ir_measures (cwl_eval; its params are ``(T or p,
+        min_rel, max_rel, k)``): the name of its first parameter (``"T"``, ``"p"``,
+        ``""`` for none). Its ``ir_measures`` name says whether it takes a cutoff.
     text
         A string-valued, per-query-only measure (``relstring``): not computed
         by the kernels, no ``all`` row; its value is in the ``text`` column.
@@ -67,6 +71,7 @@ class Family:
     kernel: str | None = ""
     ranx: str | None = None
     ir_measures: str | None = None
+    cwl: str | None = None
     text: bool = False
 
     @property

@@ -12,6 +12,11 @@ Two syntaxes are accepted:
 
 A measure's string form is its identity; the output uses the syntax the
 user asked in (``P_10`` for ``P.10``, ``P@10`` for ``P@10``).
+
+:func:`evaluator_of` is the one place that says which evaluator computes a name
+(ranking, diversity, content, RIC, HSA / DO): :func:`output_names`, the catalogue
+(:mod:`fasteval.measures.catalog`) and the "did you mean" of an unknown name
+(:func:`unknown_measure_message`, over :data:`KNOWN_NAMES`) all read it.
 """
 
 from __future__ import annotations
@@ -22,14 +27,20 @@ import warnings
 from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from fasteval.errors import MeasureError
-from fasteval.measures.content import is_content_measure, parse_content_measure
-from fasteval.measures.diversity import FAMILIES as DIVERSITY_FAMILIES
-from fasteval.measures.diversity import is_diversity_measure, parse_diversity_measures
+from fasteval.measures import content, diversity, names_of
 from fasteval.measures.family import Family
 from fasteval.measures.ir_measures_names import ALIASES, IRM_FORM, canonical, name_values
 from fasteval.measures.registry import FAMILIES, IR_MEASURES, NICKNAMES, TREC_ORDER, V10_ONLY
+
+Evaluator = Literal["ranking", "diversity", "ric", "histogram", "content"]
+
+RIC = "RIC"
+HSA = "HSA"
+DO = "DO"
+HISTOGRAM_NAMES = (HSA, DO)
 
 
 @dataclass(frozen=True)
@@ -76,13 +87,18 @@ _NAME_VALUE = sorted((n for n, f in FAMILIES.items() if f.kind in ("cutoffs", "l
 _TREC_OUT = re.compile(rf"^(?P<fam>{'|'.join(reversed(_NAME_VALUE))})_(?P<val>\d+(?:\.\d+)?)$")
 
 
-def _cutoff(text: str, arg: str) -> float:
+def _float(text: str, msg: str) -> float:
+    """``text`` as a number, else a :class:`MeasureError` saying ``msg``."""
     try:
-        v = float(text)
+        return float(text)
     except ValueError:
-        msg = f"measure {arg!r}: cutoff {text!r} is not a number"
         raise MeasureError(msg) from None
-    k = int(v)  # trec_eval reads cutoffs with atol: 23.4 -> 23
+
+
+def _cutoff(text: str, arg: str) -> float:
+    k = int(
+        _float(text, f"measure {arg!r}: cutoff {text!r} is not a number")
+    )  # trec_eval reads cutoffs with atol: 23.4 -> 23
     if k <= 0:
         msg = f"measure {arg!r}: cutoffs must be positive, got {text!r}"
         raise MeasureError(msg)
@@ -90,11 +106,7 @@ def _cutoff(text: str, arg: str) -> float:
 
 
 def _level(text: str, arg: str, upper: float = 1.0) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        msg = f"measure {arg!r}: recall level {text!r} is not a number"
-        raise MeasureError(msg) from None
+    v = _float(text, f"measure {arg!r}: recall level {text!r} is not a number")
     if upper == math.inf and v < 0.0:
         msg = f"measure {arg!r}: multiple {text!r} must not be negative"
         raise MeasureError(msg)
@@ -129,11 +141,8 @@ def _expand_family(fam: Family, params_text: str | None, arg: str) -> list[Measu
     if fam.name == "11pt_avg":
         nums = tuple(sorted(_level(p, arg) for p in raw))
     else:
-        try:
-            nums = tuple(float(p) for p in raw)
-        except ValueError:
-            msg = f"measure {arg!r}: parameter {params_text!r} is not a number list"
-            raise MeasureError(msg) from None
+        msg = f"measure {arg!r}: parameter {params_text!r} is not a number list"
+        nums = tuple(_float(p, msg) for p in raw)
         if fam.name == "set_F" and (len(nums) != 1 or nums[0] < 0):
             msg = f"measure {arg!r}: set_F takes one non-negative parameter"
             raise MeasureError(msg)
@@ -194,11 +203,7 @@ _IRM_PARAMS: dict[str, tuple[str, ...]] = {"SetF": ("beta",), "Compat": ("p", "n
 def _param_value(key: str, text: str, arg: str) -> float:
     if text in ("True", "False"):
         return 1.0 if text == "True" else 0.0
-    try:
-        v = float(text)
-    except ValueError:
-        msg = f"measure {arg!r}: {key} must be a number, got {text!r}"
-        raise MeasureError(msg) from None
+    v = _float(text, f"measure {arg!r}: {key} must be a number, got {text!r}")
     if key in ("min_rel", "max_rel", "rel") and v != int(v):
         msg = f"measure {arg!r}: {key} must be an integer, got {text}"
         raise MeasureError(msg)
@@ -211,30 +216,14 @@ def _param_value(key: str, text: str, arg: str) -> float:
     return v
 
 
-# the C/W/L measures of ir_measures (cwl_eval): name -> (family, first parameter's name and
-# default, whether @k is required); params (T or p, min_rel, max_rel, k)
-_CWL: dict[str, tuple[str, str | None, float, bool]] = {
-    "INST": ("inst", "T", 1.0, False),
-    "INSQ": ("insq", "T", 1.0, False),
-    "BPM": ("bpm", "T", 1.0, True),
-    "SDCG": ("sdcg", None, 0.0, True),
-    "NERR8": ("nerr8", None, 0.0, True),
-    "NERR9": ("nerr9", None, 0.0, True),
-    "NERR10": ("nerr10", "p", 0.9, False),
-    "NERR11": ("nerr11", "T", 1.0, False),
-}
-
-
-def _parse_cwl(name: str, args: str | None, cut: str | None, arg: str) -> Measure:
+def _parse_cwl(fam: Family, name: str, args: str | None, cut: str | None, arg: str) -> Measure:
     """A C/W/L measure (``INST(T=2, max_rel=3)``, ``BPM(T=1, max_rel=1)@20``,
     ``RBP(p=0.9, rel=1)``) as its family with params ``(T or p, min_rel, max_rel, k)``."""
     given = name_values(args or "", arg)
-    first: str | None
-    if name == "RBP":  # RBP(rel=...): binary gains, cwl_eval's RBP
+    first = fam.cwl
+    if name == "RBP":
         allowed: tuple[str, ...] = ("p", "rel")
-        fam, first, default, needs_cut = "rbp_bin", "p", 0.8, False
     else:
-        fam, first, default, needs_cut = _CWL[name]
         allowed = (*((first,) if first else ()), "min_rel", "max_rel")
         if name == "SDCG":
             allowed = (*allowed, "dcg")
@@ -249,6 +238,7 @@ def _parse_cwl(name: str, args: str | None, cut: str | None, arg: str) -> Measur
         msg = f"measure {arg!r}: SDCG takes dcg='log2' only"
         raise MeasureError(msg)
     values = {k: _param_value(k, v, arg) for k, v in given.items() if k != "dcg"}
+    needs_cut = "@k" in (fam.ir_measures or "")
     if needs_cut and cut is None:
         msg = f"measure {arg!r}: {name} needs a cutoff, e.g. {name}(max_rel=1)@10"
         raise MeasureError(msg)
@@ -256,10 +246,10 @@ def _parse_cwl(name: str, args: str | None, cut: str | None, arg: str) -> Measur
         msg = f"measure {arg!r}: {name} takes no @cutoff"
         raise MeasureError(msg)
     k = _cutoff(cut, arg) if cut is not None else 0.0
-    a = values.get(first, default) if first else 0.0
+    a = values.get(first, fam.defaults[0]) if first else 0.0
     if name == "RBP":
         rel = values.get("rel", 1.0)
-        return Measure(fam, (a, rel, rel, 0.0), None, arg)
+        return Measure(fam.name, (a, rel, rel, 0.0), None, arg)
     if "max_rel" not in values:
         msg = f"measure {arg!r}: {name} needs max_rel=, the largest grade (e.g. max_rel=3)"
         raise MeasureError(msg)
@@ -267,17 +257,20 @@ def _parse_cwl(name: str, args: str | None, cut: str | None, arg: str) -> Measur
     if not lo < hi:
         msg = f"measure {arg!r}: min_rel must be less than max_rel, got {lo:g} and {hi:g}"
         raise MeasureError(msg)
-    return Measure(fam, (a, lo, hi, k), None, arg)
+    return Measure(fam.name, (a, lo, hi, k), None, arg)
 
 
 def _parse_ir_measures(arg: str) -> Measure | None:
     m = IRM_FORM.match(arg)
-    if m and (m["name"] in _CWL or (m["name"] == "RBP" and "rel" in (m["args"] or ""))):
-        return _parse_cwl(m["name"], m["args"], m["cut"], arg)
     if not m or m["name"] not in IR_MEASURES:
         return None
     name = m["name"]
     with_cut, without = IR_MEASURES[name]
+    entry = FAMILIES[with_cut or without or ""]
+    if name == "RBP" and "rel" in (m["args"] or ""):  # binary gains: cwl_eval's RBP
+        entry = FAMILIES["rbp_bin"]
+    if entry.cwl is not None:
+        return _parse_cwl(entry, name, m["args"], m["cut"], arg)
     rel: int | None = None
     extra: dict[str, float] = {}
     names = _IRM_PARAMS.get(name, ())
@@ -368,98 +361,6 @@ def parse_measure(arg: str) -> list[Measure]:
     return [replace(out[0], name=arg)]  # the ir_measures spelling asked for
 
 
-# every measure name any evaluator knows, for "did you mean" (the parser cannot import
-# fasteval.measures.catalog, which imports it; these modules only define names)
-_OTHER_NAMES = (*DIVERSITY_FAMILIES, "RIC", "HSA", "DO", "LMJS", "LMKL", "LMJS_IA")
-KNOWN_FAMILIES = (
-    "trec_eval names (map, P.5,10, ndcg_cut.10, recall.100, official, all_trec), "
-    "ir_measures names (AP, P@10, nDCG@10, RR, R@100), diversity names (alpha_nDCG@20, "
-    "ERR_IA@20, NRBP, P_IA@10, strec@10), RIC, HSA, DO, content names (LMJS@10, LMKL@10, "
-    "LMJS_IA@10)"
-)
-
-
-def _edit_distance(a: str, b: str) -> int:
-    """Edits (insert, delete, substitute, swap two neighbours) turning ``a`` into ``b``."""
-    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
-    for i in range(1, len(a) + 1):
-        for j in range(1, len(b) + 1):
-            d[i][j] = min(
-                d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])
-            )
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
-    return d[-1][-1]
-
-
-# set while suggestions are checked: a candidate's own failure suggests nothing (no recursion)
-_CHECKING: ContextVar[bool] = ContextVar("fasteval_checking_suggestions", default=False)
-
-
-def is_valid_name(name: str) -> bool:
-    """Whether ``name`` parses as a measure some evaluator computes.
-
-    trec_eval and ir_measures names (:func:`parse_measure`), diversity and
-    content names, RIC, HSA and DO.
-    """
-    if name in ("RIC", "HSA", "DO"):
-        return True
-    token = _CHECKING.set(True)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if is_diversity_measure(name):
-                return bool(parse_diversity_measures([name]))
-            if is_content_measure(name):
-                return parse_content_measure(name) is not None
-            return bool(parse_measure(name))
-    except (MeasureError, ValueError):  # ParameterError is a ValueError
-        return False
-    finally:
-        _CHECKING.reset(token)
-
-
-def suggest_measures(arg: str, limit: int = 3) -> list[str]:
-    """The valid measure names closest to ``arg`` (edit distance, case-insensitive).
-
-    Compares the name without its parameters (``@10``, ``.5,10``, ``(rel=2)``)
-    against every family, nickname, ir_measures, diversity and content name,
-    RIC, HSA and DO, and gives back the closest ones with ``arg``'s parameters;
-    where those parameters are what is wrong (``AP@ten``), with a cutoff of 10
-    or none. Every suggestion is itself a valid name (:func:`is_valid_name`), so
-    following one never leads to another "did you mean".
-    """
-    arg = arg.strip()
-    base = re.split(r"[@.(]", arg, maxsplit=1)[0]
-    rest = arg[len(base) :]
-    if not base or _CHECKING.get():
-        return []
-    names = dict.fromkeys([*FAMILIES, *NICKNAMES, *IR_MEASURES, *ALIASES, *_OTHER_NAMES])
-    scored = sorted((_edit_distance(base.lower(), n.lower()), n) for n in names)
-    bound = max(1, len(base) // 3)
-    # arg's parameters; failing those, its cutoff as 10, a cutoff of 10, or none
-    endings = [rest, re.sub(r"@[^@]*$", "@10", rest), "@10" if "@" in rest else ".10", ""]
-    out: list[str] = []
-    for _, n in (s for s in scored if s[0] <= bound):
-        for end in dict.fromkeys(endings if rest else [""]):
-            candidate = n + end
-            if candidate != arg and candidate not in out and is_valid_name(candidate):
-                out.append(candidate)
-                break
-        if len(out) == limit:
-            break
-    return out
-
-
-def unknown_measure_message(arg: str) -> str:
-    """One line for an unknown measure: "did you mean" suggestions and the families, short."""
-    msg = f"unknown measure {arg!r}"
-    close = suggest_measures(arg)
-    if close:
-        msg += "; did you mean " + " or ".join(repr(c) for c in close) + "?"
-    return f"{msg} (known: {KNOWN_FAMILIES})"
-
-
 def parse_measures(args: str | Sequence[str] | None, *, compat: int = 9) -> MeasureSet:
     """Parse a list of measure arguments, in trec_eval's output order, without repeats.
 
@@ -505,3 +406,133 @@ def parse_measures(args: str | Sequence[str] | None, *, compat: int = 9) -> Meas
         msg = "no measures requested"
         raise MeasureError(msg)
     return final
+
+
+def evaluator_of(name: str) -> Evaluator:
+    """The evaluator that computes the measure ``name``.
+
+    ``RIC`` and ``HSA`` / ``DO`` (any case) have their own evaluators; diversity
+    names (``alpha_nDCG@20``, ``ndeval``, ...) the diversity one, content names the
+    content one; every other name is a ranking measure (or a judgment-group or
+    preference one, by the qrels: :func:`fasteval.measures.catalog.parse_request`).
+    """
+    upper = name.strip().upper()
+    if upper == RIC:
+        return "ric"
+    if upper in HISTOGRAM_NAMES:
+        return "histogram"
+    if diversity.is_diversity_measure(name):
+        return "diversity"
+    return "content" if content.is_content_measure(name) else "ranking"
+
+
+def output_names(name: str, *, compat: int = 9) -> list[str]:
+    """The ``measure`` values :func:`fasteval.evaluate` gives for the measure argument ``name``.
+
+    The one parser every command uses to check a measure it is given and to find
+    its rows in a result: ``MAP`` -> ``["MAP"]`` (the name asked for),
+    ``P.5,10`` -> ``["P_5", "P_10"]``, ``RIC`` -> ``["RIC"]``,
+    ``alpha-nDCG@20`` -> ``["alpha_nDCG@20"]``.
+
+    Raises
+    ------
+    MeasureError
+        For an unknown measure or a bad parameter.
+    """
+    out: list[str] = []
+    for n in names_of(name):
+        ev = evaluator_of(n)
+        if ev == "ric":
+            out.append(RIC)
+        elif ev == "histogram":
+            out.append(n.strip().upper())
+        elif ev == "diversity":
+            out += [m.name for m in diversity.parse_diversity_measures([n])]
+        elif ev == "content":
+            out += [m.name for m in content.parse_content_measures([n])]
+        else:
+            out += [m.name for m in parse_measures([n], compat=compat)]
+    if not out:
+        msg = f"no measure named in {name!r}"
+        raise MeasureError(msg)
+    return out
+
+
+_NAMES = (*FAMILIES, *NICKNAMES, *IR_MEASURES, *ALIASES, *diversity.FAMILIES, RIC, HSA, DO)
+KNOWN_NAMES = tuple(dict.fromkeys((*_NAMES, *content.FAMILIES)))
+"""Every name an evaluator knows, without parameters (for "did you mean")."""
+KNOWN_FAMILIES = (
+    "trec_eval names (map, P.5,10, ndcg_cut.10, recall.100, official, all_trec), "
+    "ir_measures names (AP, P@10, nDCG@10, RR, R@100), diversity names (alpha_nDCG@20, "
+    "ERR_IA@20, NRBP, P_IA@10, strec@10), RIC, HSA, DO, content names (LMJS@10, LMKL@10, "
+    "LMJS_IA@10)"
+)
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """Edits (insert, delete, substitute, swap two neighbours) turning ``a`` into ``b``."""
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(
+                d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])
+            )
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[-1][-1]
+
+
+# set while suggestions are checked: a candidate's own failure suggests nothing (no recursion)
+_CHECKING: ContextVar[bool] = ContextVar("fasteval_checking_suggestions", default=False)
+
+
+def is_valid_name(name: str) -> bool:
+    """Whether ``name`` is a measure some evaluator computes (:func:`output_names`)."""
+    token = _CHECKING.set(True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return bool(output_names(name))
+    except (MeasureError, ValueError):  # ParameterError is a ValueError
+        return False
+    finally:
+        _CHECKING.reset(token)
+
+
+def suggest_measures(arg: str, limit: int = 3) -> list[str]:
+    """The valid measure names closest to ``arg`` (edit distance, case-insensitive).
+
+    Compares the name without its parameters (``@10``, ``.5,10``, ``(rel=2)``)
+    against :data:`KNOWN_NAMES` and gives back the closest ones with ``arg``'s
+    parameters; where those parameters are what is wrong (``AP@ten``), with a
+    cutoff of 10 or none. Every suggestion is itself a valid name
+    (:func:`is_valid_name`), so following one never leads to another "did you mean".
+    """
+    arg = arg.strip()
+    base = re.split(r"[@.(]", arg, maxsplit=1)[0]
+    rest = arg[len(base) :]
+    if not base or _CHECKING.get():
+        return []
+    scored = sorted((_edit_distance(base.lower(), n.lower()), n) for n in KNOWN_NAMES)
+    bound = max(1, len(base) // 3)
+    # arg's parameters; failing those, its cutoff as 10, a cutoff of 10, or none
+    endings = [rest, re.sub(r"@[^@]*$", "@10", rest), "@10" if "@" in rest else ".10", ""]
+    out: list[str] = []
+    for _, n in (s for s in scored if s[0] <= bound):
+        for end in dict.fromkeys(endings if rest else [""]):
+            candidate = n + end
+            if candidate != arg and candidate not in out and is_valid_name(candidate):
+                out.append(candidate)
+                break
+        if len(out) == limit:
+            break
+    return out
+
+
+def unknown_measure_message(arg: str) -> str:
+    """One line for an unknown measure: "did you mean" suggestions and the families, short."""
+    msg = f"unknown measure {arg!r}"
+    close = suggest_measures(arg)
+    if close:
+        msg += "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+    return f"{msg} (known: {KNOWN_FAMILIES})"

@@ -10,6 +10,7 @@ This module also holds trec_eval's nicknames.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from fasteval.measures.family import DEFAULT_CUTOFFS, R_MULTIPLES, RECALL_LEVELS, Family
@@ -21,12 +22,20 @@ def _prefs(**entry: Any) -> Family:
 
 
 def _cwl(
-    *, name: str, definition: str, citation: str, defaults: tuple[float, ...] = (1.0, 0.0, 1.0, 0.0)
+    *,
+    name: str,
+    definition: str,
+    citation: str,
+    first: str = "T",
+    cut: bool = False,
+    defaults: tuple[float, ...] = (1.0, 0.0, 1.0, 0.0),
 ) -> Family:
-    """A C/W/L family of ir_measures (cwl_eval's), read by the parser's C/W/L branch."""
+    """A C/W/L family of ir_measures (cwl_eval's), read by the parser's C/W/L branch: its
+    ir_measures name is its name in capitals (``@k`` when ``cut``: a cutoff is required)."""
     gains = "gains (clip(grade, min_rel, max_rel) - min_rel) / (max_rel - min_rel) over 1000 ranks"
     doc = f"{definition}. Params: T or p, min_rel, max_rel, k; {gains} ({citation})."
-    return Family(name=name, kind="list", defaults=defaults, doc=doc)
+    irm = name.upper() + "@k" * cut
+    return Family(name=name, kind="list", defaults=defaults, doc=doc, ir_measures=irm, cwl=first)
 
 
 _ENTRIES = [
@@ -555,27 +564,35 @@ _ENTRIES = [
     ),
     _cwl(
         name="bpm",
+        cut=True,
         definition="Bejewelled player model, static: C/W/L that continues while the gain so far is "
         "below T and fewer than k documents were seen",
         citation="Zhang et al., SIGIR 2017; cwl_eval",
     ),
     _cwl(
         name="sdcg",
+        first="",
+        cut=True,
         definition="Scaled DCG@k: C/W/L with c_i = log2(i+1)/log2(i+2) before k, 0 from k",
         citation="Jarvelin & Kekalainen 2002, as a C/W/L measure; cwl_eval",
     ),
     _cwl(
         name="nerr8",
+        first="",
+        cut=True,
         definition="NERR eq. 8: c_i = 1 - g_i before k",
         citation="Azzopardi, Mackenzie & Moffat, ICTIR 2021; cwl_eval",
     ),
     _cwl(
         name="nerr9",
+        first="",
+        cut=True,
         definition="NERR eq. 9: c_i = i/(i+1) (1 - g_i) before k",
         citation="Azzopardi et al., ICTIR 2021",
     ),
     _cwl(
         name="nerr10",
+        first="p",
         defaults=(0.9, 0.0, 1.0, 0.0),  # p = 0.9, as ir_measures' NERR10
         definition="NERR eq. 10: c_i = p (1 - g_i)",
         citation="Azzopardi et al., ICTIR 2021",
@@ -585,12 +602,16 @@ _ENTRIES = [
         definition="NERR eq. 11: c_i = ((i + 2T - 1)/(i + 2T))^2 (1 - g_i)",
         citation="Azzopardi et al., ICTIR 2021",
     ),
-    _cwl(
-        name="rbp_bin",
-        defaults=(0.8, 1.0, 1.0, 0.0),
-        definition="RBP over binary gains, grade >= rel: ir_measures' RBP(p=, rel=), computed as "
-        "cwl_eval does",
-        citation="Moffat & Zobel, TOIS 2008",
+    replace(  # ir_measures' RBP(p=, rel=): its name is rbp's, the parser reads rel= apart
+        _cwl(
+            name="rbp_bin",
+            first="p",
+            defaults=(0.8, 1.0, 1.0, 0.0),
+            definition="RBP over binary gains, grade >= rel: ir_measures' RBP(p=, rel=), computed "
+            "as cwl_eval does",
+            citation="Moffat & Zobel, TOIS 2008",
+        ),
+        ir_measures=None,
     ),
     Family(
         name="f1",

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fasteval
-from fasteval.measures.parser import _CWL, parse_measure
+from fasteval.measures.parser import parse_measure
+from fasteval.measures.registry import FAMILIES
 from tests.conftest import shared_path
 from tests.reference import cwl_naive
 
@@ -97,7 +98,7 @@ def test_matches_cwl_eval(judg, ranking):
 
 
 # the C/W/L families whose first parameter has a name (T or p) and a default
-NAMED_FIRST = sorted((fam, first) for fam, name, first, _ in _CWL.values() if name is not None)
+NAMED_FIRST = sorted((f.name, f.defaults[0]) for f in FAMILIES.values() if f.cwl)
 
 
 @pytest.mark.parametrize(("family", "default"), NAMED_FIRST)

@@ -50,7 +50,8 @@ def test_ir_measures_names_come_from_the_entries() -> None:
     assert IR_MEASURES["AP"] == ("map_cut", "map")
     assert IR_MEASURES["RR"] == ("recip_rank", "recip_rank")
     assert IR_MEASURES["P"] == ("P", None) and IR_MEASURES["Rprec"] == (None, "Rprec")
-    assert len(IR_MEASURES) == 27
+    assert IR_MEASURES["INST"] == (None, "inst") and IR_MEASURES["BPM"] == ("bpm", None)
+    assert len(IR_MEASURES) == 35
 
 
 def test_every_nickname_names_registry_families() -> None:
