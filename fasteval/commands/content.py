@@ -202,7 +202,6 @@ def content_eval(
     to the label measures.
     """
     from fasteval.evaluator import evaluate_with_collection
-    from fasteval.io.zscores import as_zscores
     from fasteval.measures.catalog import split
     from fasteval.options import EvalOptions
 
@@ -223,7 +222,7 @@ def content_eval(
                 "relevance_level": level,
                 "compat": compat,
                 "on_duplicate": "first" if keep_first else "error",
-                "zscores": as_zscores(opts["zscores"]) if opts.get("zscores") else None,
+                "zscores": opts.get("zscores") or None,  # read by EvalOptions
             }
         ),
     )

@@ -604,7 +604,7 @@ def test_cli_content_commands(tmp_path: Path) -> None:
 
 
 def test_cli_collection_passes_label_options(tmp_path: Path) -> None:
-    """eval --collection: -M, -J and -l reach the label measures as in evaluate()."""
+    """eval --collection: -Z, -M, -J and -l reach the label measures as in evaluate()."""
     from click.testing import CliRunner
 
     from fasteval.cli import main
@@ -612,7 +612,11 @@ def test_cli_collection_passes_label_options(tmp_path: Path) -> None:
     q, r, c = _write_world(tmp_path)
     cli = CliRunner()
     label = ["P_5", "map", "num_rel_ret"]
+    qids = sorted({ln.split()[0] for ln in Path(q).read_text().splitlines() if ln.strip()})
+    z = tmp_path / "z.txt"
+    z.write_text("".join(f"{i} {m} 0.1 0.5\n" for i in qids for m in label))
     for flags, kw in [
+        (["-Z", str(z)], {"zscores": str(z)}),
         (["-M", "3"], {"max_depth": 3}),
         (["-J"], {"judged_only": True}),
         (["-l", "2"], {"relevance_level": 2}),
