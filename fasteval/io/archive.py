@@ -9,7 +9,10 @@ Layout (version 1)
 * Columns: ``run_id`` and ``query_id`` dictionary-encoded (in Parquet and in
   Arrow), ``doc_id`` a ``large_string`` (read back without a cast), ``rank``
   int64 (``DELTA_BINARY_PACKED``: as small as int32, and no cast), ``score``
-  float64 exactly as parsed. LZ4 (:data:`COMPRESSION`).
+  float64 exactly as parsed (``BYTE_STREAM_SPLIT``: smaller). LZ4
+  (:data:`COMPRESSION`). All but ``rank`` are required (non-null): no
+  definition levels to decode. (Archives written before, with every column
+  nullable and ``score`` plain, are read as well.)
 * Rows are sorted by run (runs in input order, each run's rows together),
   then query id in byte order (trec_eval's order: the encoder's grouping
   pass finds the rows already grouped and skips its counting sort); within a
@@ -68,13 +71,14 @@ zstd for more bytes (figures: benchmarks/RESULTS.md, "Fresh install: what change
 ROW_GROUP_ROWS = 262_144
 """Rows per row group (a group ends at the first (run, query) boundary past this)."""
 
+_IDS = pa.dictionary(pa.int32(), pa.large_string())
 ARCHIVE_SCHEMA = pa.schema(
     [
-        ("run_id", pa.dictionary(pa.int32(), pa.large_string())),
-        ("query_id", pa.dictionary(pa.int32(), pa.large_string())),
-        ("doc_id", pa.large_string()),
+        pa.field("run_id", _IDS, nullable=False),
+        pa.field("query_id", _IDS, nullable=False),
+        pa.field("doc_id", pa.large_string(), nullable=False),
         ("rank", pa.int64()),
-        ("score", pa.float64()),
+        pa.field("score", pa.float64(), nullable=False),
     ]
 )
 
@@ -339,7 +343,7 @@ class ArchiveWriter:
                 schema,
                 compression=COMPRESSION,
                 use_dictionary=["run_id", "query_id"],
-                column_encoding={"rank": "DELTA_BINARY_PACKED"},
+                column_encoding={"rank": "DELTA_BINARY_PACKED", "score": "BYTE_STREAM_SPLIT"},
             )
         except BaseException:  # its first bytes could not be written: clean up, say why
             if not self._stack.__exit__(*sys.exc_info()):

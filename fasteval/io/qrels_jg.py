@@ -14,6 +14,7 @@ how many).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,17 +23,11 @@ import pyarrow as pa
 
 from fasteval.columns import QrelsColumns
 from fasteval.errors import InputFormatError, SchemaError
-from fasteval.io.files import content_lines, warn_skipped
 from fasteval.io.tables import qrels_from_table
-from fasteval.io.tokens import (
-    RUN_FIELDS,
-    header_message,
-    is_number,
-    is_run_line,
-    run_layout_message,
-)
+from fasteval.io.tokens import Fields, read_judgments
 
 LAYOUT = "qid jg docno rel"
+QRELS_JG_LINE = Fields([0, 1, 2], 3, -1, -1)
 
 
 @dataclass(frozen=True)
@@ -78,38 +73,16 @@ class QrelsJG:
         return out
 
 
-def _check_duplicates(jg: QrelsJG, where: list[str]) -> None:
+def _check_duplicates(jg: QrelsJG, where: Callable[[int], str]) -> None:
     seen: dict[tuple[str, str, str], int] = {}
     for i, key in enumerate(zip(jg.qid, jg.group, jg.doc, strict=True)):
         if key in seen:
             msg = (
-                f"{where[i]}: document {key[2]!r} judged twice for query {key[0]!r} in "
-                f"judgment group {key[1]!r} (first at {where[seen[key]]})"
+                f"{where(i)}: document {key[2]!r} judged twice for query {key[0]!r} in "
+                f"judgment group {key[1]!r} (first at {where(seen[key])})"
             )
             raise InputFormatError(msg)
         seen[key] = i
-
-
-def _grade(s: str) -> int | None:
-    try:
-        return int(s)
-    except ValueError:
-        return None
-
-
-def _check_layout(name: str, lines: list[tuple[int, list[str]]], lenient: bool) -> None:
-    """A run file (every line 6+ columns, the first a run line) or a header line: one message."""
-    if not lines:
-        return
-    no, fields = lines[0]
-    if is_run_line(fields) and all(len(f) >= RUN_FIELDS for _, f in lines):
-        msg = run_layout_message(f"{name}:{no}", fields, "qrels_jg", LAYOUT)
-        raise InputFormatError(msg)
-    after = lines[1][1] if len(lines) > 1 else []
-    header = len(fields) >= 4 and not is_number(fields[3])
-    if not lenient and header and len(after) >= 4 and _grade(after[3]) is not None:
-        line = " ".join(fields)[:200]
-        raise InputFormatError(header_message(f"{name}:{no}", line, LAYOUT))
 
 
 def read_qrels_jg(path: str | os.PathLike[str], *, lenient: bool = False) -> QrelsJG:
@@ -131,35 +104,11 @@ def read_qrels_jg(path: str | os.PathLike[str], *, lenient: bool = False) -> Qre
     InputFormatError
         For a malformed line, a repeated judgment, or a file without judgments.
     """
-    name = os.fspath(path)
-    lines = [(no, fields) for no, _, fields in content_lines(path)]
-    _check_layout(name, lines, lenient)
-    out = QrelsJG([], [], [], [], name)
-    where: list[str] = []
-    skipped = 0
-    for no, fields in lines:
-        grade = _grade(fields[3]) if len(fields) >= 4 else None
-        if grade is None:
-            if lenient:
-                skipped += 1
-                continue
-            problem = (
-                f"expected at least 4 columns ({LAYOUT}), found {len(fields)}"
-                if len(fields) < 4
-                else f"relevance is not an integer: {fields[3]!r}"
-            )
-            msg = f"{name}:{no}: {problem}"
-            raise InputFormatError(msg)
-        out.qid.append(fields[0])
-        out.group.append(fields[1])
-        out.doc.append(fields[2])
-        out.rel.append(grade)
-        where.append(f"{name}:{no}")
-    warn_skipped(name, skipped, "qrels_jg")
-    if not out.rel:
-        msg = f"{name}: no valid qrels_jg lines"
-        raise InputFormatError(msg)
-    _check_duplicates(out, where)
+    said = ("qrels_jg", LAYOUT, "relevance")
+    tok, rel = read_judgments([path], QRELS_JG_LINE, lenient, said)
+    qid, group, doc = (tok.field(j).to_arrow().to_pylist() for j in range(3))
+    out = QrelsJG(qid, group, doc, rel.tolist(), os.fspath(path))
+    _check_duplicates(out, tok.where)
     return out
 
 
@@ -186,7 +135,7 @@ def qrels_jg_from_frame(df: pl.DataFrame, name: str = "<table>") -> QrelsJG:
         [int(x) for x in df["relevance"]],
         name,
     )
-    _check_duplicates(out, [f"{name}, row {i + 1}" for i in range(df.height)])
+    _check_duplicates(out, lambda i: f"{name}, row {i + 1}")
     return out
 
 

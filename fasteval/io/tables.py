@@ -24,7 +24,7 @@ from fasteval.columns import (
     Source,
     concat_str,
     encode_heads,
-    first_rows,
+    heads_of,
     numeric_numpy,
     spread,
 )
@@ -70,15 +70,14 @@ def _run_codes(table: pa.Table, name: str, row_offset: int) -> tuple[np.ndarray,
         h = encode_heads(rid)
         return spread(h.codes, h.rows, len(rid)), h.strings(rid)
     idx = numeric_numpy(arr.indices, null=0)
-    if len(idx) == 0:
-        return np.zeros(0, np.int32), []
-    entries, first = first_rows(idx)
+    heads = heads_of(idx)  # runs of equal entries (an archive's: one a run or so)
+    entries, first = np.unique(idx[heads], return_index=True)
     seen = entries[np.argsort(first)]  # dictionary entries in order of first appearance
     lut = np.full(len(arr.dictionary), -1, np.int32)
     lut[seen] = np.arange(len(seen), dtype=np.int32)
     # the names by Python indexing: pa.array(numpy) would import pandas
     words = arr.dictionary.to_pylist()
-    return lut[idx], [words[i] for i in seen.tolist()]
+    return spread(lut[idx[heads]], heads, len(idx)), [words[i] for i in seen.tolist()]
 
 
 def qrels_from_table(table: pa.Table, name: str) -> QrelsColumns:

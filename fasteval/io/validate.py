@@ -234,7 +234,11 @@ def _dictionary_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
         return StrColumn.from_arrow(_plain(col).cast(pa.large_string()))
     words = StrColumn.from_arrow(arr.dictionary)
     idx = numeric_numpy(arr.indices, null=0)
-    return StrColumn(words.buf, words.starts[idx], words.ends[idx])
+    # by runs of equal entries (an archive's ids are sorted: a few long runs)
+    heads, n = heads_of(idx), len(idx)
+    at = idx[heads]
+    starts, ends = (spread(o[at], heads, n) for o in (words.starts, words.ends))
+    return StrColumn(words.buf, starts, ends)
 
 
 def table_source(name: str, row_offset: int = 0) -> Source:

@@ -97,6 +97,9 @@ def test_archive_layout_sorted_typed_and_tagged(tmp_path: Path) -> None:
     assert str(schema.field("query_id").type).startswith("dictionary")
     assert str(schema.field("doc_id").type) == "large_string"
     assert f.metadata.row_group(0).column(0).compression == "LZ4"
+    # required columns (no definition levels to decode), but rank; scores byte-split
+    assert [c for c in schema.names if schema.field(c).nullable] == ["rank"]
+    assert "BYTE_STREAM_SPLIT" in f.metadata.row_group(0).column(4).encodings
     df = pl.read_parquet(out).with_row_index("i")
     text = load_runs(paths)
     assert df.height == text.height
@@ -285,6 +288,40 @@ def test_a_foreign_parquet_file_is_read_whole_and_evaluates_the_same(tmp_path: P
     pq.write_table(t.replace_schema_metadata(meta), tmp_path / "v0.parquet")
     assert archive.archive_info(tmp_path / "v0.parquet") is None
     assert evaluate(qrels, tmp_path / "v0.parquet", MEASURES, batch_rows=30).equals(ref)
+
+
+def test_an_archive_of_the_first_version_1_layout_reads_the_same(tmp_path: Path) -> None:
+    """Archives written before the columns were required and scores byte-split (every
+    column nullable, scores plain) are read as before, their digest checked."""
+    import pyarrow as pa
+
+    from fasteval.io.writers import write_parquet_table
+
+    qrels, paths = _make(tmp_path, seed=5)
+    paths.pop(2)
+    out = tmp_path / "a.parquet"
+    assert _ingest(paths, out, 25).exit_code == 0
+    f = pq.ParquetFile(out, read_dictionary=["run_id", "query_id"])
+    t = f.read()
+    nullable = pa.schema([pa.field(c.name, c.type) for c in t.schema])
+    first = tmp_path / "first.parquet"
+    write_parquet_table(
+        t.cast(nullable),
+        first,
+        row_group_size=f.metadata.row_group(0).num_rows,
+        metadata={archive.META_KEY: t.schema.metadata[archive.META_KEY]},
+        compression="lz4",
+        use_dictionary=["run_id", "query_id"],
+        column_encoding={"rank": "DELTA_BINARY_PACKED"},
+    )
+    old = pq.ParquetFile(first)
+    assert all(old.schema_arrow.field(c).nullable for c in old.schema_arrow.names)
+    assert "BYTE_STREAM_SPLIT" not in old.metadata.row_group(0).column(4).encodings
+    assert archive.archive_info(first) is not None and archive.row_group_pieces(first, 30).verified
+    ref = evaluate(qrels, paths, MEASURES, batch_rows=UNBATCHED)
+    for budget in (UNBATCHED, 30):
+        assert evaluate(qrels, first, MEASURES, batch_rows=budget).equals(ref)
+    assert load_runs(first).equals(load_runs(out))
 
 
 def test_an_archive_of_a_newer_layout_is_refused_in_one_line(tmp_path: Path) -> None:
