@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from fasteval.columns import StrColumn
 from fasteval.engine.encode import Encoded
 from fasteval.errors import ParameterError
 from fasteval.measures.parser import MeasureSet
@@ -298,15 +299,11 @@ def _strings(name: str, words: Sequence[str], idx: np.ndarray) -> pl.Series:
 
 
 def _large_strings(words: Sequence[str], idx: np.ndarray) -> pa.Array:
-    """``words[idx]`` as an Arrow ``large_string`` array, built from its buffers."""
-    import pyarrow as pa  # noqa: PLC0415 (loaded where a table is written)
-
+    """``words[idx]`` as an Arrow ``large_string`` array (gathered by a kernel, not per row)."""
     raw = [w.encode() for w in words]
-    lens = np.array([len(b) for b in raw], np.int64)
-    offsets = np.zeros(idx.shape[0] + 1, np.int64)
-    np.cumsum(lens[idx], out=offsets[1:])
-    data = b"".join([raw[i] for i in idx.tolist()])
-    return pa.LargeStringArray.from_buffers(idx.shape[0], pa.py_buffer(offsets), pa.py_buffer(data))
+    ends = np.cumsum([len(b) for b in raw], dtype=np.int64)
+    buf = np.frombuffer(b"".join(raw), np.uint8)
+    return StrColumn(buf, ends - np.diff(ends, prepend=0), ends).take(idx)
 
 
 class _Index(NamedTuple):
