@@ -311,6 +311,13 @@ def spread(head_codes: np.ndarray, heads: np.ndarray, n: int) -> np.ndarray:
     return np.repeat(head_codes, np.diff(heads, append=n))
 
 
+def offsets(counts: Any) -> np.ndarray:
+    """``[0, counts[0], counts[0] + counts[1], ...]`` as ``int64``: where each part starts."""
+    out = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out
+
+
 def heads_of(values: np.ndarray) -> np.ndarray:
     """The first row of each run of equal consecutive ``values`` (row 0 the first)."""
     if values.shape[0] == 0:

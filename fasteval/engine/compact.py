@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from fasteval.columns import QrelsColumns, RunColumns, Source, StrColumn
+from fasteval.columns import QrelsColumns, RunColumns, Source, StrColumn, offsets
 from fasteval.engine.encode import Encoded, PreparedQrels, encode, prepare_qrels
 from fasteval.engine.inputs import (
     Prepared,
@@ -232,8 +232,7 @@ def _concat(parts: list[Encoded]) -> Encoded:
     lut0 = np.array([index[s] for s in first.qids], np.int64)
     in_qrels[lut0] = first.in_qrels
     per_q[lut0] = np.diff(first.qr_off)
-    qr_off = np.zeros(n_q + 1, np.int64)
-    np.cumsum(per_q, out=qr_off[1:])
+    qr_off = offsets(per_q)
     group_q = []
     for p in parts:
         if p.qr_rel.shape != first.qr_rel.shape:  # the same qrels in every batch

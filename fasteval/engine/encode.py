@@ -39,6 +39,7 @@ from fasteval.columns import (
     encode_heads,
     heads_of,
     numeric_numpy,
+    offsets,
     spread,
 )
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
@@ -372,7 +373,7 @@ def _queries(pq: PreparedQrels, runs: RunColumns) -> tuple[Heads, _Queries]:
     in_qrels[_lookup(pq.qid_values.cast(all_q.type), all_q)] = True
     qp = np.full(len(qids), n_qp, np.int32)  # the empty query for the others
     qp[in_qrels] = np.arange(n_qp, dtype=np.int32)
-    before = np.concatenate([[0], np.cumsum(in_qrels)])  # qrels queries before each
+    before = offsets(in_qrels)  # qrels queries before each
     return run_q, _Queries(qids, _lookup(q_names, all_q), qp, in_qrels, pq.qr_off[before])
 
 
@@ -420,7 +421,7 @@ def _rank(
             _rank(runs, pq, rk, opts, True)
         _raise_duplicate_document(runs, row, is_dup)
     keep = ~is_dup
-    removed = np.concatenate([[0], np.cumsum(is_dup, dtype=np.int64)])
+    removed = offsets(is_dup)
     if keep_rows:
         row, jdx = row[keep], jdx[keep]
     return rel[keep], row, jdx, gstarts - removed[gstarts], gends - removed[gends]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fasteval.columns import offsets
 from fasteval.engine.encode import Encoded
 from fasteval.kernels.families import NONPOOL, UNJUDGED
 
@@ -36,8 +37,7 @@ def relstring_chars(rel: np.ndarray) -> np.ndarray:
 
 def _ragged(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Positions ``starts[g] + i`` for ``i < counts[g]``, and the CSR offsets of groups."""
-    off = np.zeros(counts.shape[0] + 1, np.int64)
-    np.cumsum(counts, out=off[1:])
+    off = offsets(counts)
     gid = np.repeat(np.arange(counts.shape[0]), counts)
     return starts[gid] + (np.arange(off[-1]) - off[gid]), off
 
@@ -81,9 +81,7 @@ def relstrings(
         rank = kept_before[:-1] - kept_before[off[gid]]
         keep &= rank < length
         pos = pos[keep]
-        counts = np.bincount(gid[keep], minlength=lim.shape[0]).astype(np.int64)
-        off = np.zeros(counts.shape[0] + 1, np.int64)
-        np.cumsum(counts, out=off[1:])
+        off = offsets(np.bincount(gid[keep], minlength=lim.shape[0]))
     else:
         pos, off = _ragged(starts, np.minimum(lim, max(int(length), 0)))
     text = relstring_chars(enc.rel[pos]).tobytes().decode("ascii")

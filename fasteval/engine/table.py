@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from fasteval.columns import StrColumn
+from fasteval.columns import StrColumn, offsets
 from fasteval.engine.encode import Encoded
 from fasteval.errors import ParameterError
 from fasteval.measures.parser import MeasureSet
@@ -267,9 +267,8 @@ def _strings(name: str, words: Sequence[str], idx: np.ndarray) -> pl.Series:
 def _large_strings(words: Sequence[str], idx: np.ndarray) -> pa.Array:
     """``words[idx]`` as an Arrow ``large_string`` array (gathered by a kernel, not per row)."""
     raw = [w.encode() for w in words]
-    ends = np.cumsum([len(b) for b in raw], dtype=np.int64)
-    buf = np.frombuffer(b"".join(raw), np.uint8)
-    return StrColumn(buf, ends - np.diff(ends, prepend=0), ends).take(idx)
+    off = offsets([len(b) for b in raw])
+    return StrColumn(np.frombuffer(b"".join(raw), np.uint8), off[:-1], off[1:]).take(idx)
 
 
 def _with_text(out: Long, enc: ResultIndex, text: dict[int, list[str]]) -> Long:
