@@ -62,12 +62,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from fasteval.engine.ranking import aggregate
 from fasteval.engine.table import Evaluation, ResultIndex, to_frame
 from fasteval.errors import DataMismatchError, InputFormatError
 from fasteval.io.prefs import Prefs, as_prefs
 from fasteval.io.tables import run_columns, runs_to_table
 from fasteval.measures.catalog import parse_prefs_measures
-from fasteval.measures.parser import MeasureSet
 from fasteval.options import DEFAULTS, EvalOptions
 
 
@@ -437,19 +437,17 @@ def evaluate_prefs(
     group_run: list[int] = []
     group_q: list[int] = []
     has_rows: list[bool] = []
-    summary = np.zeros((len(rc.run_names), len(fams)))
     for r, run_id in enumerate(rc.run_names):
-        evaluated = _run_values(table, run_id, qids, prepared, opts)
-        for q, v, retrieved in evaluated:
+        for q, v, retrieved in _run_values(table, run_id, qids, prepared, opts):
             values.append([v[f] for f in fams])
             group_run.append(r)
             group_q.append(number[q])
             has_rows.append(retrieved)
-        summary[r] = _summary(mset, [v for _, v, _ in evaluated])
     if not values:
         msg = f"no run retrieved any query of the preferences in {p.name}"
         raise DataMismatchError(msg)
     index = ResultIndex(rc.run_names, qids, np.array(group_run), np.array(group_q))
+    summary = aggregate(index, mset, np.array(values), None)
     ev = Evaluation(mset, index, np.array(values), summary, np.array(has_rows))
     return to_frame(ev, per_query=per_query, compat=compat)
 
@@ -479,17 +477,6 @@ def _run_values(
         if len(set(ranking)) != len(ranking):
             ranking = _first_occurrences(ranking, run_id, q, opts.on_duplicate == "first")
         out.append((q, query_values(prepared[q], ranking), q in rankings))
-    return out
-
-
-def _summary(mset: MeasureSet, values: list[dict[str, float]]) -> list[float]:
-    """One run's ``all`` values: each measure aggregated over its queries' values."""
-    out = []
-    n_q = len(values)
-    for m in mset:
-        total = float(sum(v[m.family] for v in values))
-        agg = m.info.aggregate
-        out.append(float(n_q) if agg == "count" else total if agg == "sum" else total / (n_q or 1))
     return out
 
 
