@@ -247,25 +247,13 @@ def encode(
     *,
     keep_rows: bool = True,
 ) -> Encoded:
-    """Encode qrels and runs for the kernels.
+    """Encode qrels (parsed, or prepared by :func:`prepare_qrels`: nothing redone) and
+    runs for the kernels.
 
-    Parameters
-    ----------
-    qrels
-        Parsed qrels columns, or qrels already prepared by :func:`prepare_qrels`
-        (nothing of the qrels is then redone).
-    runs
-        Parsed run columns.
-    opts
-        Read: ``compat`` (9: scores are rounded to float32 before ordering, as
-        trec_eval <= 9 stores them as C ``float``; 10: float64), ``complete``
-        (trec_eval ``-c``: every qrels query for every run, missing ones as empty
-        rankings) and ``on_duplicate`` (``"first"`` keeps the first occurrence of
-        a document repeated within a (run, query)).
-    keep_rows
-        ``False`` leaves ``Encoded.row`` and ``Encoded.jdx`` (each ranked position's
-        input row and judgment) empty, for a caller that reads the grades alone
-        (the ranking kernel then writes less).
+    ``opts`` gives ``compat`` (9: scores rounded to float32 before ordering, as
+    trec_eval <= 9 stores them), ``complete`` (trec_eval ``-c``: every qrels query for
+    every run) and ``on_duplicate``. ``keep_rows=False`` leaves ``row`` and ``jdx``
+    empty, for a caller that reads the grades alone (the kernel then writes less).
     """
     pq = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels)
     run_q, q = _queries(pq, runs)

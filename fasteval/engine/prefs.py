@@ -391,31 +391,14 @@ def evaluate_prefs(
 ) -> pl.DataFrame:
     """Evaluate runs against preference judgments, as ``trec_eval -R prefs`` (or ``qrels_prefs``).
 
-    Parameters
-    ----------
-    prefs
-        A ``prefs`` file (``qid jg jsg docno rel_level``), a ``qrels_prefs``
-        file (a qrels file, ``qid jg docno rel``), a polars frame with
-        ``query_id, judgment_group, [subgroup,] doc_id, relevance``, or a
-        :class:`fasteval.io.prefs.Prefs`.
-    runs
-        As for :func:`fasteval.evaluate`.
-    measures
-        ``all_prefs`` (default), ``prefs``, ``prefs_*`` names, ``num_q``,
-        ``runid``; or a :class:`~fasteval.measures.parser.MeasureSet`.
-    opts
-        :func:`fasteval.evaluate`'s options (``compat=9`` rounds scores to float32
-        before ranking, as trec_eval 9); ``rel_format``: ``"prefs"`` or
-        ``"qrels_prefs"`` (how a path is read). ``relevance_level`` is not used:
-        preferences come from the order of the levels (trec_eval's ``-l`` does not
-        apply to them either).
-    per_query
-        As for :func:`fasteval.evaluate`.
-
-    Returns
-    -------
-    polars.DataFrame
-        The long table ``run_id, query_id, measure, value``, as :func:`fasteval.evaluate`.
+    ``prefs``: a ``prefs`` file (``qid jg jsg docno rel_level``), a ``qrels_prefs`` file
+    (``qid jg docno rel``; ``opts.rel_format`` says how a path is read), a polars frame
+    with ``query_id, judgment_group, [subgroup,] doc_id, relevance`` or a
+    :class:`fasteval.io.prefs.Prefs`; ``measures``: ``all_prefs`` (default), ``prefs``,
+    ``prefs_*``, ``num_q``, ``runid`` or a parsed ``MeasureSet``. ``runs``, ``opts``
+    and ``per_query`` as for :func:`fasteval.evaluate`, whose long table this returns;
+    ``compat=9`` rounds scores to float32 before ranking, as trec_eval 9, and
+    ``relevance_level`` is not used (nor is trec_eval's ``-l`` for preferences).
     """
     compat = opts.compat
     mset = parse_prefs_measures(measures, compat=compat)

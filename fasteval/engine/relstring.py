@@ -49,25 +49,9 @@ def relstrings(
     max_depth: int | None = None,
     judged_only: bool = False,
 ) -> list[str]:
-    """The relstring of every evaluated (run, query) group, in group order.
-
-    Parameters
-    ----------
-    enc
-        Encoded rankings (:func:`fasteval.engine.encode.encode`).
-    length
-        ``N``: how many of the top documents to show.
-    max_depth
-        trec_eval ``-M``: only the first ``max_depth`` documents count.
-    judged_only
-        trec_eval ``-J``: unjudged documents (not in the qrels, or with a
-        negative grade) are dropped from the ranking first.
-
-    Returns
-    -------
-    list of str
-        One string per group (``enc.starts``), ``""`` for an empty ranking.
-    """
+    """The relstring of every evaluated group of ``enc``, in group order (``""`` for an
+    empty ranking): the first ``length`` documents' grades, after trec_eval ``-M``
+    (``max_depth``) and ``-J`` (``judged_only``: unjudged documents dropped first)."""
     starts = enc.starts.astype(np.int64)
     lim = (enc.ends - enc.starts).astype(np.int64)
     if max_depth is not None:

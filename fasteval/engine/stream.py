@@ -292,32 +292,14 @@ def evaluate_ranking_stream(
     per_query: bool = True,
     progress: Progress | None = None,
 ) -> Long:
-    """Score ranking measures batch by batch against prepared qrels: the long table.
+    """Score ranking ``measures`` batch by batch against prepared ``qrels``: the long
+    table as arrays (``.to_polars()``: the frame).
 
-    Parameters
-    ----------
-    qrels
-        The qrels, prepared once (:func:`fasteval.engine.encode.prepare_qrels`).
-    runs
-        As :func:`fasteval.evaluate`.
-    measures
-        Parsed ranking measures.
-    options
-        The evaluation options; ``options.batch_rows`` (``None``:
-        ``$FASTEVAL_BATCH_ROWS`` or :data:`fasteval.io.batches.DEFAULT_BATCH_ROWS`) rows, estimated
-        (see the module notes), are read and scored together: peak memory grows
-        with this, not with the number of runs. A small input is one batch.
-    per_query
-        Include the per-query rows.
-    progress
-        Called after each batch with (input units done, units in all); not
-        called when everything fits one batch.
-
-    Returns
-    -------
-    Long
-        The long table ``run_id, query_id, measure, value`` (and ``text``) as arrays
-        (``.to_polars()``: the frame).
+    ``runs`` as :func:`fasteval.evaluate`; ``options.batch_rows`` (``None``:
+    ``$FASTEVAL_BATCH_ROWS`` or :data:`fasteval.io.batches.DEFAULT_BATCH_ROWS`) rows,
+    estimated, are read and scored together, so peak memory grows with it, not with the
+    number of runs. ``progress`` is called after each batch with (input units done,
+    units in all), not when everything fits one batch.
     """
     budget = batch_rows_of(options.batch_rows)
     items = as_list(runs)

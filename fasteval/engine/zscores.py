@@ -27,24 +27,8 @@ from fasteval.measures.parser import MeasureSet
 
 
 def zscore_values(values: np.ndarray, enc: Encoded, measures: MeasureSet, z: ZScores) -> np.ndarray:
-    """Per-group values (``values[g, m]``) converted to z-scores.
-
-    Parameters
-    ----------
-    values
-        Raw per-group values, one column per measure.
-    enc
-        The encoding the groups come from (gives each group's query).
-    measures
-        The measure columns (their names key the z-score table).
-    z
-        The reference means and standard deviations.
-
-    Returns
-    -------
-    numpy.ndarray
-        A new array of the same shape.
-    """
+    """Per-group values (``values[g, m]``, groups of ``enc``) as z-scores against ``z``'s
+    means and deviations, keyed by query and measure name (a new array)."""
     n_q = len(enc.qids)
     n_m = len(measures)
     mean = np.zeros((n_q, n_m), np.float64)
