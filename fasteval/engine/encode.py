@@ -1,21 +1,14 @@
 """From parsed columns to the arrays the measure kernels read.
 
-The qrels side is prepared once (:func:`prepare_qrels`): query ids in byte
-order, judgments grouped by query, a small hash table of each query's judged
-document ids, and a memo of the per-query tables the measures read (relevant
-counts, ideal gains). Every set of runs is then encoded against it
-(:func:`encode`), so a per-call cost grows with the run, not the qrels.
-
-* Query ids become integer codes once, in byte-wise string order (trec_eval's
-  query order).
-* Rows are grouped by (run, query) with a counting sort (skipped when the
-  input is already grouped).
-* Document ids are never re-encoded: trec_eval compares documents only within
-  a query (the qrels lookup, the duplicate check and the tie-break), so
-  ``kernels.ranking.rank_groups`` hashes each id once against the query's
-  table of judged documents and a per-ranking set, and breaks score ties by
-  comparing the id bytes. Rankings already in trec_eval order are only
-  checked, never sorted.
+The qrels are prepared once (:func:`prepare_qrels`): query ids in byte order (trec_eval's
+query order), judgments grouped by query, a hash table of each query's judged document
+ids, and a memo of the per-query tables the measures read. Every set of runs is then
+encoded against it (:func:`encode`), so a call's cost grows with the run, not the qrels:
+query ids become codes once, rows are grouped by (run, query) (a counting sort, skipped
+for grouped input), and document ids are never re-encoded, as trec_eval compares them
+only within a query: ``kernels.ranking.rank_groups`` hashes each id once against the
+query's judged table and breaks score ties by the id bytes (rankings already in
+trec_eval order are only checked).
 """
 
 from __future__ import annotations

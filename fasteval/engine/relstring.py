@@ -1,17 +1,10 @@
 """trec_eval's ``relstring``: the relevance values of the top documents, as a string.
 
-A string-valued measure does not fit the long table's float ``value``
-column, so :func:`fasteval.evaluate` returns it in an extra ``text`` column
-(present only when a string measure is requested; ``value`` is null on
-those rows). Like trec_eval, relstring has per-query rows only (no ``all``
-row): it describes a ranking, it does not average.
-
-One character per document of the first ``N`` retrieved (after ``-M`` and
-``-J``, as every other measure sees the ranking), from trec_eval's
-``m_relstring.c``: the grade ``0``-``9``; ``>`` for a grade above 9; ``-``
-for a document not in the qrels; ``.`` for a qrels entry with a negative
-grade (pooled but unjudged); ``<`` for any other value (not reachable with
-fasteval's encoding, kept for the definition).
+A string does not fit the float ``value`` column: :func:`fasteval.evaluate` returns it in
+a ``text`` column (``value`` null on those rows), per query only, as trec_eval. One
+character per document of the first ``N`` (after ``-M`` and ``-J``), from
+``m_relstring.c``: the grade ``0``-``9``; ``>`` above 9; ``-`` not in the qrels; ``.``
+a negative grade (pooled, unjudged); ``<`` any other value (unreachable here).
 """
 
 from __future__ import annotations
