@@ -89,10 +89,6 @@ class PreparedQrels:
     def __post_init__(self) -> None:
         object.__setattr__(self, "number", {s: k for k, s in enumerate(self.qids)})
 
-    @property
-    def n_queries(self) -> int:
-        return len(self.qids)
-
     def cached(self, key: Any, make: Callable[[], Any]) -> Any:
         """``memo[key]``, made once (thread-safe) by ``make()``."""
         hit = self.memo.get(key)
@@ -298,7 +294,7 @@ class _Queries(NamedTuple):
 
     qids: list[str]
     lut: np.ndarray  # the number of each distinct run query (first-appearance order)
-    qp: np.ndarray  # each query's number in the prepared qrels (n_queries: none)
+    qp: np.ndarray  # each query's number in the prepared qrels (len(qids): none)
     in_qrels: np.ndarray
     qr_off: np.ndarray  # each query's judgments in the prepared qrels
 
@@ -328,7 +324,7 @@ def _group(
 def _queries(pq: PreparedQrels, runs: RunColumns) -> tuple[Heads, _Queries]:
     """The runs of equal query ids and the queries: the qrels', and those of the runs
     the qrels lack, in byte order."""
-    n_qp = pq.n_queries
+    n_qp = len(pq.qids)
     run_q = encode_heads(runs.qid)
     run_q_first = run_q.first
     # the distinct query ids in first-appearance order, and their number in the qrels
