@@ -109,8 +109,7 @@ class StrColumn:
     @classmethod
     def from_arrow(cls, arr: pa.Array | pa.ChunkedArray) -> StrColumn:
         """View an Arrow string array (any string type) without copying where possible."""
-        if isinstance(arr, pa.ChunkedArray):
-            arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+        arr = one_chunk(arr)
         if pa.types.is_string_view(arr.type):
             return cls._from_views(arr)
         if not (pa.types.is_large_string(arr.type) or pa.types.is_string(arr.type)):
@@ -185,13 +184,19 @@ def _raw(views: ViewStr) -> np.ndarray:
     return views.views.view(np.uint8).reshape(-1)
 
 
+def one_chunk(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """``arr`` as one Arrow array (a chunked array's chunks joined when there are several)."""
+    if isinstance(arr, pa.ChunkedArray):
+        return arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+    return arr
+
+
 def numeric_numpy(arr: pa.Array | pa.ChunkedArray, null: float | int | None = None) -> np.ndarray:
     """An Arrow integer or float array as numpy, nulls replaced by ``null``.
 
     Reads the Arrow buffers directly: pyarrow's own ``to_numpy`` imports pandas.
     """
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+    arr = one_chunk(arr)
     if not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
         return np.asarray(arr.to_numpy(zero_copy_only=False))
     dt = np.dtype(arr.type.to_pandas_dtype())
@@ -204,8 +209,7 @@ def numeric_numpy(arr: pa.Array | pa.ChunkedArray, null: float | int | None = No
 
 def null_mask(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """``True`` where an Arrow array is null (from its validity bitmap)."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+    arr = one_chunk(arr)
     n = len(arr)
     if not arr.null_count:
         return np.zeros(n, np.bool_)
