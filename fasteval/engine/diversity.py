@@ -103,16 +103,11 @@ class DiversityPrepared:
 
 
 def _check_duplicates(q: DiversityQrels, df: pl.DataFrame) -> None:
-    dup = df.select(pl.struct("qid", "sub", "doc").is_duplicated()).to_series()
-    if not dup.any():
+    dup = df.filter(pl.struct("qid", "sub", "doc").is_duplicated())
+    if dup.height == 0:
         return
-    rows = np.flatnonzero(dup.to_numpy())
-    key = df.row(int(rows[0]), named=True)
-    same = rows[
-        (df["qid"].to_numpy()[rows] == key["qid"])
-        & (df["sub"].to_numpy()[rows] == key["sub"])
-        & (df["doc"].to_numpy()[rows] == key["doc"])
-    ]
+    key = dup.row(0, named=True)
+    same = dup.filter(*(pl.col(c) == key[c] for c in ("qid", "sub", "doc")))["row"]
     a, b = int(same[0]), int(same[1])
     msg = (
         f"{q.source.where(b)}: duplicate judgment for query {key['qid']!r} subtopic "
