@@ -71,10 +71,6 @@ from fasteval.measures.catalog import parse_prefs_measures
 from fasteval.options import DEFAULTS, EvalOptions
 
 
-def _bytes_key(s: str) -> bytes:
-    return s.encode()
-
-
 @dataclass
 class _Group:
     """One judgment group of a query, in document space (indices into the query's docs)."""
@@ -109,14 +105,14 @@ def _closure(adj: np.ndarray) -> np.ndarray:
 
 
 def _prepare_query(prefs: Prefs, qid: str, lines: list[int]) -> _Query:
-    docs = sorted({prefs.doc[i] for i in lines}, key=_bytes_key)
+    docs = sorted({prefs.doc[i] for i in lines}, key=str.encode)
     index = {d: j for j, d in enumerate(docs)}
     n = len(docs)
     by_group: dict[str, list[int]] = {}
     for i in lines:
         by_group.setdefault(prefs.jg[i], []).append(i)
     groups: list[_Group] = []
-    for jg in sorted(by_group, key=_bytes_key):
+    for jg in sorted(by_group, key=str.encode):
         rows = by_group[jg]
         where = f"{prefs.name}: query {qid!r}, judgment group {jg!r}"
         if len({prefs.jsg[i] for i in rows}) == 1:
@@ -186,7 +182,7 @@ def _relation_group(
     by_sub: dict[str, list[int]] = {}
     for i in rows:
         by_sub.setdefault(prefs.jsg[i], []).append(i)
-    for sub in sorted(by_sub, key=_bytes_key):
+    for sub in sorted(by_sub, key=str.encode):
         d = np.array([index[prefs.doc[i]] for i in by_sub[sub]], np.int64)
         levels_of = prefs.rel[np.asarray(by_sub[sub], np.int64)]
         for x, v in zip(d.tolist(), levels_of.tolist(), strict=True):
