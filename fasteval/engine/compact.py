@@ -158,22 +158,10 @@ def prepare_compact(
     scores: bool = False,
     **fields: Any,
 ) -> Compact:
-    """Read, encode and compact qrels and runs, a batch of whole runs at a time.
-
-    Parameters
-    ----------
-    qrels, runs, opts, fields
-        As for :func:`fasteval.engine.prepare`. ``batch_rows``: rows (estimated)
-        read at a time; ``None``: ``$FASTEVAL_BATCH_ROWS`` or :data:`COMPACT_BATCH_ROWS`.
-    scores
-        Also keep the score at each ranked position (8 bytes per position;
-        only score-valued histograms, ``HSA`` with ``values="score"``, read
-        them).
-
-    Returns
-    -------
-    Compact
-        Equal to ``Compact.of(prepare(qrels, runs, ...))``.
+    """``Compact.of(prepare(qrels, runs, ...))``, read and encoded a batch of whole runs
+    at a time (arguments as for :func:`fasteval.engine.prepare`; ``batch_rows=None``:
+    ``$FASTEVAL_BATCH_ROWS`` or :data:`COMPACT_BATCH_ROWS`). ``scores`` also keeps the
+    score at each ranked position, for score-valued histograms (``HSA``, ``values="score"``).
     """
     opts = options_of(opts, fields)
     batch_rows = opts.batch_rows
