@@ -109,8 +109,7 @@ class StrColumn:
     @classmethod
     def from_arrow(cls, arr: pa.Array | pa.ChunkedArray) -> StrColumn:
         """View an Arrow string array (any string type) without copying where possible."""
-        if isinstance(arr, pa.ChunkedArray):
-            arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+        arr = one_chunk(arr)
         if pa.types.is_string_view(arr.type):
             return cls._from_views(arr)
         if not (pa.types.is_large_string(arr.type) or pa.types.is_string(arr.type)):
@@ -185,13 +184,19 @@ def _raw(views: ViewStr) -> np.ndarray:
     return views.views.view(np.uint8).reshape(-1)
 
 
+def one_chunk(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """``arr`` as one Arrow array (a chunked array's chunks joined when there are several)."""
+    if isinstance(arr, pa.ChunkedArray):
+        return arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+    return arr
+
+
 def numeric_numpy(arr: pa.Array | pa.ChunkedArray, null: float | int | None = None) -> np.ndarray:
     """An Arrow integer or float array as numpy, nulls replaced by ``null``.
 
     Reads the Arrow buffers directly: pyarrow's own ``to_numpy`` imports pandas.
     """
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+    arr = one_chunk(arr)
     if not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
         return np.asarray(arr.to_numpy(zero_copy_only=False))
     dt = np.dtype(arr.type.to_pandas_dtype())
@@ -204,8 +209,7 @@ def numeric_numpy(arr: pa.Array | pa.ChunkedArray, null: float | int | None = No
 
 def null_mask(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """``True`` where an Arrow array is null (from its validity bitmap)."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+    arr = one_chunk(arr)
     n = len(arr)
     if not arr.null_count:
         return np.zeros(n, np.bool_)
@@ -309,6 +313,13 @@ def spread(head_codes: np.ndarray, heads: np.ndarray, n: int) -> np.ndarray:
     if head_codes.shape[0] == 1:  # one run of equal values (one run's run ids)
         return np.full(n, head_codes[0], head_codes.dtype)
     return np.repeat(head_codes, np.diff(heads, append=n))
+
+
+def offsets(counts: Any) -> np.ndarray:
+    """``[0, counts[0], counts[0] + counts[1], ...]`` as ``int64``: where each part starts."""
+    out = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out
 
 
 def heads_of(values: np.ndarray) -> np.ndarray:

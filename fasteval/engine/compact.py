@@ -1,33 +1,13 @@
 """A compact prepared form for studies: only what re-scoring under qrels variants needs.
 
-A robustness study (:mod:`fasteval.analysis.studies`) re-scores every run under
-hundreds of keep-masks over the judgments. It reads, per evaluated (run,
-query) group, the grade class of each ranked position (``rel``: a grade,
-``NONPOOL`` or ``UNJUDGED``) and which judgment it is (``jdx``), plus the
-per-query judgment arrays; never the document ids, the scores (unless a
-score-valued analysis asks for them) or the positions of groups that are not
-evaluated (queries absent from the qrels). :class:`Compact` keeps only those,
-in narrow dtypes: grades as ``int8`` (``int16`` / ``int32`` when the qrels
-need them), judgment indices as ``int32`` (``int64`` past 2**31 judgments),
-a small part of :class:`~fasteval.engine.inputs.Prepared` (its RunColumns
-and the full-width :class:`~fasteval.engine.encode.Encoded`).
-
-:func:`prepare_compact` builds it batch by batch: the runs are cut into
-batches of whole runs (:func:`fasteval.io.batches.plan_batches`), each
-batch is read (:class:`fasteval.io.batches.BatchReader`, the reader evaluation
-uses: an archive piece by piece of row groups), encoded and reduced to
-its evaluated positions, and the batches' small arrays are concatenated, so
-the whole archive's RunColumns never exists at once. The result holds the
-same values, in the same order, as compacting ``prepare(...).enc``
-(:meth:`Compact.of`): runs and groups are numbered as the unbatched encoding
-numbers them (see :mod:`fasteval.engine.stream` for why batches of whole runs
-give the unbatched order). Any error met batch by batch is re-raised by the
-unbatched path, so messages are today's.
-
-The kernels read full-width arrays (``int32`` grades, ``int64`` judgment
-indices); a study widens the positions of each variant into reused buffers
-(:class:`fasteval.analysis.variants.Masker`), and :meth:`Compact.encoded`
-widens the whole thing for other uses.
+A robustness study (:mod:`fasteval.analysis.studies`) re-scores every run under many
+keep-masks over the judgments. It reads, per evaluated (run, query) group, each ranked
+position's grade class (``rel``) and judgment (``jdx``), plus the per-query judgment
+arrays: :class:`Compact` keeps only those, in narrow dtypes. :func:`prepare_compact`
+builds it a batch of whole runs at a time (:mod:`fasteval.io.batches`), so the whole
+archive's RunColumns never exists at once; runs and groups are numbered as the
+unbatched encoding numbers them (:mod:`fasteval.engine.stream` says why), and an error
+met batch by batch is re-raised by the unbatched path, with today's message.
 """
 
 from __future__ import annotations
@@ -40,7 +20,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from fasteval.columns import QrelsColumns, RunColumns, Source, StrColumn
+from fasteval.columns import QrelsColumns, RunColumns, Source, StrColumn, offsets
 from fasteval.engine.encode import Encoded, PreparedQrels, encode, prepare_qrels
 from fasteval.engine.inputs import (
     Prepared,
@@ -66,14 +46,10 @@ evaluation's batches, a little slower)."""
 class Compact:
     """Qrels and runs joined, reduced to what re-scoring needs (see the module notes).
 
-    ``enc`` has the fields of :class:`~fasteval.engine.encode.Encoded` and the same
-    values as the unbatched encoding's evaluated groups, but ``rel`` is
-    ``int8``/``int16``/``int32`` and ``jdx`` ``int32``/``int64``, and only
-    the positions of evaluated groups are kept (``starts``/``ends`` point
-    into them). ``enc.row`` is empty, or ``arange(n_positions)`` with
-    ``scores`` (then ``scores[i]`` is the score at ranked position ``i``).
-    Pass it to the kernels only widened (:meth:`encoded`, or a variant of
-    :class:`~fasteval.analysis.variants.Masker`).
+    ``enc`` is the unbatched encoding's evaluated positions only, with ``rel`` as
+    ``int8``/``int16``/``int32`` and ``jdx`` as ``int32``/``int64``; ``enc.row`` is empty,
+    or ``arange(n_positions)`` with ``scores`` (the score at each ranked position).
+    The kernels read it widened (:meth:`encoded`, or :class:`fasteval.analysis.variants.Masker`).
     """
 
     qrels: QrelsColumns
@@ -106,13 +82,8 @@ class Compact:
         )
 
     def prepared(self, enc: Encoded | None = None) -> Prepared:
-        """A :class:`~fasteval.engine.inputs.Prepared` over ``enc`` (default: :meth:`encoded`).
-
-        Its runs are a stand-in holding only the scores at the ranked
-        positions (``runs.score[enc.row]``, when ``scores`` were kept) and
-        no document ids: enough for the analyses that read grades, judgments
-        and scores (RIC, DO/HSA), not for those that need document ids.
-        """
+        """A :class:`~fasteval.engine.inputs.Prepared` over ``enc`` (default: :meth:`encoded`)
+        whose runs hold only the kept scores, no document ids (enough for RIC, DO/HSA)."""
         e = self.encoded() if enc is None else enc
         score = self.scores if self.scores is not None else np.zeros(0, np.float64)
         empty = StrColumn(np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -150,12 +121,8 @@ def _narrow_types(qrels: QrelsColumns) -> tuple[type[np.signedinteger[Any]], typ
 def _evaluated_positions(enc: Encoded, offset: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Positions of the evaluated groups in order, and their new starts/ends (from ``offset``)."""
     lens = (enc.ends - enc.starts).astype(np.int64)
-    new_starts = np.empty(lens.shape[0], np.int64)
-    if lens.shape[0]:
-        new_starts[0] = 0
-        np.cumsum(lens[:-1], out=new_starts[1:])
-    total = int(lens.sum())
-    pos = np.arange(total, dtype=np.int64) + np.repeat(enc.starts - new_starts, lens)
+    new_starts = np.cumsum(lens) - lens
+    pos = np.arange(int(lens.sum()), dtype=np.int64) + np.repeat(enc.starts - new_starts, lens)
     return pos, new_starts + offset, new_starts + lens + offset
 
 
@@ -191,22 +158,10 @@ def prepare_compact(
     scores: bool = False,
     **fields: Any,
 ) -> Compact:
-    """Read, encode and compact qrels and runs, a batch of whole runs at a time.
-
-    Parameters
-    ----------
-    qrels, runs, opts, fields
-        As for :func:`fasteval.engine.prepare`. ``batch_rows``: rows (estimated)
-        read at a time; ``None``: ``$FASTEVAL_BATCH_ROWS`` or :data:`COMPACT_BATCH_ROWS`.
-    scores
-        Also keep the score at each ranked position (8 bytes per position;
-        only score-valued histograms, ``HSA`` with ``values="score"``, read
-        them).
-
-    Returns
-    -------
-    Compact
-        Equal to ``Compact.of(prepare(qrels, runs, ...))``.
+    """``Compact.of(prepare(qrels, runs, ...))``, read and encoded a batch of whole runs
+    at a time (arguments as for :func:`fasteval.engine.prepare`; ``batch_rows=None``:
+    ``$FASTEVAL_BATCH_ROWS`` or :data:`COMPACT_BATCH_ROWS`). ``scores`` also keeps the
+    score at each ranked position, for score-valued histograms (``HSA``, ``values="score"``).
     """
     opts = options_of(opts, fields)
     batch_rows = opts.batch_rows
@@ -265,8 +220,7 @@ def _concat(parts: list[Encoded]) -> Encoded:
     lut0 = np.array([index[s] for s in first.qids], np.int64)
     in_qrels[lut0] = first.in_qrels
     per_q[lut0] = np.diff(first.qr_off)
-    qr_off = np.zeros(n_q + 1, np.int64)
-    np.cumsum(per_q, out=qr_off[1:])
+    qr_off = offsets(per_q)
     group_q = []
     for p in parts:
         if p.qr_rel.shape != first.qr_rel.shape:  # the same qrels in every batch

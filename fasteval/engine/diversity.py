@@ -46,7 +46,14 @@ import numpy as np
 import polars as pl
 
 from fasteval import parallel
-from fasteval.columns import QrelsColumns, RunColumns, StrColumn, null_mask, numeric_numpy
+from fasteval.columns import (
+    QrelsColumns,
+    RunColumns,
+    StrColumn,
+    null_mask,
+    numeric_numpy,
+    offsets,
+)
 from fasteval.engine.encode import Encoded, encode
 from fasteval.engine.inputs import check_runs_have_queries
 from fasteval.engine.table import long_table
@@ -96,16 +103,11 @@ class DiversityPrepared:
 
 
 def _check_duplicates(q: DiversityQrels, df: pl.DataFrame) -> None:
-    dup = df.select(pl.struct("qid", "sub", "doc").is_duplicated()).to_series()
-    if not dup.any():
+    dup = df.filter(pl.struct("qid", "sub", "doc").is_duplicated())
+    if dup.height == 0:
         return
-    rows = np.flatnonzero(dup.to_numpy())
-    key = df.row(int(rows[0]), named=True)
-    same = rows[
-        (df["qid"].to_numpy()[rows] == key["qid"])
-        & (df["sub"].to_numpy()[rows] == key["sub"])
-        & (df["doc"].to_numpy()[rows] == key["doc"])
-    ]
+    key = dup.row(0, named=True)
+    same = dup.filter(*(pl.col(c) == key[c] for c in ("qid", "sub", "doc")))["row"]
     a, b = int(same[0]), int(same[1])
     msg = (
         f"{q.source.where(b)}: duplicate judgment for query {key['qid']!r} subtopic "
@@ -217,25 +219,20 @@ def _subtopic_tables(
         .with_columns(pl.int_range(pl.len()).over("q").alias("j"))
     )
     m_q = np.bincount(subs["q"].to_numpy(), minlength=n_q).astype(np.int64)
-    sub_off = np.concatenate([[0], np.cumsum(m_q)]).astype(np.int64)
+    sub_off = offsets(m_q)
     ent = (
         relv.select("q", "u", "doc")
         .unique(["u"])
         .sort(["q", pl.col("doc").cast(pl.Binary)])
         .with_row_index("e")
     )
-    qd_off = np.concatenate(
-        [[0], np.cumsum(np.bincount(ent["q"].to_numpy(), minlength=n_q))]
-    ).astype(np.int64)
+    qd_off = offsets(np.bincount(ent["q"].to_numpy(), minlength=n_q))
     rd = (
         relv.join(subs.select("q", "sub", "j"), on=["q", "sub"])
         .join(ent.select("u", "e"), on="u")
         .sort(["e", "j"])
     )
-    n_e = ent.height
-    rd_off = np.concatenate(
-        [[0], np.cumsum(np.bincount(rd["e"].to_numpy(), minlength=n_e))]
-    ).astype(np.int64)
+    rd_off = offsets(np.bincount(rd["e"].to_numpy(), minlength=ent.height))
     return subs, m_q, sub_off, ent, qd_off, rd, rd_off
 
 
@@ -334,13 +331,7 @@ def compute_diversity(
     check_params(alpha, beta, max_depth)
     enc = prep.enc
     k = max([1, *(x.k for x in measures)])
-    sub = kd.Subtopics(
-        np.ascontiguousarray(prep.rd_off, dtype=np.int64),
-        np.ascontiguousarray(prep.rd_sub, dtype=np.int64),
-        np.ascontiguousarray(prep.m_q, dtype=np.int64),
-        np.ascontiguousarray(prep.sub_off, dtype=np.int64),
-        np.ascontiguousarray(prep.nrel, dtype=np.int64),
-    )
+    sub = kd.Subtopics(prep.rd_off, prep.rd_sub, prep.m_q, prep.sub_off, prep.nrel)
     par = kd.Params(float(alpha), float(beta), _discounts(k))
     ideal = _ideal_rankings(prep, sub, par, k)
     n_g = enc.starts.shape[0]
@@ -402,7 +393,7 @@ def _per_subtopic_outputs(prep: DiversityPrepared, depth: int | None) -> kd.PerS
     """The per-subtopic outputs of every group (empty unless ``depth`` is given)."""
     enc = prep.enc
     if depth is not None:
-        grp_sub_off = np.concatenate([[0], np.cumsum(prep.m_q[enc.group_q])]).astype(np.int64)
+        grp_sub_off = offsets(prep.m_q[enc.group_q])
         n_s = int(grp_sub_off[-1])
     else:
         grp_sub_off = np.zeros(enc.starts.shape[0] + 1, np.int64)

@@ -1,21 +1,14 @@
 """From parsed columns to the arrays the measure kernels read.
 
-The qrels side is prepared once (:func:`prepare_qrels`): query ids in byte
-order, judgments grouped by query, a small hash table of each query's judged
-document ids, and a memo of the per-query tables the measures read (relevant
-counts, ideal gains). Every set of runs is then encoded against it
-(:func:`encode`), so a per-call cost grows with the run, not the qrels.
-
-* Query ids become integer codes once, in byte-wise string order (trec_eval's
-  query order).
-* Rows are grouped by (run, query) with a counting sort (skipped when the
-  input is already grouped).
-* Document ids are never re-encoded: trec_eval compares documents only within
-  a query (the qrels lookup, the duplicate check and the tie-break), so
-  ``kernels.ranking.rank_groups`` hashes each id once against the query's
-  table of judged documents and a per-ranking set, and breaks score ties by
-  comparing the id bytes. Rankings already in trec_eval order are only
-  checked, never sorted.
+The qrels are prepared once (:func:`prepare_qrels`): query ids in byte order (trec_eval's
+query order), judgments grouped by query, a hash table of each query's judged document
+ids, and a memo of the per-query tables the measures read. Every set of runs is then
+encoded against it (:func:`encode`), so a call's cost grows with the run, not the qrels:
+query ids become codes once, rows are grouped by (run, query) (a counting sort, skipped
+for grouped input), and document ids are never re-encoded, as trec_eval compares them
+only within a query: ``kernels.ranking.rank_groups`` hashes each id once against the
+query's judged table and breaks score ties by the id bytes (rankings already in
+trec_eval order are only checked).
 """
 
 from __future__ import annotations
@@ -39,6 +32,7 @@ from fasteval.columns import (
     encode_heads,
     heads_of,
     numeric_numpy,
+    offsets,
     spread,
 )
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
@@ -94,10 +88,6 @@ class PreparedQrels:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "number", {s: k for k, s in enumerate(self.qids)})
-
-    @property
-    def n_queries(self) -> int:
-        return len(self.qids)
 
     def cached(self, key: Any, make: Callable[[], Any]) -> Any:
         """``memo[key]``, made once (thread-safe) by ``make()``."""
@@ -246,25 +236,13 @@ def encode(
     *,
     keep_rows: bool = True,
 ) -> Encoded:
-    """Encode qrels and runs for the kernels.
+    """Encode qrels (parsed, or prepared by :func:`prepare_qrels`: nothing redone) and
+    runs for the kernels.
 
-    Parameters
-    ----------
-    qrels
-        Parsed qrels columns, or qrels already prepared by :func:`prepare_qrels`
-        (nothing of the qrels is then redone).
-    runs
-        Parsed run columns.
-    opts
-        Read: ``compat`` (9: scores are rounded to float32 before ordering, as
-        trec_eval <= 9 stores them as C ``float``; 10: float64), ``complete``
-        (trec_eval ``-c``: every qrels query for every run, missing ones as empty
-        rankings) and ``on_duplicate`` (``"first"`` keeps the first occurrence of
-        a document repeated within a (run, query)).
-    keep_rows
-        ``False`` leaves ``Encoded.row`` and ``Encoded.jdx`` (each ranked position's
-        input row and judgment) empty, for a caller that reads the grades alone
-        (the ranking kernel then writes less).
+    ``opts`` gives ``compat`` (9: scores rounded to float32 before ordering, as
+    trec_eval <= 9 stores them), ``complete`` (trec_eval ``-c``: every qrels query for
+    every run) and ``on_duplicate``. ``keep_rows=False`` leaves ``row`` and ``jdx``
+    empty, for a caller that reads the grades alone (the kernel then writes less).
     """
     pq = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels)
     run_q, q = _queries(pq, runs)
@@ -316,7 +294,7 @@ class _Queries(NamedTuple):
 
     qids: list[str]
     lut: np.ndarray  # the number of each distinct run query (first-appearance order)
-    qp: np.ndarray  # each query's number in the prepared qrels (n_queries: none)
+    qp: np.ndarray  # each query's number in the prepared qrels (len(qids): none)
     in_qrels: np.ndarray
     qr_off: np.ndarray  # each query's judgments in the prepared qrels
 
@@ -346,7 +324,7 @@ def _group(
 def _queries(pq: PreparedQrels, runs: RunColumns) -> tuple[Heads, _Queries]:
     """The runs of equal query ids and the queries: the qrels', and those of the runs
     the qrels lack, in byte order."""
-    n_qp = pq.n_queries
+    n_qp = len(pq.qids)
     run_q = encode_heads(runs.qid)
     run_q_first = run_q.first
     # the distinct query ids in first-appearance order, and their number in the qrels
@@ -372,7 +350,7 @@ def _queries(pq: PreparedQrels, runs: RunColumns) -> tuple[Heads, _Queries]:
     in_qrels[_lookup(pq.qid_values.cast(all_q.type), all_q)] = True
     qp = np.full(len(qids), n_qp, np.int32)  # the empty query for the others
     qp[in_qrels] = np.arange(n_qp, dtype=np.int32)
-    before = np.concatenate([[0], np.cumsum(in_qrels)])  # qrels queries before each
+    before = offsets(in_qrels)  # qrels queries before each
     return run_q, _Queries(qids, _lookup(q_names, all_q), qp, in_qrels, pq.qr_off[before])
 
 
@@ -420,7 +398,7 @@ def _rank(
             _rank(runs, pq, rk, opts, True)
         _raise_duplicate_document(runs, row, is_dup)
     keep = ~is_dup
-    removed = np.concatenate([[0], np.cumsum(is_dup, dtype=np.int64)])
+    removed = offsets(is_dup)
     if keep_rows:
         row, jdx = row[keep], jdx[keep]
     return rel[keep], row, jdx, gstarts - removed[gstarts], gends - removed[gends]

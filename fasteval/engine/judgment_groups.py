@@ -42,25 +42,12 @@ def evaluate_jg(
 ) -> pl.DataFrame:
     """Evaluate runs against qrels with judgment groups, as ``trec_eval -R qrels_jg``.
 
-    Parameters
-    ----------
-    qrels_jg
-        A ``qid jg docno rel`` file, a polars frame with ``query_id,
-        judgment_group, doc_id, relevance``, or a :class:`fasteval.io.qrels_jg.QrelsJG`.
-    runs, per_query
-        As for :func:`fasteval.evaluate`.
-    opts
-        :func:`fasteval.evaluate`'s options (those of ``num_docs``, ``zscores`` and
-        ``rel_format`` aside).
-    measures
-        ``map_avgjg``, ``P_avgjg[.k,...]``, ``Rprec_mult_avgjg[.x,...]``,
-        ``num_q``, ``runid`` or the nickname ``qrels_jg`` (default); or a
-        :class:`~fasteval.measures.parser.MeasureSet` already parsed.
-
-    Returns
-    -------
-    polars.DataFrame
-        The long table ``run_id, query_id, measure, value``, as :func:`fasteval.evaluate`.
+    ``qrels_jg``: a ``qid jg docno rel`` file, a polars frame with ``query_id,
+    judgment_group, doc_id, relevance`` or a :class:`fasteval.io.qrels_jg.QrelsJG`;
+    ``measures``: ``map_avgjg``, ``P_avgjg[.k,...]``, ``Rprec_mult_avgjg[.x,...]``,
+    ``num_q``, ``runid`` or ``qrels_jg`` (default), or a parsed ``MeasureSet``; ``runs``,
+    ``opts`` (``num_docs``, ``zscores``, ``rel_format`` unused) and ``per_query`` as
+    for :func:`fasteval.evaluate`, whose long table this returns.
     """
     compat = opts.compat
     mset = (

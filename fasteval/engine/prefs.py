@@ -62,17 +62,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from fasteval.engine.ranking import aggregate
 from fasteval.engine.table import Evaluation, ResultIndex, to_frame
 from fasteval.errors import DataMismatchError, InputFormatError
 from fasteval.io.prefs import Prefs, as_prefs
 from fasteval.io.tables import run_columns, runs_to_table
 from fasteval.measures.catalog import parse_prefs_measures
-from fasteval.measures.parser import MeasureSet
 from fasteval.options import DEFAULTS, EvalOptions
-
-
-def _bytes_key(s: str) -> bytes:
-    return s.encode()
 
 
 @dataclass
@@ -109,14 +105,14 @@ def _closure(adj: np.ndarray) -> np.ndarray:
 
 
 def _prepare_query(prefs: Prefs, qid: str, lines: list[int]) -> _Query:
-    docs = sorted({prefs.doc[i] for i in lines}, key=_bytes_key)
+    docs = sorted({prefs.doc[i] for i in lines}, key=str.encode)
     index = {d: j for j, d in enumerate(docs)}
     n = len(docs)
     by_group: dict[str, list[int]] = {}
     for i in lines:
         by_group.setdefault(prefs.jg[i], []).append(i)
     groups: list[_Group] = []
-    for jg in sorted(by_group, key=_bytes_key):
+    for jg in sorted(by_group, key=str.encode):
         rows = by_group[jg]
         where = f"{prefs.name}: query {qid!r}, judgment group {jg!r}"
         if len({prefs.jsg[i] for i in rows}) == 1:
@@ -186,7 +182,7 @@ def _relation_group(
     by_sub: dict[str, list[int]] = {}
     for i in rows:
         by_sub.setdefault(prefs.jsg[i], []).append(i)
-    for sub in sorted(by_sub, key=_bytes_key):
+    for sub in sorted(by_sub, key=str.encode):
         d = np.array([index[prefs.doc[i]] for i in by_sub[sub]], np.int64)
         levels_of = prefs.rel[np.asarray(by_sub[sub], np.int64)]
         for x, v in zip(d.tolist(), levels_of.tolist(), strict=True):
@@ -391,31 +387,14 @@ def evaluate_prefs(
 ) -> pl.DataFrame:
     """Evaluate runs against preference judgments, as ``trec_eval -R prefs`` (or ``qrels_prefs``).
 
-    Parameters
-    ----------
-    prefs
-        A ``prefs`` file (``qid jg jsg docno rel_level``), a ``qrels_prefs``
-        file (a qrels file, ``qid jg docno rel``), a polars frame with
-        ``query_id, judgment_group, [subgroup,] doc_id, relevance``, or a
-        :class:`fasteval.io.prefs.Prefs`.
-    runs
-        As for :func:`fasteval.evaluate`.
-    measures
-        ``all_prefs`` (default), ``prefs``, ``prefs_*`` names, ``num_q``,
-        ``runid``; or a :class:`~fasteval.measures.parser.MeasureSet`.
-    opts
-        :func:`fasteval.evaluate`'s options (``compat=9`` rounds scores to float32
-        before ranking, as trec_eval 9); ``rel_format``: ``"prefs"`` or
-        ``"qrels_prefs"`` (how a path is read). ``relevance_level`` is not used:
-        preferences come from the order of the levels (trec_eval's ``-l`` does not
-        apply to them either).
-    per_query
-        As for :func:`fasteval.evaluate`.
-
-    Returns
-    -------
-    polars.DataFrame
-        The long table ``run_id, query_id, measure, value``, as :func:`fasteval.evaluate`.
+    ``prefs``: a ``prefs`` file (``qid jg jsg docno rel_level``), a ``qrels_prefs`` file
+    (``qid jg docno rel``; ``opts.rel_format`` says how a path is read), a polars frame
+    with ``query_id, judgment_group, [subgroup,] doc_id, relevance`` or a
+    :class:`fasteval.io.prefs.Prefs`; ``measures``: ``all_prefs`` (default), ``prefs``,
+    ``prefs_*``, ``num_q``, ``runid`` or a parsed ``MeasureSet``. ``runs``, ``opts``
+    and ``per_query`` as for :func:`fasteval.evaluate`, whose long table this returns;
+    ``compat=9`` rounds scores to float32 before ranking, as trec_eval 9, and
+    ``relevance_level`` is not used (nor is trec_eval's ``-l`` for preferences).
     """
     compat = opts.compat
     mset = parse_prefs_measures(measures, compat=compat)
@@ -437,19 +416,17 @@ def evaluate_prefs(
     group_run: list[int] = []
     group_q: list[int] = []
     has_rows: list[bool] = []
-    summary = np.zeros((len(rc.run_names), len(fams)))
     for r, run_id in enumerate(rc.run_names):
-        evaluated = _run_values(table, run_id, qids, prepared, opts)
-        for q, v, retrieved in evaluated:
+        for q, v, retrieved in _run_values(table, run_id, qids, prepared, opts):
             values.append([v[f] for f in fams])
             group_run.append(r)
             group_q.append(number[q])
             has_rows.append(retrieved)
-        summary[r] = _summary(mset, [v for _, v, _ in evaluated])
     if not values:
         msg = f"no run retrieved any query of the preferences in {p.name}"
         raise DataMismatchError(msg)
     index = ResultIndex(rc.run_names, qids, np.array(group_run), np.array(group_q))
+    summary = aggregate(index, mset, np.array(values), None)
     ev = Evaluation(mset, index, np.array(values), summary, np.array(has_rows))
     return to_frame(ev, per_query=per_query, compat=compat)
 
@@ -479,17 +456,6 @@ def _run_values(
         if len(set(ranking)) != len(ranking):
             ranking = _first_occurrences(ranking, run_id, q, opts.on_duplicate == "first")
         out.append((q, query_values(prepared[q], ranking), q in rankings))
-    return out
-
-
-def _summary(mset: MeasureSet, values: list[dict[str, float]]) -> list[float]:
-    """One run's ``all`` values: each measure aggregated over its queries' values."""
-    out = []
-    n_q = len(values)
-    for m in mset:
-        total = float(sum(v[m.family] for v in values))
-        agg = m.info.aggregate
-        out.append(float(n_q) if agg == "count" else total if agg == "sum" else total / (n_q or 1))
     return out
 
 

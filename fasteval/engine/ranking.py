@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fasteval import parallel
+from fasteval.columns import offsets
 from fasteval.engine.encode import Encoded
 from fasteval.engine.inputs import Prepared, QrelsLike, RunsLike, prepare
 from fasteval.engine.relstring import relstrings
@@ -60,7 +61,7 @@ def query_stats(qr_off: np.ndarray, qr_rel: np.ndarray, level: int) -> kr.QueryS
     order = np.lexsort((-gains, pq))
     pq = pq[order]
     gains = gains[order]
-    ideal_off = np.concatenate([[0], np.cumsum(np.bincount(pq, minlength=n_q))]).astype(np.int64)
+    ideal_off = offsets(np.bincount(pq, minlength=n_q))
     longest = int(np.diff(ideal_off).max()) if n_q else 0
     log2 = np.array([math.log2(i + 2.0) for i in range(longest)], dtype=np.float64)
     idcg = np.empty(gains.shape[0], np.float64)

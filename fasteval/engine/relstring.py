@@ -1,23 +1,17 @@
 """trec_eval's ``relstring``: the relevance values of the top documents, as a string.
 
-A string-valued measure does not fit the long table's float ``value``
-column, so :func:`fasteval.evaluate` returns it in an extra ``text`` column
-(present only when a string measure is requested; ``value`` is null on
-those rows). Like trec_eval, relstring has per-query rows only (no ``all``
-row): it describes a ranking, it does not average.
-
-One character per document of the first ``N`` retrieved (after ``-M`` and
-``-J``, as every other measure sees the ranking), from trec_eval's
-``m_relstring.c``: the grade ``0``-``9``; ``>`` for a grade above 9; ``-``
-for a document not in the qrels; ``.`` for a qrels entry with a negative
-grade (pooled but unjudged); ``<`` for any other value (not reachable with
-fasteval's encoding, kept for the definition).
+A string does not fit the float ``value`` column: :func:`fasteval.evaluate` returns it in
+a ``text`` column (``value`` null on those rows), per query only, as trec_eval. One
+character per document of the first ``N`` (after ``-M`` and ``-J``), from
+``m_relstring.c``: the grade ``0``-``9``; ``>`` above 9; ``-`` not in the qrels; ``.``
+a negative grade (pooled, unjudged); ``<`` any other value (unreachable here).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from fasteval.columns import offsets
 from fasteval.engine.encode import Encoded
 from fasteval.kernels.families import NONPOOL, UNJUDGED
 
@@ -36,8 +30,7 @@ def relstring_chars(rel: np.ndarray) -> np.ndarray:
 
 def _ragged(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Positions ``starts[g] + i`` for ``i < counts[g]``, and the CSR offsets of groups."""
-    off = np.zeros(counts.shape[0] + 1, np.int64)
-    np.cumsum(counts, out=off[1:])
+    off = offsets(counts)
     gid = np.repeat(np.arange(counts.shape[0]), counts)
     return starts[gid] + (np.arange(off[-1]) - off[gid]), off
 
@@ -49,25 +42,9 @@ def relstrings(
     max_depth: int | None = None,
     judged_only: bool = False,
 ) -> list[str]:
-    """The relstring of every evaluated (run, query) group, in group order.
-
-    Parameters
-    ----------
-    enc
-        Encoded rankings (:func:`fasteval.engine.encode.encode`).
-    length
-        ``N``: how many of the top documents to show.
-    max_depth
-        trec_eval ``-M``: only the first ``max_depth`` documents count.
-    judged_only
-        trec_eval ``-J``: unjudged documents (not in the qrels, or with a
-        negative grade) are dropped from the ranking first.
-
-    Returns
-    -------
-    list of str
-        One string per group (``enc.starts``), ``""`` for an empty ranking.
-    """
+    """The relstring of every evaluated group of ``enc``, in group order (``""`` for an
+    empty ranking): the first ``length`` documents' grades, after trec_eval ``-M``
+    (``max_depth``) and ``-J`` (``judged_only``: unjudged documents dropped first)."""
     starts = enc.starts.astype(np.int64)
     lim = (enc.ends - enc.starts).astype(np.int64)
     if max_depth is not None:
@@ -81,9 +58,7 @@ def relstrings(
         rank = kept_before[:-1] - kept_before[off[gid]]
         keep &= rank < length
         pos = pos[keep]
-        counts = np.bincount(gid[keep], minlength=lim.shape[0]).astype(np.int64)
-        off = np.zeros(counts.shape[0] + 1, np.int64)
-        np.cumsum(counts, out=off[1:])
+        off = offsets(np.bincount(gid[keep], minlength=lim.shape[0]))
     else:
         pos, off = _ragged(starts, np.minimum(lim, max(int(length), 0)))
     text = relstring_chars(enc.rel[pos]).tobytes().decode("ascii")

@@ -1,30 +1,20 @@
 """Ranking evaluation in batches: plan, read, encode, score, merge.
 
-The route of :func:`fasteval.evaluate`, :class:`fasteval.Evaluator` and the command
-line; the analyses that need every ranking at once (RIC, the report, studies,
-fusion) use :func:`fasteval.engine.inputs.prepare` and
-:func:`fasteval.engine.ranking.compute` instead.
+The route of :func:`fasteval.evaluate`, :class:`fasteval.Evaluator` and the command line
+(RIC, the report, studies and fusion need every ranking at once: they use
+:func:`fasteval.engine.inputs.prepare` and :func:`fasteval.engine.ranking.compute`).
+Only one batch of run rows is held at a time (how inputs are cut: :mod:`fasteval.io.batches`),
+plus the small per-(run, query) results; runs are aggregated at the end.
 
-:func:`evaluate_ranking_stream` scores runs against prepared qrels
-(:class:`fasteval.engine.encode.PreparedQrels`) holding only one batch of run
-rows in memory at a time, plus the small per-(run, query) result arrays; runs
-are aggregated at the end. A small input is one batch. How the inputs are cut
-into batches and a large file into pieces: :mod:`fasteval.io.batches`.
-
-Why the result is the same whatever the batches
------------------------------------------------
-A (run, query) group's values depend only on its own rows (in input order)
-and the qrels. Evaluated groups are always qrels queries, numbered by the
-prepared qrels the same way in every batch; runs are numbered by first
-appearance over the batches, which follow the input order; the groups are then
-sorted by (run, query) and each run's aggregate is summed over them in that
-order (:func:`fasteval.engine.ranking.aggregate`). Under ``complete`` every
-batch holding a run adds empty groups for the qrels queries it lacks: one is
-kept. A run given by two inputs is an error (the readers' message), whichever
-batches read them. A group with rows in two pieces of one file (a query whose
-lines are not consecutive) cannot be scored piece by piece: that file is then
-read again whole. Errors met in a batch are raised as they are, with the file's
-own line (or the archive's own row) numbers.
+Why the result is the same whatever the batches: a (run, query) group's values depend
+only on its own rows and the qrels. Evaluated groups are qrels queries, numbered by the
+prepared qrels in every batch; runs are numbered by first appearance over the batches,
+which follow the input order; groups are sorted by (run, query) and summed in that order
+(:func:`fasteval.engine.ranking.aggregate`). Under ``complete`` each batch holding a run
+adds empty groups for the qrels queries it lacks: one is kept. A run given by two inputs
+is the readers' error. A group split over two pieces of a file (a query's lines not
+consecutive) cannot be scored piece by piece: that file is read again whole. Errors are
+raised as met, with the file's own line (or the archive's own row) numbers.
 """
 
 from __future__ import annotations
@@ -163,13 +153,8 @@ def _splits_a_group(parts: list[_Scored]) -> bool:
 
 
 class _ReadAhead:
-    """Text batches read in a thread, one ahead, into two alternating byte workspaces;
-    archives in pieces of row groups.
-
-    File reads and gzip release the GIL: batch ``i + 1``'s bytes arrive while
-    batch ``i`` is scored, into the buffer of batch ``i - 1`` (gone by then).
-    The first two batches (or an archive's first piece) are asked for on entry.
-    """
+    """Text batches read on a thread, one ahead (file reads and gzip release the GIL),
+    into two alternating byte workspaces; archives in pieces of row groups."""
 
     def __init__(self, batches: Sequence[Batch], budget: int) -> None:
         self.batches = batches
@@ -292,32 +277,14 @@ def evaluate_ranking_stream(
     per_query: bool = True,
     progress: Progress | None = None,
 ) -> Long:
-    """Score ranking measures batch by batch against prepared qrels: the long table.
+    """Score ranking ``measures`` batch by batch against prepared ``qrels``: the long
+    table as arrays (``.to_polars()``: the frame).
 
-    Parameters
-    ----------
-    qrels
-        The qrels, prepared once (:func:`fasteval.engine.encode.prepare_qrels`).
-    runs
-        As :func:`fasteval.evaluate`.
-    measures
-        Parsed ranking measures.
-    options
-        The evaluation options; ``options.batch_rows`` (``None``:
-        ``$FASTEVAL_BATCH_ROWS`` or :data:`fasteval.io.batches.DEFAULT_BATCH_ROWS`) rows, estimated
-        (see the module notes), are read and scored together: peak memory grows
-        with this, not with the number of runs. A small input is one batch.
-    per_query
-        Include the per-query rows.
-    progress
-        Called after each batch with (input units done, units in all); not
-        called when everything fits one batch.
-
-    Returns
-    -------
-    Long
-        The long table ``run_id, query_id, measure, value`` (and ``text``) as arrays
-        (``.to_polars()``: the frame).
+    ``runs`` as :func:`fasteval.evaluate`; ``options.batch_rows`` (``None``:
+    ``$FASTEVAL_BATCH_ROWS`` or :data:`fasteval.io.batches.DEFAULT_BATCH_ROWS`) rows,
+    estimated, are read and scored together, so peak memory grows with it, not with the
+    number of runs. ``progress`` is called after each batch with (input units done,
+    units in all), not when everything fits one batch.
     """
     budget = batch_rows_of(options.batch_rows)
     items = as_list(runs)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from fasteval.columns import StrColumn, offsets
 from fasteval.engine.encode import Encoded
 from fasteval.errors import ParameterError
 from fasteval.measures.parser import MeasureSet
@@ -167,17 +168,13 @@ def _without_undefined(out: Long, ev: Evaluation) -> Long:
     cols = [j for j, m in enumerate(ev.measures) if m.info.aggregate == "defined"]
     if not cols or not (np.isnan(ev.values[:, cols]).any() or np.isnan(ev.summary[:, cols]).any()):
         return out
-    drop = np.isin(out.measure, cols) & np.isnan(out.value)
-    return _take(out, np.flatnonzero(~drop))
-
-
-def _take(t: Long, rows: np.ndarray) -> Long:
-    text = None if t.text is None else t.text[rows]
-    return t._replace(
-        run=t.run[rows],
-        query=t.query[rows],
-        measure=t.measure[rows],
-        value=t.value[rows],
+    keep = np.flatnonzero(~(np.isin(out.measure, cols) & np.isnan(out.value)))
+    text = None if out.text is None else out.text[keep]
+    return out._replace(
+        run=out.run[keep],
+        query=out.query[keep],
+        measure=out.measure[keep],
+        value=out.value[keep],
         text=text,
     )
 
@@ -217,46 +214,9 @@ def _long_table(
     per_query_cols: np.ndarray,
     summary_cols: np.ndarray,
 ) -> Long:
-    """The long table: its row order worked out in numpy (:func:`_layout`)."""
-    lay = _layout(enc, names, rows, per_query_cols, summary_cols)
-    value = np.concatenate([values[lay.pq_g, lay.pq_m], summary[lay.s_run, lay.s_m]])[lay.order]
-    idx = lay.idx
-    return Long(
-        list(enc.run_names), list(enc.qids), list(names), idx.run, idx.query, idx.measure,
-        value.astype(np.float64, copy=False), None,
-    )  # fmt: skip
-
-
-class _Layout(NamedTuple):
-    """Where each row of a long table comes from, and its query and measure columns.
-
-    Row ``i`` (before ``order``) holds ``values[pq_g[i], pq_m[i]]`` for the
-    per-query rows, then ``summary[s_run[j], s_m[j]]`` for the ``all`` rows.
-    """
-
-    idx: _Index
-    pq_g: np.ndarray
-    pq_m: np.ndarray
-    s_run: np.ndarray
-    s_m: np.ndarray
-    order: np.ndarray
-
-
-def _layout(
-    enc: ResultIndex,
-    names: Sequence[str],
-    rows: np.ndarray | None,
-    per_query_cols: np.ndarray,
-    summary_cols: np.ndarray,
-) -> _Layout:
-    """Where each row of a long table comes from (:class:`_Layout`).
-
-    (A cache of small tables' layouts did not pay its keep: benchmarks/RESULTS.md,
-    "The hot path's shape".)
-    """
+    """The long table: per run, its per-query rows (groups are run-major, query order
+    within a run), then its ``all`` rows; the row order worked out in numpy."""
     n_runs = len(enc.run_names)
-    n_q = len(enc.qids)
-    # per-query block: groups are run-major, query order within a run
     if rows is not None and per_query_cols.any():
         g_idx = np.flatnonzero(rows)
         m_idx = np.flatnonzero(per_query_cols)
@@ -269,15 +229,22 @@ def _layout(
     s_run = np.repeat(np.arange(n_runs, dtype=np.int64), summary_cols.shape[0])
     s_m = np.tile(summary_cols.astype(np.int64), n_runs)
     run_idx = np.concatenate([pq_run, s_run])
-    # per run: its per-query rows (in group order), then its ``all`` rows
     is_all = np.arange(run_idx.shape[0]) >= pq_run.shape[0]
     order = np.argsort(run_idx * 2 + is_all, kind="stable")
-    idx = _Index(
+    query = np.concatenate([pq_q, np.full(s_run.shape[0], len(enc.qids), np.int64)])
+    value = np.concatenate([values[gg, pq_m], summary[s_run, s_m]])[order]
+    measure = np.concatenate([pq_m, s_m])[order]
+    value = value.astype(np.float64, copy=False)
+    return Long(
+        list(enc.run_names),
+        list(enc.qids),
+        list(names),
         run_idx[order],
-        np.concatenate([pq_q, np.full(s_run.shape[0], n_q, np.int64)])[order],
-        np.concatenate([pq_m, s_m])[order],
+        query[order],
+        measure,
+        value,
+        None,
     )
-    return _Layout(idx, gg, pq_m, s_run, s_m, order)
 
 
 SMALL_TABLE = 512
@@ -298,23 +265,10 @@ def _strings(name: str, words: Sequence[str], idx: np.ndarray) -> pl.Series:
 
 
 def _large_strings(words: Sequence[str], idx: np.ndarray) -> pa.Array:
-    """``words[idx]`` as an Arrow ``large_string`` array, built from its buffers."""
-    import pyarrow as pa  # noqa: PLC0415 (loaded where a table is written)
-
+    """``words[idx]`` as an Arrow ``large_string`` array (gathered by a kernel, not per row)."""
     raw = [w.encode() for w in words]
-    lens = np.array([len(b) for b in raw], np.int64)
-    offsets = np.zeros(idx.shape[0] + 1, np.int64)
-    np.cumsum(lens[idx], out=offsets[1:])
-    data = b"".join([raw[i] for i in idx.tolist()])
-    return pa.LargeStringArray.from_buffers(idx.shape[0], pa.py_buffer(offsets), pa.py_buffer(data))
-
-
-class _Index(NamedTuple):
-    """Each row's run, query (``len(qids)``: the ``all`` rows) and measure number."""
-
-    run: np.ndarray
-    query: np.ndarray
-    measure: np.ndarray
+    off = offsets([len(b) for b in raw])
+    return StrColumn(np.frombuffer(b"".join(raw), np.uint8), off[:-1], off[1:]).take(idx)
 
 
 def _with_text(out: Long, enc: ResultIndex, text: dict[int, list[str]]) -> Long:

@@ -1,20 +1,11 @@
 """Z-scores of per-query values against a reference (trec_eval ``-Z``).
 
-trec_eval (``convert_zscores.c``) replaces each per-query value ``v`` of a
-measure by ``(v - mean) / stddev``, with ``mean`` and ``stddev`` those the
-z-score file gives for that query and measure (typically computed over a
-reference set of runs). When ``stddev`` is 0 the z-score is 0 if ``v`` equals
-the mean, else the value is *missing*; a (query, measure) pair absent from
-the file is missing too. Missing values are ``-1000000`` (trec_eval's
-``MISSING_ZSCORE_VALUE``) and are averaged like any other value, as
-trec_eval does.
-
-The aggregates are then formed from the z-scores exactly as from raw values:
-the mean for most measures, the sum for the count measures (``num_ret``,
-...), the geometric mean ``exp(mean(log(max(z, 1e-5))))`` for ``gm_map`` /
-``gm_bpref``; ``num_q`` stays the number of queries. The lookup uses each
-measure's printed name (``P_10``, ``map``, ``iprec_at_recall_0.10``), which is
-what trec_eval's z-score files contain.
+As ``convert_zscores.c``: each per-query value ``v`` becomes ``(v - mean) / stddev`` with
+the file's ``mean`` and ``stddev`` for that query and measure (its printed name: ``P_10``,
+``map``, ``iprec_at_recall_0.10``). With ``stddev`` 0 it is 0 if ``v`` equals the mean,
+else missing, as is a pair the file lacks; missing is ``-1000000`` (trec_eval's
+``MISSING_ZSCORE_VALUE``) and is averaged like any value. The aggregates are then formed
+from the z-scores as from raw values (mean, sum, or geometric mean for ``gm_*``).
 """
 
 from __future__ import annotations
@@ -27,24 +18,8 @@ from fasteval.measures.parser import MeasureSet
 
 
 def zscore_values(values: np.ndarray, enc: Encoded, measures: MeasureSet, z: ZScores) -> np.ndarray:
-    """Per-group values (``values[g, m]``) converted to z-scores.
-
-    Parameters
-    ----------
-    values
-        Raw per-group values, one column per measure.
-    enc
-        The encoding the groups come from (gives each group's query).
-    measures
-        The measure columns (their names key the z-score table).
-    z
-        The reference means and standard deviations.
-
-    Returns
-    -------
-    numpy.ndarray
-        A new array of the same shape.
-    """
+    """Per-group values (``values[g, m]``, groups of ``enc``) as z-scores against ``z``'s
+    means and deviations, keyed by query and measure name (a new array)."""
     n_q = len(enc.qids)
     n_m = len(measures)
     mean = np.zeros((n_q, n_m), np.float64)
