@@ -74,7 +74,14 @@ class Tokens:
 
     def first_rows(self) -> np.ndarray:
         """The first row of each file (files without rows get the next file's first row)."""
-        return np.searchsorted(self.file_of, np.arange(len(self.names)))
+        return self.file_bounds()[:-1]
+
+    def file_bounds(self) -> np.ndarray:
+        """Where each file's rows start, then the number of rows (rows are in file order)."""
+        # keys of file_of's own dtype: others would convert the whole column first
+        return np.searchsorted(
+            self.file_of, np.arange(len(self.names) + 1, dtype=self.file_of.dtype)
+        )
 
     def line_text(self, r: int) -> str:
         """Row ``r``'s fields joined by single blanks, cut to 200 characters (for messages)."""

@@ -169,7 +169,7 @@ def _run_columns(
     if bad.any():
         score = score[~bad]
     skipper.warn()
-    counts = np.bincount(tok.file_of, minlength=len(paths))
+    counts = np.diff(tok.file_bounds())
     if (counts == 0).any():
         name = tok.names[int(np.flatnonzero(counts == 0)[0])]
         msg = f"{name}: every line was malformed; nothing left to evaluate"
