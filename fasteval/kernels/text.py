@@ -9,8 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fasteval.kernels.hashing import equal_bytes as _equal2
-from fasteval.kernels.hashing import load_word
+from fasteval.kernels.hashing import equal_in, load_word
 from fasteval.kernels.jit import njit
 
 # isspace() in C: space, \t, \n, \v, \f, \r
@@ -217,7 +216,7 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
                     # is neither the reference nor compared: it has its own message
                     if ref_s < 0:
                         ref_s, ref_e = s, pos
-                    elif not _equal2(bp, ref_s, ref_e, bp, s, pos):
+                    elif not equal_in(bp, n_buf, ref_s, ref_e, s, pos):
                         bad = row
                 nf += 1
                 c = buf[np.uint64(pos)]
