@@ -74,7 +74,14 @@ class Tokens:
 
     def first_rows(self) -> np.ndarray:
         """The first row of each file (files without rows get the next file's first row)."""
-        return np.searchsorted(self.file_of, np.arange(len(self.names)))
+        return self.file_bounds()[:-1]
+
+    def file_bounds(self) -> np.ndarray:
+        """Where each file's rows start, then the number of rows (rows are in file order)."""
+        # keys of file_of's own dtype: others would convert the whole column first
+        return np.searchsorted(
+            self.file_of, np.arange(len(self.names) + 1, dtype=self.file_of.dtype)
+        )
 
     def line_text(self, r: int) -> str:
         """Row ``r``'s fields joined by single blanks, cut to 200 characters (for messages)."""
@@ -159,6 +166,21 @@ def _subranges(
     )
 
 
+def first_with_field(
+    n_fields: np.ndarray, ibad: np.ndarray, fbad: np.ndarray, field: int, a: int, b: int
+) -> int:
+    """The first row of ``a..b`` that has field ``field`` and a parsed number (not a header's
+    words), or -1; looked for in growing blocks, as the first row usually is the one."""
+    step = 64
+    while a < b:
+        c = min(b, a + step)
+        cand = np.flatnonzero((n_fields[a:c] > field) & ~(ibad[a:c] & fbad[a:c]))
+        if cand.size:
+            return a + int(cand[0])
+        a, step = c, step * 8
+    return -1
+
+
 def _join_same_bad(
     buf: np.ndarray,
     r_file: np.ndarray,
@@ -178,13 +200,7 @@ def _join_same_bad(
         if same_bad[f] >= 0:
             continue
         a, b = int(row_base[k]), int(row_base[k + 1])
-        r = -1
-        step = 64  # the first row usually is the one: look in growing blocks
-        while r < 0 and a < b:
-            c = min(b, a + step)
-            cand = np.flatnonzero((n_fields[a:c] > same_field) & ~(ibad[a:c] & fbad[a:c]))
-            r = a + int(cand[0]) if cand.size else -1
-            a, step = c, step * 8
+        r = first_with_field(n_fields, ibad, fbad, same_field, a, b)
         if r < 0:
             continue
         field = _line_at(buf, int(line_start[r])).split()[same_field]
@@ -200,8 +216,10 @@ def _split(
     names: list[str],
     fields: Fields,
     ws: Workspace | None = None,
+    lines_before: int = 0,
 ) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray]:
-    """Tokenise every file of ``buf`` in parallel; the rows, and each file's newlines and rows.
+    """Tokenise every file of ``buf`` in parallel; the rows, and each file's newlines and rows
+    (lines numbered after ``lines_before``).
 
     Two passes over ranges of whole lines (:func:`_subranges`): the first counts newlines
     (rows are laid out and numbered by them) and finds the files not ASCII (checked for
@@ -225,7 +243,7 @@ def _split(
     before = np.cumsum(lines) - lines  # lines before each range in the buffer
     first_of_file = np.concatenate([[True], r_file[1:] != r_file[:-1]])
     file_first = np.maximum.accumulate(np.where(first_of_file, np.arange(n_r), 0))
-    ranges = ktext.Ranges(buf, r_start, r_end, r_file, before - before[file_first])
+    ranges = ktext.Ranges(buf, r_start, r_end, r_file, before - before[file_first] + lines_before)
     row_base = np.concatenate([[0], np.cumsum(cap)]).astype(np.int64)
     n = int(row_base[-1])
     k = len(fields.strings)
@@ -310,10 +328,12 @@ def tokenize_buffer(
     names: list[str],
     fields: Fields,
     ws: Workspace | None = None,
+    lines_before: int = 0,
 ) -> Tokens:
     """Tokenise files ``names`` held in ``buf[starts[i]:ends[i]]`` (each ending in a newline),
-    as :func:`tokenize_files` does."""
-    out, lines, counts = _split(buf, starts, ends, names, fields, ws)
+    as :func:`tokenize_files` does; ``lines_before``: the lines of each file before its bytes
+    (a piece of a file), to number its lines as in the file."""
+    out, lines, counts = _split(buf, starts, ends, names, fields, ws, lines_before)
     tok = Tokens(names, buf, *out)
     tok.lines = lines
     if (counts == 0).any():

@@ -26,6 +26,7 @@ from fasteval.io.tokens import (
     Tokens,
     check_columns,
     check_header,
+    first_with_field,
     read_judgments,
     tokenize_buffer,
     tokenize_files,
@@ -137,8 +138,8 @@ def parse_run_piece(
         [str(path)],
         RUN_LINE,
         workspace,
+        lines_before,
     )
-    tok.line_no += lines_before
     assert tok.lines is not None  # the tokenizer counts them
     return _run_columns(tok, [path], opts, False, tag, lines_before == 0), int(tok.lines[0])
 
@@ -169,7 +170,7 @@ def _run_columns(
     if bad.any():
         score = score[~bad]
     skipper.warn()
-    counts = np.bincount(tok.file_of, minlength=len(paths))
+    counts = np.diff(tok.file_bounds())
     if (counts == 0).any():
         name = tok.names[int(np.flatnonzero(counts == 0)[0])]
         msg = f"{name}: every line was malformed; nothing left to evaluate"
@@ -197,9 +198,9 @@ def _check_one_tag(tok: Tokens, wordy: np.ndarray, tag: tuple[str, int] | None) 
         r0 = int(np.flatnonzero((tok.file_of == tok.file_of[r]) & ~wordy)[0])
         tag = (tok.field_value(r0, 5), int(tok.line_no[r0]))
     else:  # the piece's lines are compared with its first: that one with the file's
-        ref = np.flatnonzero((tok.n_fields > 5) & ~wordy)
-        if ref.size and tok.field_value(int(ref[0]), 5, limit=None) != tag[0]:
-            r = int(ref[0])
+        ref = first_with_field(tok.n_fields, tok.ibad, tok.fbad, 5, 0, tok.n_fields.shape[0])
+        if ref >= 0 and tok.field_value(ref, 5, limit=None) != tag[0]:
+            r = ref
         elif r < 0:
             return
     msg = (

@@ -111,6 +111,19 @@ def equal_bytes(p1, s1, e1, p2, s2, e2):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True, inline="always")
+def equal_in(p, size, s1, e1, s2, e2):  # pragma: no cover - numba
+    """:func:`equal_bytes` for two slices of one buffer of ``size`` bytes at ``p``: up to eight
+    bytes compared as one masked word when both words lie in the buffer."""
+    n = e1 - s1
+    if n != e2 - s2:
+        return False
+    if n > 8 or s1 + 8 > size or s2 + 8 > size:
+        return equal_bytes(p, s1, e1, p, s2, e2)
+    d = load_word(p, s1) ^ load_word(p, s2)
+    return n == 0 or (d << np.uint64(64 - 8 * n)) == np.uint64(0)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _big_endian(w):  # pragma: no cover - numba
     """A little-endian word's bytes reversed (one ``bswap``): words then order as their bytes."""
     w = ((w & _BYTES_0) << np.uint64(8)) | ((w >> np.uint64(8)) & _BYTES_0)

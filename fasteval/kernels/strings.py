@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fasteval.kernels.hashing import equal_bytes
+from fasteval.kernels.hashing import equal_bytes, equal_in
 from fasteval.kernels.jit import njit
 
 
@@ -20,18 +20,16 @@ def equal_runs(buf, starts, ends):  # pragma: no cover - numba
     ``heads[k] <= i < heads[k + 1]`` (query and run ids come in long runs)."""
     n = starts.shape[0]
     heads = np.empty(n, np.int64)
+    bp = buf.ctypes.data
+    size = buf.shape[0]
     k = -1
     ps = 0
     pe = -1
     for i in range(n):
         s = starts[i]
         e = ends[i]
-        same = k >= 0 and e - s == pe - ps
-        if same and s != ps:  # the same slice (a dictionary's entry) is equal as it is
-            for j in range(e - s):
-                if buf[np.uint64(s + j)] != buf[np.uint64(ps + j)]:
-                    same = False
-                    break
+        # the same slice (a dictionary's entry) is equal as it is
+        same = k >= 0 and ((s == ps and e == pe) or equal_in(bp, size, ps, pe, s, e))
         if not same:
             k += 1
             heads[k] = i

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fasteval.kernels.hashing import equal_bytes as _equal2
+from fasteval.kernels.hashing import equal_in, load_word
 from fasteval.kernels.jit import njit
 
 # isspace() in C: space, \t, \n, \v, \f, \r
@@ -96,6 +96,9 @@ _U8 = np.uint64(8)
 _U48 = np.uint64(48)
 _DOT48 = np.uint64(46 - 48 + (1 << 64))  # "." - "0", wrapped
 _HIGH8 = np.uint64(0x8080808080808080)
+_X21 = np.uint64(0x2121212121212121)  # below 33: a blank, a newline or a control byte
+_BYTE_NO = np.uint64(0x0001020304050607)  # (1 << 8k) times this: k in the top byte
+_U56 = np.uint64(56)
 
 
 @njit(cache=True, nogil=True)
@@ -171,6 +174,7 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
     file_of, line_no, line_start, n_fields, starts, ends, ival, ibad, fval, fbad, same_bad = out
     n_slot = slot_of.shape[0]
     bp = buf.ctypes.data
+    n_buf = buf.shape[0]
     for f in range(lo, hi):
         row = row_base[f]
         pos = file_starts[f]
@@ -203,7 +207,7 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
                     if fb:  # not the usual score: parsed in full
                         fv, fb = _parse_float(buf, s, pos)
                 else:
-                    pos = _field_end(buf, pos + 1, False)
+                    pos = _word_end(buf, bp, n_buf, pos + 1)
                 if nf < n_slot and slot_of[nf] >= 0:
                     starts[slot_of[nf], row] = s
                     ends[slot_of[nf], row] = pos
@@ -212,7 +216,7 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
                     # is neither the reference nor compared: it has its own message
                     if ref_s < 0:
                         ref_s, ref_e = s, pos
-                    elif not _equal2(bp, ref_s, ref_e, bp, s, pos):
+                    elif not equal_in(bp, n_buf, ref_s, ref_e, s, pos):
                         bad = row
                 nf += 1
                 c = buf[np.uint64(pos)]
@@ -241,6 +245,24 @@ def _field_end(buf, pos, line):
         pos += 1
         c = buf[np.uint64(pos)]
     return pos
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _word_end(buf, bp, n, pos):
+    """:func:`_field_end` eight bytes a step (``bp``: ``buf``'s address, ``n`` its length): a
+    byte below 33 has its high bit set in ``(w - 0x21..) & ~w & 0x80..``, and the lowest one
+    set is exact (a borrow only reaches the bytes above)."""
+    while pos + 8 <= n:
+        w = load_word(bp, pos)
+        m = (w - _X21) & ~w & _HIGH8
+        if m == np.uint64(0):
+            pos += 8
+            continue
+        pos += np.int64((((m & (~m + _U1)) >> _U7) * _BYTE_NO) >> _U56)
+        if _is_space(buf[np.uint64(pos)]):
+            return pos
+        pos += 1  # a control byte inside the field
+    return _field_end(buf, pos, False)
 
 
 @njit(cache=True, nogil=True)
