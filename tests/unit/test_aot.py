@@ -325,9 +325,9 @@ GIL = (
 import json, os, sys, threading, time
 import numpy as np
 from fasteval.kernels import strings
-# 30,000 equal strings of 8 KB at two places by turns: each is compared, byte for
+# 120,000 equal strings of 8 KB at two places by turns: each is compared, byte for
 # byte, with the one before
-n, size = 30_000, 8192
+n, size = 120_000, 8192
 buf = np.zeros(size + 8, np.uint8)
 starts = (np.arange(n, dtype=np.int64) % 2) * 8
 ends = starts + size
