@@ -309,7 +309,9 @@ def _group(
     if n and run_q.rows.shape[0] * 8 <= n:  # (else few rows a stretch: sorted anyway)
         bounds = run_q.rows
         if n_runs > 1:
-            bounds = np.union1d(bounds, heads_of(runs.run))
+            # (np.union1d would load numpy.ma, a cost on the command's start)
+            both = np.sort(np.concatenate((bounds, heads_of(runs.run))))
+            bounds = both[np.diff(both, prepend=-1) != 0]
         at = np.searchsorted(run_q.rows, bounds, side="right") - 1
         keys = runs.run[bounds].astype(np.int64) * n_q + q_lut[run_q.codes[at]]
         if (keys[1:] >= keys[:-1]).all():  # grouped: each (run, query) one stretch

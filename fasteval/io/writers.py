@@ -168,12 +168,8 @@ class Provenance:
     def as_json(self) -> bytes:
         """The footer's value (computed once: the inputs are hashed here)."""
         if self._json is None:
-            from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
-
-            try:
-                v = version("fasteval")
-            except PackageNotFoundError:  # pragma: no cover - run from a bare source tree
-                v = "unknown"
+            # (not importlib.metadata, which loads email and zipfile on a command's start)
+            from fasteval import __version__ as v  # noqa: PLC0415
             from fasteval import parallel  # noqa: PLC0415 (only when a file is stamped)
 
             files = self._files()

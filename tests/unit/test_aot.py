@@ -320,6 +320,40 @@ def test_library_calls_on_frames_dicts_and_the_provider_match_the_jit(
     assert state == ON_LIBRARY, err
 
 
+ARCHIVE_TO_PARQUET = (
+    """
+import json, os, sys
+from fasteval.cli import main
+qrels, archive, out = sys.argv[1:4]
+args = ["eval", qrels, archive, "-q", "-m", "map", "--format", "parquet", "-o", out]
+main(args, standalone_mode=False)
+mods = ("pandas", "pyarrow.compute", "importlib.metadata", "numpy.ma")
+print(json.dumps({m: m in sys.modules for m in mods}))
+"""
+    + STATE
+)
+
+
+def test_scoring_an_archive_into_parquet_loads_no_module_it_does_not_need(
+    library: Path, tmp_path: Path
+) -> None:
+    """On the library (no numba): no pandas (the output is built from buffers), no
+    pyarrow.compute (the archive's ids are read as stored), no importlib.metadata (the
+    output is stamped with the package's own version) and no numpy.ma (no set
+    operation of numpy's on the way)."""
+    data = jit.KERNELS_DIR.parent / "data"
+    archive = tmp_path / "runs.parquet"
+    ingest = [sys.executable, "-m", "fasteval.cli", "ingest", str(data / "sample_runs.parquet")]
+    subprocess.run([*ingest, "-o", str(archive)], capture_output=True, check=True)
+    out_file = tmp_path / "out.parquet"
+    args = [data / "sample.qrels", archive, out_file]
+    out, err, state = _run(args, tmp_path, library, ARCHIVE_TO_PARQUET)
+    assert state == ON_LIBRARY, err
+    loaded = json.loads(out.strip().splitlines()[-1])
+    assert loaded == dict.fromkeys(loaded, False) and len(loaded) == 4, loaded
+    assert out_file.stat().st_size > 0
+
+
 GIL = (
     """
 import json, os, sys, threading, time

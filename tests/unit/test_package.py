@@ -62,3 +62,10 @@ def test_gc_paused_leaves_a_disabled_collector_disabled() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_the_version_is_the_installed_distributions() -> None:
+    """Outputs stamp ``fasteval.__version__``: it must be the version pip installed."""
+    from importlib.metadata import version
+
+    assert fasteval.__version__ == version("fasteval")

@@ -68,14 +68,20 @@ def test_scoring_an_archive_imports_neither_pandas_nor_pyarrow_compute(tmp_path:
     assert out.stdout.split() == ["True", "False", "False"]
 
 
-def test_writing_parquet_from_the_command_does_not_import_pandas(tmp_path: Path) -> None:
-    """The Parquet output is built from the engine's arrays: no pandas for it either."""
+def test_scoring_an_archive_into_parquet_imports_neither_pandas_nor_pyarrow_compute(
+    tmp_path: Path,
+) -> None:
+    """The Parquet output is built from the engine's arrays: no pandas for it either
+    (test_aot checks the modules numba would load, on the library)."""
     data = KERNELS.parent / "data"
+    archive = tmp_path / "runs.parquet"
+    ingest = [sys.executable, "-m", "fasteval.cli", "ingest", str(data / "sample_runs.parquet")]
+    subprocess.run([*ingest, "-o", str(archive)], capture_output=True, check=True)
     out_file = tmp_path / "out.parquet"
     code = (
         "import sys\n"
         "from fasteval.cli import main\n"
-        f"args = ['eval', {str(data / 'sample.qrels')!r}, {str(data / 'sample_runs.parquet')!r}]\n"
+        f"args = ['eval', {str(data / 'sample.qrels')!r}, {str(archive)!r}]\n"
         f"main(args + ['-q', '-m', 'map', '--format', 'parquet', '-o', {str(out_file)!r}],\n"
         "     standalone_mode=False)\n"
         "print('pandas' in sys.modules, 'pyarrow.compute' in sys.modules)\n"
