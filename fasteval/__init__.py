@@ -122,4 +122,4 @@ __all__ = [
     "wide_table",
 ]
 
-__version__ = "0.1.0"
+from fasteval._version import __version__ as __version__  # noqa: E402 (after the lazy names)

@@ -169,8 +169,8 @@ class Provenance:
         """The footer's value (computed once: the inputs are hashed here)."""
         if self._json is None:
             # (not importlib.metadata, which loads email and zipfile on a command's start)
-            from fasteval import __version__ as v  # noqa: PLC0415
             from fasteval import parallel  # noqa: PLC0415 (only when a file is stamped)
+            from fasteval._version import __version__ as v  # noqa: PLC0415
 
             files = self._files()
             if self._hashing is not None:

@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2] / "fasteval"
 LAYERS: dict[str, int] = {
     "kernels": 0,
     "errors": 0,
+    "_version": 0,  # fasteval.__version__, stamped on outputs by io
     "parallel": 1,
     "columns": 1,
     "io": 2,

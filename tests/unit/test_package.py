@@ -41,7 +41,7 @@ def test_import_loads_no_engine_or_analysis_module() -> None:
     out = subprocess.run(
         [sys.executable, "-c", code], check=True, capture_output=True, text=True
     ).stdout
-    assert out.strip() == "['fasteval.errors']"
+    assert out.strip() == "['fasteval._version', 'fasteval.errors']"
 
 
 def test_gc_paused_restores_the_collector() -> None:
