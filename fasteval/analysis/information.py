@@ -45,8 +45,7 @@ from fasteval.engine import Prepared, QrelsLike, RunsLike, compute, prepare
 from fasteval.engine.encode import Encoded
 from fasteval.errors import ParameterError
 from fasteval.kernels import pairs as kp
-from fasteval.measures.catalog import RIC
-from fasteval.measures.parser import parse_measures
+from fasteval.measures.parser import RIC, parse_measures
 from fasteval.options import EvalOptions
 
 RIC_NAME = RIC

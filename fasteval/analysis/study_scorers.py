@@ -56,12 +56,7 @@ from fasteval.engine.encode import Encoded
 from fasteval.errors import MeasureError, ParameterError
 from fasteval.measures import catalog
 from fasteval.measures.diversity import parse_diversity_measures
-
-RIC = catalog.RIC
-HSA = catalog.HSA
-DO = catalog.DO
-HISTOGRAM_NAMES = catalog.HISTOGRAM_NAMES
-
+from fasteval.measures.parser import DO, HISTOGRAM_NAMES, HSA, RIC
 
 # --------------------------------------------------------------------------- diversity
 

@@ -26,6 +26,7 @@ from fasteval.columns import (
     encode_heads,
     heads_of,
     numeric_numpy,
+    one_chunk,
     spread,
 )
 from fasteval.errors import FastevalWarning, InputFormatError, SchemaError
@@ -117,8 +118,7 @@ def runs_from_table(table: pa.Table, name: str, row_offset: int = 0) -> RunColum
     codes, names = _run_codes(table, name, row_offset)
     rk = table.column("rank") if "rank" in table.schema.names else None
     if rk is not None and pa.types.is_integer(rk.type):
-        rank = rk if pa.types.is_int64(rk.type) else rk.cast(pa.int64())
-        rank = rank.chunk(0) if rank.num_chunks == 1 else rank.combine_chunks()
+        rank = one_chunk(rk if pa.types.is_int64(rk.type) else rk.cast(pa.int64()))
     else:
         rank = pa.nulls(table.num_rows, pa.int64())
     return RunColumns(

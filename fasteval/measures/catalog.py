@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from fasteval.errors import MeasureError, ParameterError
 from fasteval.measures import diversity, names_of
 from fasteval.measures.diversity import DiversityMeasure
-from fasteval.measures.parser import DO as DO  # noqa: PLC0414 (re-exported)
-from fasteval.measures.parser import HISTOGRAM_NAMES as HISTOGRAM_NAMES  # noqa: PLC0414
-from fasteval.measures.parser import HSA as HSA  # noqa: PLC0414
-from fasteval.measures.parser import RIC as RIC  # noqa: PLC0414
-from fasteval.measures.parser import Evaluator, MeasureSet, evaluator_of, parse_measures
-from fasteval.measures.parser import output_names as output_names  # noqa: PLC0414
+from fasteval.measures.parser import (
+    Evaluator,
+    MeasureSet,
+    evaluator_of,
+    output_names,
+    parse_measures,
+)
 from fasteval.measures.registry import NICKNAMES, PREFS_FAMILIES
 
 # the relevance formats besides those of preference judgments (fasteval.io.prefs.PREFS_FORMATS)

@@ -1,7 +1,7 @@
 """Every command that takes a measure takes every name the API takes, ir_measures' included.
 
 One parser (:func:`fasteval.measures.parser.parse_measure`, and
-:func:`fasteval.measures.catalog.output_names` for the rows a name gives) serves
+:func:`fasteval.measures.parser.output_names` for the rows a name gives) serves
 ``evaluate``, ``eval``, ``compare``, ``study``, ``correlate``, ``infodiff`` and
 ``fuse-study``; each is run here with each spelling, and the output keeps the
 name asked for (``MAP`` stays ``MAP``, ``Recall@100`` stays ``Recall@100``) with
@@ -19,8 +19,8 @@ from click.testing import CliRunner
 import fasteval
 from fasteval.cli import main
 from fasteval.errors import MeasureError
-from fasteval.measures.catalog import output_name, output_names
-from fasteval.measures.parser import parse_measure
+from fasteval.measures.catalog import output_name
+from fasteval.measures.parser import output_names, parse_measure
 
 # ir_measures spelling -> a fasteval spelling of the same measure
 SPELLINGS = {
