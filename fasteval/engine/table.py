@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from fasteval.columns import StrColumn, offsets
+from fasteval.columns import StrColumn, numeric_array, offsets
 from fasteval.engine.encode import Encoded
 from fasteval.errors import ParameterError
 from fasteval.measures.parser import MeasureSet
@@ -94,8 +94,6 @@ class Long(NamedTuple):
         """The table as Arrow, as :meth:`to_polars`' ``to_arrow`` gives it (large
         strings; ``value`` null on the text rows): what a Parquet output writes."""
         import pyarrow as pa  # noqa: PLC0415 (loaded where a table is written)
-
-        from fasteval.columns import numeric_array  # noqa: PLC0415 (loads pyarrow)
 
         is_text = None if self.text is None else self.text != None  # noqa: E711
         cols = {
