@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import struct
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -81,27 +82,140 @@ def footer_start(path: PathLike) -> tuple[int, int]:
 _HASH_CHUNK = 1 << 20
 
 
-def sha256_prefix(path: PathLike, n: int) -> str:
-    """The SHA-256 of the first ``n`` bytes of ``path`` (hex), through one buffer (a memory
-    map would count the file's pages in the process's resident memory)."""
-    h = hashlib.sha256()
-    buf = bytearray(min(n, _HASH_CHUNK))
-    view = memoryview(buf)
-    left = n
+def _feed(h: Any, f: Any, buf: memoryview, n: int = -1) -> int:
+    """Hash up to ``n`` bytes of ``f`` (-1: to its end) through ``buf``; the bytes read."""
+    fed = 0
+    while n < 0 or fed < n:
+        got = f.readinto(buf if n < 0 else buf[: min(len(buf), n - fed)])
+        if not got:
+            break
+        h.update(buf[:got])  # hashlib releases the GIL over large updates
+        fed += got
+    return fed
+
+
+def _identity(path: PathLike) -> tuple[int, ...]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _sha256s(path: PathLike) -> tuple[str, str | None]:
+    """The SHA-256 of ``path`` whole and before its Parquet footer (``None``: it has none,
+    else what :data:`DIGEST_KEY` records), in one read through one buffer (a memory map
+    would count the file's pages in the process's resident memory)."""
+    _, start = footer_start(path)
+    h, before = hashlib.sha256(), None
+    buf = memoryview(bytearray(_HASH_CHUNK))
     with open(path, "rb", buffering=0) as f:
-        while left > 0:
-            got = f.readinto(view[: min(left, len(buf))])
-            if not got:
-                break  # shorter than n: the digest cannot match
-            h.update(view[:got])  # hashlib releases the GIL over large updates
-            left -= got
-    return h.hexdigest()
+        if start >= 0 and _feed(h, f, buf, start) == start:
+            before = h.hexdigest()
+        _feed(h, f, buf)
+    return h.hexdigest(), before
+
+
+class FileHash:
+    """A file's :func:`_sha256s`, read by the first thread to ask (the others wait)."""
+
+    def __init__(self, path: PathLike) -> None:
+        self.path = path
+        self.identity = _identity(path)
+        self._lock = threading.Lock()
+        self._value: tuple[str, str | None] | None = None
+
+    def get(self) -> tuple[str, str | None]:
+        """The file's digests (whole, before its footer)."""
+        with self._lock:
+            if self._value is None:
+                self._value = _sha256s(self.path)
+            return self._value
+
+
+_shared: list[dict[str, FileHash]] = []  # the running command's inputs' hashes, by real path
+_shared_lock = threading.Lock()
+
+
+@contextmanager
+def sharing(hashes: dict[str, FileHash]) -> Iterator[None]:
+    """Inside the block, :func:`file_hash` finds and keeps files' hashes in ``hashes`` (a
+    command's provenance hashes its inputs: an archive's digest check then reads nothing)."""
+    _shared.append(hashes)
+    try:
+        yield
+    finally:
+        _shared.remove(hashes)
+
+
+def file_hash(path: PathLike, shared: dict[str, FileHash] | None = None) -> FileHash:
+    """The hash of ``path`` kept in ``shared`` (else :func:`sharing`'s), made there if it is
+    missing or the file changed since (a new one, kept nowhere, outside both)."""
+    shared = shared if shared is not None else (_shared[-1] if _shared else None)
+    new = FileHash(path)
+    if shared is None:
+        return new
+    with _shared_lock:
+        h = shared.get(key := os.path.realpath(path))
+        if h is None or h.identity != new.identity:
+            h = shared[key] = new
+    return h
+
+
+class DigestCheck:
+    """The whole-file digest of a Parquet file checked on a thread of its own (it reads the
+    file while the caller decodes it): :meth:`join` waits and raises what it found."""
+
+    def __init__(self, path: PathLike, want: str, advice: str) -> None:
+        self.path, self.want, self.advice = path, want, advice
+        self.hash = file_hash(path)
+        self._thread = threading.Thread(target=self._run, name="fasteval-digest", daemon=True)
+        self._error: OSError | None = None
+        self.matched = False  # join() found the digest written
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.hash.get()
+        except OSError as e:
+            self._error = e
+
+    def join(self) -> None:
+        """Wait for the check; raise :class:`DamagedFileError` when the bytes before the
+        footer are not the ones written (an ``OSError`` when they could not be read)."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        if self.hash.get()[1] != self.want:
+            what = "its content does not match the digest written with it"
+            raise damaged(self.path, what, self.advice)
+        self.matched = True
+
+
+def start_check(path: PathLike, md: pq.FileMetaData, *, advice: str) -> DigestCheck | None:
+    """Start checking the whole-file digest of a Parquet file fasteval wrote (its footer
+    ``md``): ``None`` when it has none (another tool's file, or an older fasteval's).
+
+    Raises
+    ------
+    DamagedFileError
+        At once when the digest entry is unreadable or the file's size is not the one
+        written; the content is checked by :meth:`DigestCheck.join`.
+    """
+    entry = digest_entry(md)
+    if entry is None:
+        return None
+    want, n = entry.get("sha256"), entry.get("bytes")
+    if not isinstance(want, str) or not isinstance(n, int):
+        raise damaged(path, "its digest entry is unreadable", advice)
+    size, start = footer_start(path)
+    if start != n:
+        raise damaged(path, f"{size:,} bytes, not the {n + (size - start):,} written", advice)
+    return DigestCheck(path, want, advice)
 
 
 def check_digest(
     path: PathLike, md: pq.FileMetaData | None = None, *, advice: str = WRITE_AGAIN
 ) -> bool:
-    """Check the whole-file digest of a Parquet file fasteval wrote.
+    """Check the whole-file digest of a Parquet file fasteval wrote (:func:`start_check`,
+    joined).
 
     Returns
     -------
@@ -115,18 +229,10 @@ def check_digest(
         When the bytes before the footer are not the ones written.
     """
     md = md if md is not None else read_metadata(path, advice=advice)
-    entry = digest_entry(md)
-    if entry is None:
-        return False
-    want, n = entry.get("sha256"), entry.get("bytes")
-    if not isinstance(want, str) or not isinstance(n, int):
-        raise damaged(path, "its digest entry is unreadable", advice)
-    size, start = footer_start(path)
-    if start != n:
-        raise damaged(path, f"{size:,} bytes, not the {n + (size - start):,} written", advice)
-    if sha256_prefix(path, n) != want:
-        raise damaged(path, "its content does not match the digest written with it", advice)
-    return True
+    check = start_check(path, md, advice=advice)
+    if check is not None:
+        check.join()
+    return check is not None
 
 
 def _reason(e: BaseException) -> str:
