@@ -240,12 +240,7 @@ def _typed(cols: dict[str, list[Any]], what: str, name: str) -> pa.Table:
         elif k == "rank":
             arrays[k] = pa.array(v, pa.int64())
         else:
-            try:
-                arrays[k] = pa.array(v, pa.float64())
-            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
-                bad = next((i for i, s in enumerate(v) if not isinstance(s, (int, float))), 0)
-                msg = f"{name}, row {bad + 1}: {k} is not a number: {v[bad]!r}"
-                raise InputFormatError(msg) from None
+            arrays[k] = pa.array(_numbers(v, k, lambda i: f"{name}, row {i + 1}"))
     return pa.table(arrays)
 
 
@@ -374,7 +369,7 @@ def is_trec_reader(x: Any, what: str | None = None) -> bool:
 
 def _trec_table(src: Any, what: str) -> pa.Table:
     """Arrow table of a TREC qrels / run file (a path, or its bytes) read by fasteval."""
-    from fasteval.io import files, trec
+    from fasteval.io import files, tables, trec
     from fasteval.options import EvalOptions
 
     name = src if isinstance(src, str) else f"ir_measures.read_trec_{what}"
@@ -383,14 +378,7 @@ def _trec_table(src: Any, what: str) -> pa.Table:
         buf = np.frombuffer(src + b"\n", np.uint8).copy()
         raw = files.RawFiles([name], buf, np.zeros(1, np.int64), np.array([buf.shape[0]]))
     if what == "qrels":
-        q = trec.parse_qrels_files([name], raw=raw)
-        return pa.table(
-            {
-                "query_id": q.qid.to_arrow(),
-                "doc_id": q.doc.to_arrow(),
-                "relevance": pa.array(q.rel, pa.int32()),
-            }
-        )
+        return tables.qrels_to_table(trec.parse_qrels_files([name], raw=raw))
     # ir_measures reads no run id: every line is one run's, whatever its tag
     r = trec.parse_run_files([name], EvalOptions(run_id_from="filename"), raw=raw)
     return pa.table(

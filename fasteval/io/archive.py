@@ -259,17 +259,14 @@ def read_batches(
 
 
 def _rows_of(table: pa.Table, wanted: set[str]) -> list[pa.Table]:
-    """The rows of ``table`` whose run id is one of ``wanted``, as slices (no Arrow array
-    built: ``pa.array`` imports pandas)."""
+    """The rows of ``table`` whose run id (dictionary-encoded) is one of ``wanted``, as
+    slices (no Arrow array built: ``pa.array`` imports pandas)."""
     out = []
     at = 0
     for chunk in table.column("run_id").chunks:
         n = len(chunk)
-        if pa.types.is_dictionary(chunk.type):
-            hit = np.array([v in wanted for v in chunk.dictionary.to_pylist()] + [False])
-            keep = hit[numeric_numpy(chunk.indices, null=-1)]  # a null: the last, False
-        else:
-            keep = np.array([v in wanted for v in chunk.to_pylist()], bool)
+        hit = np.array([v in wanted for v in chunk.dictionary.to_pylist()] + [False])
+        keep = hit[numeric_numpy(chunk.indices, null=-1)]  # a null: the last, False
         edges = np.flatnonzero(np.diff(np.concatenate([[0], keep.astype(np.int8), [0]])))
         out += [table.slice(at + a, b - a) for a, b in zip(edges[::2], edges[1::2], strict=True)]
         at += n

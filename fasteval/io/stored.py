@@ -1,25 +1,16 @@
 """Parquet files fasteval stored itself, read back only when they are sound.
 
-Every Parquet file fasteval writes (:mod:`fasteval.io.writers`) carries two
-checks:
+Every Parquet file fasteval writes (:mod:`fasteval.io.writers`) carries a CRC32 in every
+page header (pyarrow's ``write_page_checksum``; reads here verify the pages they decode)
+and, in the footer's key-value metadata under :data:`DIGEST_KEY`, a whole-file digest:
+JSON ``{"sha256": HEX, "bytes": N}``, the SHA-256 of the ``N`` bytes before the footer
+(which the reader parses and checks itself; a file cut short has none). The digest also
+catches a damaged page header, or a page of a column a reader skips (``eval`` skips an
+archive's ``rank``).
 
-* a CRC32 in every page header (Parquet's own page checksum, written by
-  pyarrow's ``write_page_checksum``): every read here verifies the pages it
-  decodes (``page_checksum_verification``);
-* a whole-file digest in the footer's key-value metadata, :data:`DIGEST_KEY`
-  -> JSON ``{"sha256": HEX, "bytes": N}``: the SHA-256 of the file's first
-  ``N`` bytes, everything before the footer (pages, their headers, the
-  dictionaries). The footer itself is Thrift that the reader parses and
-  checks (row counts, offsets); a file cut short has no footer at all.
-
-A page checksum catches a damaged page where it is decoded; the digest also
-catches a damaged page header, and a reader that decodes only some columns
-(``eval`` skips an archive's ``rank``) still refuses a file with any damage.
-Hashing is cheap next to decoding (SHA-NI).
-
-A mismatch is a :class:`~fasteval.errors.DamagedFileError` that names the
-file, says it is damaged and what to do. Files without a digest (written by
-other tools, or by fasteval before the digest) are read as before.
+A mismatch is a :class:`~fasteval.errors.DamagedFileError` that names the file, says it
+is damaged and what to do. Files without a digest (other tools', older fasteval's) are
+read as before.
 """
 
 from __future__ import annotations
@@ -30,7 +21,7 @@ import os
 import struct
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -129,9 +120,17 @@ class FileHash:
                 self._value = _sha256s(self.path)
             return self._value
 
+    def start(self) -> FileHash:
+        """Read the file on a thread of its own from now (an error is :meth:`get`'s)."""
+        threading.Thread(target=self._try, name="fasteval-digest", daemon=True).start()
+        return self
+
+    def _try(self) -> None:
+        with suppress(OSError):
+            self.get()
+
 
 _shared: list[dict[str, FileHash]] = []  # the running command's inputs' hashes, by real path
-_shared_lock = threading.Lock()
 
 
 @contextmanager
@@ -147,42 +146,27 @@ def sharing(hashes: dict[str, FileHash]) -> Iterator[None]:
 
 def file_hash(path: PathLike, shared: dict[str, FileHash] | None = None) -> FileHash:
     """The hash of ``path`` kept in ``shared`` (else :func:`sharing`'s), made there if it is
-    missing or the file changed since (a new one, kept nowhere, outside both)."""
-    shared = shared if shared is not None else (_shared[-1] if _shared else None)
-    new = FileHash(path)
-    if shared is None:
-        return new
-    with _shared_lock:
-        h = shared.get(key := os.path.realpath(path))
-        if h is None or h.identity != new.identity:
-            h = shared[key] = new
+    missing or the file changed since."""
+    shared = shared if shared is not None else (_shared[-1] if _shared else {})
+    new, key = FileHash(path), os.path.realpath(path)
+    h = shared.get(key)
+    if h is None or h.identity != new.identity:
+        h = shared[key] = new
     return h
 
 
 class DigestCheck:
-    """The whole-file digest of a Parquet file checked on a thread of its own (it reads the
-    file while the caller decodes it): :meth:`join` waits and raises what it found."""
+    """A Parquet file's whole-file digest, read on a thread of its own from the moment it is
+    made (:func:`start_check`); :meth:`join` waits for it and raises on a mismatch."""
 
     def __init__(self, path: PathLike, want: str, advice: str) -> None:
         self.path, self.want, self.advice = path, want, advice
-        self.hash = file_hash(path)
-        self._thread = threading.Thread(target=self._run, name="fasteval-digest", daemon=True)
-        self._error: OSError | None = None
+        self.hash = file_hash(path).start()
         self.matched = False  # join() found the digest written
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self.hash.get()
-        except OSError as e:
-            self._error = e
 
     def join(self) -> None:
-        """Wait for the check; raise :class:`DamagedFileError` when the bytes before the
-        footer are not the ones written (an ``OSError`` when they could not be read)."""
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
+        """Raise :class:`DamagedFileError` when the bytes before the footer are not the
+        ones written (an ``OSError`` when they cannot be read)."""
         if self.hash.get()[1] != self.want:
             what = "its content does not match the digest written with it"
             raise damaged(self.path, what, self.advice)
@@ -190,15 +174,9 @@ class DigestCheck:
 
 
 def start_check(path: PathLike, md: pq.FileMetaData, *, advice: str) -> DigestCheck | None:
-    """Start checking the whole-file digest of a Parquet file fasteval wrote (its footer
-    ``md``): ``None`` when it has none (another tool's file, or an older fasteval's).
-
-    Raises
-    ------
-    DamagedFileError
-        At once when the digest entry is unreadable or the file's size is not the one
-        written; the content is checked by :meth:`DigestCheck.join`.
-    """
+    """The whole-file digest of a Parquet file fasteval wrote (footer ``md``) being checked,
+    ``None`` when it has none (another tool's file, or an older fasteval's); its entry and
+    the file's size are checked at once."""
     entry = digest_entry(md)
     if entry is None:
         return None
