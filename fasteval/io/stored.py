@@ -73,18 +73,6 @@ def footer_start(path: PathLike) -> tuple[int, int]:
 _HASH_CHUNK = 1 << 20
 
 
-def _feed(h: Any, f: Any, buf: memoryview, n: int = -1) -> int:
-    """Hash up to ``n`` bytes of ``f`` (-1: to its end) through ``buf``; the bytes read."""
-    fed = 0
-    while n < 0 or fed < n:
-        got = f.readinto(buf if n < 0 else buf[: min(len(buf), n - fed)])
-        if not got:
-            break
-        h.update(buf[:got])  # hashlib releases the GIL over large updates
-        fed += got
-    return fed
-
-
 def _identity(path: PathLike) -> tuple[int, ...]:
     st = os.stat(path)
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
@@ -94,13 +82,16 @@ def _sha256s(path: PathLike) -> tuple[str, str | None]:
     """The SHA-256 of ``path`` whole and before its Parquet footer (``None``: it has none,
     else what :data:`DIGEST_KEY` records), in one read through one buffer (a memory map
     would count the file's pages in the process's resident memory)."""
-    _, start = footer_start(path)
-    h, before = hashlib.sha256(), None
+    _, mark = footer_start(path)
+    h, before, at = hashlib.sha256(), None, 0
     buf = memoryview(bytearray(_HASH_CHUNK))
     with open(path, "rb", buffering=0) as f:
-        if start >= 0 and _feed(h, f, buf, start) == start:
-            before = h.hexdigest()
-        _feed(h, f, buf)
+        # a read ends at the footer: the state there is the digest written
+        while got := f.readinto(buf[: mark - at] if at < mark < at + len(buf) else buf):
+            h.update(buf[:got])  # hashlib releases the GIL over large updates
+            at += got
+            if at == mark:
+                before = h.hexdigest()
     return h.hexdigest(), before
 
 
@@ -141,16 +132,16 @@ def sharing(hashes: dict[str, FileHash]) -> Iterator[None]:
     try:
         yield
     finally:
-        _shared.remove(hashes)
+        _shared.pop()
 
 
 def file_hash(path: PathLike, shared: dict[str, FileHash] | None = None) -> FileHash:
     """The hash of ``path`` kept in ``shared`` (else :func:`sharing`'s), made there if it is
     missing or the file changed since."""
     shared = shared if shared is not None else (_shared[-1] if _shared else {})
-    new, key = FileHash(path), os.path.realpath(path)
-    h = shared.get(key)
-    if h is None or h.identity != new.identity:
+    new = FileHash(path)
+    h = shared.setdefault(key := os.path.realpath(path), new)  # (one step: threads share it)
+    if h.identity != new.identity:
         h = shared[key] = new
     return h
 
