@@ -240,12 +240,7 @@ def _typed(cols: dict[str, list[Any]], what: str, name: str) -> pa.Table:
         elif k == "rank":
             arrays[k] = pa.array(v, pa.int64())
         else:
-            try:
-                arrays[k] = pa.array(v, pa.float64())
-            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
-                bad = next((i for i, s in enumerate(v) if not isinstance(s, (int, float))), 0)
-                msg = f"{name}, row {bad + 1}: {k} is not a number: {v[bad]!r}"
-                raise InputFormatError(msg) from None
+            arrays[k] = pa.array(_numbers(v, k, lambda i: f"{name}, row {i + 1}"))
     return pa.table(arrays)
 
 

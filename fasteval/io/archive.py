@@ -25,10 +25,12 @@ Layout (version 1)
   ``{"format": "fasteval-runs", "version": 1, "sorted_by": [...],
   "row_groups": "whole (run_id, query_id) groups"}``.
 * Every page carries a CRC32 and the footer a whole-file digest
-  (:mod:`fasteval.io.stored`): every read verifies the pages it decodes, and
-  the digest is checked before an archive is used. A damaged archive is a
-  :class:`~fasteval.errors.DamagedFileError` ("ingest the runs again"), never
-  numbers. (Archives written before the digest are read as before.)
+  (:mod:`fasteval.io.stored`). The digest is checked on a thread of its own
+  while the pieces are decoded (their pages then unchecked) and joined before
+  the piece holding the last row group is returned and before any error of a
+  read: a damaged archive is a :class:`~fasteval.errors.DamagedFileError`
+  ("ingest the runs again"), never numbers. (Archives written before the
+  digest are read with their pages checked.)
 
 A Parquet file without this key (written by other tools, or by fasteval
 before version 1) is read whole, as any table. An archive of a later layout
@@ -42,7 +44,7 @@ import json
 import os
 import sys
 from collections.abc import Iterable, Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any, NamedTuple
@@ -118,17 +120,17 @@ def archive_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
 
 
 class Pieces(NamedTuple):
-    """An archive's row groups in pieces, and whether its whole-file digest matched."""
+    """An archive's row groups in pieces, and its whole-file digest being checked."""
 
     groups: list[list[int]]
-    verified: bool  # every byte before the footer is the one written: see read_row_groups
+    verified: stored.DigestCheck | None  # None: no digest (see read_row_groups)
 
 
 def row_group_pieces(path: str | os.PathLike[str], budget: int) -> Pieces:
     """Consecutive row groups of an archive in pieces of about ``budget`` rows (at least one
-    group each); the whole-file digest is checked once, here."""
+    group each); the whole-file digest is checked once, from here on."""
     md = stored.read_metadata(path, advice=INGEST_AGAIN)
-    verified = stored.check_digest(path, md, advice=INGEST_AGAIN)
+    verified = stored.start_check(path, md, advice=INGEST_AGAIN)
     pieces: list[list[int]] = []
     cur: list[int] = []
     rows = 0
@@ -149,14 +151,29 @@ def read_row_groups(
     groups: list[int],
     columns: list[str] | None = None,
     *,
-    verified: bool = False,
+    verified: stored.DigestCheck | None = None,
 ) -> pa.Table:
     """Row groups of a Parquet file (``columns`` only), ids kept dictionary-encoded, decoded
     on the calling thread (Arrow's threads each keep a ``malloc`` arena holding what is freed
-    there). ``verified``: the digest matched, page checksums are not computed again."""
-    f = _archive_file(path, verified)
-    with stored.reading(path, advice=INGEST_AGAIN):
-        return f.read_row_groups(groups, columns=columns, use_threads=False)
+    there). ``verified``: the digest being checked (page checksums are then not computed),
+    joined before an error and before the piece holding the last row group is returned."""
+    with _joined_on_error(verified), stored.reading(path, advice=INGEST_AGAIN):
+        f = _archive_file(path, verified)
+        table = f.read_row_groups(groups, columns=columns, use_threads=False)
+    if verified is not None and f.metadata.num_row_groups - 1 in groups:
+        verified.join()
+    return table
+
+
+@contextmanager
+def _joined_on_error(check: stored.DigestCheck | None) -> Iterator[None]:
+    """Join ``check`` before an error leaves the block: a damaged file's own error wins."""
+    try:
+        yield
+    except Exception:
+        if check is not None:
+            check.join()
+        raise
 
 
 def release_pool_memory() -> None:
@@ -167,22 +184,24 @@ def release_pool_memory() -> None:
         pool.release_unused()
 
 
-def _archive_file(path: str | os.PathLike[str], verified: bool) -> pq.ParquetFile:
+def _archive_file(
+    path: str | os.PathLike[str], verified: stored.DigestCheck | None
+) -> pq.ParquetFile:
     return stored.parquet_file(
         path,
         advice=INGEST_AGAIN,
         read_dictionary=["run_id", "query_id"],
         check=False,
-        page_checks=not verified,
+        page_checks=verified is None,
     )
 
 
 def run_row_groups(path: str | os.PathLike[str], runs: Iterable[str]) -> Pieces:
     """The row groups of an archive that may hold any of ``runs``, as one piece (from
     the run id statistics of each row group: a group whose smallest and largest run id
-    bracket none of them is skipped). The whole-file digest is checked first."""
+    bracket none of them is skipped). The whole-file digest is checked from here on."""
     md = stored.read_metadata(path, advice=INGEST_AGAIN)
-    verified = stored.check_digest(path, md, advice=INGEST_AGAIN)
+    verified = stored.start_check(path, md, advice=INGEST_AGAIN)
     wanted = sorted(set(runs))
     col = md.schema.to_arrow_schema().get_field_index("run_id")
     keep = []
@@ -203,15 +222,18 @@ def read_runs(
 ) -> pa.Table:
     """Only the rows of ``runs`` of an archive, from the row groups that may hold them
     (:func:`run_row_groups`), decoded in batches of :data:`RUN_BATCH_ROWS` rows, each cut to
-    its rows of ``runs`` before the next is read."""
+    its rows of ``runs`` before the next is read; the digest joined before they are returned."""
     wanted = set(runs)
     groups, verified = run_row_groups(path, wanted)
     cols = None if columns is None else list(dict.fromkeys(["run_id", *columns]))
     parts: list[pa.Table] = []
-    for b in read_batches(path, groups[0], cols, verified=verified):
-        parts += _rows_of(pa.Table.from_batches([b]), wanted)
-    if not parts:  # no row group may hold them
-        parts = [read_row_groups(path, [], cols, verified=verified)]
+    with _joined_on_error(verified):
+        for b in read_batches(path, groups[0], cols, verified=verified):
+            parts += _rows_of(pa.Table.from_batches([b]), wanted)
+        if not parts:  # no row group may hold them
+            parts = [read_row_groups(path, [], cols, verified=verified)]
+    if verified is not None:
+        verified.join()
     table = pa.concat_tables(parts)
     return table if columns is None else table.select(columns)
 
@@ -221,9 +243,14 @@ RUN_BATCH_ROWS = 65_536
 
 
 def read_batches(
-    path: str | os.PathLike[str], groups: list[int], columns: list[str] | None, *, verified: bool
+    path: str | os.PathLike[str],
+    groups: list[int],
+    columns: list[str] | None,
+    *,
+    verified: stored.DigestCheck | None,
 ) -> Iterator[pa.RecordBatch]:
-    """Row groups in batches of :data:`RUN_BATCH_ROWS` rows (as :func:`read_row_groups`)."""
+    """Row groups in batches of :data:`RUN_BATCH_ROWS` rows (pages checked as by
+    :func:`read_row_groups`; the caller joins ``verified``)."""
     f = _archive_file(path, verified)
     with stored.reading(path, advice=INGEST_AGAIN):
         yield from f.iter_batches(
@@ -232,17 +259,14 @@ def read_batches(
 
 
 def _rows_of(table: pa.Table, wanted: set[str]) -> list[pa.Table]:
-    """The rows of ``table`` whose run id is one of ``wanted``, as slices (no Arrow array
-    built: ``pa.array`` imports pandas)."""
+    """The rows of ``table`` whose run id (dictionary-encoded) is one of ``wanted``, as
+    slices (no Arrow array built: ``pa.array`` imports pandas)."""
     out = []
     at = 0
     for chunk in table.column("run_id").chunks:
         n = len(chunk)
-        if pa.types.is_dictionary(chunk.type):
-            hit = np.array([v in wanted for v in chunk.dictionary.to_pylist()] + [False])
-            keep = hit[numeric_numpy(chunk.indices, null=-1)]  # a null: the last, False
-        else:
-            keep = np.array([v in wanted for v in chunk.to_pylist()], bool)
+        hit = np.array([v in wanted for v in chunk.dictionary.to_pylist()] + [False])
+        keep = hit[numeric_numpy(chunk.indices, null=-1)]  # a null: the last, False
         edges = np.flatnonzero(np.diff(np.concatenate([[0], keep.astype(np.int8), [0]])))
         out += [table.slice(at + a, b - a) for a, b in zip(edges[::2], edges[1::2], strict=True)]
         at += n

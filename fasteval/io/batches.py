@@ -23,10 +23,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fasteval.columns import RunColumns
-from fasteval.errors import ParameterError
-from fasteval.io import formats, is_polars
+from fasteval.errors import FastevalError, ParameterError
+from fasteval.io import formats, is_polars, stored
 from fasteval.io.archive import (
     EVAL_COLUMNS,
+    INGEST_AGAIN,
     archive_info,
     read_row_groups,
     release_pool_memory,
@@ -284,7 +285,11 @@ class BatchReader:
         before = 0  # the archive's rows before this piece: errors name the archive's rows
         for table in tables:
             n = table.num_rows
-            cols = runs_from_table(table, path, before)
+            try:
+                cols = runs_from_table(table, path, before)
+            except FastevalError:  # a damaged archive's own error first (its digest)
+                stored.check_digest(path, advice=INGEST_AGAIN)
+                raise
             del table
             before += n
             yield cols

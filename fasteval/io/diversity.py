@@ -55,17 +55,11 @@ class DiversityQrels:
         return self.subtopic_names[value]
 
 
-def _natural(s: str) -> int | None:
-    if s.isascii() and s.isdigit() and len(s) <= 9:
-        return int(s)
-    return None
-
-
 def _subtopics(col: StrColumn) -> tuple[np.ndarray, list[str] | None]:
     """Subtopic numbers, or first-appearance codes and labels when some are not numbers."""
     codes, first = dict_encode(col)
     labels = col.take(first).to_pylist()
-    values = [_natural(s) for s in labels]
+    values = [int(s) if s.isascii() and s.isdigit() and len(s) <= 9 else None for s in labels]
     if all(v is not None for v in values):
         lut = np.array(values, dtype=np.int32)
         return lut[codes] if codes.size else codes, None

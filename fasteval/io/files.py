@@ -171,6 +171,7 @@ def _read_all(
     """All files in one buffer, each ending in a newline. With ``in_place``, a gzip file is
     inflated into its place at the size its trailer gives; if any does not fit (or fails),
     every gzip file is decompressed whole first (:func:`read_bytes` names what is wrong)."""
+    workers = threads or os.cpu_count() or 1  # (inflate releases the GIL)
     sizes = np.zeros(len(paths), np.int64)
     whole: dict[int, np.ndarray] = {}  # read whole first: unreadable, or gzip not in place
     packed: list[int] = []
@@ -186,7 +187,7 @@ def _read_all(
             whole[i] = read_bytes(p)  # raises the proper InputFormatError
     direct = packed if in_place else []
     if not in_place:
-        got = _map(read_bytes, [paths[i] for i in packed], threads)
+        got = parallel.map_threads(read_bytes, [paths[i] for i in packed], workers)
         whole.update(zip(packed, got, strict=True))
     for i, b in whole.items():
         sizes[i] = b.size
@@ -203,7 +204,7 @@ def _read_all(
         except gz.ERRORS:
             return -1
 
-    got_n = dict(zip(direct, _map(unzip, direct, threads), strict=True))
+    got_n = dict(zip(direct, parallel.map_threads(unzip, direct, workers), strict=True))
     if any(n != int(sizes[i]) - 1 for i, n in got_n.items()):
         # a trailer that does not give the size (several members), or a bad file
         return _read_all(paths, threads, ws, in_place=False)
@@ -222,14 +223,6 @@ def _read_all(
         if n >= 3 and bytes(buf[a : a + 3]) == BOM:
             buf[a : a + 3] = 32  # a UTF-8 byte-order mark: blanks keep every offset
     return buf, starts, ends
-
-
-def _map(fn: Any, items: list[Any], threads: int | None) -> list[Any]:
-    """``fn`` over ``items``, in threads when there are several (inflate releases the GIL)."""
-    workers = threads or min(len(items), os.cpu_count() or 1)
-    if workers > 1 and len(items) > 1:
-        return list(parallel.map_threads(fn, items, workers))
-    return [fn(x) for x in items]
 
 
 def check_utf8(

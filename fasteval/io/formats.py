@@ -34,7 +34,7 @@ def open_bytes(path: PathLike) -> IO[bytes]:
         f.seek(0)
         return f
     f.close()
-    return gz.open_gzip(path)
+    return gz.GzipReader(path)  # type: ignore[return-value]
 
 
 def head(path: PathLike, size: int = 16384) -> bytes | None:

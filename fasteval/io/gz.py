@@ -13,7 +13,7 @@ from __future__ import annotations
 import gzip
 import zlib
 from types import ModuleType
-from typing import IO, Any
+from typing import Any
 
 from fasteval.errors import InputFormatError
 
@@ -58,9 +58,11 @@ def decompress(raw: bytes) -> bytes:
     return out
 
 
-class _NamedReader:
-    """A gzip stream whose read errors name the file (:class:`GzipDataError`), never a bare
-    ``EOFError`` (which the command line took for Ctrl-C); the methods the readers use."""
+class GzipReader:
+    """A gzip file opened for reading bytes (as ``gzip.open(path, "rb")``, the methods the
+    readers use) whose read errors name the file (:class:`GzipDataError`, an
+    :class:`~fasteval.errors.InputFormatError`), never a bare ``EOFError`` (which the
+    command line took for Ctrl-C)."""
 
     def __init__(self, path: Any) -> None:
         self.path = path
@@ -84,19 +86,8 @@ class _NamedReader:
     def close(self) -> None:
         self.f.close()
 
-    def __enter__(self) -> _NamedReader:
+    def __enter__(self) -> GzipReader:
         return self
 
     def __exit__(self, *_: object) -> None:
         self.close()
-
-
-def open_gzip(path: Any) -> IO[bytes]:
-    """A gzip file opened for reading bytes (as ``gzip.open(path, "rb")``).
-
-    Reading past a truncated or damaged stream raises :class:`GzipDataError`
-    (an :class:`~fasteval.errors.InputFormatError` naming the file), never a bare
-    ``EOFError``.
-    """
-    f: Any = _NamedReader(path)
-    return f  # type: ignore[no-any-return]

@@ -1,25 +1,16 @@
 """Parquet files fasteval stored itself, read back only when they are sound.
 
-Every Parquet file fasteval writes (:mod:`fasteval.io.writers`) carries two
-checks:
+Every Parquet file fasteval writes (:mod:`fasteval.io.writers`) carries a CRC32 in every
+page header (pyarrow's ``write_page_checksum``; reads here verify the pages they decode)
+and, in the footer's key-value metadata under :data:`DIGEST_KEY`, a whole-file digest:
+JSON ``{"sha256": HEX, "bytes": N}``, the SHA-256 of the ``N`` bytes before the footer
+(which the reader parses and checks itself; a file cut short has none). The digest also
+catches a damaged page header, or a page of a column a reader skips (``eval`` skips an
+archive's ``rank``).
 
-* a CRC32 in every page header (Parquet's own page checksum, written by
-  pyarrow's ``write_page_checksum``): every read here verifies the pages it
-  decodes (``page_checksum_verification``);
-* a whole-file digest in the footer's key-value metadata, :data:`DIGEST_KEY`
-  -> JSON ``{"sha256": HEX, "bytes": N}``: the SHA-256 of the file's first
-  ``N`` bytes, everything before the footer (pages, their headers, the
-  dictionaries). The footer itself is Thrift that the reader parses and
-  checks (row counts, offsets); a file cut short has no footer at all.
-
-A page checksum catches a damaged page where it is decoded; the digest also
-catches a damaged page header, and a reader that decodes only some columns
-(``eval`` skips an archive's ``rank``) still refuses a file with any damage.
-Hashing is cheap next to decoding (SHA-NI).
-
-A mismatch is a :class:`~fasteval.errors.DamagedFileError` that names the
-file, says it is damaged and what to do. Files without a digest (written by
-other tools, or by fasteval before the digest) are read as before.
+A mismatch is a :class:`~fasteval.errors.DamagedFileError` that names the file, says it
+is damaged and what to do. Files without a digest (other tools', older fasteval's) are
+read as before.
 """
 
 from __future__ import annotations
@@ -28,8 +19,9 @@ import hashlib
 import json
 import os
 import struct
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -81,27 +73,118 @@ def footer_start(path: PathLike) -> tuple[int, int]:
 _HASH_CHUNK = 1 << 20
 
 
-def sha256_prefix(path: PathLike, n: int) -> str:
-    """The SHA-256 of the first ``n`` bytes of ``path`` (hex), through one buffer (a memory
-    map would count the file's pages in the process's resident memory)."""
-    h = hashlib.sha256()
-    buf = bytearray(min(n, _HASH_CHUNK))
-    view = memoryview(buf)
-    left = n
+def _identity(path: PathLike) -> tuple[int, ...]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _sha256s(path: PathLike) -> tuple[str, str | None]:
+    """The SHA-256 of ``path`` whole and before its Parquet footer (``None``: it has none,
+    else what :data:`DIGEST_KEY` records), in one read through one buffer (a memory map
+    would count the file's pages in the process's resident memory)."""
+    _, mark = footer_start(path)
+    h, before, at = hashlib.sha256(), None, 0
+    buf = memoryview(bytearray(_HASH_CHUNK))
     with open(path, "rb", buffering=0) as f:
-        while left > 0:
-            got = f.readinto(view[: min(left, len(buf))])
-            if not got:
-                break  # shorter than n: the digest cannot match
-            h.update(view[:got])  # hashlib releases the GIL over large updates
-            left -= got
-    return h.hexdigest()
+        # a read ends at the footer: the state there is the digest written
+        while got := f.readinto(buf[: mark - at] if at < mark < at + len(buf) else buf):
+            h.update(buf[:got])  # hashlib releases the GIL over large updates
+            at += got
+            if at == mark:
+                before = h.hexdigest()
+    return h.hexdigest(), before
+
+
+class FileHash:
+    """A file's :func:`_sha256s`, read by the first thread to ask (the others wait)."""
+
+    def __init__(self, path: PathLike) -> None:
+        self.path = path
+        self.identity = _identity(path)
+        self._lock = threading.Lock()
+        self._value: tuple[str, str | None] | None = None
+
+    def get(self) -> tuple[str, str | None]:
+        """The file's digests (whole, before its footer)."""
+        with self._lock:
+            if self._value is None:
+                self._value = _sha256s(self.path)
+            return self._value
+
+    def start(self) -> FileHash:
+        """Read the file on a thread of its own from now (an error is :meth:`get`'s)."""
+        threading.Thread(target=self._try, name="fasteval-digest", daemon=True).start()
+        return self
+
+    def _try(self) -> None:
+        with suppress(OSError):
+            self.get()
+
+
+_shared: list[dict[str, FileHash]] = []  # the running command's inputs' hashes, by real path
+
+
+@contextmanager
+def sharing(hashes: dict[str, FileHash]) -> Iterator[None]:
+    """Inside the block, :func:`file_hash` finds and keeps files' hashes in ``hashes`` (a
+    command's provenance hashes its inputs: an archive's digest check then reads nothing)."""
+    _shared.append(hashes)
+    try:
+        yield
+    finally:
+        _shared.pop()
+
+
+def file_hash(path: PathLike, shared: dict[str, FileHash] | None = None) -> FileHash:
+    """The hash of ``path`` kept in ``shared`` (else :func:`sharing`'s), made there if it is
+    missing or the file changed since."""
+    shared = shared if shared is not None else (_shared[-1] if _shared else {})
+    new = FileHash(path)
+    h = shared.setdefault(key := os.path.realpath(path), new)  # (one step: threads share it)
+    if h.identity != new.identity:
+        h = shared[key] = new
+    return h
+
+
+class DigestCheck:
+    """A Parquet file's whole-file digest, read on a thread of its own from the moment it is
+    made (:func:`start_check`); :meth:`join` waits for it and raises on a mismatch."""
+
+    def __init__(self, path: PathLike, want: str, advice: str) -> None:
+        self.path, self.want, self.advice = path, want, advice
+        self.hash = file_hash(path).start()
+        self.matched = False  # join() found the digest written
+
+    def join(self) -> None:
+        """Raise :class:`DamagedFileError` when the bytes before the footer are not the
+        ones written (an ``OSError`` when they cannot be read)."""
+        if self.hash.get()[1] != self.want:
+            what = "its content does not match the digest written with it"
+            raise damaged(self.path, what, self.advice)
+        self.matched = True
+
+
+def start_check(path: PathLike, md: pq.FileMetaData, *, advice: str) -> DigestCheck | None:
+    """The whole-file digest of a Parquet file fasteval wrote (footer ``md``) being checked,
+    ``None`` when it has none (another tool's file, or an older fasteval's); its entry and
+    the file's size are checked at once."""
+    entry = digest_entry(md)
+    if entry is None:
+        return None
+    want, n = entry.get("sha256"), entry.get("bytes")
+    if not isinstance(want, str) or not isinstance(n, int):
+        raise damaged(path, "its digest entry is unreadable", advice)
+    size, start = footer_start(path)
+    if start != n:
+        raise damaged(path, f"{size:,} bytes, not the {n + (size - start):,} written", advice)
+    return DigestCheck(path, want, advice)
 
 
 def check_digest(
     path: PathLike, md: pq.FileMetaData | None = None, *, advice: str = WRITE_AGAIN
 ) -> bool:
-    """Check the whole-file digest of a Parquet file fasteval wrote.
+    """Check the whole-file digest of a Parquet file fasteval wrote (:func:`start_check`,
+    joined).
 
     Returns
     -------
@@ -115,18 +198,10 @@ def check_digest(
         When the bytes before the footer are not the ones written.
     """
     md = md if md is not None else read_metadata(path, advice=advice)
-    entry = digest_entry(md)
-    if entry is None:
-        return False
-    want, n = entry.get("sha256"), entry.get("bytes")
-    if not isinstance(want, str) or not isinstance(n, int):
-        raise damaged(path, "its digest entry is unreadable", advice)
-    size, start = footer_start(path)
-    if start != n:
-        raise damaged(path, f"{size:,} bytes, not the {n + (size - start):,} written", advice)
-    if sha256_prefix(path, n) != want:
-        raise damaged(path, "its content does not match the digest written with it", advice)
-    return True
+    check = start_check(path, md, advice=advice)
+    if check is not None:
+        check.join()
+    return check is not None
 
 
 def _reason(e: BaseException) -> str:

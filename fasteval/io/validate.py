@@ -75,11 +75,7 @@ def _parquet_to_arrow(p: Path) -> pa.Table:
     if archive.archive_info(p) is not None:
         # fasteval's own archive: pyarrow reads it straight into the types the
         # readers use (ids dictionary-encoded, doc ids large_string): no cast
-        try:
-            return archive.read_archive(p)
-        except (OSError, pa.ArrowException) as e:
-            msg = f"{p}: not a readable Parquet file ({str(e).splitlines()[0]})"
-            raise InputFormatError(msg) from None
+        return archive.read_archive(p)
     if stored.is_ours(p):
         # a table fasteval wrote (a fused run, a result table): its checksums and
         # digest are verified, which polars' reader does not do

@@ -26,7 +26,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 
 from fasteval.errors import ParameterError, WriteError
-from fasteval.io.stored import DIGEST_KEY, sha256_prefix
+from fasteval.io.stored import DIGEST_KEY, FileHash, file_hash, sharing
 from fasteval.measures.diversity import parse_diversity_measures
 from fasteval.measures.parser import MeasureSet
 
@@ -112,10 +112,6 @@ class Rows(Protocol):
 PROVENANCE_KEY = b"fasteval.provenance"
 
 
-def _sha256_of(path: Path) -> str:
-    return sha256_prefix(path, path.stat().st_size)
-
-
 class Provenance:
     """What made an output: fasteval's version, the ``command`` run, the ``measures`` asked
     for (empty: the default), the other ``options`` (JSON values) and the ``inputs`` read.
@@ -124,7 +120,7 @@ class Provenance:
     footer under :data:`PROVENANCE_KEY`, as JSON: ``{"version", "command", "measures",
     "options", "inputs": [{"path", "bytes", "sha256"}]}`` (a folder stands for its files).
     The inputs are hashed once, from :meth:`start` on, else when the first Parquet file is
-    finished (text outputs never pay for it).
+    finished (text outputs never pay for it); an archive's digest check reuses its hash.
     """
 
     def __init__(
@@ -139,7 +135,7 @@ class Provenance:
         self.options = options
         self.inputs = [Path(p) for p in inputs]
         self._json: bytes | None = None
-        self._early: tuple[list[Path], list[str]] | None = None  # what start() hashed
+        self.hashes: dict[str, FileHash] = {}  # shared with the readers (made_by)
         self._hashing: threading.Thread | None = None
 
     def start(self) -> None:
@@ -150,8 +146,9 @@ class Provenance:
         files = self._files()
 
         def work() -> None:
-            with suppress(OSError):  # as_json hashes again and names the failure
-                self._early = (files, [_sha256_of(p) for p in files])
+            for p in files:
+                with suppress(OSError):  # as_json hashes again and names the failure
+                    file_hash(p, self.hashes).get()
 
         self._hashing = threading.Thread(target=work, name="fasteval-provenance", daemon=True)
         self._hashing.start()
@@ -175,11 +172,8 @@ class Provenance:
             files = self._files()
             if self._hashing is not None:
                 self._hashing.join()
-            early = self._early
-            if early is not None and early[0] == files:
-                digests = early[1]
-            else:
-                digests = parallel.map_threads(_sha256_of, files)  # hashlib releases the GIL
+            # (what start() hashed is read again only if it changed since)
+            digests = parallel.map_threads(lambda p: file_hash(p, self.hashes).get()[0], files)
             record = {
                 "version": v,
                 "command": self.command,
@@ -205,7 +199,8 @@ def made_by(p: Provenance | None) -> Iterator[None]:
         return
     _made_by.append(p)
     try:
-        yield
+        with sharing(p.hashes):
+            yield
     finally:
         _made_by.remove(p)
 

@@ -296,11 +296,13 @@ def test_an_archive_is_compacted_piece_by_piece(tmp_path: Path, scores: bool) ->
     assert res.exit_code == 0, res.output
     a = Compact.of(prepare(qrels, archive), scores=scores)
     pieces: list[list[int]] = []
+    checks: set[Any] = set()
     real = io_batches.read_row_groups
 
-    def spy(path: Any, groups: list[int], columns: Any = None, verified: bool = False) -> Any:
-        assert verified  # the archive's digest matched: its pages are not checked twice
+    def spy(path: Any, groups: list[int], columns: Any = None, verified: Any = None) -> Any:
+        assert verified is not None  # the digest is checked: the pages are not, twice
         pieces.append(groups)
+        checks.add(verified)
         return real(path, groups, columns, verified=verified)
 
     with pytest.MonkeyPatch.context() as mp:
@@ -310,6 +312,7 @@ def test_an_archive_is_compacted_piece_by_piece(tmp_path: Path, scores: bool) ->
         mp.setattr(io_batches, "read_row_groups", spy)  # the reader evaluation uses
         b = prepare_compact(qrels, archive, batch_rows=50, scores=scores)
     assert len(pieces) > 2
+    assert len(checks) == 1 and checks.pop().matched  # checked once, joined before the end
     same_encoded(a, b)
     if scores:
         assert b.scores is not None and a.scores is not None

@@ -13,6 +13,7 @@ import io
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from fasteval.api import evaluate
 from fasteval.cli import main
 from fasteval.errors import DamagedFileError, FastevalWarning, WriteError
 from fasteval.io import stored, writers
+from fasteval.io.batches import BATCH_ROWS_ENV
 from fasteval.studies import subsample
 from tests.conftest import SAMPLE_DATA as DATA
 from tests.conftest import one_line_error
@@ -155,6 +157,49 @@ def test_an_archive_without_a_digest_has_its_pages_checked(tmp_path: Path) -> No
     _flip(old, "doc_id")
     with pytest.raises(DamagedFileError, match="a page checksum does not match"):
         evaluate(qrels, old, ["map"], batch_rows=500)
+
+
+def test_the_digest_is_read_once_and_joined_before_any_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An archive read in pieces is hashed once, on a thread of its own while its pieces
+    are decoded and scored; a mismatch found after some pieces were scored is still the
+    error, and no output is written."""
+    qrels, paths = _runs(tmp_path)
+    archive = tmp_path / "a.parquet"
+    res = CliRunner().invoke(
+        main, ["ingest", *map(str, paths), "-o", str(archive)], env={BATCH_ROWS_ENV: "400"}
+    )
+    assert res.exit_code == 0, res.output
+    assert pq.read_metadata(archive).num_row_groups > 2  # read in pieces below
+    real = stored._sha256s
+    read: list[str] = []
+
+    def counted(path: Any) -> tuple[str, str | None]:
+        read.append(Path(path).name)
+        return real(path)
+
+    def late_mismatch(path: Any) -> tuple[str, str | None]:
+        time.sleep(0.3)  # the pieces are scored meanwhile
+        return real(path)[0], "0" * 64
+
+    monkeypatch.setattr(stored, "_sha256s", counted)
+    sound = evaluate(qrels, archive, ["map"], batch_rows=500)
+    assert read == ["a.parquet"]
+    out = tmp_path / "out.parquet"
+    read.clear()  # the command's provenance and the digest check share one read
+    assert _run(["eval", qrels, archive, "-m", "map", "-o", out]).exit_code == 0
+    assert sorted(read) == ["a.parquet", "qrels"]
+    out.unlink()
+
+    monkeypatch.setattr(stored, "_sha256s", late_mismatch)
+    with pytest.raises(DamagedFileError, match="does not match the digest"):
+        evaluate(qrels, archive, ["map"], batch_rows=500)
+    res = _run(["eval", qrels, archive, "-m", "map", "-o", out])
+    one_line_error(res, str(archive), "damaged file", "ingest the runs again")
+    assert not out.exists()
+    monkeypatch.undo()
+    assert_frame_equal(evaluate(qrels, archive, ["map"], batch_rows=500), sound)
 
 
 def test_page_checksums_alone_catch_a_flipped_page(tmp_path: Path) -> None:
