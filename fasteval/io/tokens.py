@@ -166,6 +166,13 @@ def _subranges(
     )
 
 
+def exact_decimals(tok: Tokens, j: int, rows: np.ndarray) -> None:
+    """Field ``j`` of ``rows`` into ``tok.fval`` by Python's ``float`` (correctly rounded): the
+    decimals the tokenizer's two tiers decline (ties, subnormals, 20+ digits) are NaN."""
+    for r in rows:
+        tok.fval[r] = float(_line_at(tok.buf, int(tok.line_start[r])).split()[j])
+
+
 def first_with_field(
     n_fields: np.ndarray, ibad: np.ndarray, fbad: np.ndarray, field: int, a: int, b: int
 ) -> int:

@@ -26,6 +26,7 @@ from fasteval.io.tokens import (
     Tokens,
     check_columns,
     check_header,
+    exact_decimals,
     first_with_field,
     read_judgments,
     tokenize_buffer,
@@ -162,7 +163,11 @@ def _run_columns(
     tok = check_columns(tok, RUN_FIELDS, skipper, "qid Q0 docno rank score tag")
     # as the tokenizer parsed them (correctly rounded, as float()); bad: not a decimal
     # number (inf and nan included), or beyond the double range
-    score, bad = tok.fval, tok.fbad | ~np.isfinite(tok.fval)
+    score, bad = tok.fval, ~np.isfinite(tok.fval)
+    if bad.any():  # NaN yet parsed: a decimal the tokenizer leaves to float() (rare)
+        exact_decimals(tok, 4, np.flatnonzero(bad & ~tok.fbad))
+        bad = ~np.isfinite(score)
+    bad |= tok.fbad
     t = tok
     tok = skipper.reject(
         tok, bad, lambda r: f"score is not a finite number: {t.field_value(r, 4)!r}"

@@ -166,8 +166,9 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
     Blank lines and comments (first non-blank ``#``: trec_eval 10) are skipped. Per
     row: file, line number, byte offset, field count, the kept fields' bounds (-1:
     absent), the integer and decimal fields parsed as they are scanned (correctly
-    rounded; ``ibad``/``fbad``: not one). ``same_bad[f]``: the first row whose ``same``
-    field differs from the range's first (rows with both parsed fields bad left out).
+    rounded, or NaN for Python's ``float`` to round; ``ibad``/``fbad``: not one).
+    ``same_bad[f]``: the first row whose ``same`` field differs from the range's first
+    (rows with both parsed fields bad left out).
     """
     buf, file_starts, file_ends, file_no, lines_before = ranges
     slot_of, int_field, float_field, same_field = spec
@@ -314,17 +315,16 @@ def _scan_float(buf, pos):  # pragma: no cover - numba
 
 # ---------------------------------------------------------------------------
 # Decimal text -> float64, correctly rounded (bit for bit what Python's float()
-# gives for the same decimal string), in three tiers:
+# gives for the same decimal string), in two tiers:
 #   1. Clinger's fast path: mantissa <= 2**53 and |exp10| <= 22, where one IEEE
 #      multiply or divide of two exact doubles rounds correctly;
 #   2. Eisel-Lemire (Lemire, "Number parsing at a gigabyte per second",
 #      Software: Practice and Experience 51(8), 2021; Go's strconv port): the
 #      first 19 significant digits times a 128-bit truncated power of ten,
-#      which either proves the rounding or declines;
-#   3. for the rare declined cases (ties within the approximation's error,
-#      subnormals, 20+ digits whose tail decides): exact integer arithmetic
-#      on 32-bit limbs, comparing the decimal with the midpoints between
-#      neighbouring doubles.
+#      which either proves the rounding or declines.
+# The rare declined cases (ties within the approximation's error, subnormals,
+# 20+ digits whose tail decides) are left as NaN for Python's float() (the run
+# reader, fasteval.io.trec).
 # ---------------------------------------------------------------------------
 
 _M32 = np.uint64(0xFFFFFFFF)
@@ -333,8 +333,6 @@ _U1 = np.uint64(1)
 _U10 = np.uint64(10)
 _LOW9 = np.uint64(0x1FF)
 _TWO53 = np.uint64(1 << 53)
-_BIG5 = np.uint64(5**13)  # the largest power of five below 2**32
-_MAX_DIGITS = 800  # a double's rounding never depends on more (767) significant digits
 
 
 def _pow10_128() -> np.ndarray:
@@ -413,7 +411,7 @@ def _eisel_lemire(m, q):
 @njit(cache=True, nogil=True, inline="always")
 def _parse_float(buf, s, e):
     """``buf[s:e]`` (``[+-]digits[.digits][e[+-]digits]``) as a double, correctly rounded;
-    ``(nan, True)`` if it is not a decimal."""
+    ``(nan, True)`` if it is not a decimal, ``(nan, False)`` if the two tiers decline."""
     neg = False
     k = s
     if k < e and (buf[np.uint64(k)] == 45 or buf[np.uint64(k)] == 43):
@@ -434,7 +432,7 @@ def _parse_float(buf, s, e):
         return (-0.0 if neg else 0.0), False
     v, ok = _round_fast(m, shift, trunc)
     if not ok:
-        v = _float_exact(buf, s, e)
+        return np.nan, False
     return (-v if neg else v), False
 
 
@@ -496,7 +494,7 @@ def _scan_exponent(buf, k, e):
 @njit(cache=True, nogil=True, inline="always")
 def _round_fast(m, q, trunc):
     """``m * 10**q`` (``m > 0``; ``trunc``: strictly between ``m`` and ``m + 1``) by the first two
-    tiers, or ``ok = False`` for the exact one."""
+    tiers, or ``ok = False`` where both decline."""
     if not trunc:
         while m > _TWO53 and m % _U10 == np.uint64(0):
             m //= _U10
@@ -512,226 +510,3 @@ def _round_fast(m, q, trunc):
         v2, ok2 = _eisel_lemire(m + _U1, q)
         ok = ok2 and v2 == v
     return v, ok
-
-
-@njit(cache=True, nogil=True)
-def _big_mul_small(a, n, mul, add):
-    """``a[:n] = a[:n] * mul + add`` in place (32-bit limbs, ``mul, add < 2**32``); new length."""
-    carry = add
-    for i in range(n):
-        t = a[i] * mul + carry
-        a[i] = t & _M32
-        carry = t >> _S32
-    if carry != np.uint64(0):
-        a[n] = carry
-        n += 1
-    return n
-
-
-@njit(cache=True, nogil=True)
-def _big_mul_pow5(a, n, p):
-    """``a[:n] *= 5**p`` in place; new length."""
-    while p >= 13:
-        n = _big_mul_small(a, n, _BIG5, np.uint64(0))
-        p -= 13
-    if p > 0:
-        n = _big_mul_small(a, n, np.uint64(5**p), np.uint64(0))
-    return n
-
-
-@njit(cache=True, nogil=True)
-def _cmp_half(lhs, n_lhs, p5, n_p5, e10, h, k2):
-    """Sign of ``D * 10**e10 - h * 2**k2`` (``lhs = D * 5**max(e10, 0)``, ``p5 = 5**max(-e10,
-    0)``, ``0 < h < 2**56``), both sides scaled to integers."""
-    # rhs = p5 * h (h as two limbs)
-    rhs = np.zeros(n_p5 + 2, np.uint64)
-    hw = (np.uint64(h) & _M32, np.uint64(h) >> _S32)
-    for j in range(2):
-        carry = np.uint64(0)
-        for i in range(n_p5):
-            t = rhs[i + j] + p5[i] * hw[j] + carry
-            rhs[i + j] = t & _M32
-            carry = t >> _S32
-        rhs[n_p5 + j] = carry
-    n_rhs = n_p5 + 2
-    t2 = k2 - e10  # compare lhs with rhs * 2**t2
-    # shift the side that needs it by t2 bits (into a fresh array)
-    if t2 >= 0:
-        src, n_src, sh = rhs, n_rhs, t2
-    else:
-        src, n_src, sh = lhs, n_lhs, -t2
-    words = sh // 32
-    bits = np.uint64(sh % 32)
-    out = np.zeros(n_src + words + 1, np.uint64)
-    for i in range(n_src):
-        w = src[i] << bits
-        out[i + words] |= w & _M32
-        out[i + words + 1] |= w >> _S32
-    if t2 >= 0:
-        a, na, b, nb = lhs, n_lhs, out, n_src + words + 1
-    else:
-        a, na, b, nb = out, n_src + words + 1, rhs, n_rhs
-    while na > 0 and a[na - 1] == np.uint64(0):
-        na -= 1
-    while nb > 0 and b[nb - 1] == np.uint64(0):
-        nb -= 1
-    if na != nb:
-        return 1 if na > nb else -1
-    for i in range(na - 1, -1, -1):
-        if a[i] != b[i]:
-            return 1 if a[i] > b[i] else -1
-    return 0
-
-
-@njit(cache=True, nogil=True)
-def _float_exact(buf, s, e):
-    """``|buf[s:e]|`` (a valid decimal) correctly rounded: a nearby double moved a step at a
-    time until the value, compared exactly in integers, lies between its midpoints."""
-    dig = np.empty(_MAX_DIGITS + 1, np.uint8)
-    nd, e10 = _exact_digits(buf, s, e, dig)
-    if nd == 0 or e10 + nd < -330:  # below 1e-330: under half the smallest subnormal
-        return 0.0
-    if e10 + nd > 310:  # at least 1e309
-        return np.inf
-    lhs, n_lhs, p5, n_p5 = _exact_sides(dig, nd, e10)
-    m, k2 = _first_guess(dig, nd, e10)
-    m, k2 = _step_to_nearest(lhs, n_lhs, p5, n_p5, e10, m, k2)
-    if k2 >= 972:
-        return np.inf
-    return math.ldexp(float(m), k2)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _exact_digits(buf, s, e, dig):
-    """The significant digits of ``buf[s:e]`` into ``dig``: ``(nd, e10)``, the value ``dig[:nd]
-    * 10**e10`` (past ``_MAX_DIGITS``, a sticky 1 for any nonzero rest)."""
-    k = s
-    if buf[k] == 45 or buf[k] == 43:
-        k += 1
-    nd = 0
-    e10 = 0
-    dot = False
-    sticky = False
-    while k < e:
-        c = buf[k]
-        if c == 46:
-            dot = True
-        elif c >= 48 and c <= 57:
-            if nd == 0 and c == 48:
-                if dot:
-                    e10 -= 1
-            elif nd < _MAX_DIGITS:
-                dig[nd] = c - 48
-                nd += 1
-                if dot:
-                    e10 -= 1
-            else:
-                if c != 48:
-                    sticky = True
-                if not dot:
-                    e10 += 1
-        else:
-            break
-        k += 1
-    if k < e:
-        x, _ = _scan_exponent(buf, k + 1, e)
-        e10 += x
-    if sticky:
-        dig[nd] = 1
-        nd += 1
-        e10 -= 1
-    while nd > 0 and dig[nd - 1] == 0:
-        nd -= 1
-        e10 += 1
-    return nd, e10
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _exact_sides(dig, nd, e10):
-    """``lhs = D * 5**max(e10, 0)`` and ``p5 = 5**max(-e10, 0)`` as little-endian 32-bit
-    limbs, with their lengths: the integers :func:`_cmp_half` compares."""
-    ep = max(e10, 0)
-    em = max(-e10, 0)
-    lhs = np.zeros(nd // 9 + 4 + (ep * 73) // 1000, np.uint64)
-    n_lhs = 0
-    i = 0
-    while i < nd:
-        j = min(i + 9, nd)
-        group = 0
-        scale = 1
-        for t in range(i, j):
-            group = group * 10 + dig[t]
-            scale *= 10
-        n_lhs = _big_mul_small(lhs, n_lhs, np.uint64(scale), np.uint64(group))
-        i = j
-    n_lhs = _big_mul_pow5(lhs, n_lhs, ep)
-    p5 = np.zeros(4 + (em * 73) // 1000, np.uint64)
-    p5[0] = 1
-    n_p5 = _big_mul_pow5(p5, 1, em)
-    return lhs, n_lhs, p5, n_p5
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _first_guess(dig, nd, e10):
-    """A double within a few ulps of ``D * 10**e10`` (18 digits in floats) as ``m * 2**k2``."""
-    n19 = min(nd, 18)  # < 2**63
-    m19 = 0
-    for t in range(n19):
-        m19 = m19 * 10 + dig[t]
-    q = e10 + nd - n19
-    x = float(m19)
-    while q > 22 and x < np.inf:
-        x *= 1e22
-        q -= 22
-    while q < -22 and x > 0.0:
-        x /= 1e22
-        q += 22
-    if q >= 0:
-        x *= _POW10[min(q, 22)]
-    else:
-        x /= _POW10[min(-q, 22)]
-    if x == np.inf:
-        return (1 << 53) - 1, 971
-    if x == 0.0:
-        return 0, -1074
-    f, ex = math.frexp(x)
-    m = np.int64(f * 9007199254740992.0)
-    k2 = ex - 53
-    if k2 < -1074:
-        m >>= -1074 - k2
-        k2 = -1074
-    return m, k2
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _step_to_nearest(lhs, n_lhs, p5, n_p5, e10, m, k2):
-    """Move the double ``m * 2**k2`` one step at a time until the decimal lies between
-    the midpoints to its neighbours (a tie to the even significand); ``k2 >= 972``: inf."""
-    while k2 < 972:
-        # the next double up and the midpoint to it
-        if m == (1 << 53) - 1:
-            mu = 1 << 52
-            ku = k2 + 1
-        else:
-            mu = m + 1
-            ku = k2
-        c = _cmp_half(lhs, n_lhs, p5, n_p5, e10, m + (mu << (ku - k2)), k2 - 1)
-        if c > 0 or (c == 0 and (m & 1) == 1):
-            m = mu
-            k2 = ku
-            continue
-        if m == 0:
-            break
-        if m == 1 << 52 and k2 > -1074:
-            md = (1 << 53) - 1
-            kd = k2 - 1
-        else:
-            md = m - 1
-            kd = k2
-        c = _cmp_half(lhs, n_lhs, p5, n_p5, e10, md + (m << (k2 - kd)), kd - 1)
-        if c < 0 or (c == 0 and (m & 1) == 1):
-            m = md
-            k2 = kd
-            continue
-        break
-    return m, k2

@@ -198,3 +198,27 @@ def test_the_newline_count_finds_any_byte_that_is_not_ascii() -> None:
         n, high = ktext.newlines(data, words, s, e)
         assert n == int(np.count_nonzero(data[s:e] == 10))
         assert high == bool((data[s:e] >= 0x80).any())
+
+
+def test_decimals_the_kernel_declines_are_rounded_as_float(tmp_path: Path) -> None:
+    # halfway and near-halfway cases, subnormals, long tails: left to Python's float()
+    values = [
+        "9007199254740993",
+        "9007199254740993.0000000000000000001",
+        "1.00000000000000011102230246251565404236316680908203125",
+        "1.00000000000000011102230246251565404236316680908203126",
+        "0.1000000000000000055511151231257827021181583404541015625",
+        "2.4703282292062327e-324",
+        "-4.9e-324",
+        "1e-400",
+        "0.5",
+    ]
+    # a no-break space inside an id: one field to the tokenizer (not to str.split)
+    lines = [f"1 Q0 d\u00a0{i} {i} {v} r" for i, v in enumerate(values)]
+    path = tmp_path / "r.run"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert _columns([path])["score"] == [float(v) for v in values]
+    data = path.read_bytes()
+    buf = np.frombuffer(data + b"\n", np.uint8).copy()
+    cols, _ = trec.parse_run_piece(buf, len(data), path)
+    assert cols.score.tolist() == [float(v) for v in values]
