@@ -10,7 +10,7 @@ to them.
 
 from __future__ import annotations
 
-from fasteval.engine.inputs import Prepared, QrelsLike, RunsLike, load_inputs, prepare
+from fasteval.engine.inputs import Prepared, QrelsLike, RunsLike, prepare
 from fasteval.engine.ranking import compute, evaluate_ranking
 from fasteval.engine.table import Evaluation, to_frame
 
@@ -21,7 +21,6 @@ __all__ = [
     "RunsLike",
     "compute",
     "evaluate_ranking",
-    "load_inputs",
     "prepare",
     "to_frame",
 ]
