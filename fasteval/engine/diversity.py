@@ -73,20 +73,18 @@ ORDERS = ("rank", "traditional", "pyndeval")
 
 @dataclass
 class DiversityPrepared:
-    """Diversity qrels and runs read once, joined and laid out for the kernels.
+    """Diversity qrels and runs joined for the kernels.
 
-    ``enc`` groups the rankings by (run, query) (positions in trec_eval order);
-    ``seq[p]`` is the relevant-document entry at ordered position ``p`` (-1 if
-    not relevant to any subtopic). Per query ``q``: ``m_q[q]`` subtopics
-    (values ``sub_value[sub_off[q]:sub_off[q+1]]`` ascending, ``nrel`` relevant
-    documents each); relevant entries ``qd_off[q]:qd_off[q+1]`` sorted by docno
-    with their subtopics ``rd_sub[rd_off[e]:rd_off[e+1]]``.
+    ``enc``: the rankings by (run, query); ``seq[p]``: the relevant entry at ordered
+    position ``p`` (-1: none). Query ``q`` has ``m_q[q]`` subtopics
+    (``sub_value[sub_off[q]:sub_off[q+1]]`` ascending, ``nrel`` relevant documents
+    each) and relevant entries ``qd_off[q]:qd_off[q+1]`` by docno, entry ``e``'s
+    subtopics ``rd_sub[rd_off[e]:rd_off[e+1]]``.
     """
 
     qrels: DiversityQrels
     runs: RunColumns
     enc: Encoded
-    order: str
     seq: np.ndarray
     m_q: np.ndarray
     sub_off: np.ndarray
@@ -95,9 +93,8 @@ class DiversityPrepared:
     qd_off: np.ndarray
     rd_off: np.ndarray
     rd_sub: np.ndarray
-    # for qrels variants (fasteval.analysis.study_scorers): the judged document
-    # (index into enc.qr_rows' space) of each relevant entry, and the qrels row
-    # of each judged document
+    # for qrels variants (analysis.study_scorers): each relevant entry's judged
+    # document (enc.qr_rows' index), each judged document's qrels row
     entry_u: np.ndarray | None = None
     doc_rows: np.ndarray | None = None
 
@@ -129,8 +126,8 @@ def prepare_diversity(
     order: str = "rank",
     **fields: Any,
 ) -> DiversityPrepared:
-    """Read diversity qrels and runs into kernel layout (see :func:`diversity_evaluate`;
-    ``opts`` and ``fields`` as for :func:`fasteval.engine.prepare`)."""
+    """Diversity qrels and runs in kernel layout (``opts``, ``fields`` as for
+    :func:`fasteval.engine.prepare`)."""
     if order not in ORDERS:
         msg = f"order must be one of {', '.join(ORDERS)}, got {order!r}"
         raise ParameterError(msg)
@@ -159,7 +156,6 @@ def prepare_diversity(
         qrels=dq,
         runs=rc,
         enc=enc,
-        order=order,
         seq=np.ascontiguousarray(seq, dtype=np.int64),
         m_q=m_q,
         sub_off=sub_off,
@@ -176,9 +172,8 @@ def prepare_diversity(
 def _encode_judged(
     dq: DiversityQrels, df: pl.DataFrame, rc: RunColumns, opts: EvalOptions
 ) -> tuple[pl.DataFrame, np.ndarray, Encoded]:
-    """The runs encoded against one judged document per (query, doc), relevant when
-    any subtopic is: those documents (``qid, doc, first, any``), their first qrels
-    rows and the encoding. Every run must share a query with the qrels."""
+    """The runs encoded against one judgment per (query, doc), relevant if any
+    subtopic is: those (``qid, doc, first, any``), their first rows, the encoding."""
     udocs = df.group_by(["qid", "doc"], maintain_order=True).agg(
         pl.col("row").first().alias("first"),
         (pl.col("rel") >= opts.relevance_level).any().alias("any"),
@@ -199,12 +194,9 @@ def _encode_judged(
 def _subtopic_tables(
     df: pl.DataFrame, udocs: pl.DataFrame, qids: list[str], opts: EvalOptions
 ) -> tuple[Any, ...]:
-    """The relevant judgments in kernel layout, by query number (``qids``' order).
-
-    Returns the subtopics (``q, sub, nrel, j``), subtopics per query and their
-    offsets, the relevant documents (entries ``q, u, doc, e``) and their
-    offsets per query, each entry's subtopics (``e, j``) and their offsets.
-    """
+    """The relevant judgments by query number: subtopics (``q, sub, nrel, j``), their
+    count and offsets per query, entries (``q, u, doc, e``) and offsets per query,
+    each entry's subtopics (``e, j``) and their offsets."""
     n_q = len(qids)
     qmap = pl.DataFrame({"qid": qids, "q": np.arange(n_q, dtype=np.int64)})
     relv = (
@@ -305,10 +297,8 @@ def check_params(alpha: float, beta: float, max_depth: int | None) -> None:
 
 @dataclass
 class DiversityResult:
-    """Raw values: ``values[g, c]`` for group ``g``, measure ``c``; per-subtopic arrays."""
+    """``values[g, c]`` for group ``g``, measure ``c``; run means; per-subtopic arrays."""
 
-    prep: DiversityPrepared
-    measures: list[DiversityMeasure]
     values: np.ndarray
     summary: np.ndarray
     grp_sub_off: np.ndarray
@@ -359,14 +349,11 @@ def compute_diversity(
     empty = enc.ends == enc.starts
     if complete:
         out[empty] = 0.0  # ndeval -c: a query the run misses scores 0
-    n_runs = len(enc.run_names)
-    counts = np.bincount(enc.group_run, minlength=n_runs).astype(np.float64)
-    summary = np.zeros((n_runs, len(measures)), np.float64)
-    for c in range(len(measures)):
-        s = np.bincount(enc.group_run, weights=out[:, c], minlength=n_runs)
-        summary[:, c] = np.divide(s, counts, out=np.zeros(n_runs), where=counts > 0)
-    grp_sub_off, sub_first, sub_hits, sub_ap, _ = per_sub
-    return DiversityResult(prep, measures, out, summary, grp_sub_off, sub_first, sub_hits, sub_ap)
+    sums = np.zeros((len(enc.run_names), len(measures)))
+    np.add.at(sums, enc.group_run, out)
+    counts = np.bincount(enc.group_run, minlength=sums.shape[0])[:, None]
+    summary = np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
+    return DiversityResult(out, summary, *per_sub[:4])
 
 
 def _ideal_rankings(prep: DiversityPrepared, sub: kd.Subtopics, par: kd.Params, k: int) -> kd.Ideal:
