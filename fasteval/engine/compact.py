@@ -1,13 +1,10 @@
 """A compact prepared form for studies: only what re-scoring under qrels variants needs.
 
 A robustness study (:mod:`fasteval.analysis.studies`) re-scores every run under many
-keep-masks over the judgments. It reads, per evaluated (run, query) group, each ranked
-position's grade class (``rel``) and judgment (``jdx``), plus the per-query judgment
-arrays: :class:`Compact` keeps only those, in narrow dtypes. :func:`prepare_compact`
-builds it a batch of whole runs at a time (:mod:`fasteval.io.batches`), so the whole
-archive's RunColumns never exists at once; runs and groups are numbered as the
-unbatched encoding numbers them (:mod:`fasteval.engine.stream` says why), and an error
-met batch by batch is re-raised by the unbatched path, with today's message.
+keep-masks over the judgments, reading each evaluated position's grade (``rel``) and
+judgment (``jdx``) and the per-query judgments: :class:`Compact` keeps only those, in
+narrow dtypes, built a batch of whole runs at a time (:func:`prepare_compact`), numbered
+as the unbatched encoding; an error met in a batch is raised by the unbatched path.
 """
 
 from __future__ import annotations
@@ -44,12 +41,11 @@ evaluation's batches, a little slower)."""
 
 @dataclass
 class Compact:
-    """Qrels and runs joined, reduced to what re-scoring needs (see the module notes).
+    """Qrels and runs joined, reduced to what re-scoring needs.
 
-    ``enc`` is the unbatched encoding's evaluated positions only, with ``rel`` as
-    ``int8``/``int16``/``int32`` and ``jdx`` as ``int32``/``int64``; ``enc.row`` is empty,
-    or ``arange(n_positions)`` with ``scores`` (the score at each ranked position).
-    The kernels read it widened (:meth:`encoded`, or :class:`fasteval.analysis.variants.Masker`).
+    ``enc``: the evaluated positions only, ``rel`` and ``jdx`` narrowed (the kernels
+    read them widened: :meth:`encoded`); ``enc.row`` is empty, or
+    ``arange(n_positions)`` with ``scores`` (the score at each position).
     """
 
     qrels: QrelsColumns
@@ -58,7 +54,7 @@ class Compact:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the per-position and per-group arrays (the qrels columns aside)."""
+        """Bytes held by the per-position and per-group arrays."""
         arrays = [v for v in vars(self.enc).values() if isinstance(v, np.ndarray)]
         if self.scores is not None:
             arrays.append(self.scores)
@@ -75,15 +71,15 @@ class Compact:
         return cls(prep.qrels, small, sc)
 
     def encoded(self) -> Encoded:
-        """A full-width copy of ``enc`` (``int32`` grades, ``int64`` judgments) for the kernels."""
+        """A full-width copy of ``enc`` for the kernels."""
         e = self.enc
         return dataclasses.replace(
             e, rel=e.rel.astype(np.int32), jdx=e.jdx.astype(np.int64), row=e.row.copy()
         )
 
     def prepared(self, enc: Encoded | None = None) -> Prepared:
-        """A :class:`~fasteval.engine.inputs.Prepared` over ``enc`` (default: :meth:`encoded`)
-        whose runs hold only the kept scores, no document ids (enough for RIC, DO/HSA)."""
+        """A :class:`~fasteval.engine.inputs.Prepared` over ``enc`` (default: :meth:`encoded`),
+        its runs only the kept scores (enough for RIC, DO/HSA)."""
         e = self.encoded() if enc is None else enc
         score = self.scores if self.scores is not None else np.zeros(0, np.float64)
         empty = StrColumn(np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -104,7 +100,7 @@ def _rows(n: int, scores: bool) -> np.ndarray:
 
 
 def _narrow_types(qrels: QrelsColumns) -> tuple[type[np.signedinteger[Any]], type[Any]]:
-    """Grade dtype holding every qrels grade and the sentinels; judgment index dtype."""
+    """The narrowest grade dtype (grades and sentinels) and judgment index dtype."""
     rel = qrels.rel
     lo = min(int(rel.min()), UNJUDGED) if rel.shape[0] else UNJUDGED
     hi = int(rel.max()) if rel.shape[0] else 0
@@ -158,11 +154,9 @@ def prepare_compact(
     scores: bool = False,
     **fields: Any,
 ) -> Compact:
-    """``Compact.of(prepare(qrels, runs, ...))``, read and encoded a batch of whole runs
-    at a time (arguments as for :func:`fasteval.engine.prepare`; ``batch_rows=None``:
-    ``$FASTEVAL_BATCH_ROWS`` or :data:`COMPACT_BATCH_ROWS`). ``scores`` also keeps the
-    score at each ranked position, for score-valued histograms (``HSA``, ``values="score"``).
-    """
+    """``Compact.of(prepare(qrels, runs, ...))`` a batch of whole runs at a time
+    (``batch_rows=None``: ``$FASTEVAL_BATCH_ROWS`` or :data:`COMPACT_BATCH_ROWS`);
+    ``scores`` keeps each position's score (for ``HSA``, ``values="score"``)."""
     opts = options_of(opts, fields)
     batch_rows = opts.batch_rows
     if batch_rows is None and BATCH_ROWS_ENV not in os.environ:

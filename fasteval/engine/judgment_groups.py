@@ -1,15 +1,10 @@
 """Evaluation against qrels with judgment groups (trec_eval ``-R qrels_jg``).
 
-trec_eval's ``*_avgjg`` measures (``map_avgjg``, ``P_avgjg``,
-``Rprec_mult_avgjg``) score a ranking once per judgment group of the query
-(each group's judgments alone, its own R) and average those scores over the
-query's groups; the query values are then averaged over queries as usual.
-
-fasteval does this with the ordinary kernels: pass ``j`` evaluates every run
-against the ``j``-th judgment group of every query (a plain qrels), and a
-query's value is the sum over passes divided by its number of groups. The
-number of passes is the largest number of groups of any query; the runs are
-read once.
+trec_eval's ``*_avgjg`` measures (``map_avgjg``, ``P_avgjg``, ``Rprec_mult_avgjg``)
+score a ranking once per judgment group of the query (its judgments alone, its own R)
+and average over the query's groups. Pass ``j`` scores every run against each query's
+``j``-th group (a plain qrels) with the ordinary kernels; a query's value is the sum
+over passes over its number of groups. The runs are read once.
 """
 
 from __future__ import annotations

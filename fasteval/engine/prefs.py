@@ -1,25 +1,19 @@
 r"""Evaluation against preference judgments (trec_eval ``-R prefs`` / ``-R qrels_prefs``).
 
-trec_eval's preference measures (Buckley; ``form_prefs_counts.c`` and
-``m_prefs_*.c`` of trec_eval 9 and 10), computed from our own reading of
-their definitions:
+trec_eval's preference measures (``form_prefs_counts.c``, ``m_prefs_*.c`` of
+trec_eval 9 and 10), from our own reading of their definitions:
 
-1. **Preferences.** Each judgment group (JG) of a query holds preferences
-   ``A > B`` between documents. A group with one sub-group (JSG) is a set of
-   equivalence classes (ECs), one per distinct ``rel_level``: every document of
-   a higher class is preferred to every document of a lower one (one
-   preference per pair of *lines*). A group with several sub-groups is a
-   preference relation: within a sub-group a higher level is preferred, and the
-   group's relation is the transitive closure over its sub-groups (a cycle is
+1. **Preferences.** A judgment group (JG) of one sub-group (JSG) is a set of
+   classes, one per ``rel_level``: each document of a higher class is preferred
+   to each of a lower one (one preference per pair of *lines*). A group of several
+   sub-groups is the transitive closure of its sub-groups' preferences (a cycle is
    an error).
-2. **Ranks.** The run's ranking (score descending, ties by document id
-   ascending, the first ``max_depth``) gives the judged retrieved documents
-   ranks ``0 .. njr-1``; the judged documents it did not retrieve follow, in
-   document id order.
-3. **Counts per group.** A preference ``A > B`` is *fulfilled* when
-   ``rank(A) < rank(B)``; it is *retrieved* when both are retrieved, *implied*
-   when exactly one is, and *not occurring* when neither is (counted as
-   possible, never fulfilled).
+2. **Ranks.** The ranking (score descending, ties by document id ascending, the
+   first ``max_depth``) ranks the judged retrieved documents ``0 .. njr-1``; the
+   judged unretrieved ones follow in document id order.
+3. **Counts per group.** ``A > B`` is *fulfilled* when ``rank(A) < rank(B)``;
+   *retrieved* when both are retrieved, *implied* when one is, *not occurring*
+   when neither is (possible, never fulfilled).
 
 The measures, per query (``ful`` fulfilled, ``poss`` possible; sums over a
 query's groups unless said otherwise):
@@ -73,7 +67,7 @@ from fasteval.options import DEFAULTS, EvalOptions
 
 @dataclass
 class _Group:
-    """One judgment group of a query, in document space (indices into the query's docs)."""
+    """One judgment group of a query (documents as indices into the query's)."""
 
     ecs: list[tuple[float, np.ndarray]] | None  # (level, docs of its lines), levels descending
     rel: np.ndarray | None  # preference-array groups: level per doc, -1 where not judged here
@@ -142,8 +136,7 @@ def _prepare_query(prefs: Prefs, qid: str, lines: list[int]) -> _Query:
 def _levels_group(
     prefs: Prefs, rows: list[int], docs: list[str], index: dict[str, int], where: str
 ) -> _Group:
-    """A judgment group of one sub-group: its documents in classes by rel_level, each
-    class preferred to every lower one (``where`` names the group in messages)."""
+    """A group of one sub-group: classes by rel_level (``where``: for messages)."""
     levels = sorted({float(prefs.rel[i]) for i in rows}, reverse=True)
     ecs = [
         (lv, np.array([index[prefs.doc[i]] for i in rows if prefs.rel[i] == lv], np.int64))
@@ -170,8 +163,7 @@ def _levels_group(
 def _relation_group(
     prefs: Prefs, rows: list[int], docs: list[str], index: dict[str, int], where: str
 ) -> _Group:
-    """A judgment group of several sub-groups: the transitive closure of their
-    preferences, which must not contradict itself (``where`` names the group)."""
+    """A group of several sub-groups: their preferences' closure, checked for cycles."""
     n = len(docs)
     rel = np.full(n, -1.0)
     # the relation over this group's documents only (the closure is cubic in their number)
@@ -388,13 +380,11 @@ def evaluate_prefs(
     """Evaluate runs against preference judgments, as ``trec_eval -R prefs`` (or ``qrels_prefs``).
 
     ``prefs``: a ``prefs`` file (``qid jg jsg docno rel_level``), a ``qrels_prefs`` file
-    (``qid jg docno rel``; ``opts.rel_format`` says how a path is read), a polars frame
-    with ``query_id, judgment_group, [subgroup,] doc_id, relevance`` or a
+    (``qid jg docno rel``; ``opts.rel_format`` says which), a polars frame with
+    ``query_id, judgment_group, [subgroup,] doc_id, relevance`` or a
     :class:`fasteval.io.prefs.Prefs`; ``measures``: ``all_prefs`` (default), ``prefs``,
-    ``prefs_*``, ``num_q``, ``runid`` or a parsed ``MeasureSet``. ``runs``, ``opts``
-    and ``per_query`` as for :func:`fasteval.evaluate`, whose long table this returns;
-    ``compat=9`` rounds scores to float32 before ranking, as trec_eval 9, and
-    ``relevance_level`` is not used (nor is trec_eval's ``-l`` for preferences).
+    ``prefs_*``, ``num_q``, ``runid`` or a ``MeasureSet``; the rest as for
+    :func:`fasteval.evaluate` (``compat=9``: float32 scores; no relevance level).
     """
     compat = opts.compat
     mset = parse_prefs_measures(measures, compat=compat)
@@ -438,7 +428,7 @@ def _run_values(
     prepared: dict[str, _Query],
     opts: EvalOptions,
 ) -> list[tuple[str, dict[str, float], bool]]:
-    """One run's values per query evaluated: (query, values, whether the run retrieved it)."""
+    """One run's (query, values, retrieved) per query evaluated."""
     mine = table.filter(pl.col("run_id") == run_id).sort(
         ["query_id", "score", "_key"], descending=[False, True, False]
     )
