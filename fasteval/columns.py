@@ -64,11 +64,6 @@ class StrColumn:
             self._make()
         return self._ends  # type: ignore[return-value]
 
-    @property
-    def views(self) -> np.ndarray | None:
-        """A ``string_view`` column's views (two ``uint64`` per string); ``None`` otherwise."""
-        return None if self._lazy is None else self._lazy.views
-
     def in_place(self) -> ViewStr | None:
         """A ``string_view`` column's buffers while ``buf`` is not made, else ``None``."""
         return self._lazy if self._buf is None else None

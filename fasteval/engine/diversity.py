@@ -22,17 +22,10 @@ relevant to subtopic ``i``, ``C_i(r)`` the number of such documents in ranks
 * ``P_IA@k`` = ``sum_{r<=k} sum_i J_i(r) / (k m)``; ``strec@k`` = share of the
   ``m`` subtopics covered by the first ``k`` documents.
 
-Ordering of a run (``order=``):
-
-* ``"rank"`` (default, ndeval's default): by the run's rank column; two
-  documents with the same rank for a query are an error, as in ndeval.
-* ``"traditional"`` (ndeval ``-traditional``): score descending, ties by docno
-  descending (trec_eval's order, scores as float64).
-* ``"pyndeval"``: score descending, ties by docno *ascending*: what pyndeval
-  (and ir_measures' pyndeval provider) do, ignoring the rank column.
-
-For TREC files whose ranks follow the scores the three agree except among
-tied scores; they differ when a run's rank column disagrees with its scores.
+Ordering of a run (``order=``): ``"rank"`` (ndeval's default: the rank column, a rank
+twice for a query an error), ``"traditional"`` (ndeval ``-traditional``: score, then
+docno descending) or ``"pyndeval"`` (score, then docno ascending, as pyndeval); they
+differ only among tied scores or where the ranks disagree with the scores.
 """
 
 from __future__ import annotations
