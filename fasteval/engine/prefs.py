@@ -401,23 +401,18 @@ def evaluate_prefs(
     qids = p.queries()
     prepared = {q: _prepare_query(p, q, lines[q]) for q in qids}
     number = {q: i for i, q in enumerate(qids)}
-    fams = [m.family for m in mset]
-    values: list[list[float]] = []
-    group_run: list[int] = []
-    group_q: list[int] = []
-    has_rows: list[bool] = []
-    for r, run_id in enumerate(rc.run_names):
-        for q, v, retrieved in _run_values(table, run_id, qids, prepared, opts):
-            values.append([v[f] for f in fams])
-            group_run.append(r)
-            group_q.append(number[q])
-            has_rows.append(retrieved)
-    if not values:
+    groups = [
+        (r, number[q], [v[m.family] for m in mset], retrieved)
+        for r, run_id in enumerate(rc.run_names)
+        for q, v, retrieved in _run_values(table, run_id, qids, prepared, opts)
+    ]
+    if not groups:
         msg = f"no run retrieved any query of the preferences in {p.name}"
         raise DataMismatchError(msg)
-    index = ResultIndex(rc.run_names, qids, np.array(group_run), np.array(group_q))
-    summary = aggregate(index, mset, np.array(values), None)
-    ev = Evaluation(mset, index, np.array(values), summary, np.array(has_rows))
+    group_run, group_q, rows, has_rows = (np.array(x) for x in zip(*groups, strict=True))
+    index = ResultIndex(rc.run_names, qids, group_run, group_q)
+    values = rows.astype(np.float64)
+    ev = Evaluation(mset, index, values, aggregate(index, mset, values, None), has_rows)
     return to_frame(ev, per_query=per_query, compat=compat)
 
 
@@ -432,9 +427,7 @@ def _run_values(
     mine = table.filter(pl.col("run_id") == run_id).sort(
         ["query_id", "score", "_key"], descending=[False, True, False]
     )
-    rankings: dict[str, list[str]] = {}
-    for q, docs in mine.group_by("query_id", maintain_order=True).agg("doc_id").iter_rows():
-        rankings[q] = docs
+    rankings = dict(mine.group_by("query_id", maintain_order=True).agg("doc_id").iter_rows())
     out: list[tuple[str, dict[str, float], bool]] = []
     for q in qids:
         ranking = rankings.get(q)
