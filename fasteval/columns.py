@@ -361,16 +361,8 @@ class Source:
 
     def take(self, rows: np.ndarray) -> Source:
         """The source of the rows ``rows`` (in that order)."""
-        return Source(
-            self.names,
-            self.file_of_row[rows]
-            if self.file_of_row is not None
-            else np.zeros(len(rows), np.int32),
-            self.line_of_row[rows]
-            if self.line_of_row is not None
-            else rows.astype(np.int64) + 1 + self.row_offset,
-            self.is_table,
-        )
+        n = int(rows.max()) + 1 if len(rows) else 0
+        return Source(self.names, self.files(n)[rows], self.lines(n)[rows], self.is_table)
 
 
 @dataclass
