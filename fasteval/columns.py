@@ -13,9 +13,6 @@ import pyarrow as pa
 from fasteval.kernels import strings as kstr
 from fasteval.kernels.text import ViewStr
 
-_FIRST_BASE = np.zeros(1, np.int64)  # where a single data buffer starts
-_NO_DATA = np.zeros(0, np.uint8)  # the data of views that hold all their strings inline
-
 
 @dataclass
 class StrColumn:
@@ -120,18 +117,13 @@ class StrColumn:
         raw = np.frombuffer(bufs[1], np.uint8, count=16 * (arr.offset + n))[16 * arr.offset :]
         if bufs[1].address % 8:  # read as words below (Arrow aligns its buffers)
             raw = raw.copy()
-        data = bufs[2:]
-        if len(data) == 1 and data[0] is not None:  # the usual case: one data buffer
-            joined = np.frombuffer(data[0], np.uint8)
-            bases = _FIRST_BASE
-        elif not data:  # every string inline (short query and run ids)
-            joined, bases = _NO_DATA, _FIRST_BASE
-        else:
-            none = np.zeros(0, np.uint8)
-            parts = [none if b is None else np.frombuffer(b, np.uint8) for b in data]
-            bases = np.zeros(max(len(parts), 1), np.int64)
-            bases[1 : len(parts)] = np.cumsum([d.shape[0] for d in parts[:-1]])
-            joined = np.concatenate(parts or [none])
+        data = [
+            np.zeros(0, np.uint8) if b is None else np.frombuffer(b, np.uint8) for b in bufs[2:]
+        ]
+        bases = np.zeros(max(len(data), 1), np.int64)
+        bases[1 : len(data)] = np.cumsum([d.shape[0] for d in data[:-1]])
+        # the usual single data buffer read in place (none: every string inline)
+        joined = data[0] if len(data) == 1 else np.concatenate(data or [np.zeros(0, np.uint8)])
         return cls(None, None, None, ViewStr(raw.view(np.uint64).reshape(-1, 2), joined, bases))
 
     def strings(self, rows: np.ndarray) -> list[str]:
