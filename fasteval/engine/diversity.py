@@ -48,7 +48,7 @@ from fasteval.columns import (
     offsets,
 )
 from fasteval.engine.encode import Encoded, encode
-from fasteval.engine.inputs import check_runs_have_queries
+from fasteval.engine.inputs import as_list, check_runs_have_queries
 from fasteval.engine.table import long_table
 from fasteval.errors import InputFormatError, ParameterError
 from fasteval.io.diversity import DiversityQrels, diversity_qrels_columns
@@ -126,8 +126,7 @@ def prepare_diversity(
         raise ParameterError(msg)
     opts = options_of(opts, fields)
     dq = diversity_qrels_columns(qrels, lenient=opts.lenient)
-    items = runs if isinstance(runs, (list, tuple)) else [runs]
-    rc = runs if isinstance(runs, RunColumns) else run_columns(list(items), opts)
+    rc = runs if isinstance(runs, RunColumns) else run_columns(as_list(runs), opts)
     df = pl.DataFrame(
         {
             "qid": pl.from_arrow(dq.qid.to_arrow()),

@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from fasteval.engine.encode import encode
-from fasteval.engine.inputs import check_runs_have_queries
+from fasteval.engine.inputs import as_list, check_runs_have_queries
 from fasteval.engine.ranking import aggregate, compute
 from fasteval.engine.table import Evaluation, to_frame
 from fasteval.errors import DataMismatchError
@@ -48,9 +48,8 @@ def evaluate_jg(
     mset = (
         measures if isinstance(measures, MeasureSet) else parse_jg_measures(measures, compat=compat)
     )
-    items = list(runs) if isinstance(runs, (list, tuple)) else [runs]
     jg = as_qrels_jg(qrels_jg, lenient=opts.lenient)
-    r = run_columns(items, opts)
+    r = run_columns(as_list(runs), opts)
     passes = jg.passes()
     n_groups_of = {q: len(gs) for q, gs in jg.groups_per_query().items()}
     enc0 = encode(passes[0], r, opts)

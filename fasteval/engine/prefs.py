@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from fasteval.engine.inputs import as_list
 from fasteval.engine.ranking import aggregate
 from fasteval.engine.table import Evaluation, ResultIndex, to_frame
 from fasteval.errors import DataMismatchError, InputFormatError
@@ -389,8 +390,7 @@ def evaluate_prefs(
     compat = opts.compat
     mset = parse_prefs_measures(measures, compat=compat)
     p = as_prefs(prefs, rel_format=opts.rel_format, lenient=opts.lenient)
-    items = list(runs) if isinstance(runs, (list, tuple)) else [runs]
-    rc = run_columns(items, opts)
+    rc = run_columns(as_list(runs), opts)
     table = pl.from_arrow(runs_to_table(rc))
     assert isinstance(table, pl.DataFrame)
     score = pl.col("score").cast(pl.Float32) if compat == 9 else pl.col("score")
