@@ -383,8 +383,7 @@ class RunColumns:
     source: Source
 
     def __post_init__(self) -> None:
-        # read-only float64 whether parsed from text or viewed from Arrow: the
-        # ranking kernels then compile for one signature, not two
+        # read-only float64 from text or Arrow: the kernels compile one signature
         self.score = np.ascontiguousarray(self.score, dtype=np.float64)
         self.score.flags.writeable = False
 

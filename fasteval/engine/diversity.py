@@ -61,9 +61,6 @@ from fasteval.parallel import gc_paused
 ORDERS = ("rank", "traditional", "pyndeval")
 
 
-# --------------------------------------------------------------------------- data
-
-
 @dataclass
 class DiversityPrepared:
     """Diversity qrels and runs joined for the kernels.
@@ -86,8 +83,7 @@ class DiversityPrepared:
     qd_off: np.ndarray
     rd_off: np.ndarray
     rd_sub: np.ndarray
-    # for qrels variants (analysis.study_scorers): each relevant entry's judged
-    # document (enc.qr_rows' index), each judged document's qrels row
+    # for qrels variants: each relevant entry's judged document, each one's qrels row
     entry_u: np.ndarray | None = None
     doc_rows: np.ndarray | None = None
 
@@ -264,9 +260,6 @@ def _ordered(enc: Encoded, rc: RunColumns, order: str, pos_e: np.ndarray) -> np.
         )
         raise InputFormatError(msg)
     return pos_e[perm]
-
-
-# --------------------------------------------------------------------------- compute
 
 
 def _discounts(k: int) -> np.ndarray:

@@ -187,8 +187,7 @@ class Encoded:
     qr_off: np.ndarray
     qr_rel: np.ndarray
     qr_rows: np.ndarray  # qrels input row of each judgment (for doc ids)
-    # the prepared qrels these were encoded against, and each query's number there
-    # (its query count for a query the qrels lack); None when built by hand
+    # the prepared qrels encoded against, each query's number there (Q: none; None: by hand)
     prepared: PreparedQrels | None = None
     qp: np.ndarray | None = None
 

@@ -196,8 +196,7 @@ def compute(
     n_groups = enc.starts.shape[0]
     values = np.zeros((n_groups, len(measures)), dtype=np.float64)
     by_level, text = _columns_by_level(enc, measures, opts)
-    # per-query tables: made once by prepared qrels (by enc.qp), else per call
-    # (no prepared qrels, or grades changed since: a study's variant)
+    # per-query tables made once by prepared qrels, else per call (a study's variant)
     pq = enc.prepared
     if pq is not None and enc.qp is not None and enc.qr_rel is pq.qr_rel:
         qr_off, qr_rel, group_q, cached = pq.qr_off, pq.qr_rel, enc.qp[enc.group_q], pq.cached
@@ -293,8 +292,7 @@ def aggregate(
         else:
             summary[:, j] = np.divide(s, counts, out=np.zeros(n_runs), where=counts > 0)
         if m.family == "num_rel" and qr_rel is not None and m.rel is None:
-            # trec_eval's -c recounts num_rel over the whole qrels as grade > 0
-            # (m_num_rel.c), whatever -l says.
+            # trec_eval's -c counts num_rel over the whole qrels as grade > 0, whatever -l says
             summary[:, j] = float(np.count_nonzero(qr_rel > 0))
     return summary
 
