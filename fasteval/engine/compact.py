@@ -63,11 +63,9 @@ class Compact:
     @classmethod
     def of(cls, prep: Prepared, *, scores: bool = False) -> Compact:
         """The compact form of an already prepared input."""
-        enc = prep.enc
-        pos, starts, ends = _evaluated_positions(enc, 0)
-        rel_t, jdx_t = _narrow_types(prep.qrels)
-        small = _narrowed(enc, pos, starts, ends, (rel_t, jdx_t), _rows(pos.shape[0], scores))
-        sc = np.ascontiguousarray(prep.runs.score[enc.row[pos]]) if scores else None
+        types = _narrow_types(prep.qrels)
+        small, sc = _narrowed(prep.enc, 0, types, prep.runs.score if scores else None)
+        small.row = _rows(small.rel.shape[0], scores)
         return cls(prep.qrels, small, sc)
 
     def encoded(self) -> Encoded:
@@ -114,32 +112,23 @@ def _narrow_types(qrels: QrelsColumns) -> tuple[type[np.signedinteger[Any]], typ
     return rel_t, jdx_t
 
 
-def _evaluated_positions(enc: Encoded, offset: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Positions of the evaluated groups in order, and their new starts/ends (from ``offset``)."""
+def _narrowed(
+    enc: Encoded, offset: int, types: tuple[type[Any], type[Any]], score: np.ndarray | None
+) -> tuple[Encoded, np.ndarray | None]:
+    """``enc``'s evaluated positions only, numbered from ``offset``, grades and judgments
+    narrowed to ``types`` (no rows), and each one's ``score`` (if given)."""
     lens = (enc.ends - enc.starts).astype(np.int64)
     new_starts = np.cumsum(lens) - lens
     pos = np.arange(int(lens.sum()), dtype=np.int64) + np.repeat(enc.starts - new_starts, lens)
-    return pos, new_starts + offset, new_starts + lens + offset
-
-
-def _narrowed(
-    enc: Encoded,
-    pos: np.ndarray,
-    starts: np.ndarray,
-    ends: np.ndarray,
-    types: tuple[type[Any], type[Any]],
-    row: np.ndarray,
-) -> Encoded:
-    """``enc`` with only the positions ``pos`` (grades and judgment indices narrowed)."""
-    rel_t, jdx_t = types
-    return dataclasses.replace(
+    small = dataclasses.replace(
         enc,
-        starts=starts,
-        ends=ends,
-        rel=np.ascontiguousarray(enc.rel[pos], dtype=rel_t),
-        jdx=np.ascontiguousarray(enc.jdx[pos], dtype=jdx_t),
-        row=row,
+        starts=new_starts + offset,
+        ends=new_starts + lens + offset,
+        rel=np.ascontiguousarray(enc.rel[pos], dtype=types[0]),
+        jdx=np.ascontiguousarray(enc.jdx[pos], dtype=types[1]),
+        row=np.zeros(0, np.int64),
     )
+    return small, None if score is None else np.ascontiguousarray(score[enc.row[pos]])
 
 
 class _FallbackError(FastevalError):
@@ -176,7 +165,7 @@ def prepare_compact(
 def _batched(
     q: PreparedQrels, batches: list[Any], opts: EvalOptions, scores: bool, budget: int
 ) -> Compact:
-    rel_t, jdx_t = _narrow_types(q.cols)
+    types = _narrow_types(q.cols)
     parts: list[Encoded] = []
     score_parts: list[np.ndarray] = []
     n_pos = 0
@@ -189,11 +178,10 @@ def _batched(
                 raise _FallbackError
             mine.update(cols.run_names)
             enc = encode(q, cols, opts)
-            pos, starts, ends = _evaluated_positions(enc, n_pos)
-            if scores:
-                score_parts.append(np.ascontiguousarray(cols.score[enc.row[pos]]))
-            small = _narrowed(enc, pos, starts, ends, (rel_t, jdx_t), np.zeros(0, np.int64))
-            del cols, enc, pos
+            small, sc = _narrowed(enc, n_pos, types, cols.score if scores else None)
+            if sc is not None:
+                score_parts.append(sc)
+            del cols, enc, sc
             parts.append(small)
             n_pos += small.rel.shape[0]
         seen.update(mine)
