@@ -1,12 +1,5 @@
-"""The engine: read and join the inputs once, run an evaluator's kernels, build the long table.
-
-``encode`` (ids to codes, rankings in trec_eval's order), ``inputs`` (:func:`prepare`,
-:class:`Prepared`), ``ranking`` (the one-pass kernel's plan, gains, :func:`compute`,
-aggregation), ``stream`` (the same in batches), ``table`` (the long table),
-``diversity``, ``judgment_groups``, ``prefs``, ``compact``, ``recent``, ``relstring``
-and ``zscores``. :func:`fasteval.evaluate` (in :mod:`fasteval.api`) routes measures
-to them.
-"""
+"""The engine: read and join the inputs once, run an evaluator's kernels, build the long
+table (its modules: ``docs/contributing/architecture.md``)."""
 
 from __future__ import annotations
 

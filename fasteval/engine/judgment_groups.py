@@ -40,9 +40,8 @@ def evaluate_jg(
     ``qrels_jg``: a ``qid jg docno rel`` file, a polars frame with ``query_id,
     judgment_group, doc_id, relevance`` or a :class:`fasteval.io.qrels_jg.QrelsJG`;
     ``measures``: ``map_avgjg``, ``P_avgjg[.k,...]``, ``Rprec_mult_avgjg[.x,...]``,
-    ``num_q``, ``runid`` or ``qrels_jg`` (default), or a parsed ``MeasureSet``; ``runs``,
-    ``opts`` (``num_docs``, ``zscores``, ``rel_format`` unused) and ``per_query`` as
-    for :func:`fasteval.evaluate`, whose long table this returns.
+    ``num_q``, ``runid`` or ``qrels_jg`` (default), or a ``MeasureSet``; the rest as for
+    :func:`fasteval.evaluate` (``num_docs``, ``zscores``, ``rel_format`` unused).
     """
     compat = opts.compat
     mset = (

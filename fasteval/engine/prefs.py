@@ -29,17 +29,13 @@ query's groups unless said otherwise):
   any preference of ``c(hi > lo) / (c(hi > lo) + c(lo > hi))``, ``c`` counting
   the groups' preferences and ``hi`` the higher-ranked document; a pair
   neither of whose documents was retrieved adds 0 (``_imp``: is left out).
-* ``prefs_avgjg_Rnonrel`` (``_ret``) = ``prefs_avgjg`` with the number of
-  non-relevant (level 0) documents of each group set to its number of
-  relevant ones R: with N <= R non-relevant, ``R_ret (R - N)`` fulfilled and
-  ``R (R - N)`` possible preferences are added; with N > R only the first R
-  non-relevant documents in rank order are kept and the preferences
-  recounted, exactly as trec_eval's ``recalculate``.
+* ``prefs_avgjg_Rnonrel`` (``_ret``) = ``prefs_avgjg`` with each group's N
+  non-relevant (level 0) documents made as many as its R relevant ones: for N <= R,
+  ``R_ret (R - N)`` fulfilled and ``R (R - N)`` possible preferences are added; for
+  N > R the first R non-relevant in rank order are kept (trec_eval's ``recalculate``).
 
-A value whose denominator is 0 is 0, as in trec_eval. Queries: those of the
-preferences a run retrieved something for (with ``complete``, every query of
-the preferences, a missing one scoring as an empty ranking); averages over
-them.
+A value whose denominator is 0 is 0, as in trec_eval. Queries: those a run retrieved
+something for (``complete``: every query, a missing one as an empty ranking).
 
 References
 ----------
