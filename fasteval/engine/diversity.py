@@ -331,9 +331,8 @@ def compute_diversity(
         out,
         per_sub,
     )
-    empty = enc.ends == enc.starts
     if complete:
-        out[empty] = 0.0  # ndeval -c: a query the run misses scores 0
+        out[enc.ends == enc.starts] = 0.0  # ndeval -c: a query the run misses scores 0
     sums = np.zeros((len(enc.run_names), len(measures)))
     np.add.at(sums, enc.group_run, out)
     counts = np.bincount(enc.group_run, minlength=sums.shape[0])[:, None]
@@ -363,13 +362,9 @@ def _ideal_rankings(prep: DiversityPrepared, sub: kd.Subtopics, par: kd.Params, 
 
 def _per_subtopic_outputs(prep: DiversityPrepared, depth: int | None) -> kd.PerSubtopic:
     """The per-subtopic outputs of every group (empty unless ``depth`` is given)."""
-    enc = prep.enc
-    if depth is not None:
-        grp_sub_off = offsets(prep.m_q[enc.group_q])
-        n_s = int(grp_sub_off[-1])
-    else:
-        grp_sub_off = np.zeros(enc.starts.shape[0] + 1, np.int64)
-        n_s = 0
+    g_q = prep.enc.group_q
+    grp_sub_off = offsets(prep.m_q[g_q] if depth is not None else np.zeros(g_q.shape[0], np.int64))
+    n_s = int(grp_sub_off[-1])
     return kd.PerSubtopic(
         grp_sub_off,
         np.zeros(n_s, np.int64),

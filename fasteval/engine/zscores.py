@@ -29,9 +29,7 @@ def zscore_values(values: np.ndarray, enc: Encoded, measures: MeasureSet, z: ZSc
             if hit is not None:
                 mean[q, j], std[q, j] = hit
                 found[q, j] = True
-    gm = mean[enc.group_q]
-    gs = std[enc.group_q]
-    gf = found[enc.group_q]
+    gm, gs, gf = mean[enc.group_q], std[enc.group_q], found[enc.group_q]
     out = np.full(values.shape, MISSING_ZSCORE, np.float64)
     scaled = gf & (gs != 0.0)
     out[scaled] = (values[scaled] - gm[scaled]) / gs[scaled]
