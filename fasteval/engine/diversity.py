@@ -133,12 +133,10 @@ def prepare_diversity(
     ).with_row_index("row")
     _check_duplicates(dq, df)
     udocs, first, enc = _encode_judged(dq, df, rc, opts)
-    udocs = udocs.with_row_index("u")
     subs, m_q, sub_off, ent, qd_off, rd, rd_off = _subtopic_tables(df, udocs, enc.qids, opts)
     entry_of_u = np.full(udocs.height, -1, np.int64)
     entry_of_u[ent["u"].to_numpy()] = ent["e"].to_numpy()
-    jdx = enc.jdx
-    pos_e = np.where(jdx >= 0, entry_of_u[enc.qr_rows[np.maximum(jdx, 0)]], -1)
+    pos_e = np.where(enc.jdx >= 0, entry_of_u[enc.qr_rows[np.maximum(enc.jdx, 0)]], -1)
     seq = _ordered(enc, rc, order, pos_e)
     return DiversityPrepared(
         qrels=dq,
@@ -161,7 +159,7 @@ def _encode_judged(
     dq: DiversityQrels, df: pl.DataFrame, rc: RunColumns, opts: EvalOptions
 ) -> tuple[pl.DataFrame, np.ndarray, Encoded]:
     """The runs encoded against one judgment per (query, doc), relevant if any
-    subtopic is: those (``qid, doc, first, any``), their first rows, the encoding."""
+    subtopic is: those (``u, qid, doc, first, any``), their first rows, the encoding."""
     udocs = df.group_by(["qid", "doc"], maintain_order=True).agg(
         pl.col("row").first().alias("first"),
         (pl.col("rel") >= opts.relevance_level).any().alias("any"),
@@ -176,7 +174,7 @@ def _encode_judged(
     )
     enc = encode(uq, rc, replace(opts, compat=10))  # ndeval's scores are float64
     check_runs_have_queries(enc)
-    return udocs, first, enc
+    return udocs.with_row_index("u"), first, enc
 
 
 def _subtopic_tables(

@@ -324,8 +324,7 @@ def query_values(q: _Query, ranking: list[str]) -> dict[str, float]:
     """Every preference measure of one query for one ranking (documents best first)."""
     judged = [q.index[d] for d in ranking if d in q.index]
     njr = len(judged)
-    r = np.empty(len(q.docs), np.int64)
-    r[:] = -1
+    r = np.full(len(q.docs), -1, np.int64)
     r[judged] = np.arange(njr)
     rest = np.flatnonzero(r < 0)  # unretrieved judged documents, in document id order
     r[rest] = njr + np.arange(rest.shape[0])

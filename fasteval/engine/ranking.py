@@ -54,8 +54,7 @@ def query_stats(qr_off: np.ndarray, qr_rel: np.ndarray, level: int) -> kr.QueryS
     pq = qidx[pos]
     gains = qr_rel[pos].astype(np.float64)
     order = np.lexsort((-gains, pq))
-    pq = pq[order]
-    gains = gains[order]
+    pq, gains = pq[order], gains[order]
     ideal_off = offsets(np.bincount(pq, minlength=n_q))
     longest = int(np.diff(ideal_off).max()) if n_q else 0
     log2 = np.array([math.log2(i + 2.0) for i in range(longest)], dtype=np.float64)

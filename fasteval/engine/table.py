@@ -211,7 +211,6 @@ def _long_table(
     query = np.concatenate([pq_q, np.full(s_run.shape[0], len(enc.qids), np.int64)])
     value = np.concatenate([values[gg, pq_m], summary[s_run, s_m]])[order]
     measure = np.concatenate([pq_m, s_m])[order]
-    value = value.astype(np.float64, copy=False)
     return Long(
         list(enc.run_names),
         list(enc.qids),
