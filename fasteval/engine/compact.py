@@ -197,18 +197,15 @@ def _concat(parts: list[Encoded]) -> Encoded:
     index = {s: i for i, s in enumerate(qids)}
     n_q = len(qids)
     first = parts[0]
+    if any(p.qr_rel.shape != first.qr_rel.shape for p in parts):  # the same qrels in each
+        raise _FallbackError
+    luts = [np.array([index[s] for s in p.qids], np.int64) for p in parts]
+    group_q = [lut[p.group_q].astype(np.int32) for lut, p in zip(luts, parts, strict=True)]
     in_qrels = np.zeros(n_q, bool)
     per_q = np.zeros(n_q, np.int64)
-    lut0 = np.array([index[s] for s in first.qids], np.int64)
-    in_qrels[lut0] = first.in_qrels
-    per_q[lut0] = np.diff(first.qr_off)
+    in_qrels[luts[0]] = first.in_qrels
+    per_q[luts[0]] = np.diff(first.qr_off)
     qr_off = offsets(per_q)
-    group_q = []
-    for p in parts:
-        if p.qr_rel.shape != first.qr_rel.shape:  # the same qrels in every batch
-            raise _FallbackError
-        lut = np.array([index[s] for s in p.qids], np.int64)
-        group_q.append(lut[p.group_q].astype(np.int32))
     # runs by first appearance (one may span pieces)
     run_names, group_run = number_runs((p.run_names, p.group_run) for p in parts)
     return Encoded(
