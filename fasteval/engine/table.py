@@ -103,7 +103,12 @@ class Long(NamedTuple):
         """The table as a polars DataFrame (``text`` only when some row has text)."""
         import polars as pl  # noqa: PLC0415 (a text evaluation never loads polars)
 
-        run_id = _strings("run_id", self.run_names, self.run)
+        n_rows = self.height
+        run_id = (
+            pl.Series("run_id", self.run_names * n_rows)  # one run: its name on every row
+            if len(self.run_names) == 1 and n_rows
+            else _strings("run_id", self.run_names, self.run)
+        )
         value = pl.Series("value", self.value.astype(np.float64, copy=False))
         cols = [
             _strings("query_id", [*self.qids, "all"], self.query),
@@ -223,10 +228,19 @@ def _long_table(
     )
 
 
+SMALL_TABLE = 512
+"""Rows up to which a string column of the long table is built from a Python list (polars'
+gather has a fixed cost per column that a small list does not)."""
+
+
 def _strings(name: str, words: Sequence[str], idx: np.ndarray) -> pl.Series:
     """The column ``words[idx]``."""
     import polars as pl  # noqa: PLC0415 (a text evaluation never loads polars)
 
+    if idx.shape[0] <= SMALL_TABLE:
+        picked = [words[i] for i in idx.tolist()]
+        # strings are inferred as such (half polars' Python calls of a typed list)
+        return pl.Series(name, picked) if picked else pl.Series(name, picked, dtype=pl.String)
     # indexing a Series with numpy is polars' direct gather (``.gather`` builds a query)
     return pl.Series(name, words, dtype=pl.String)[idx]
 

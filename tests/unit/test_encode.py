@@ -121,12 +121,15 @@ def _desc(doc: str) -> tuple[int, ...]:
     words=st.lists(st.text(max_size=6), min_size=1, max_size=8),
     picks=st.lists(st.integers(0, 7), min_size=1, max_size=40),
 )
-def test_long_table_string_columns_hold_the_words_picked(words, picks) -> None:
-    """A long table's string column holds the words picked (or none)."""
+def test_long_table_columns_from_lists_and_gathers_agree(words, picks) -> None:
+    """A small table's string columns (Python lists) and a large one's (polars' gather)
+    hold the words picked."""
     from fasteval.engine import table
 
     idx = np.array([p % len(words) for p in picks], np.int64)
-    for rows in (idx, idx[:0]):
+    big = np.tile(idx, table.SMALL_TABLE // len(idx) + 1)
+    assert len(idx) <= table.SMALL_TABLE < len(big)
+    for rows in (idx, big):
         col = table._strings("c", words, rows)
         assert col.name == "c" and col.dtype == pl.String
         assert col.to_list() == [words[i] for i in rows]
