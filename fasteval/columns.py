@@ -1,9 +1,5 @@
-"""Column containers shared by the readers and the engine.
-
-A string column is kept as a byte buffer plus ``[start, end)`` offsets so
-that text fields and Arrow ``large_string`` arrays look the same to the
-numba kernels; nothing is copied into Python strings on the hot path.
-"""
+"""Column containers shared by the readers and the engine: a string column is a byte
+buffer and ``[start, end)`` offsets, whether from text or Arrow (no Python strings)."""
 
 from __future__ import annotations
 
@@ -17,18 +13,13 @@ import pyarrow as pa
 from fasteval.kernels import strings as kstr
 from fasteval.kernels.text import ViewStr
 
-_FIRST_BASE = np.zeros(1, np.int64)  # where a single data buffer starts
-_NO_DATA = np.zeros(0, np.uint8)  # the data of views that hold all their strings inline
-
 
 @dataclass
 class StrColumn:
     """Strings as slices ``buf[starts[i]:ends[i]]`` of one ``uint8`` buffer.
 
-    A column read from an Arrow ``string_view`` array (polars' strings) is read in
-    place, so that a frame's call copies no strings: ``buf`` (its views, then its
-    data buffers) and the offsets are made on first use, and the methods that read
-    chosen rows copy those rows only.
+    An Arrow ``string_view`` column (polars' strings) is read in place: ``buf`` and the
+    offsets are made on first use; reading chosen rows copies those rows only.
     """
 
     _buf: np.ndarray | None
@@ -70,19 +61,12 @@ class StrColumn:
             self._make()
         return self._ends  # type: ignore[return-value]
 
-    @property
-    def views(self) -> np.ndarray | None:
-        """A ``string_view`` column's views (two ``uint64`` per string); ``None`` otherwise."""
-        return None if self._lazy is None else self._lazy.views
-
     def in_place(self) -> ViewStr | None:
-        """A ``string_view`` column's views and data buffers, for a kernel that reads
-        them in place (``None`` for other columns, and once the buffer is made)."""
+        """A ``string_view`` column's buffers while ``buf`` is not made, else ``None``."""
         return self._lazy if self._buf is None else None
 
     def _make(self) -> None:
-        """A view column's buffer (the views, then the data) and offsets, on first use
-        (two threads racing make equal arrays)."""
+        """A view column's buffer and offsets (two threads racing make equal arrays)."""
         lazy = self._lazy
         assert lazy is not None  # the other columns are made when built
         raw = _raw(lazy)
@@ -127,25 +111,19 @@ class StrColumn:
 
     @classmethod
     def _from_views(cls, arr: pa.Array) -> StrColumn:
-        """A ``string_view`` array (polars' strings) read in place: nothing is copied
-        until bytes are asked for (several data buffers are joined now)."""
+        """A ``string_view`` array read in place (several data buffers joined now)."""
         bufs = arr.buffers()
         n = len(arr)
         raw = np.frombuffer(bufs[1], np.uint8, count=16 * (arr.offset + n))[16 * arr.offset :]
         if bufs[1].address % 8:  # read as words below (Arrow aligns its buffers)
             raw = raw.copy()
-        data = bufs[2:]
-        if len(data) == 1 and data[0] is not None:  # the usual case: one data buffer
-            joined = np.frombuffer(data[0], np.uint8)
-            bases = _FIRST_BASE
-        elif not data:  # every string inline (short query and run ids)
-            joined, bases = _NO_DATA, _FIRST_BASE
-        else:
-            none = np.zeros(0, np.uint8)
-            parts = [none if b is None else np.frombuffer(b, np.uint8) for b in data]
-            bases = np.zeros(max(len(parts), 1), np.int64)
-            bases[1 : len(parts)] = np.cumsum([d.shape[0] for d in parts[:-1]])
-            joined = np.concatenate(parts or [none])
+        data = [
+            np.zeros(0, np.uint8) if b is None else np.frombuffer(b, np.uint8) for b in bufs[2:]
+        ]
+        bases = np.zeros(max(len(data), 1), np.int64)
+        bases[1 : len(data)] = np.cumsum([d.shape[0] for d in data[:-1]])
+        # the usual single data buffer read in place (none: every string inline)
+        joined = data[0] if len(data) == 1 else np.concatenate(data or [np.zeros(0, np.uint8)])
         return cls(None, None, None, ViewStr(raw.view(np.uint64).reshape(-1, 2), joined, bases))
 
     def strings(self, rows: np.ndarray) -> list[str]:
@@ -192,10 +170,8 @@ def one_chunk(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
 
 
 def numeric_numpy(arr: pa.Array | pa.ChunkedArray, null: float | int | None = None) -> np.ndarray:
-    """An Arrow integer or float array as numpy, nulls replaced by ``null``.
-
-    Reads the Arrow buffers directly: pyarrow's own ``to_numpy`` imports pandas.
-    """
+    """An Arrow integer or float array as numpy, nulls replaced by ``null`` (from the
+    buffers: pyarrow's ``to_numpy`` imports pandas)."""
     arr = one_chunk(arr)
     if not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
         return np.asarray(arr.to_numpy(zero_copy_only=False))
@@ -222,8 +198,8 @@ def null_mask(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
 def numeric_array(
     values: np.ndarray, invalid: np.ndarray | None = None, dtype: type = np.int64
 ) -> pa.Array:
-    """An Arrow ``int64`` or ``float64`` array over ``values`` with nulls where ``invalid``
-    (built from buffers: ``pa.array`` on any input imports pandas)."""
+    """An Arrow ``int64``/``float64`` array of ``values``, null where ``invalid`` (from
+    buffers: ``pa.array`` imports pandas)."""
     values = np.ascontiguousarray(values, dtype=dtype)
     n_null = 0 if invalid is None else int(np.count_nonzero(invalid))
     validity = None
@@ -236,8 +212,8 @@ def numeric_array(
 
 
 FEW_HEADS = 1 << 16
-"""Runs of equal values up to which :func:`dict_encode` numbers them in a Python dict,
-which costs less than loading ``pyarrow.compute`` for them."""
+"""Runs of equal values up to which :func:`dict_encode` numbers them in a dict (cheaper
+than loading ``pyarrow.compute``)."""
 
 
 def encode_few(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -265,8 +241,7 @@ class Heads(NamedTuple):
     first_bytes: list[bytes] | None = None
 
     def strings(self, col: StrColumn) -> list[str]:
-        """Each code's string (``col`` the column numbered), checked as UTF-8 as
-        :meth:`StrColumn.strings` checks them."""
+        """Each code's string (``col``: the column numbered), checked as UTF-8."""
         if self.first_bytes is not None:
             try:
                 return [b.decode() for b in self.first_bytes]
@@ -276,9 +251,7 @@ class Heads(NamedTuple):
 
 
 def encode_heads(col: StrColumn) -> Heads:
-    """The runs of equal values of ``col`` and their codes (:func:`dict_encode`
-    without spreading the codes over the rows): only each run's first row is read.
-    """
+    """The runs of equal values of ``col`` and their codes (each run's first row read)."""
     if len(col) == 0:
         return Heads(np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64))
     lazy = col._lazy
@@ -330,8 +303,7 @@ def heads_of(values: np.ndarray) -> np.ndarray:
 
 
 def first_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct values of ``codes`` (sorted) and the row where each first occurs
-    (only the heads of runs of equal codes are sorted)."""
+    """The distinct values of ``codes`` (sorted) and the row where each first occurs."""
     if codes.shape[0] == 0:
         return codes[:0], np.zeros(0, np.int64)
     heads = heads_of(codes)
@@ -352,11 +324,8 @@ def concat_str(cols: list[StrColumn]) -> StrColumn:
 
 @dataclass
 class Source:
-    """Where rows came from, for error messages: a file name and a line per row.
-
-    For a single table both arrays may be ``None`` (every row from ``names[0]``,
-    row ``i`` at row number ``i + 1``).
-    """
+    """Where rows came from, for messages: a file and a line per row (``None``: every
+    row from ``names[0]``; row ``i`` at number ``i + 1``)."""
 
     names: list[str]
     file_of_row: np.ndarray | None  # int32 index into names (None: all 0)
@@ -384,16 +353,8 @@ class Source:
 
     def take(self, rows: np.ndarray) -> Source:
         """The source of the rows ``rows`` (in that order)."""
-        return Source(
-            self.names,
-            self.file_of_row[rows]
-            if self.file_of_row is not None
-            else np.zeros(len(rows), np.int32),
-            self.line_of_row[rows]
-            if self.line_of_row is not None
-            else rows.astype(np.int64) + 1 + self.row_offset,
-            self.is_table,
-        )
+        n = int(rows.max()) + 1 if len(rows) else 0
+        return Source(self.names, self.files(n)[rows], self.lines(n)[rows], self.is_table)
 
 
 @dataclass
@@ -422,8 +383,7 @@ class RunColumns:
     source: Source
 
     def __post_init__(self) -> None:
-        # read-only float64 whether parsed from text or viewed from Arrow: the
-        # ranking kernels then compile for one signature, not two
+        # read-only float64 from text or Arrow: the kernels compile one signature
         self.score = np.ascontiguousarray(self.score, dtype=np.float64)
         self.score.flags.writeable = False
 

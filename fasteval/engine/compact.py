@@ -1,13 +1,10 @@
 """A compact prepared form for studies: only what re-scoring under qrels variants needs.
 
 A robustness study (:mod:`fasteval.analysis.studies`) re-scores every run under many
-keep-masks over the judgments. It reads, per evaluated (run, query) group, each ranked
-position's grade class (``rel``) and judgment (``jdx``), plus the per-query judgment
-arrays: :class:`Compact` keeps only those, in narrow dtypes. :func:`prepare_compact`
-builds it a batch of whole runs at a time (:mod:`fasteval.io.batches`), so the whole
-archive's RunColumns never exists at once; runs and groups are numbered as the
-unbatched encoding numbers them (:mod:`fasteval.engine.stream` says why), and an error
-met batch by batch is re-raised by the unbatched path, with today's message.
+keep-masks over the judgments, reading each evaluated position's grade (``rel``) and
+judgment (``jdx``) and the per-query judgments: :class:`Compact` keeps only those, in
+narrow dtypes, built a batch of whole runs at a time (:func:`prepare_compact`), numbered
+as the unbatched encoding; an error met in a batch is raised by the unbatched path.
 """
 
 from __future__ import annotations
@@ -44,12 +41,11 @@ evaluation's batches, a little slower)."""
 
 @dataclass
 class Compact:
-    """Qrels and runs joined, reduced to what re-scoring needs (see the module notes).
+    """Qrels and runs joined, reduced to what re-scoring needs.
 
-    ``enc`` is the unbatched encoding's evaluated positions only, with ``rel`` as
-    ``int8``/``int16``/``int32`` and ``jdx`` as ``int32``/``int64``; ``enc.row`` is empty,
-    or ``arange(n_positions)`` with ``scores`` (the score at each ranked position).
-    The kernels read it widened (:meth:`encoded`, or :class:`fasteval.analysis.variants.Masker`).
+    ``enc``: the evaluated positions only, ``rel`` and ``jdx`` narrowed (the kernels
+    read them widened: :meth:`encoded`); ``enc.row`` is empty, or
+    ``arange(n_positions)`` with ``scores`` (the score at each position).
     """
 
     qrels: QrelsColumns
@@ -58,7 +54,7 @@ class Compact:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the per-position and per-group arrays (the qrels columns aside)."""
+        """Bytes held by the per-position and per-group arrays."""
         arrays = [v for v in vars(self.enc).values() if isinstance(v, np.ndarray)]
         if self.scores is not None:
             arrays.append(self.scores)
@@ -67,23 +63,21 @@ class Compact:
     @classmethod
     def of(cls, prep: Prepared, *, scores: bool = False) -> Compact:
         """The compact form of an already prepared input."""
-        enc = prep.enc
-        pos, starts, ends = _evaluated_positions(enc, 0)
-        rel_t, jdx_t = _narrow_types(prep.qrels)
-        small = _narrowed(enc, pos, starts, ends, (rel_t, jdx_t), _rows(pos.shape[0], scores))
-        sc = np.ascontiguousarray(prep.runs.score[enc.row[pos]]) if scores else None
+        types = _narrow_types(prep.qrels)
+        small, sc = _narrowed(prep.enc, 0, types, prep.runs.score if scores else None)
+        small.row = _rows(small.rel.shape[0], scores)
         return cls(prep.qrels, small, sc)
 
     def encoded(self) -> Encoded:
-        """A full-width copy of ``enc`` (``int32`` grades, ``int64`` judgments) for the kernels."""
+        """A full-width copy of ``enc`` for the kernels."""
         e = self.enc
         return dataclasses.replace(
             e, rel=e.rel.astype(np.int32), jdx=e.jdx.astype(np.int64), row=e.row.copy()
         )
 
     def prepared(self, enc: Encoded | None = None) -> Prepared:
-        """A :class:`~fasteval.engine.inputs.Prepared` over ``enc`` (default: :meth:`encoded`)
-        whose runs hold only the kept scores, no document ids (enough for RIC, DO/HSA)."""
+        """A :class:`~fasteval.engine.inputs.Prepared` over ``enc`` (default: :meth:`encoded`),
+        its runs only the kept scores (enough for RIC, DO/HSA)."""
         e = self.encoded() if enc is None else enc
         score = self.scores if self.scores is not None else np.zeros(0, np.float64)
         empty = StrColumn(np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -104,7 +98,7 @@ def _rows(n: int, scores: bool) -> np.ndarray:
 
 
 def _narrow_types(qrels: QrelsColumns) -> tuple[type[np.signedinteger[Any]], type[Any]]:
-    """Grade dtype holding every qrels grade and the sentinels; judgment index dtype."""
+    """The narrowest grade dtype (grades and sentinels) and judgment index dtype."""
     rel = qrels.rel
     lo = min(int(rel.min()), UNJUDGED) if rel.shape[0] else UNJUDGED
     hi = int(rel.max()) if rel.shape[0] else 0
@@ -118,32 +112,23 @@ def _narrow_types(qrels: QrelsColumns) -> tuple[type[np.signedinteger[Any]], typ
     return rel_t, jdx_t
 
 
-def _evaluated_positions(enc: Encoded, offset: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Positions of the evaluated groups in order, and their new starts/ends (from ``offset``)."""
+def _narrowed(
+    enc: Encoded, offset: int, types: tuple[type[Any], type[Any]], score: np.ndarray | None
+) -> tuple[Encoded, np.ndarray | None]:
+    """``enc``'s evaluated positions only, numbered from ``offset``, grades and judgments
+    narrowed to ``types`` (no rows), and each one's ``score`` (if given)."""
     lens = (enc.ends - enc.starts).astype(np.int64)
     new_starts = np.cumsum(lens) - lens
     pos = np.arange(int(lens.sum()), dtype=np.int64) + np.repeat(enc.starts - new_starts, lens)
-    return pos, new_starts + offset, new_starts + lens + offset
-
-
-def _narrowed(
-    enc: Encoded,
-    pos: np.ndarray,
-    starts: np.ndarray,
-    ends: np.ndarray,
-    types: tuple[type[Any], type[Any]],
-    row: np.ndarray,
-) -> Encoded:
-    """``enc`` with only the positions ``pos`` (grades and judgment indices narrowed)."""
-    rel_t, jdx_t = types
-    return dataclasses.replace(
+    small = dataclasses.replace(
         enc,
-        starts=starts,
-        ends=ends,
-        rel=np.ascontiguousarray(enc.rel[pos], dtype=rel_t),
-        jdx=np.ascontiguousarray(enc.jdx[pos], dtype=jdx_t),
-        row=row,
+        starts=new_starts + offset,
+        ends=new_starts + lens + offset,
+        rel=np.ascontiguousarray(enc.rel[pos], dtype=types[0]),
+        jdx=np.ascontiguousarray(enc.jdx[pos], dtype=types[1]),
+        row=np.zeros(0, np.int64),
     )
+    return small, None if score is None else np.ascontiguousarray(score[enc.row[pos]])
 
 
 class _FallbackError(FastevalError):
@@ -158,11 +143,9 @@ def prepare_compact(
     scores: bool = False,
     **fields: Any,
 ) -> Compact:
-    """``Compact.of(prepare(qrels, runs, ...))``, read and encoded a batch of whole runs
-    at a time (arguments as for :func:`fasteval.engine.prepare`; ``batch_rows=None``:
-    ``$FASTEVAL_BATCH_ROWS`` or :data:`COMPACT_BATCH_ROWS`). ``scores`` also keeps the
-    score at each ranked position, for score-valued histograms (``HSA``, ``values="score"``).
-    """
+    """``Compact.of(prepare(qrels, runs, ...))`` a batch of whole runs at a time
+    (``batch_rows=None``: ``$FASTEVAL_BATCH_ROWS`` or :data:`COMPACT_BATCH_ROWS`);
+    ``scores`` keeps each position's score (for ``HSA``, ``values="score"``)."""
     opts = options_of(opts, fields)
     batch_rows = opts.batch_rows
     if batch_rows is None and BATCH_ROWS_ENV not in os.environ:
@@ -182,7 +165,7 @@ def prepare_compact(
 def _batched(
     q: PreparedQrels, batches: list[Any], opts: EvalOptions, scores: bool, budget: int
 ) -> Compact:
-    rel_t, jdx_t = _narrow_types(q.cols)
+    types = _narrow_types(q.cols)
     parts: list[Encoded] = []
     score_parts: list[np.ndarray] = []
     n_pos = 0
@@ -195,11 +178,10 @@ def _batched(
                 raise _FallbackError
             mine.update(cols.run_names)
             enc = encode(q, cols, opts)
-            pos, starts, ends = _evaluated_positions(enc, n_pos)
-            if scores:
-                score_parts.append(np.ascontiguousarray(cols.score[enc.row[pos]]))
-            small = _narrowed(enc, pos, starts, ends, (rel_t, jdx_t), np.zeros(0, np.int64))
-            del cols, enc, pos
+            small, sc = _narrowed(enc, n_pos, types, cols.score if scores else None)
+            if sc is not None:
+                score_parts.append(sc)
+            del cols, enc, sc
             parts.append(small)
             n_pos += small.rel.shape[0]
         seen.update(mine)
@@ -215,18 +197,15 @@ def _concat(parts: list[Encoded]) -> Encoded:
     index = {s: i for i, s in enumerate(qids)}
     n_q = len(qids)
     first = parts[0]
+    if any(p.qr_rel.shape != first.qr_rel.shape for p in parts):  # the same qrels in each
+        raise _FallbackError
+    luts = [np.array([index[s] for s in p.qids], np.int64) for p in parts]
+    group_q = [lut[p.group_q].astype(np.int32) for lut, p in zip(luts, parts, strict=True)]
     in_qrels = np.zeros(n_q, bool)
     per_q = np.zeros(n_q, np.int64)
-    lut0 = np.array([index[s] for s in first.qids], np.int64)
-    in_qrels[lut0] = first.in_qrels
-    per_q[lut0] = np.diff(first.qr_off)
+    in_qrels[luts[0]] = first.in_qrels
+    per_q[luts[0]] = np.diff(first.qr_off)
     qr_off = offsets(per_q)
-    group_q = []
-    for p in parts:
-        if p.qr_rel.shape != first.qr_rel.shape:  # the same qrels in every batch
-            raise _FallbackError
-        lut = np.array([index[s] for s in p.qids], np.int64)
-        group_q.append(lut[p.group_q].astype(np.int32))
     # runs by first appearance (one may span pieces)
     run_names, group_run = number_runs((p.run_names, p.group_run) for p in parts)
     return Encoded(

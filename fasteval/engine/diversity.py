@@ -22,17 +22,10 @@ relevant to subtopic ``i``, ``C_i(r)`` the number of such documents in ranks
 * ``P_IA@k`` = ``sum_{r<=k} sum_i J_i(r) / (k m)``; ``strec@k`` = share of the
   ``m`` subtopics covered by the first ``k`` documents.
 
-Ordering of a run (``order=``):
-
-* ``"rank"`` (default, ndeval's default): by the run's rank column; two
-  documents with the same rank for a query are an error, as in ndeval.
-* ``"traditional"`` (ndeval ``-traditional``): score descending, ties by docno
-  descending (trec_eval's order, scores as float64).
-* ``"pyndeval"``: score descending, ties by docno *ascending*: what pyndeval
-  (and ir_measures' pyndeval provider) do, ignoring the rank column.
-
-For TREC files whose ranks follow the scores the three agree except among
-tied scores; they differ when a run's rank column disagrees with its scores.
+Ordering of a run (``order=``): ``"rank"`` (ndeval's default: the rank column, a rank
+twice for a query an error), ``"traditional"`` (ndeval ``-traditional``: score, then
+docno descending) or ``"pyndeval"`` (score, then docno ascending, as pyndeval); they
+differ only among tied scores or where the ranks disagree with the scores.
 """
 
 from __future__ import annotations
@@ -55,7 +48,7 @@ from fasteval.columns import (
     offsets,
 )
 from fasteval.engine.encode import Encoded, encode
-from fasteval.engine.inputs import check_runs_have_queries
+from fasteval.engine.inputs import as_list, check_runs_have_queries
 from fasteval.engine.table import long_table
 from fasteval.errors import InputFormatError, ParameterError
 from fasteval.io.diversity import DiversityQrels, diversity_qrels_columns
@@ -68,25 +61,20 @@ from fasteval.parallel import gc_paused
 ORDERS = ("rank", "traditional", "pyndeval")
 
 
-# --------------------------------------------------------------------------- data
-
-
 @dataclass
 class DiversityPrepared:
-    """Diversity qrels and runs read once, joined and laid out for the kernels.
+    """Diversity qrels and runs joined for the kernels.
 
-    ``enc`` groups the rankings by (run, query) (positions in trec_eval order);
-    ``seq[p]`` is the relevant-document entry at ordered position ``p`` (-1 if
-    not relevant to any subtopic). Per query ``q``: ``m_q[q]`` subtopics
-    (values ``sub_value[sub_off[q]:sub_off[q+1]]`` ascending, ``nrel`` relevant
-    documents each); relevant entries ``qd_off[q]:qd_off[q+1]`` sorted by docno
-    with their subtopics ``rd_sub[rd_off[e]:rd_off[e+1]]``.
+    ``enc``: the rankings by (run, query); ``seq[p]``: the relevant entry at ordered
+    position ``p`` (-1: none). Query ``q`` has ``m_q[q]`` subtopics
+    (``sub_value[sub_off[q]:sub_off[q+1]]`` ascending, ``nrel`` relevant documents
+    each) and relevant entries ``qd_off[q]:qd_off[q+1]`` by docno, entry ``e``'s
+    subtopics ``rd_sub[rd_off[e]:rd_off[e+1]]``.
     """
 
     qrels: DiversityQrels
     runs: RunColumns
     enc: Encoded
-    order: str
     seq: np.ndarray
     m_q: np.ndarray
     sub_off: np.ndarray
@@ -95,9 +83,7 @@ class DiversityPrepared:
     qd_off: np.ndarray
     rd_off: np.ndarray
     rd_sub: np.ndarray
-    # for qrels variants (fasteval.analysis.study_scorers): the judged document
-    # (index into enc.qr_rows' space) of each relevant entry, and the qrels row
-    # of each judged document
+    # for qrels variants: each relevant entry's judged document, each one's qrels row
     entry_u: np.ndarray | None = None
     doc_rows: np.ndarray | None = None
 
@@ -129,15 +115,14 @@ def prepare_diversity(
     order: str = "rank",
     **fields: Any,
 ) -> DiversityPrepared:
-    """Read diversity qrels and runs into kernel layout (see :func:`diversity_evaluate`;
-    ``opts`` and ``fields`` as for :func:`fasteval.engine.prepare`)."""
+    """Diversity qrels and runs in kernel layout (``opts``, ``fields`` as for
+    :func:`fasteval.engine.prepare`)."""
     if order not in ORDERS:
         msg = f"order must be one of {', '.join(ORDERS)}, got {order!r}"
         raise ParameterError(msg)
     opts = options_of(opts, fields)
     dq = diversity_qrels_columns(qrels, lenient=opts.lenient)
-    items = runs if isinstance(runs, (list, tuple)) else [runs]
-    rc = runs if isinstance(runs, RunColumns) else run_columns(list(items), opts)
+    rc = runs if isinstance(runs, RunColumns) else run_columns(as_list(runs), opts)
     df = pl.DataFrame(
         {
             "qid": pl.from_arrow(dq.qid.to_arrow()),
@@ -148,18 +133,15 @@ def prepare_diversity(
     ).with_row_index("row")
     _check_duplicates(dq, df)
     udocs, first, enc = _encode_judged(dq, df, rc, opts)
-    udocs = udocs.with_row_index("u")
     subs, m_q, sub_off, ent, qd_off, rd, rd_off = _subtopic_tables(df, udocs, enc.qids, opts)
     entry_of_u = np.full(udocs.height, -1, np.int64)
     entry_of_u[ent["u"].to_numpy()] = ent["e"].to_numpy()
-    jdx = enc.jdx
-    pos_e = np.where(jdx >= 0, entry_of_u[enc.qr_rows[np.maximum(jdx, 0)]], -1)
+    pos_e = np.where(enc.jdx >= 0, entry_of_u[enc.qr_rows[np.maximum(enc.jdx, 0)]], -1)
     seq = _ordered(enc, rc, order, pos_e)
     return DiversityPrepared(
         qrels=dq,
         runs=rc,
         enc=enc,
-        order=order,
         seq=np.ascontiguousarray(seq, dtype=np.int64),
         m_q=m_q,
         sub_off=sub_off,
@@ -176,9 +158,8 @@ def prepare_diversity(
 def _encode_judged(
     dq: DiversityQrels, df: pl.DataFrame, rc: RunColumns, opts: EvalOptions
 ) -> tuple[pl.DataFrame, np.ndarray, Encoded]:
-    """The runs encoded against one judged document per (query, doc), relevant when
-    any subtopic is: those documents (``qid, doc, first, any``), their first qrels
-    rows and the encoding. Every run must share a query with the qrels."""
+    """The runs encoded against one judgment per (query, doc), relevant if any
+    subtopic is: those (``u, qid, doc, first, any``), their first rows, the encoding."""
     udocs = df.group_by(["qid", "doc"], maintain_order=True).agg(
         pl.col("row").first().alias("first"),
         (pl.col("rel") >= opts.relevance_level).any().alias("any"),
@@ -193,18 +174,15 @@ def _encode_judged(
     )
     enc = encode(uq, rc, replace(opts, compat=10))  # ndeval's scores are float64
     check_runs_have_queries(enc)
-    return udocs, first, enc
+    return udocs.with_row_index("u"), first, enc
 
 
 def _subtopic_tables(
     df: pl.DataFrame, udocs: pl.DataFrame, qids: list[str], opts: EvalOptions
 ) -> tuple[Any, ...]:
-    """The relevant judgments in kernel layout, by query number (``qids``' order).
-
-    Returns the subtopics (``q, sub, nrel, j``), subtopics per query and their
-    offsets, the relevant documents (entries ``q, u, doc, e``) and their
-    offsets per query, each entry's subtopics (``e, j``) and their offsets.
-    """
+    """The relevant judgments by query number: subtopics (``q, sub, nrel, j``), their
+    count and offsets per query, entries (``q, u, doc, e``) and offsets per query,
+    each entry's subtopics (``e, j``) and their offsets."""
     n_q = len(qids)
     qmap = pl.DataFrame({"qid": qids, "q": np.arange(n_q, dtype=np.int64)})
     relv = (
@@ -282,9 +260,6 @@ def _ordered(enc: Encoded, rc: RunColumns, order: str, pos_e: np.ndarray) -> np.
     return pos_e[perm]
 
 
-# --------------------------------------------------------------------------- compute
-
-
 def _discounts(k: int) -> np.ndarray:
     # ndeval: log(2) / log(rank + 1), 1 at rank 1 (C's log, as Python's math.log)
     return np.array([1.0] + [math.log(2.0) / math.log(i + 2.0) for i in range(1, k)], np.float64)
@@ -305,10 +280,8 @@ def check_params(alpha: float, beta: float, max_depth: int | None) -> None:
 
 @dataclass
 class DiversityResult:
-    """Raw values: ``values[g, c]`` for group ``g``, measure ``c``; per-subtopic arrays."""
+    """``values[g, c]`` for group ``g``, measure ``c``; run means; per-subtopic arrays."""
 
-    prep: DiversityPrepared
-    measures: list[DiversityMeasure]
     values: np.ndarray
     summary: np.ndarray
     grp_sub_off: np.ndarray
@@ -356,17 +329,13 @@ def compute_diversity(
         out,
         per_sub,
     )
-    empty = enc.ends == enc.starts
     if complete:
-        out[empty] = 0.0  # ndeval -c: a query the run misses scores 0
-    n_runs = len(enc.run_names)
-    counts = np.bincount(enc.group_run, minlength=n_runs).astype(np.float64)
-    summary = np.zeros((n_runs, len(measures)), np.float64)
-    for c in range(len(measures)):
-        s = np.bincount(enc.group_run, weights=out[:, c], minlength=n_runs)
-        summary[:, c] = np.divide(s, counts, out=np.zeros(n_runs), where=counts > 0)
-    grp_sub_off, sub_first, sub_hits, sub_ap, _ = per_sub
-    return DiversityResult(prep, measures, out, summary, grp_sub_off, sub_first, sub_hits, sub_ap)
+        out[enc.ends == enc.starts] = 0.0  # ndeval -c: a query the run misses scores 0
+    sums = np.zeros((len(enc.run_names), len(measures)))
+    np.add.at(sums, enc.group_run, out)
+    counts = np.bincount(enc.group_run, minlength=sums.shape[0])[:, None]
+    summary = np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
+    return DiversityResult(out, summary, *per_sub[:4])
 
 
 def _ideal_rankings(prep: DiversityPrepared, sub: kd.Subtopics, par: kd.Params, k: int) -> kd.Ideal:
@@ -391,13 +360,9 @@ def _ideal_rankings(prep: DiversityPrepared, sub: kd.Subtopics, par: kd.Params, 
 
 def _per_subtopic_outputs(prep: DiversityPrepared, depth: int | None) -> kd.PerSubtopic:
     """The per-subtopic outputs of every group (empty unless ``depth`` is given)."""
-    enc = prep.enc
-    if depth is not None:
-        grp_sub_off = offsets(prep.m_q[enc.group_q])
-        n_s = int(grp_sub_off[-1])
-    else:
-        grp_sub_off = np.zeros(enc.starts.shape[0] + 1, np.int64)
-        n_s = 0
+    g_q = prep.enc.group_q
+    grp_sub_off = offsets(prep.m_q[g_q] if depth is not None else np.zeros(g_q.shape[0], np.int64))
+    n_s = int(grp_sub_off[-1])
     return kd.PerSubtopic(
         grp_sub_off,
         np.zeros(n_s, np.int64),

@@ -1,14 +1,10 @@
 """From parsed columns to the arrays the measure kernels read.
 
-The qrels are prepared once (:func:`prepare_qrels`): query ids in byte order (trec_eval's
-query order), judgments grouped by query, a hash table of each query's judged document
-ids, and a memo of the per-query tables the measures read. Every set of runs is then
-encoded against it (:func:`encode`), so a call's cost grows with the run, not the qrels:
-query ids become codes once, rows are grouped by (run, query) (a counting sort, skipped
-for grouped input), and document ids are never re-encoded, as trec_eval compares them
-only within a query: ``kernels.ranking.rank_groups`` hashes each id once against the
-query's judged table and breaks score ties by the id bytes (rankings already in
-trec_eval order are only checked).
+:func:`prepare_qrels` runs once: queries in byte order (trec_eval's), judgments grouped
+by query, a hash table of each query's judged ids, a memo of per-query tables. Runs are
+encoded against it (:func:`encode`): query ids coded once, rows grouped by (run, query)
+(skipped for grouped input); document ids are only hashed against their query's table,
+ties broken by their bytes (``kernels.ranking.rank_groups``).
 """
 
 from __future__ import annotations
@@ -67,11 +63,8 @@ def _byte_order(values: pa.Array) -> pa.Array:
 
 @dataclass(frozen=True, eq=False)
 class PreparedQrels:
-    """The qrels read, checked and indexed once; shared (read-only) by every encoding.
-
-    Queries are numbered ``0..Q-1`` in byte order; number ``Q`` is an empty
-    query, the table of a run's query that the qrels do not judge.
-    """
+    """The qrels indexed once, shared read-only by every encoding: queries ``0..Q-1``
+    in byte order, ``Q`` the empty query (a run's query the qrels lack)."""
 
     cols: QrelsColumns
     qids: list[str]  # the Q qrels queries, byte order
@@ -141,11 +134,8 @@ def prepare_qrels(qrels: QrelsColumns) -> PreparedQrels:
 def _build_table(
     qd: StrColumn, qr_off: np.ndarray, qr_rows: np.ndarray, qr_rel: np.ndarray
 ) -> tuple[kr.QrelsTable, np.ndarray]:
-    """Each query's hash table and its entries in slot order.
-
-    Also returns, per query, the qrels row of a document judged twice (-1: none);
-    the table's ids are then left out.
-    """
+    """Each query's hash table, entries in slot order; and per query the row of a
+    document judged twice (-1: none; the table's ids are then left out)."""
     n = int(qr_off[-1])
     if n >= 2**32 - 1:  # an entry's number must fit the lower half of a slot
         msg = f"the qrels hold {n:,} judgments; at most {2**32 - 2:,} can be indexed"
@@ -197,8 +187,7 @@ class Encoded:
     qr_off: np.ndarray
     qr_rel: np.ndarray
     qr_rows: np.ndarray  # qrels input row of each judgment (for doc ids)
-    # the prepared qrels these were encoded against, and each query's number there
-    # (its query count for a query the qrels lack); None when built by hand
+    # the prepared qrels encoded against, each query's number there (Q: none; None: by hand)
     prepared: PreparedQrels | None = None
     qp: np.ndarray | None = None
 
@@ -236,13 +225,11 @@ def encode(
     *,
     keep_rows: bool = True,
 ) -> Encoded:
-    """Encode qrels (parsed, or prepared by :func:`prepare_qrels`: nothing redone) and
-    runs for the kernels.
+    """Encode qrels (parsed or prepared) and runs for the kernels.
 
-    ``opts`` gives ``compat`` (9: scores rounded to float32 before ordering, as
-    trec_eval <= 9 stores them), ``complete`` (trec_eval ``-c``: every qrels query for
+    ``opts``: ``compat`` (9: scores as float32), ``complete`` (every qrels query for
     every run) and ``on_duplicate``. ``keep_rows=False`` leaves ``row`` and ``jdx``
-    empty, for a caller that reads the grades alone (the kernel then writes less).
+    empty (for a caller reading the grades alone).
     """
     pq = qrels if isinstance(qrels, PreparedQrels) else prepare_qrels(qrels)
     run_q, q = _queries(pq, runs)
@@ -302,9 +289,8 @@ class _Queries(NamedTuple):
 def _group(
     runs: RunColumns, run_q: Heads, q_lut: np.ndarray, n_q: int, n_runs: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The rows grouped by (run, query): ``kr.group_rows``' ``perm, starts``, or an
-    empty ``perm`` for rows already grouped (as files and frames come), which are
-    seen from the heads of equal query and run ids alone, no row moved."""
+    """The rows grouped by (run, query): ``kr.group_rows``' ``perm, starts``; an empty
+    ``perm`` when the heads of equal ids show them grouped already (files, frames)."""
     n = len(runs)
     if n and run_q.rows.shape[0] * 8 <= n:  # (else few rows a stretch: sorted anyway)
         bounds = run_q.rows
@@ -324,13 +310,12 @@ def _group(
 
 
 def _queries(pq: PreparedQrels, runs: RunColumns) -> tuple[Heads, _Queries]:
-    """The runs of equal query ids and the queries: the qrels', and those of the runs
-    the qrels lack, in byte order."""
+    """The runs' heads of equal query ids, and the queries (the qrels', then the runs'
+    others, byte order)."""
     n_qp = len(pq.qids)
     run_q = encode_heads(runs.qid)
     run_q_first = run_q.first
-    # the distinct query ids in first-appearance order, and their number in the qrels
-    # (-1: none); as Arrow only when some are not in the qrels
+    # each distinct query's number in the qrels (-1: none)
     names = run_q.strings(runs.qid)
     run_qp = np.array([pq.number.get(s, -1) for s in names], np.int32)
     if not (run_qp >= 0).any():
@@ -363,12 +348,8 @@ def _rank(
     opts: EvalOptions,
     keep_rows: bool,
 ) -> tuple[Any, ...]:
-    """Judge and order every ranking (documents compared by bytes, never re-encoded).
-
-    Returns the rows' grades, run rows and qrels rows (empty without
-    ``keep_rows``), the groups' starts and ends, less the repeated documents
-    (``on_duplicate="first"``).
-    """
+    """Judge and order every ranking: grades, run rows and qrels rows (empty without
+    ``keep_rows``), the groups' starts and ends, less repeated documents."""
     n = len(runs)
     rel = np.empty(n, np.int32)
     row = np.empty(n if keep_rows else 0, np.int64)

@@ -33,23 +33,13 @@ def as_list(x: RunsLike) -> list[Any]:
     return [items] if is_records(items) else items
 
 
-def load_inputs(
-    qrels: QrelsLike, runs: RunsLike, opts: EvalOptions
-) -> tuple[QrelsColumns, RunColumns]:
-    """Read qrels and runs from paths, frames or tables into columns."""
-    lenient = opts.lenient
-    q = qrels.cols if isinstance(qrels, PreparedQrels) else qrels_columns(qrels, lenient=lenient)
-    return q, run_columns(as_list(runs), opts)
-
-
 @dataclass
 class Prepared:
     """Qrels and runs read once and joined: the input of every analysis.
 
-    ``enc`` holds the rankings in trec_eval order, judged against the qrels
-    (``enc.rel``, ``enc.jdx``); ``runs`` and ``qrels`` the columns they came
-    from (``runs.score[enc.row]`` is the score at each ranked position,
-    ``qrels.doc.value(enc.qr_rows[j])`` the document of judgment ``j``).
+    ``enc``: the rankings in trec_eval order, judged; ``runs``, ``qrels``: their columns
+    (``runs.score[enc.row]``: each position's score; ``qrels.doc.value(enc.qr_rows[j])``:
+    judgment ``j``'s document).
     """
 
     qrels: QrelsColumns
@@ -60,16 +50,13 @@ class Prepared:
 def prepare(
     qrels: QrelsLike, runs: RunsLike, opts: EvalOptions | None = None, **fields: Any
 ) -> Prepared:
-    """Read and encode qrels and runs once.
-
-    ``qrels`` may be already prepared (:func:`fasteval.engine.encode.prepare_qrels`).
-    The options are ``opts`` (default: :data:`~fasteval.options.DEFAULTS`) with the
-    fields named in ``fields`` (``compat=10``, as :func:`fasteval.evaluate` takes them)
-    replaced.
-    """
+    """Read and encode qrels (maybe prepared already) and runs once; the options are
+    ``opts`` (default: :data:`~fasteval.options.DEFAULTS`) with ``fields`` replaced."""
     opts = options_of(opts, fields)
-    q, r = load_inputs(qrels, runs, opts)
-    enc = encode(qrels if isinstance(qrels, PreparedQrels) else q, r, opts)
+    prepared = isinstance(qrels, PreparedQrels)
+    q = qrels.cols if prepared else qrels_columns(qrels, lenient=opts.lenient)
+    r = run_columns(as_list(runs), opts)
+    enc = encode(qrels if prepared else q, r, opts)
     check_runs_have_queries(enc)
     return Prepared(q, r, enc)
 

@@ -1,15 +1,10 @@
 """Evaluation against qrels with judgment groups (trec_eval ``-R qrels_jg``).
 
-trec_eval's ``*_avgjg`` measures (``map_avgjg``, ``P_avgjg``,
-``Rprec_mult_avgjg``) score a ranking once per judgment group of the query
-(each group's judgments alone, its own R) and average those scores over the
-query's groups; the query values are then averaged over queries as usual.
-
-fasteval does this with the ordinary kernels: pass ``j`` evaluates every run
-against the ``j``-th judgment group of every query (a plain qrels), and a
-query's value is the sum over passes divided by its number of groups. The
-number of passes is the largest number of groups of any query; the runs are
-read once.
+trec_eval's ``*_avgjg`` measures (``map_avgjg``, ``P_avgjg``, ``Rprec_mult_avgjg``)
+score a ranking once per judgment group of the query (its judgments alone, its own R)
+and average over the query's groups. Pass ``j`` scores every run against each query's
+``j``-th group (a plain qrels) with the ordinary kernels; a query's value is the sum
+over passes over its number of groups. The runs are read once.
 """
 
 from __future__ import annotations
@@ -21,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from fasteval.engine.encode import encode
-from fasteval.engine.inputs import check_runs_have_queries
+from fasteval.engine.inputs import as_list, check_runs_have_queries
 from fasteval.engine.ranking import aggregate, compute
 from fasteval.engine.table import Evaluation, to_frame
 from fasteval.errors import DataMismatchError
@@ -45,17 +40,15 @@ def evaluate_jg(
     ``qrels_jg``: a ``qid jg docno rel`` file, a polars frame with ``query_id,
     judgment_group, doc_id, relevance`` or a :class:`fasteval.io.qrels_jg.QrelsJG`;
     ``measures``: ``map_avgjg``, ``P_avgjg[.k,...]``, ``Rprec_mult_avgjg[.x,...]``,
-    ``num_q``, ``runid`` or ``qrels_jg`` (default), or a parsed ``MeasureSet``; ``runs``,
-    ``opts`` (``num_docs``, ``zscores``, ``rel_format`` unused) and ``per_query`` as
-    for :func:`fasteval.evaluate`, whose long table this returns.
+    ``num_q``, ``runid`` or ``qrels_jg`` (default), or a ``MeasureSet``; the rest as for
+    :func:`fasteval.evaluate` (``num_docs``, ``zscores``, ``rel_format`` unused).
     """
     compat = opts.compat
     mset = (
         measures if isinstance(measures, MeasureSet) else parse_jg_measures(measures, compat=compat)
     )
-    items = list(runs) if isinstance(runs, (list, tuple)) else [runs]
     jg = as_qrels_jg(qrels_jg, lenient=opts.lenient)
-    r = run_columns(items, opts)
+    r = run_columns(as_list(runs), opts)
     passes = jg.passes()
     n_groups_of = {q: len(gs) for q, gs in jg.groups_per_query().items()}
     enc0 = encode(passes[0], r, opts)

@@ -1,25 +1,19 @@
 r"""Evaluation against preference judgments (trec_eval ``-R prefs`` / ``-R qrels_prefs``).
 
-trec_eval's preference measures (Buckley; ``form_prefs_counts.c`` and
-``m_prefs_*.c`` of trec_eval 9 and 10), computed from our own reading of
-their definitions:
+trec_eval's preference measures (``form_prefs_counts.c``, ``m_prefs_*.c`` of
+trec_eval 9 and 10), from our own reading of their definitions:
 
-1. **Preferences.** Each judgment group (JG) of a query holds preferences
-   ``A > B`` between documents. A group with one sub-group (JSG) is a set of
-   equivalence classes (ECs), one per distinct ``rel_level``: every document of
-   a higher class is preferred to every document of a lower one (one
-   preference per pair of *lines*). A group with several sub-groups is a
-   preference relation: within a sub-group a higher level is preferred, and the
-   group's relation is the transitive closure over its sub-groups (a cycle is
+1. **Preferences.** A judgment group (JG) of one sub-group (JSG) is a set of
+   classes, one per ``rel_level``: each document of a higher class is preferred
+   to each of a lower one (one preference per pair of *lines*). A group of several
+   sub-groups is the transitive closure of its sub-groups' preferences (a cycle is
    an error).
-2. **Ranks.** The run's ranking (score descending, ties by document id
-   ascending, the first ``max_depth``) gives the judged retrieved documents
-   ranks ``0 .. njr-1``; the judged documents it did not retrieve follow, in
-   document id order.
-3. **Counts per group.** A preference ``A > B`` is *fulfilled* when
-   ``rank(A) < rank(B)``; it is *retrieved* when both are retrieved, *implied*
-   when exactly one is, and *not occurring* when neither is (counted as
-   possible, never fulfilled).
+2. **Ranks.** The ranking (score descending, ties by document id ascending, the
+   first ``max_depth``) ranks the judged retrieved documents ``0 .. njr-1``; the
+   judged unretrieved ones follow in document id order.
+3. **Counts per group.** ``A > B`` is *fulfilled* when ``rank(A) < rank(B)``;
+   *retrieved* when both are retrieved, *implied* when one is, *not occurring*
+   when neither is (possible, never fulfilled).
 
 The measures, per query (``ful`` fulfilled, ``poss`` possible; sums over a
 query's groups unless said otherwise):
@@ -35,17 +29,13 @@ query's groups unless said otherwise):
   any preference of ``c(hi > lo) / (c(hi > lo) + c(lo > hi))``, ``c`` counting
   the groups' preferences and ``hi`` the higher-ranked document; a pair
   neither of whose documents was retrieved adds 0 (``_imp``: is left out).
-* ``prefs_avgjg_Rnonrel`` (``_ret``) = ``prefs_avgjg`` with the number of
-  non-relevant (level 0) documents of each group set to its number of
-  relevant ones R: with N <= R non-relevant, ``R_ret (R - N)`` fulfilled and
-  ``R (R - N)`` possible preferences are added; with N > R only the first R
-  non-relevant documents in rank order are kept and the preferences
-  recounted, exactly as trec_eval's ``recalculate``.
+* ``prefs_avgjg_Rnonrel`` (``_ret``) = ``prefs_avgjg`` with each group's N
+  non-relevant (level 0) documents made as many as its R relevant ones: for N <= R,
+  ``R_ret (R - N)`` fulfilled and ``R (R - N)`` possible preferences are added; for
+  N > R the first R non-relevant in rank order are kept (trec_eval's ``recalculate``).
 
-A value whose denominator is 0 is 0, as in trec_eval. Queries: those of the
-preferences a run retrieved something for (with ``complete``, every query of
-the preferences, a missing one scoring as an empty ranking); averages over
-them.
+A value whose denominator is 0 is 0, as in trec_eval. Queries: those a run retrieved
+something for (``complete``: every query, a missing one as an empty ranking).
 
 References
 ----------
@@ -62,6 +52,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from fasteval.engine.inputs import as_list
 from fasteval.engine.ranking import aggregate
 from fasteval.engine.table import Evaluation, ResultIndex, to_frame
 from fasteval.errors import DataMismatchError, InputFormatError
@@ -73,7 +64,7 @@ from fasteval.options import DEFAULTS, EvalOptions
 
 @dataclass
 class _Group:
-    """One judgment group of a query, in document space (indices into the query's docs)."""
+    """One judgment group of a query (documents as indices into the query's)."""
 
     ecs: list[tuple[float, np.ndarray]] | None  # (level, docs of its lines), levels descending
     rel: np.ndarray | None  # preference-array groups: level per doc, -1 where not judged here
@@ -142,8 +133,7 @@ def _prepare_query(prefs: Prefs, qid: str, lines: list[int]) -> _Query:
 def _levels_group(
     prefs: Prefs, rows: list[int], docs: list[str], index: dict[str, int], where: str
 ) -> _Group:
-    """A judgment group of one sub-group: its documents in classes by rel_level, each
-    class preferred to every lower one (``where`` names the group in messages)."""
+    """A group of one sub-group: classes by rel_level (``where``: for messages)."""
     levels = sorted({float(prefs.rel[i]) for i in rows}, reverse=True)
     ecs = [
         (lv, np.array([index[prefs.doc[i]] for i in rows if prefs.rel[i] == lv], np.int64))
@@ -170,8 +160,7 @@ def _levels_group(
 def _relation_group(
     prefs: Prefs, rows: list[int], docs: list[str], index: dict[str, int], where: str
 ) -> _Group:
-    """A judgment group of several sub-groups: the transitive closure of their
-    preferences, which must not contradict itself (``where`` names the group)."""
+    """A group of several sub-groups: their preferences' closure, checked for cycles."""
     n = len(docs)
     rel = np.full(n, -1.0)
     # the relation over this group's documents only (the closure is cubic in their number)
@@ -335,8 +324,7 @@ def query_values(q: _Query, ranking: list[str]) -> dict[str, float]:
     """Every preference measure of one query for one ranking (documents best first)."""
     judged = [q.index[d] for d in ranking if d in q.index]
     njr = len(judged)
-    r = np.empty(len(q.docs), np.int64)
-    r[:] = -1
+    r = np.full(len(q.docs), -1, np.int64)
     r[judged] = np.arange(njr)
     rest = np.flatnonzero(r < 0)  # unretrieved judged documents, in document id order
     r[rest] = njr + np.arange(rest.shape[0])
@@ -388,19 +376,16 @@ def evaluate_prefs(
     """Evaluate runs against preference judgments, as ``trec_eval -R prefs`` (or ``qrels_prefs``).
 
     ``prefs``: a ``prefs`` file (``qid jg jsg docno rel_level``), a ``qrels_prefs`` file
-    (``qid jg docno rel``; ``opts.rel_format`` says how a path is read), a polars frame
-    with ``query_id, judgment_group, [subgroup,] doc_id, relevance`` or a
+    (``qid jg docno rel``; ``opts.rel_format`` says which), a polars frame with
+    ``query_id, judgment_group, [subgroup,] doc_id, relevance`` or a
     :class:`fasteval.io.prefs.Prefs`; ``measures``: ``all_prefs`` (default), ``prefs``,
-    ``prefs_*``, ``num_q``, ``runid`` or a parsed ``MeasureSet``. ``runs``, ``opts``
-    and ``per_query`` as for :func:`fasteval.evaluate`, whose long table this returns;
-    ``compat=9`` rounds scores to float32 before ranking, as trec_eval 9, and
-    ``relevance_level`` is not used (nor is trec_eval's ``-l`` for preferences).
+    ``prefs_*``, ``num_q``, ``runid`` or a ``MeasureSet``; the rest as for
+    :func:`fasteval.evaluate` (``compat=9``: float32 scores; no relevance level).
     """
     compat = opts.compat
     mset = parse_prefs_measures(measures, compat=compat)
     p = as_prefs(prefs, rel_format=opts.rel_format, lenient=opts.lenient)
-    items = list(runs) if isinstance(runs, (list, tuple)) else [runs]
-    rc = run_columns(items, opts)
+    rc = run_columns(as_list(runs), opts)
     table = pl.from_arrow(runs_to_table(rc))
     assert isinstance(table, pl.DataFrame)
     score = pl.col("score").cast(pl.Float32) if compat == 9 else pl.col("score")
@@ -411,23 +396,18 @@ def evaluate_prefs(
     qids = p.queries()
     prepared = {q: _prepare_query(p, q, lines[q]) for q in qids}
     number = {q: i for i, q in enumerate(qids)}
-    fams = [m.family for m in mset]
-    values: list[list[float]] = []
-    group_run: list[int] = []
-    group_q: list[int] = []
-    has_rows: list[bool] = []
-    for r, run_id in enumerate(rc.run_names):
-        for q, v, retrieved in _run_values(table, run_id, qids, prepared, opts):
-            values.append([v[f] for f in fams])
-            group_run.append(r)
-            group_q.append(number[q])
-            has_rows.append(retrieved)
-    if not values:
+    groups = [
+        (r, number[q], [v[m.family] for m in mset], retrieved)
+        for r, run_id in enumerate(rc.run_names)
+        for q, v, retrieved in _run_values(table, run_id, qids, prepared, opts)
+    ]
+    if not groups:
         msg = f"no run retrieved any query of the preferences in {p.name}"
         raise DataMismatchError(msg)
-    index = ResultIndex(rc.run_names, qids, np.array(group_run), np.array(group_q))
-    summary = aggregate(index, mset, np.array(values), None)
-    ev = Evaluation(mset, index, np.array(values), summary, np.array(has_rows))
+    group_run, group_q, rows, has_rows = (np.array(x) for x in zip(*groups, strict=True))
+    index = ResultIndex(rc.run_names, qids, group_run, group_q)
+    values = rows.astype(np.float64)
+    ev = Evaluation(mset, index, values, aggregate(index, mset, values, None), has_rows)
     return to_frame(ev, per_query=per_query, compat=compat)
 
 
@@ -438,13 +418,11 @@ def _run_values(
     prepared: dict[str, _Query],
     opts: EvalOptions,
 ) -> list[tuple[str, dict[str, float], bool]]:
-    """One run's values per query evaluated: (query, values, whether the run retrieved it)."""
+    """One run's (query, values, retrieved) per query evaluated."""
     mine = table.filter(pl.col("run_id") == run_id).sort(
         ["query_id", "score", "_key"], descending=[False, True, False]
     )
-    rankings: dict[str, list[str]] = {}
-    for q, docs in mine.group_by("query_id", maintain_order=True).agg("doc_id").iter_rows():
-        rankings[q] = docs
+    rankings = dict(mine.group_by("query_id", maintain_order=True).agg("doc_id").iter_rows())
     out: list[tuple[str, dict[str, float], bool]] = []
     for q in qids:
         ranking = rankings.get(q)

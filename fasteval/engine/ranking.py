@@ -42,14 +42,9 @@ def plan(measures: Sequence[Measure]) -> kr.Plan:
 
 
 def query_stats(qr_off: np.ndarray, qr_rel: np.ndarray, level: int) -> kr.QueryStats:
-    """Per query: relevant count, judged non-relevant count, cumulative ideal DCG, ideal grades.
-
-    ``num_rel[q]`` counts grades ``>= level``; ``num_nonrel[q]`` grades in
-    ``[0, level)``. The ideal ranking orders all positive grades descending
-    (trec_eval's gains are the grades, whatever ``level`` is); its DCG is
-    accumulated left to right with libm's ``log2``, as trec_eval does, so
-    nDCG of a perfect ranking is exactly 1.
-    """
+    """Per query: grades ``>= level``, grades in ``[0, level)``, the ideal ranking's
+    grades (all positive ones, descending) and its DCG accumulated left to right with
+    libm's ``log2`` as trec_eval does (a perfect ranking's nDCG is exactly 1)."""
     n_q = qr_off.shape[0] - 1
     qidx = np.repeat(np.arange(n_q), np.diff(qr_off))
     num_rel = np.bincount(qidx, weights=qr_rel >= level, minlength=n_q).astype(np.int64)
@@ -59,8 +54,7 @@ def query_stats(qr_off: np.ndarray, qr_rel: np.ndarray, level: int) -> kr.QueryS
     pq = qidx[pos]
     gains = qr_rel[pos].astype(np.float64)
     order = np.lexsort((-gains, pq))
-    pq = pq[order]
-    gains = gains[order]
+    pq, gains = pq[order], gains[order]
     ideal_off = offsets(np.bincount(pq, minlength=n_q))
     longest = int(np.diff(ideal_off).max()) if n_q else 0
     log2 = np.array([math.log2(i + 2.0) for i in range(longest)], dtype=np.float64)
@@ -79,22 +73,15 @@ def _trunc_cmp(a: tuple[int, float, int], b: tuple[int, float, int]) -> int:
 def gain_tables(
     measures: Sequence[Measure], qr_off: np.ndarray, qr_rel: np.ndarray, c_float: bool
 ) -> kr.Gains:
-    """Per gain specification and query: trec_eval's ``setup_gains``, ideal gains, rbp scaling.
-
-    Specification 0 is the default (gain = grade). A query's gain levels are
-    the grades ``0..max`` judged for it plus the levels named in the
-    parameters, sorted by gain with trec_eval's truncating comparison
-    (stable); the ideal ranking walks them from the top, each level as many
-    times as it was judged, and stops at the first non-positive gain.
-    Under ``compat=9`` gains are C ``float``, as trec_eval 9 parsed them.
-    """
+    """Per gain specification (0: gain = grade) and query: trec_eval's ``setup_gains``
+    levels (the judged grades and the named levels, sorted by gain with its truncating
+    comparison), the ideal gains and rbp's scaling; C ``float`` gains under ``c_float``."""
     specs, col_spec = _gain_specs(measures)
     n_q = qr_off.shape[0] - 1
     top_grade = int(qr_rel.max()) if qr_rel.size else 0
     max_param = max((abs(int(x)) for _, sp in specs for x in sp[0::2]), default=0)
     width = max(top_grade, max_param, 0) + 3  # grades -2..width-3
-    # the kernel reads no table when no column is gain-based, or only ndcg with
-    # the default gains (it then uses query_stats' ideal DCG)
+    # no table is read unless a column is gain-based (ndcg's default: query_stats)
     reads = [
         c
         for c in range(len(measures))
@@ -148,9 +135,8 @@ def gain_tables(
 def _gain_specs(
     measures: Sequence[Measure],
 ) -> tuple[dict[tuple[bool, tuple[float, ...]], int], np.ndarray]:
-    """The distinct gain specifications (0: the default) and each column's (-1: none)."""
-    # key: (exact, level/gain pairs); trec_eval's families sort gain levels with its
-    # truncating comparison, fasteval's own (jk_*) by the exact gain
+    """The distinct gain specifications ``(exact, level/gain pairs)`` (0: the default;
+    exact: fasteval's jk_* sort levels by the exact gain) and each column's (-1: none)."""
     specs: dict[tuple[bool, tuple[float, ...]], int] = {(False, ()): 0}
     col_spec = np.full(len(measures), -1, np.int64)
     for i, m in enumerate(measures):
@@ -163,8 +149,8 @@ def _gain_specs(
 def _query_levels(
     pairs: list[tuple[int, float]], counts: np.ndarray, nl: int, exact: bool
 ) -> list[tuple[int, float, int]]:
-    """A query's gain levels (level, gain, times judged), sorted by gain: the named
-    levels, then its grades ``0..nl-1`` the parameters do not name."""
+    """A query's (level, gain, times judged): the named levels, its other grades
+    ``0..nl-1``, sorted by gain."""
     levels = [(lv, g, int(counts[lv]) if 0 <= lv < nl else 0) for lv, g in pairs]
     seen = {lv for lv, _ in pairs}
     levels += [(lv, float(lv), int(counts[lv])) for lv in range(nl) if lv not in seen]
@@ -173,8 +159,7 @@ def _query_levels(
 
 
 def _ideal_gains(levels: list[tuple[int, float, int]]) -> list[float]:
-    """The ideal ranking's gains: the levels from the top, each as often as judged,
-    up to the first non-positive gain."""
+    """The levels from the top, each as often as judged, to the first gain <= 0."""
     ideal: list[float] = []
     for _, g, c in reversed(levels):
         if c == 0:
@@ -186,8 +171,7 @@ def _ideal_gains(levels: list[tuple[int, float, int]]) -> list[float]:
 
 
 def _rbp_gains(levels: list[tuple[int, float, int]], row: np.ndarray, width: int) -> None:
-    """rbp's gain per grade into ``row``: scaled to [0, 1] when any lies outside
-    (min/max start at 0)."""
+    """rbp's gain per grade into ``row``, scaled to [0, 1] if any lies outside."""
     gs = [g for _, g, _ in levels]
     lo, hi = min([0.0, *gs]), max([0.0, *gs])
     for lv, g, _ in levels:
@@ -204,18 +188,14 @@ def compute(
 ) -> Evaluation:
     """Run the kernels for ``measures`` over encoded data and aggregate per run.
 
-    ``opts`` gives the relevance level, ``compat``, ``max_depth``, ``judged_only``,
-    ``complete``, ``num_docs`` and ``zscores`` (a :class:`fasteval.io.zscores.ZScores`,
-    which turns per-query values into z-scores before aggregation: trec_eval ``-Z``).
-    Without ``summarise`` the per-run aggregates are left empty (the stream
-    aggregates every batch together).
+    ``opts``: the relevance level, ``compat``, ``max_depth``, ``judged_only``,
+    ``complete``, ``num_docs``, ``zscores`` (trec_eval ``-Z``). Without ``summarise``
+    the aggregates are left empty (the stream aggregates its batches together).
     """
     n_groups = enc.starts.shape[0]
     values = np.zeros((n_groups, len(measures)), dtype=np.float64)
     by_level, text = _columns_by_level(enc, measures, opts)
-    # the per-query tables depend on the qrels alone: prepared qrels make them once,
-    # indexed by the prepared query numbers (enc.qp); an encoding without them, or
-    # whose grades were changed since (a study's variant), makes its own
+    # per-query tables made once by prepared qrels, else per call (a study's variant)
     pq = enc.prepared
     if pq is not None and enc.qp is not None and enc.qr_rel is pq.qr_rel:
         qr_off, qr_rel, group_q, cached = pq.qr_off, pq.qr_rel, enc.qp[enc.group_q], pq.cached
@@ -311,8 +291,7 @@ def aggregate(
         else:
             summary[:, j] = np.divide(s, counts, out=np.zeros(n_runs), where=counts > 0)
         if m.family == "num_rel" and qr_rel is not None and m.rel is None:
-            # trec_eval's -c recounts num_rel over the whole qrels as grade > 0
-            # (m_num_rel.c), whatever -l says.
+            # trec_eval's -c counts num_rel over the whole qrels as grade > 0, whatever -l says
             summary[:, j] = float(np.count_nonzero(qr_rel > 0))
     return summary
 
@@ -325,11 +304,8 @@ def evaluate_ranking(
     *,
     per_query: bool = True,
 ) -> tuple[pl.DataFrame, Prepared]:
-    """Read, join and score parsed ranking measures; the long table and the joined inputs.
-
-    ``opts`` holds :func:`fasteval.evaluate`'s options (``zscores`` already read: a
-    :class:`fasteval.io.zscores.ZScores` or None).
-    """
+    """Read, join and score ranking measures: the long table and the joined inputs
+    (``opts.zscores`` already read)."""
     with gc_paused():
         prep = prepare(qrels, runs, opts)
         ev = compute(prep.enc, measures, opts)

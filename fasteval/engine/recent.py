@@ -1,15 +1,10 @@
 """Dict qrels prepared once per process: the last few, known again by their content.
 
-``fasteval.evaluate(qrels_dict, run_dict)`` in a loop (a notebook, a script scoring
-runs one at a time) would convert and index the same 86,830 TREC-8 judgments on
-every call, which costs more than the run. The last few dict qrels prepared are
-kept with a copy of their content; a later call whose qrels dict is equal (dict
-equality, in C, a fraction of that) reuses what was prepared, including the
-per-query tables the measures build on first use.
-
-A dict edited after a call no longer equals its copy and is prepared again, so an
-edit is never scored with the old judgments. Only plain dicts are kept: files may
-change on disk, and frames are converted before they could be compared.
+``fasteval.evaluate(qrels_dict, run_dict)`` in a loop would index the same judgments on
+every call, costing more than the run. The last few dict qrels are kept with a copy; a
+later call with an equal dict (compared in C) reuses what was prepared. An edited dict
+no longer equals its copy and is prepared again. Only plain dicts are kept (files may
+change on disk; frames are converted before they could be compared).
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """trec_eval's ``relstring``: the relevance values of the top documents, as a string.
 
-A string does not fit the float ``value`` column: :func:`fasteval.evaluate` returns it in
-a ``text`` column (``value`` null on those rows), per query only, as trec_eval. One
-character per document of the first ``N`` (after ``-M`` and ``-J``), from
-``m_relstring.c``: the grade ``0``-``9``; ``>`` above 9; ``-`` not in the qrels; ``.``
-a negative grade (pooled, unjudged); ``<`` any other value (unreachable here).
+Returned in a ``text`` column (``value`` null), per query only, as trec_eval. One
+character per document of the first ``N`` (after ``-M``, ``-J``), as ``m_relstring.c``:
+the grade ``0``-``9``; ``>`` above 9; ``-`` not in the qrels; ``.`` a negative grade
+(pooled, unjudged); ``<`` any other value (unreachable here).
 """
 
 from __future__ import annotations
@@ -42,8 +41,7 @@ def relstrings(
     max_depth: int | None = None,
     judged_only: bool = False,
 ) -> list[str]:
-    """The relstring of every evaluated group of ``enc``, in group order (``""`` for an
-    empty ranking): the first ``length`` documents' grades, after trec_eval ``-M``
+    """Each evaluated group's relstring (``""``: empty ranking), after ``-M``
     (``max_depth``) and ``-J`` (``judged_only``: unjudged documents dropped first)."""
     starts = enc.starts.astype(np.int64)
     lim = (enc.ends - enc.starts).astype(np.int64)

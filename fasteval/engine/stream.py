@@ -1,20 +1,14 @@
 """Ranking evaluation in batches: plan, read, encode, score, merge.
 
-The route of :func:`fasteval.evaluate`, :class:`fasteval.Evaluator` and the command line
-(RIC, the report, studies and fusion need every ranking at once: they use
-:func:`fasteval.engine.inputs.prepare` and :func:`fasteval.engine.ranking.compute`).
-Only one batch of run rows is held at a time (how inputs are cut: :mod:`fasteval.io.batches`),
-plus the small per-(run, query) results; runs are aggregated at the end.
+The route of :func:`fasteval.evaluate`, :class:`fasteval.Evaluator` and the command line.
+One batch of run rows (:mod:`fasteval.io.batches`) is held at a time, plus the small
+per-(run, query) results, aggregated at the end.
 
-Why the result is the same whatever the batches: a (run, query) group's values depend
-only on its own rows and the qrels. Evaluated groups are qrels queries, numbered by the
-prepared qrels in every batch; runs are numbered by first appearance over the batches,
-which follow the input order; groups are sorted by (run, query) and summed in that order
-(:func:`fasteval.engine.ranking.aggregate`). Under ``complete`` each batch holding a run
-adds empty groups for the qrels queries it lacks: one is kept. A run given by two inputs
-is the readers' error. A group split over two pieces of a file (a query's lines not
-consecutive) cannot be scored piece by piece: that file is read again whole. Errors are
-raised as met, with the file's own line (or the archive's own row) numbers.
+The result does not depend on the batches: a group's values depend only on its rows and
+the qrels; queries are numbered by the prepared qrels, runs by first appearance, groups
+sorted by (run, query) before :func:`fasteval.engine.ranking.aggregate`. Under
+``complete`` one of a run's empty groups met in several batches is kept. A group split
+over two pieces of a file (a query's lines not consecutive) makes that file read whole.
 """
 
 from __future__ import annotations
@@ -90,8 +84,7 @@ class _Stream:
         self.reader = BatchReader(self.budget, self.options, workspace=Workspace())
 
     def one_input_per_run(self, cols: RunColumns, unit: int) -> None:
-        """Raise when a run id was given by another input already (a run never spans
-        inputs; one read in pieces gives its runs piece after piece)."""
+        """Raise when a run id was given by another input already."""
         if not cols.run_names:
             return
         files = cols.source.files(len(cols))
@@ -107,8 +100,7 @@ class _Stream:
         if not self.one_unit:  # a single input cannot give a run twice
             self.one_input_per_run(cols, unit)
         try:
-            # the measures read the grades alone: the ranking kernel writes no rows
-            # (less memory a batch; a repeated document's message ranks again for its row)
+            # the measures read the grades alone: no rows written
             enc = encode(self.q, cols, self.options, keep_rows=False)
         except DataMismatchError as e:  # no query shared: the runs may have others elsewhere
             none = np.zeros(0, np.int32)
@@ -126,10 +118,7 @@ class _Stream:
         )
 
     def batch(self, b: Batch, first_unit: int, reads: _ReadAhead, i: int) -> list[_Scored]:
-        """Batch ``i`` scored: a large input piece by piece, text files (read ahead), tables.
-
-        Its units are numbered from ``first_unit`` (a batch of several text files is
-        read as one: its reader reports a run given by two of them)."""
+        """Batch ``i`` scored piece by piece, its units numbered from ``first_unit``."""
         tables = reads.archive_tables(i) if b.archive_pieces else None
         parts = []
         for cols in self.reader.columns(b, reads.take(i), tables):
@@ -153,8 +142,8 @@ def _splits_a_group(parts: list[_Scored]) -> bool:
 
 
 class _ReadAhead:
-    """Text batches read on a thread, one ahead (file reads and gzip release the GIL),
-    into two alternating byte workspaces; archives in pieces of row groups."""
+    """Text batches read one ahead on a thread, into two alternating workspaces;
+    archives in pieces of row groups."""
 
     def __init__(self, batches: Sequence[Batch], budget: int) -> None:
         self.batches = batches
@@ -179,8 +168,8 @@ class _ReadAhead:
             self.pool.shutdown(wait=True, cancel_futures=True)
 
     def start(self, j: int) -> None:
-        """Ask for batch ``j``'s bytes (if it is whole text files, not yet asked for);
-        for an archive first in the plan, its first piece of row groups."""
+        """Ask for batch ``j``'s bytes if whole text files; for an archive first in
+        the plan, its first piece."""
         if self.pool is None:
             return
         if j < len(self.batches) and self.whole_text[j] and j not in self.ahead:
@@ -190,16 +179,15 @@ class _ReadAhead:
             self.first_piece = self._read_piece(self.batches[0].units[0].item, self.pieces(0), 0)
 
     def pieces(self, i: int) -> Pieces:
-        """Archive batch ``i``'s pieces of row groups (its footer read once), of half the
-        row budget: two are held at once (:meth:`archive_tables`)."""
+        """Archive batch ``i``'s pieces of row groups, of half the row budget (two are
+        held at once)."""
         if i not in self.groups:
             item = self.batches[i].units[0].item
             self.groups[i] = row_group_pieces(item, max(1, self.budget // 2))
         return self.groups[i]
 
     def archive_tables(self, i: int) -> Iterator[pa.Table]:
-        """Batch ``i``'s archive in pieces of consecutive row groups (whole groups each),
-        each next piece decoded on the read thread while one is scored."""
+        """Batch ``i``'s archive piece by piece, the next decoded while one is scored."""
         path = self.batches[i].units[0].item
         pieces = self.pieces(i)
         ahead = self.first_piece if i == 0 else None
@@ -232,12 +220,8 @@ class _ReadAhead:
 def _merge(
     parts: list[_Scored], q: PreparedQrels, measures: MeasureSet, options: EvalOptions
 ) -> Evaluation:
-    """One :class:`Evaluation` over every batch, aggregated per run at the end.
-
-    Runs are numbered by first appearance; groups sorted by (run, query) as
-    one encoding of all the runs orders them. A (run, query) group met in
-    several batches is an empty ``complete`` group: one is kept.
-    """
+    """One :class:`Evaluation` over every batch, groups sorted by (run, query) (of an
+    empty ``complete`` group met in several batches, one kept), aggregated per run."""
     names, g_runs = number_runs((p.run_names, p.group_run) for p in parts)
     if parts and all(p.no_common is not None for p in parts):
         raise DataMismatchError(parts[0].no_common)
@@ -277,14 +261,11 @@ def evaluate_ranking_stream(
     per_query: bool = True,
     progress: Progress | None = None,
 ) -> Long:
-    """Score ranking ``measures`` batch by batch against prepared ``qrels``: the long
-    table as arrays (``.to_polars()``: the frame).
+    """Score ``measures`` batch by batch against prepared ``qrels``: the long table.
 
-    ``runs`` as :func:`fasteval.evaluate`; ``options.batch_rows`` (``None``:
-    ``$FASTEVAL_BATCH_ROWS`` or :data:`fasteval.io.batches.DEFAULT_BATCH_ROWS`) rows,
-    estimated, are read and scored together, so peak memory grows with it, not with the
-    number of runs. ``progress`` is called after each batch with (input units done,
-    units in all), not when everything fits one batch.
+    ``options.batch_rows`` (``None``: ``$FASTEVAL_BATCH_ROWS`` or the default) rows are
+    scored together: peak memory grows with it, not with the runs. ``progress`` is
+    called after each batch (not for one batch) with (units done, units in all).
     """
     budget = batch_rows_of(options.batch_rows)
     items = as_list(runs)
@@ -300,7 +281,7 @@ def evaluate_ranking_stream(
 def _scored_batches(
     stream: _Stream, batches: list[Batch], progress: Progress | None
 ) -> list[_Scored]:
-    """Every batch scored, text batches read one ahead (their buffers freed on return)."""
+    """Every batch scored, text batches read one ahead."""
     total = sum(len(b.units) for b in batches)
     stream.one_unit = total == 1
     parts: list[_Scored] = []

@@ -20,8 +20,7 @@ if TYPE_CHECKING:
 
 
 class ResultIndex(NamedTuple):
-    """Group ``g`` of an evaluation is run ``run_names[group_run[g]]``, query
-    ``qids[group_q[g]]``: all the long table and the aggregates read of an encoding."""
+    """Group ``g`` is run ``run_names[group_run[g]]``, query ``qids[group_q[g]]``."""
 
     run_names: list[str]
     qids: list[str]
@@ -35,11 +34,8 @@ class ResultIndex(NamedTuple):
 
 @dataclass
 class Evaluation:
-    """Raw result of an evaluation: per-group values and their aggregates.
-
-    ``values[g, m]`` is measure ``m`` for group ``g`` (a (run, query) pair);
-    ``summary[r, m]`` the aggregate over run ``r``'s evaluated queries.
-    """
+    """``values[g, m]``: measure ``m`` of group ``g`` (a (run, query) pair);
+    ``summary[r, m]``: its aggregate over run ``r``'s evaluated queries."""
 
     measures: MeasureSet
     index: ResultIndex
@@ -51,14 +47,12 @@ class Evaluation:
 
 
 class Long(NamedTuple):
-    """The long table ``run_id, query_id, measure, value`` (and ``text``) as arrays.
+    """The long table ``run_id, query_id, measure, value`` (and ``text``) as arrays
+    (rendered as text without polars; :meth:`to_polars` gives the frame).
 
-    What the evaluation makes before any frame: the command line renders trec_eval's
-    text from it without importing polars, and :meth:`to_polars` gives the frame
-    :func:`fasteval.evaluate` returns. Row ``i`` is run ``run_names[run[i]]``, query
-    ``qids[query[i]]`` (``len(qids)``: the ``all`` rows) and measure
-    ``names[measure[i]]``; ``text`` is ``None`` or a string per row (``None`` on the
-    numeric rows), where ``value`` is not read.
+    Row ``i`` is run ``run_names[run[i]]``, query ``qids[query[i]]`` (``len(qids)``:
+    ``all``), measure ``names[measure[i]]``; ``text``: ``None`` or a string per row
+    (``None`` on numeric rows; on the others ``value`` is not read).
     """
 
     run_names: list[str]
@@ -91,8 +85,7 @@ class Long(NamedTuple):
             yield runs[r], qids[q], names[m], v, t
 
     def to_arrow(self) -> pa.Table:
-        """The table as Arrow, as :meth:`to_polars`' ``to_arrow`` gives it (large
-        strings; ``value`` null on the text rows): what a Parquet output writes."""
+        """The table as Arrow, as :meth:`to_polars`' ``to_arrow`` gives it."""
         import pyarrow as pa  # noqa: PLC0415 (loaded where a table is written)
 
         is_text = None if self.text is None else self.text != None  # noqa: E711
@@ -133,14 +126,10 @@ class Long(NamedTuple):
 
 
 def to_long(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> Long:
-    """The long table of ``ev`` in trec_eval's order (:class:`Long`).
-
-    Per run: the per-query rows (with ``per_query``; under ``compat=9`` only
-    for queries the run retrieved something for), then the ``all`` rows.
-    String measures (relstring) have per-query rows only, in a ``text`` column.
-    Rows of measures undefined for a query (NaN: Accuracy with no relevant document
-    retrieved) are left out, as ir_measures leaves them out.
-    """
+    """The long table of ``ev`` in trec_eval's order: per run, the per-query rows
+    (with ``per_query``; under ``compat=9`` only queries it retrieved for), then the
+    ``all`` rows. Text measures have per-query rows only; undefined (NaN) values of
+    ``defined``-aggregated measures are left out, as ir_measures leaves them."""
     measures = ev.measures
     out = _long_table(
         ev.index,
@@ -161,8 +150,7 @@ def to_frame(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> pl.D
 
 
 def _without_undefined(out: Long, ev: Evaluation) -> Long:
-    """``out`` without the rows whose value is NaN for a measure aggregated over the
-    queries where it is defined."""
+    """``out`` without the NaN rows of ``defined``-aggregated measures."""
     cols = [j for j, m in enumerate(ev.measures) if m.info.aggregate == "defined"]
     if not cols or not (np.isnan(ev.values[:, cols]).any() or np.isnan(ev.summary[:, cols]).any()):
         return out
@@ -185,11 +173,8 @@ def long_table(
     *,
     per_query: bool = True,
 ) -> pl.DataFrame:
-    """Long table of ``values[group, measure]`` and ``summary[run, measure]``.
-
-    Per run: every measure for each query the run retrieved something for
-    (with ``per_query``), then the ``all`` rows; the order of ``names``.
-    """
+    """Long frame of ``values[group, measure]`` and ``summary[run, measure]``: per run,
+    its queries with rows (with ``per_query``), then the ``all`` rows."""
     n = len(names)
     return _long_table(
         ResultIndex.of(enc),
@@ -212,8 +197,7 @@ def _long_table(
     per_query_cols: np.ndarray,
     summary_cols: np.ndarray,
 ) -> Long:
-    """The long table: per run, its per-query rows (groups are run-major, query order
-    within a run), then its ``all`` rows; the row order worked out in numpy."""
+    """The long table: per run, its per-query rows, then its ``all`` rows."""
     n_runs = len(enc.run_names)
     if rows is not None and per_query_cols.any():
         g_idx = np.flatnonzero(rows)
@@ -232,7 +216,6 @@ def _long_table(
     query = np.concatenate([pq_q, np.full(s_run.shape[0], len(enc.qids), np.int64)])
     value = np.concatenate([values[gg, pq_m], summary[s_run, s_m]])[order]
     measure = np.concatenate([pq_m, s_m])[order]
-    value = value.astype(np.float64, copy=False)
     return Long(
         list(enc.run_names),
         list(enc.qids),

@@ -1,11 +1,9 @@
 """Z-scores of per-query values against a reference (trec_eval ``-Z``).
 
-As ``convert_zscores.c``: each per-query value ``v`` becomes ``(v - mean) / stddev`` with
-the file's ``mean`` and ``stddev`` for that query and measure (its printed name: ``P_10``,
-``map``, ``iprec_at_recall_0.10``). With ``stddev`` 0 it is 0 if ``v`` equals the mean,
-else missing, as is a pair the file lacks; missing is ``-1000000`` (trec_eval's
-``MISSING_ZSCORE_VALUE``) and is averaged like any value. The aggregates are then formed
-from the z-scores as from raw values (mean, sum, or geometric mean for ``gm_*``).
+As ``convert_zscores.c``: a value ``v`` becomes ``(v - mean) / stddev`` with the file's
+figures for its query and measure (printed name). With ``stddev`` 0 it is 0 if ``v``
+equals the mean, else missing, as is a pair the file lacks; missing is ``-1000000``
+(``MISSING_ZSCORE_VALUE``), aggregated like any value.
 """
 
 from __future__ import annotations
@@ -18,8 +16,7 @@ from fasteval.measures.parser import MeasureSet
 
 
 def zscore_values(values: np.ndarray, enc: Encoded, measures: MeasureSet, z: ZScores) -> np.ndarray:
-    """Per-group values (``values[g, m]``, groups of ``enc``) as z-scores against ``z``'s
-    means and deviations, keyed by query and measure name (a new array)."""
+    """``values[g, m]`` (groups of ``enc``) as z-scores against ``z`` (a new array)."""
     n_q = len(enc.qids)
     n_m = len(measures)
     mean = np.zeros((n_q, n_m), np.float64)
@@ -32,9 +29,7 @@ def zscore_values(values: np.ndarray, enc: Encoded, measures: MeasureSet, z: ZSc
             if hit is not None:
                 mean[q, j], std[q, j] = hit
                 found[q, j] = True
-    gm = mean[enc.group_q]
-    gs = std[enc.group_q]
-    gf = found[enc.group_q]
+    gm, gs, gf = mean[enc.group_q], std[enc.group_q], found[enc.group_q]
     out = np.full(values.shape, MISSING_ZSCORE, np.float64)
     scaled = gf & (gs != 0.0)
     out[scaled] = (values[scaled] - gm[scaled]) / gs[scaled]

@@ -37,7 +37,7 @@ def test_string_view_read_in_place(ids: list[str], head: int, tail: int) -> None
     assume(head + tail <= len(ids))
     part = arr.slice(head, len(ids) - head - tail)
     col = StrColumn.from_arrow(part)
-    assert col.views is not None
+    assert col.in_place() is not None
     assert _values(col) == ids[head : len(ids) - tail]
     assert col.to_arrow().to_pylist() == ids[head : len(ids) - tail]
 

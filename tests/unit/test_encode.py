@@ -219,7 +219,7 @@ def test_grouping_from_the_heads_is_the_counting_sort_of_every_row(
         }
     )
     cols = runs_from_table(table, "t")
-    assert (cols.qid.views is not None) == as_views
+    assert (cols.qid.in_place() is not None) == as_views
     # the queries' numbers: the known ones first (byte order), then the others
     order = sorted(known) + sorted(set(queries_seen) - known)
     q_lut = np.array([order.index(q) for q in queries_seen], np.int32)
