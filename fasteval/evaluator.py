@@ -1,11 +1,9 @@
 """``Evaluator``: qrels read and prepared once, any number of runs scored against them.
 
 :func:`fasteval.evaluate` is ``Evaluator(qrels, measures, **options).evaluate(runs)``.
-The measures are parsed once (:mod:`fasteval.measures.catalog`) and served by the
-first of the evaluator kinds in :data:`KINDS` that accepts them: ``prepare`` the
-qrels once, then ``evaluate`` runs against what was prepared. Ranking measures take
-the one path of :mod:`fasteval.engine.stream` (plan batches, read, encode, kernels,
-merge).
+The measures are parsed once (:mod:`fasteval.measures.catalog`) and served by the first
+of the evaluator kinds in :data:`KINDS` that accepts them; ranking measures take the one
+path of :mod:`fasteval.engine.stream`.
 """
 
 from __future__ import annotations
@@ -56,14 +54,10 @@ def _keep(qrels: QrelsLike, req: Request, options: EvalOptions, extra: Any) -> A
 
 @dataclass(frozen=True)
 class Kind:
-    """One evaluator kind: which requests it serves, its prepared qrels, its scoring.
-
-    ``accepts(req, content)``: whether it computes the request (``content``: content
-    measures or a collection were asked for); ``prepare(qrels, req, options, extra)``:
-    what every evaluation against ``qrels`` shares (read-only after);
-    ``evaluate(state, runs, per_query, progress)``: the long result table (a
-    :class:`Long` or a polars frame).
-    """
+    """One evaluator kind: ``accepts(req, content)`` the requests it serves (``content``:
+    a collection was given), ``prepare(qrels, req, options, extra)`` what every
+    evaluation against ``qrels`` shares, ``evaluate(state, runs, per_query, progress)``
+    the long table (a :class:`Long` or a polars frame)."""
 
     name: str
     accepts: Callable[[Request, bool], bool]
@@ -72,8 +66,7 @@ class Kind:
 
 
 def _prepare_ranking(qrels: QrelsLike, req: Request, options: EvalOptions, extra: Any) -> Any:
-    """The qrels read and indexed once; a dict prepared by an earlier call (evaluate() in a
-    loop) is reused."""
+    """The qrels read and indexed once (a dict's reused from an earlier call)."""
     if isinstance(qrels, PreparedQrels):
         return (qrels, req, options)
 
@@ -126,8 +119,7 @@ def _div(state: Any, runs: RunsLike, per_query: bool, progress: Progress | None)
     """ndeval's measures over diversity qrels (ndeval's defaults: alpha = beta = 0.5)."""
     from fasteval.engine.diversity import diversity_evaluate  # noqa: PLC0415 (start-up)
 
-    qrels, req, o = state
-    # scores are float64 whatever compat says; utility's num_docs has no analogue
+    qrels, req, o = state  # scores are float64 whatever compat says
     div = list(req.diversity)
     return diversity_evaluate(qrels, runs, div, per_query=per_query, **o.as_kwargs(*_COMMON))
 
@@ -241,13 +233,9 @@ class Evaluator:
     def table(
         self, runs: RunsLike, per_query: bool = True, progress: Progress | None = None
     ) -> Long | pl.DataFrame:
-        """:meth:`evaluate`'s table before it becomes a polars frame, in the kernels'
-        order (trec_eval's: for a parsed request that is the order asked).
-
-        Ranking measures give a :class:`fasteval.engine.table.Long` (arrays; its
-        ``to_polars()`` is the frame), which the command line renders as trec_eval's
-        text without loading polars; the other kinds give their polars frame.
-        """
+        """:meth:`evaluate`'s table in the kernels' (trec_eval's) order, before polars:
+        a :class:`fasteval.engine.table.Long` for ranking measures (the command line
+        renders it without loading polars), the other kinds' polars frame."""
         try:
             return self.kind.evaluate(self._state, runs, per_query, progress)
         except InputFormatError as e:
@@ -255,8 +243,7 @@ class Evaluator:
 
 
 def _qrels_head(path: Path) -> tuple[int, str] | None:
-    """The first line (number, text) of a file whose first lines all read as qrels
-    (``qid iter docno rel``: four columns, an integer grade, no ``Q0``), else None."""
+    """The first line (number, text) of a file whose first lines all read as qrels, else None."""
     head = formats.head(path)
     if head is None:
         return None
@@ -272,9 +259,8 @@ def _qrels_head(path: Path) -> tuple[int, str] | None:
 
 
 def qrels_given_as_run(e: InputFormatError, runs: Any) -> InputFormatError | None:
-    """The error to raise instead of ``e`` (a failed read of ``runs``, as given) when the
-    run file its message starts with is qrels, else None: says what happened, as the
-    reverse mistake's message does ("this looks like a run file, not qrels")."""
+    """The error to raise instead of ``e`` (a failed read of ``runs``) when the run file
+    its message names is qrels, else None."""
     name = str(e).split(":", 1)[0]
     given = runs if isinstance(runs, list | tuple) else [runs]
     paths = [Path(r) for r in given if isinstance(r, str | os.PathLike)]
@@ -305,15 +291,9 @@ def _ranks(names: tuple[str, ...], compat: int) -> dict[str, int]:
 
 
 def asked_order(measures: Any, req: Request, opts: EvalOptions) -> dict[str, int] | None:
-    """Each output measure's place in the order asked, or None when nothing moves.
-
-    The evaluators write a query's rows in trec_eval's order (map before P_10);
-    :func:`fasteval.evaluate` returns them in the order asked. A name that
-    expands (``P.5,10``, ``official``) keeps its members in trec_eval's order at
-    its place; a measure asked twice keeps its first place. Parsed here, once per
-    :class:`Evaluator` (a warm ``evaluate`` then pays only
-    :func:`~fasteval.io.writers.in_measure_order`).
-    """
+    """Each output measure's place in the order asked, or None when trec_eval's order
+    (the evaluators') is that order. A name that expands (``P.5,10``) keeps its members
+    in trec_eval's order at its place; a measure asked twice keeps its first place."""
     if measures is None or isinstance(measures, Request):
         return None  # the default set, or a request parsed elsewhere: trec_eval's order
     names, _ = normalise_measures(measures)
@@ -363,13 +343,8 @@ def evaluate_with_collection(
     per_query: bool,
     options: EvalOptions,
 ) -> tuple[pl.DataFrame, ContentReport]:
-    """Content measures and any label measures in one table, with the counts of
-    what the collection lacked (documents missing or without tokens, NaN queries).
-
-    Rows are grouped per run (input order), the ``all`` rows of a run last.
-    """
-    # the content layer (and its kernels) loads only when a collection is given:
-    # a plain evaluation does not pay its import
+    """Content measures and any label measures in one table (per run, its ``all`` rows
+    last), with the counts of what the collection lacked."""
     from fasteval.analysis.content import evaluate_content  # noqa: PLC0415 (start-up time)
 
     if not content:
@@ -404,11 +379,8 @@ def evaluate_with_collection(
 
 
 def check_options(req: Request, opts: EvalOptions) -> None:
-    """Raise for an option the request's evaluator lacks, or a measure evaluate() cannot compute.
-
-    ``-Z`` needs plain qrels and ranking measures; ``-J`` does not apply to
-    diversity measures; HSA and DO are per-run statistics.
-    """
+    """Raise for an option the request's evaluator lacks (``-Z``, ``-J``), or a measure
+    evaluate() cannot compute (HSA and DO are per-run statistics)."""
     if opts.zscores is not None and req.judgment_groups:
         msg = "z-scores (-Z) are only supported with plain qrels"
         raise ParameterError(msg)
@@ -423,7 +395,5 @@ def check_options(req: Request, opts: EvalOptions) -> None:
             msg = "z-scores (-Z) are not supported for diversity measures"
             raise ParameterError(msg)
         if opts.judged_only:
-            msg = (
-                "judged_only (-J) does not apply to diversity measures (ndeval has no such option)"
-            )
+            msg = "judged_only (-J) does not apply to diversity measures (ndeval has none)"
             raise ParameterError(msg)

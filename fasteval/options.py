@@ -1,8 +1,5 @@
-"""The evaluation options: one frozen value, validated once, passed down as ``opts``.
-
-It sits beside io/ and measures/, which engine/ and io/ both read. The public
-functions keep their keyword arguments and build one :class:`EvalOptions` at their top.
-"""
+"""The evaluation options: one frozen value, validated once, passed down as ``opts``
+(the public functions keep their keywords and build one at their top)."""
 
 from __future__ import annotations
 

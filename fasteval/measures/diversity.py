@@ -64,8 +64,7 @@ class DiversityMeasure:
 
     @property
     def name(self) -> str:
-        """The output name: the one asked for with parameters (``alpha_nDCG(rel=2)@20``),
-        else the canonical one (``alpha_nDCG@20``, ``NRBP``)."""
+        """The output name: as asked, with parameters; else ``alpha_nDCG@20``, ``NRBP``."""
         if self.label is not None:
             return self.label
         return f"{self.family}@{self.k}" if self.k else self.family
@@ -143,8 +142,7 @@ def parse_diversity_measures(measures: str | Sequence[str] | None) -> list[Diver
             out.extend(parse_diversity_measures(NDEVAL_SET))
         else:
             out.extend(_parse_one(s))
-    seen: set[DiversityMeasure] = set()
-    uniq = [x for x in out if not (x in seen or seen.add(x))]  # type: ignore[func-returns-value]
+    uniq = list(dict.fromkeys(out))
     if not uniq:
         msg = "no diversity measure given"
         raise MeasureError(msg)
