@@ -242,11 +242,16 @@ class Evaluator:
             raise qrels_given_as_run(e, runs) or e from None
 
 
-def _qrels_head(path: Path) -> tuple[int, str] | None:
-    """The first line (number, text) of a file whose first lines all read as qrels, else None."""
-    head = formats.head(path)
-    if head is None:
+def qrels_given_as_run(e: InputFormatError, runs: Any) -> InputFormatError | None:
+    """The error to raise instead of ``e`` (a failed read of ``runs``) when the run file
+    its message names is qrels (its first lines all ``qid iter docno rel``), else None."""
+    name = str(e).split(":", 1)[0]
+    given = runs if isinstance(runs, list | tuple) else [runs]
+    paths = [Path(r) for r in given if isinstance(r, str | os.PathLike)]
+    p = Path(name)
+    if not p.is_file() or not any(p == r or r in p.parents for r in paths):
         return None
+    head = formats.head(p) or b""
     texts = head.decode("utf-8", "replace").splitlines()
     if len(head) == 16384:
         texts = texts[:-1]  # the last line may be cut
@@ -255,22 +260,9 @@ def _qrels_head(path: Path) -> tuple[int, str] | None:
         fields = text.split()
         if len(fields) != 4 or fields[1] in ("Q0", "q0") or not fields[3].lstrip("-").isdigit():
             return None
-    return lines[0] if lines else None
-
-
-def qrels_given_as_run(e: InputFormatError, runs: Any) -> InputFormatError | None:
-    """The error to raise instead of ``e`` (a failed read of ``runs``) when the run file
-    its message names is qrels, else None."""
-    name = str(e).split(":", 1)[0]
-    given = runs if isinstance(runs, list | tuple) else [runs]
-    paths = [Path(r) for r in given if isinstance(r, str | os.PathLike)]
-    p = Path(name)
-    if not p.is_file() or not any(p == r or r in p.parents for r in paths):
+    if not lines:
         return None
-    first = _qrels_head(p)
-    if first is None:
-        return None
-    no, line = first
+    no, line = lines[0]
     msg = (
         f"{name}:{no}: this looks like qrels, not a run: 4 columns ({line.strip()[:200]!r}), "
         "the layout qid iter docno rel; run lines are qid Q0 docno rank score tag\n"
@@ -309,28 +301,23 @@ def _parse(
     measures: Any, collection: Any, opts: EvalOptions
 ) -> tuple[Request, bool, Any, EvalOptions]:
     """The parsed request, whether it is for the content kind, its extra, the options."""
-    if measures is None and collection is not None:
-        measures = "LMJS@20"
-    if measures is not None and not isinstance(measures, Request):
-        # ir_measures objects and aliases (MAP, MRR@10, ...); judged_only=True on all of them
-        names, all_judged_only = normalise_measures(measures)
-        if all_judged_only and not opts.judged_only:
-            opts = replace(opts, judged_only=True)
-        groups = split(names)
-        if collection is not None:  # content measures without one: parse_request says so
-            content = groups.pop("content", [])
-            label = [n for ns in groups.values() for n in ns]
-            return Request(), True, (collection, content, label), opts
-        measures = names
-    elif collection is not None:
-        msg = "a collection is for content measures\n  hint: measures=['LMJS@20']"
-        raise ParameterError(msg)
-    req = (
-        measures
-        if isinstance(measures, Request)
-        else parse_request(measures, compat=opts.compat, rel_format=opts.rel_format)
-    )
-    return req, False, None, opts
+    if isinstance(measures, Request) or (measures is None and collection is None):
+        if collection is not None:
+            msg = "a collection is for content measures\n  hint: measures=['LMJS@20']"
+            raise ParameterError(msg)
+        req = measures or parse_request(None, compat=opts.compat, rel_format=opts.rel_format)
+        return req, False, None, opts
+    # ir_measures objects and aliases (MAP, MRR@10, ...); judged_only=True on all of them
+    names, all_judged_only = normalise_measures("LMJS@20" if measures is None else measures)
+    if all_judged_only and not opts.judged_only:
+        opts = replace(opts, judged_only=True)
+    if collection is None:
+        req = parse_request(names, compat=opts.compat, rel_format=opts.rel_format)
+        return req, False, None, opts
+    groups = split(names)  # content measures without a collection: parse_request says so
+    content = groups.pop("content", [])
+    label = [n for ns in groups.values() for n in ns]
+    return Request(), True, (collection, content, label), opts
 
 
 def evaluate_with_collection(
