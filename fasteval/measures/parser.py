@@ -412,9 +412,7 @@ def output_names(name: str, *, compat: int = 9) -> list[str]:
     out: list[str] = []
     for n in names_of(name):
         ev = evaluator_of(n)
-        if ev == "ric":
-            out.append(RIC)
-        elif ev == "histogram":
+        if ev in ("ric", "histogram"):  # RIC, HSA, DO in any case
             out.append(n.strip().upper())
         elif ev == "diversity":
             out += [m.name for m in diversity.parse_diversity_measures([n])]
