@@ -88,11 +88,8 @@ def chunks(work: np.ndarray, n_chunks: int) -> list[tuple[int, int]]:
 
 
 def run(kernel: Callable[..., Any], work: np.ndarray, *args: Any) -> None:
-    """Call ``kernel(lo, hi, *args)`` over all items, chunks in parallel.
-
-    ``work`` gives each item's cost (e.g. rows per group) for balancing: four
-    chunks a thread, one when the total is at most :data:`ONE_CHUNK_WORK`.
-    """
+    """Call ``kernel(lo, hi, *args)`` over all items, chunks in parallel, balanced by each
+    item's cost ``work``: four chunks a thread, one up to :data:`ONE_CHUNK_WORK`."""
     t = threads()
     per_thread = 1 if float(work.sum()) <= ONE_CHUNK_WORK else 4
     parts = chunks(work, per_thread * t if t > 1 else 1)

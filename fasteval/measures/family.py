@@ -74,6 +74,4 @@ class Family:
     @property
     def code(self) -> int:
         """The kernel's code for its values (:func:`fasteval.kernels.families.code`; -1: none)."""
-        if self.kernel is None:
-            return -1
-        return code(self.kernel or self.name)
+        return -1 if self.kernel is None else code(self.kernel or self.name)

@@ -108,11 +108,8 @@ def _format(name: str, args: dict[str, Any], cut: str | None) -> str:
 
 
 def split_judged_only(names: Iterable[str]) -> tuple[list[str], bool]:
-    """Strip ``judged_only=True`` from ir_measures strings; all or none may carry it.
-
-    Returns the names without it and whether it was set (trec_eval ``-J``
-    applies to a whole evaluation in fasteval).
-    """
+    """The ir_measures strings without ``judged_only=``, and whether it was ``True``: for
+    all or none of them (trec_eval ``-J`` applies to a whole evaluation in fasteval)."""
     names = list(names)
     out: list[str] = []
     flags: list[bool] = []
@@ -120,12 +117,11 @@ def split_judged_only(names: Iterable[str]) -> tuple[list[str], bool]:
         m = IRM_FORM.match(n)
         if m and m["args"] is not None and "judged_only" in m["args"]:
             args = name_values(m["args"], n)
-            flag = args.pop("judged_only", "False") == "True"
+            flags.append(args.pop("judged_only", "False") == "True")
             out.append(_format(m["name"], args, m["cut"]))
         else:
-            flag = False
+            flags.append(False)
             out.append(n)
-        flags.append(flag)
     if any(flags) and not all(flags):
         mixed = [n for n, f in zip(names, flags, strict=False) if f]
         msg = (
@@ -137,14 +133,10 @@ def split_judged_only(names: Iterable[str]) -> tuple[list[str], bool]:
 
 
 def normalise_measures(measures: Any) -> tuple[list[str], bool]:
-    """A measure argument of ``evaluate`` (a name, an object, or a list of them) as strings.
-
-    Returns the names and whether ``judged_only=True`` was asked (by every
-    measure; see :func:`split_judged_only`). A name keeps the spelling asked
-    for (``MAP``, ``Recall@100``): the parser (:func:`fasteval.measures.parser.parse_measure`)
-    reads the aliases and names its output after the request. A measure
-    object becomes its fasteval string (:func:`canonical`).
-    """
+    """A measure argument of ``evaluate`` (a name, an object, or a list of them) as strings,
+    and whether ``judged_only=True`` was asked (:func:`split_judged_only`). A name keeps
+    the spelling asked for (``MAP``: the parser reads aliases); an object becomes its
+    fasteval string (:func:`canonical`)."""
     items = (
         [measures]
         if isinstance(measures, str) or not isinstance(measures, Iterable)

@@ -271,8 +271,7 @@ _ENTRIES = [
         aggregate="sum",
         doc="Number of judged non-relevant documents retrieved.",
     ),
-    # --- preference judgments (trec_eval -R prefs / qrels_prefs): computed by
-    # fasteval.engine.prefs from the preferences of each judgment group (Buckley, trec_eval 9)
+    # --- preference judgments (trec_eval -R prefs / qrels_prefs; fasteval.engine.prefs)
     _prefs(
         name="prefs_num_prefs_poss",
         aggregate="sum",
@@ -356,9 +355,8 @@ _ENTRIES = [
         name="prefs_avgjg_imp",
         doc="prefs_avgjg leaving out the preferences neither of whose documents was retrieved.",
     ),
-    # --- judgment groups (trec_eval -R qrels_jg): the measure averaged over the groups
-    # that judged the query (fasteval.engine.judgment_groups); with plain qrels a query has
-    # one group and the value is the base measure's
+    # --- judgment groups (trec_eval -R qrels_jg; fasteval.engine.judgment_groups): the
+    # measure averaged over the groups that judged the query
     Family(
         name="map_avgjg",
         kernel="map",
@@ -627,8 +625,7 @@ V10_ONLY = frozenset({"rbp", "rbp_resid", "unj"})
 # trec_eval 9's own families over plain qrels, num_q .. num_nonrel_judged_ret
 _TREC9 = list(FAMILIES)[: list(FAMILIES).index("num_nonrel_judged_ret") + 1]
 
-# trec_eval's nicknames (measures.c); order does not matter, parse_measures prints in
-# TREC_ORDER. all_trec is every family of trec_eval 9 and 10 but dcg and ideal_dcg.
+# trec_eval's nicknames (measures.c), printed in TREC_ORDER
 NICKNAMES: dict[str, list[str]] = {
     "official": ["runid", *_TREC9[:11]],  # num_q .. P
     "all_trec": ["runid", *(f for f in _TREC9 if f not in ("dcg", "ideal_dcg")), *sorted(V10_ONLY)],
