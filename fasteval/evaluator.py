@@ -202,7 +202,6 @@ class Evaluator:
         self.options = opts
         self.kind: Kind = next(k for k in KINDS if k.accepts(req, content))
         self._state = self.kind.prepare(qrels, req, opts, extra)
-        # the rows' measures in the order asked (None: the kernels' order is that order)
         self._order = None if content else asked_order(measures, req, opts)
 
     def evaluate(
@@ -339,16 +338,8 @@ def evaluate_with_collection(
         raise ParameterError(msg)
     import polars as pl  # noqa: PLC0415 (start-up: a text evaluation does not load polars)
 
-    ev = evaluate_content(
-        qrels,
-        runs,
-        collection,
-        content,
-        per_query=per_query,
-        relevance_level=options.relevance_level,
-        compat=options.compat,
-        on_duplicate=options.on_duplicate,
-    )
+    opts = options.as_kwargs("relevance_level", "compat", "on_duplicate")
+    ev = evaluate_content(qrels, runs, collection, content, per_query=per_query, **opts)
     if not label:
         return ev.table, ev.report
     lab = Evaluator(qrels, label, **options.as_kwargs()).evaluate(runs, per_query=per_query)

@@ -24,7 +24,6 @@ from fasteval.measures.registry import NICKNAMES, PREFS_FAMILIES
 
 # the relevance formats besides those of preference judgments (fasteval.io.prefs.PREFS_FORMATS)
 REL_FORMATS = ("qrels", "qrels_jg")
-# the families trec_eval defines over judgment groups (-R qrels_jg)
 JG_FAMILIES = frozenset(NICKNAMES["qrels_jg"]) - {"runid"}
 
 MeasuresLike = str | Sequence[str] | None

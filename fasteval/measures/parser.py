@@ -76,7 +76,7 @@ class MeasureSet(list[Measure]):
 _TREC_ARG = re.compile(r"^(?P<fam>[A-Za-z0-9_]+?)(?:\.(?P<params>.*))?$")
 # the printed form name_value (P_10, iprec_at_recall_0.10) of the cutoff and level families
 _NAME_VALUE = sorted((n for n, f in FAMILIES.items() if f.kind in ("cutoffs", "levels")), key=len)
-_TREC_OUT = re.compile(rf"^(?P<fam>{'|'.join(reversed(_NAME_VALUE))})_(?P<val>\d+(?:\.\d+)?)$")
+_TREC_OUT = re.compile(rf"^(?P<fam>{'|'.join(reversed(_NAME_VALUE))})_(?P<params>\d+(?:\.\d+)?)$")
 
 
 def _float(text: str, msg: str) -> float:
@@ -146,9 +146,6 @@ def _expand_family(fam: Family, params_text: str | None, arg: str) -> list[Measu
     return [Measure(fam.name, nums, None, f"{fam.name}_{params_text}")]
 
 
-_INT = re.compile(r"^[+-]?\d+$")
-
-
 def _gain_params(fam: Family, text: str, arg: str) -> tuple[float, ...]:
     """``name=value`` pairs -> ``(p, level1, gain1, level2, gain2, ...)``.
 
@@ -169,16 +166,13 @@ def _gain_params(fam: Family, text: str, arg: str) -> tuple[float, ...]:
                 msg = f"measure {arg!r}: rbp persistence p must be in (0, 1), got {value}"
                 raise MeasureError(msg)
             p = v
-        elif _INT.match(name):
+        elif re.fullmatch(r"[+-]?\d+", name):  # a grade
             pairs += [float(int(name)), v]
     return (p, *pairs)
 
 
 def _parse_trec(arg: str) -> list[Measure] | None:
-    m = _TREC_OUT.match(arg)
-    if m:
-        return _expand_family(FAMILIES[m["fam"]], m["val"], arg)
-    m = _TREC_ARG.match(arg)
+    m = _TREC_OUT.match(arg) or _TREC_ARG.match(arg)
     if m and m["fam"] in FAMILIES:
         return _expand_family(FAMILIES[m["fam"]], m["params"], arg)
     return None

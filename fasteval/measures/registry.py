@@ -28,8 +28,7 @@ def _cwl(
     cut: bool = False,
     defaults: tuple[float, ...] = (1.0, 0.0, 1.0, 0.0),
 ) -> Family:
-    """A C/W/L family of ir_measures (cwl_eval's): its ir_measures name is its name in
-    capitals (``@k`` when ``cut``: a cutoff is required)."""
+    """A C/W/L family of ir_measures, named there in capitals (``@k``: with ``cut``)."""
     gains = "gains (clip(grade, min_rel, max_rel) - min_rel) / (max_rel - min_rel) over 1000 ranks"
     doc = f"{definition}. Params: T or p, min_rel, max_rel, k; {gains} ({citation})."
     irm = name.upper() + "@k" * cut
@@ -637,7 +636,6 @@ NICKNAMES: dict[str, list[str]] = {
 
 
 def _ir_measures_names() -> dict[str, tuple[str | None, str | None]]:
-    """ir_measures' names -> (the family with a cutoff, the family without), from the entries."""
     out: dict[str, tuple[str | None, str | None]] = {}
     for f in FAMILIES.values():
         if not f.ir_measures:
