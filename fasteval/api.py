@@ -1,9 +1,5 @@
-"""``evaluate()``: prepare an :class:`fasteval.Evaluator` and score the runs once.
-
-Everything :func:`evaluate` does goes through :class:`fasteval.evaluator.Evaluator`
-(the qrels prepared, the measures parsed and routed to their evaluator kind),
-so a call and an ``Evaluator`` reused for many calls give the same table.
-"""
+"""``evaluate()``: an :class:`fasteval.Evaluator` made and used once (so a call and an
+``Evaluator`` reused for many calls give the same table)."""
 
 from __future__ import annotations
 

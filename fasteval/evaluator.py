@@ -1,11 +1,9 @@
 """``Evaluator``: qrels read and prepared once, any number of runs scored against them.
 
 :func:`fasteval.evaluate` is ``Evaluator(qrels, measures, **options).evaluate(runs)``.
-The measures are parsed once (:mod:`fasteval.measures.catalog`) and served by the
-first of the evaluator kinds in :data:`KINDS` that accepts them: ``prepare`` the
-qrels once, then ``evaluate`` runs against what was prepared. Ranking measures take
-the one path of :mod:`fasteval.engine.stream` (plan batches, read, encode, kernels,
-merge).
+The measures are parsed once (:mod:`fasteval.measures.catalog`) and served by the first
+of the evaluator kinds in :data:`KINDS` that accepts them; ranking measures take the one
+path of :mod:`fasteval.engine.stream`.
 """
 
 from __future__ import annotations
@@ -56,14 +54,10 @@ def _keep(qrels: QrelsLike, req: Request, options: EvalOptions, extra: Any) -> A
 
 @dataclass(frozen=True)
 class Kind:
-    """One evaluator kind: which requests it serves, its prepared qrels, its scoring.
-
-    ``accepts(req, content)``: whether it computes the request (``content``: content
-    measures or a collection were asked for); ``prepare(qrels, req, options, extra)``:
-    what every evaluation against ``qrels`` shares (read-only after);
-    ``evaluate(state, runs, per_query, progress)``: the long result table (a
-    :class:`Long` or a polars frame).
-    """
+    """One evaluator kind: ``accepts(req, content)`` the requests it serves (``content``:
+    a collection was given), ``prepare(qrels, req, options, extra)`` what every
+    evaluation against ``qrels`` shares, ``evaluate(state, runs, per_query, progress)``
+    the long table (a :class:`Long` or a polars frame)."""
 
     name: str
     accepts: Callable[[Request, bool], bool]
@@ -72,8 +66,7 @@ class Kind:
 
 
 def _prepare_ranking(qrels: QrelsLike, req: Request, options: EvalOptions, extra: Any) -> Any:
-    """The qrels read and indexed once; a dict prepared by an earlier call (evaluate() in a
-    loop) is reused."""
+    """The qrels read and indexed once (a dict's reused from an earlier call)."""
     if isinstance(qrels, PreparedQrels):
         return (qrels, req, options)
 
@@ -126,8 +119,7 @@ def _div(state: Any, runs: RunsLike, per_query: bool, progress: Progress | None)
     """ndeval's measures over diversity qrels (ndeval's defaults: alpha = beta = 0.5)."""
     from fasteval.engine.diversity import diversity_evaluate  # noqa: PLC0415 (start-up)
 
-    qrels, req, o = state
-    # scores are float64 whatever compat says; utility's num_docs has no analogue
+    qrels, req, o = state  # scores are float64 whatever compat says
     div = list(req.diversity)
     return diversity_evaluate(qrels, runs, div, per_query=per_query, **o.as_kwargs(*_COMMON))
 
@@ -210,7 +202,6 @@ class Evaluator:
         self.options = opts
         self.kind: Kind = next(k for k in KINDS if k.accepts(req, content))
         self._state = self.kind.prepare(qrels, req, opts, extra)
-        # the rows' measures in the order asked (None: the kernels' order is that order)
         self._order = None if content else asked_order(measures, req, opts)
 
     def evaluate(
@@ -241,25 +232,25 @@ class Evaluator:
     def table(
         self, runs: RunsLike, per_query: bool = True, progress: Progress | None = None
     ) -> Long | pl.DataFrame:
-        """:meth:`evaluate`'s table before it becomes a polars frame, in the kernels'
-        order (trec_eval's: for a parsed request that is the order asked).
-
-        Ranking measures give a :class:`fasteval.engine.table.Long` (arrays; its
-        ``to_polars()`` is the frame), which the command line renders as trec_eval's
-        text without loading polars; the other kinds give their polars frame.
-        """
+        """:meth:`evaluate`'s table in the kernels' (trec_eval's) order, before polars:
+        a :class:`fasteval.engine.table.Long` for ranking measures (the command line
+        renders it without loading polars), the other kinds' polars frame."""
         try:
             return self.kind.evaluate(self._state, runs, per_query, progress)
         except InputFormatError as e:
             raise qrels_given_as_run(e, runs) or e from None
 
 
-def _qrels_head(path: Path) -> tuple[int, str] | None:
-    """The first line (number, text) of a file whose first lines all read as qrels
-    (``qid iter docno rel``: four columns, an integer grade, no ``Q0``), else None."""
-    head = formats.head(path)
-    if head is None:
+def qrels_given_as_run(e: InputFormatError, runs: Any) -> InputFormatError | None:
+    """The error to raise instead of ``e`` (a failed read of ``runs``) when the run file
+    its message names is qrels (its first lines all ``qid iter docno rel``), else None."""
+    name = str(e).split(":", 1)[0]
+    given = runs if isinstance(runs, list | tuple) else [runs]
+    paths = [Path(r) for r in given if isinstance(r, str | os.PathLike)]
+    p = Path(name)
+    if not p.is_file() or not any(p == r or r in p.parents for r in paths):
         return None
+    head = formats.head(p) or b""
     texts = head.decode("utf-8", "replace").splitlines()
     if len(head) == 16384:
         texts = texts[:-1]  # the last line may be cut
@@ -268,23 +259,9 @@ def _qrels_head(path: Path) -> tuple[int, str] | None:
         fields = text.split()
         if len(fields) != 4 or fields[1] in ("Q0", "q0") or not fields[3].lstrip("-").isdigit():
             return None
-    return lines[0] if lines else None
-
-
-def qrels_given_as_run(e: InputFormatError, runs: Any) -> InputFormatError | None:
-    """The error to raise instead of ``e`` (a failed read of ``runs``, as given) when the
-    run file its message starts with is qrels, else None: says what happened, as the
-    reverse mistake's message does ("this looks like a run file, not qrels")."""
-    name = str(e).split(":", 1)[0]
-    given = runs if isinstance(runs, list | tuple) else [runs]
-    paths = [Path(r) for r in given if isinstance(r, str | os.PathLike)]
-    p = Path(name)
-    if not p.is_file() or not any(p == r or r in p.parents for r in paths):
+    if not lines:
         return None
-    first = _qrels_head(p)
-    if first is None:
-        return None
-    no, line = first
+    no, line = lines[0]
     msg = (
         f"{name}:{no}: this looks like qrels, not a run: 4 columns ({line.strip()[:200]!r}), "
         "the layout qid iter docno rel; run lines are qid Q0 docno rank score tag\n"
@@ -305,15 +282,9 @@ def _ranks(names: tuple[str, ...], compat: int) -> dict[str, int]:
 
 
 def asked_order(measures: Any, req: Request, opts: EvalOptions) -> dict[str, int] | None:
-    """Each output measure's place in the order asked, or None when nothing moves.
-
-    The evaluators write a query's rows in trec_eval's order (map before P_10);
-    :func:`fasteval.evaluate` returns them in the order asked. A name that
-    expands (``P.5,10``, ``official``) keeps its members in trec_eval's order at
-    its place; a measure asked twice keeps its first place. Parsed here, once per
-    :class:`Evaluator` (a warm ``evaluate`` then pays only
-    :func:`~fasteval.io.writers.in_measure_order`).
-    """
+    """Each output measure's place in the order asked, or None when trec_eval's order
+    (the evaluators') is that order. A name that expands (``P.5,10``) keeps its members
+    in trec_eval's order at its place; a measure asked twice keeps its first place."""
     if measures is None or isinstance(measures, Request):
         return None  # the default set, or a request parsed elsewhere: trec_eval's order
     names, _ = normalise_measures(measures)
@@ -329,28 +300,23 @@ def _parse(
     measures: Any, collection: Any, opts: EvalOptions
 ) -> tuple[Request, bool, Any, EvalOptions]:
     """The parsed request, whether it is for the content kind, its extra, the options."""
-    if measures is None and collection is not None:
-        measures = "LMJS@20"
-    if measures is not None and not isinstance(measures, Request):
-        # ir_measures objects and aliases (MAP, MRR@10, ...); judged_only=True on all of them
-        names, all_judged_only = normalise_measures(measures)
-        if all_judged_only and not opts.judged_only:
-            opts = replace(opts, judged_only=True)
-        groups = split(names)
-        if collection is not None:  # content measures without one: parse_request says so
-            content = groups.pop("content", [])
-            label = [n for ns in groups.values() for n in ns]
-            return Request(), True, (collection, content, label), opts
-        measures = names
-    elif collection is not None:
-        msg = "a collection is for content measures\n  hint: measures=['LMJS@20']"
-        raise ParameterError(msg)
-    req = (
-        measures
-        if isinstance(measures, Request)
-        else parse_request(measures, compat=opts.compat, rel_format=opts.rel_format)
-    )
-    return req, False, None, opts
+    if isinstance(measures, Request) or (measures is None and collection is None):
+        if collection is not None:
+            msg = "a collection is for content measures\n  hint: measures=['LMJS@20']"
+            raise ParameterError(msg)
+        req = measures or parse_request(None, compat=opts.compat, rel_format=opts.rel_format)
+        return req, False, None, opts
+    # ir_measures objects and aliases (MAP, MRR@10, ...); judged_only=True on all of them
+    names, all_judged_only = normalise_measures("LMJS@20" if measures is None else measures)
+    if all_judged_only and not opts.judged_only:
+        opts = replace(opts, judged_only=True)
+    if collection is None:
+        req = parse_request(names, compat=opts.compat, rel_format=opts.rel_format)
+        return req, False, None, opts
+    groups = split(names)  # content measures without a collection: parse_request says so
+    content = groups.pop("content", [])
+    label = [n for ns in groups.values() for n in ns]
+    return Request(), True, (collection, content, label), opts
 
 
 def evaluate_with_collection(
@@ -363,13 +329,8 @@ def evaluate_with_collection(
     per_query: bool,
     options: EvalOptions,
 ) -> tuple[pl.DataFrame, ContentReport]:
-    """Content measures and any label measures in one table, with the counts of
-    what the collection lacked (documents missing or without tokens, NaN queries).
-
-    Rows are grouped per run (input order), the ``all`` rows of a run last.
-    """
-    # the content layer (and its kernels) loads only when a collection is given:
-    # a plain evaluation does not pay its import
+    """Content measures and any label measures in one table (per run, its ``all`` rows
+    last), with the counts of what the collection lacked."""
     from fasteval.analysis.content import evaluate_content  # noqa: PLC0415 (start-up time)
 
     if not content:
@@ -377,16 +338,8 @@ def evaluate_with_collection(
         raise ParameterError(msg)
     import polars as pl  # noqa: PLC0415 (start-up: a text evaluation does not load polars)
 
-    ev = evaluate_content(
-        qrels,
-        runs,
-        collection,
-        content,
-        per_query=per_query,
-        relevance_level=options.relevance_level,
-        compat=options.compat,
-        on_duplicate=options.on_duplicate,
-    )
+    opts = options.as_kwargs("relevance_level", "compat", "on_duplicate")
+    ev = evaluate_content(qrels, runs, collection, content, per_query=per_query, **opts)
     if not label:
         return ev.table, ev.report
     lab = Evaluator(qrels, label, **options.as_kwargs()).evaluate(runs, per_query=per_query)
@@ -404,11 +357,8 @@ def evaluate_with_collection(
 
 
 def check_options(req: Request, opts: EvalOptions) -> None:
-    """Raise for an option the request's evaluator lacks, or a measure evaluate() cannot compute.
-
-    ``-Z`` needs plain qrels and ranking measures; ``-J`` does not apply to
-    diversity measures; HSA and DO are per-run statistics.
-    """
+    """Raise for an option the request's evaluator lacks (``-Z``, ``-J``), or a measure
+    evaluate() cannot compute (HSA and DO are per-run statistics)."""
     if opts.zscores is not None and req.judgment_groups:
         msg = "z-scores (-Z) are only supported with plain qrels"
         raise ParameterError(msg)
@@ -423,7 +373,5 @@ def check_options(req: Request, opts: EvalOptions) -> None:
             msg = "z-scores (-Z) are not supported for diversity measures"
             raise ParameterError(msg)
         if opts.judged_only:
-            msg = (
-                "judged_only (-J) does not apply to diversity measures (ndeval has no such option)"
-            )
+            msg = "judged_only (-J) does not apply to diversity measures (ndeval has none)"
             raise ParameterError(msg)

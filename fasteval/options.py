@@ -1,8 +1,5 @@
-"""The evaluation options: one frozen value, validated once, passed down as ``opts``.
-
-It sits beside io/ and measures/, which engine/ and io/ both read. The public
-functions keep their keyword arguments and build one :class:`EvalOptions` at their top.
-"""
+"""The evaluation options: one frozen value, validated once, passed down as ``opts``
+(the public functions keep their keywords and build one at their top)."""
 
 from __future__ import annotations
 
@@ -14,12 +11,8 @@ from fasteval.errors import ParameterError
 
 @dataclass(frozen=True)
 class EvalOptions:
-    """trec_eval's options and fasteval's reading options, checked when made.
-
-    The fields are :func:`fasteval.evaluate`'s keyword arguments of the same
-    names (see there); ``zscores`` given as a path or a frame is read here (a
-    :class:`fasteval.io.zscores.ZScores` after).
-    """
+    """:func:`fasteval.evaluate`'s keyword arguments of the same names, checked when made;
+    ``zscores`` given as a path or a frame is read here (a ``ZScores`` after)."""
 
     compat: int = 9
     relevance_level: int = 1
@@ -70,7 +63,6 @@ DEFAULTS = EvalOptions()
 
 
 def options_of(opts: EvalOptions | None, changed: dict[str, Any]) -> EvalOptions:
-    """``opts`` (``None``: :data:`DEFAULTS`) with the fields named in ``changed`` replaced
-    (and checked): the options of a function taking a value, keywords or both."""
+    """``opts`` (``None``: :data:`DEFAULTS`) with the fields in ``changed`` replaced, checked."""
     base = DEFAULTS if opts is None else opts
     return replace(base, **changed) if changed else base

@@ -1,12 +1,10 @@
 """Run ``nogil`` kernels over chunks of work on one thread pool for the process.
 
-The kernels are plain ``@njit(nogil=True)`` functions over an index range
-``[lo, hi)`` that write only their own output slots (numba's ``parallel=True``
-roughly doubled compile time); :func:`run` splits the range into chunks balanced
-by work. One pool, sized to the cores (``$FASTEVAL_THREADS`` overrides), is made
-on first use and reused, so a small evaluation pays no thread starts. The
-calling thread takes chunks too, so nested or concurrent calls cannot wait on
-each other; at most :func:`threads` chunks of one call run at once.
+The kernels are ``@njit(nogil=True)`` functions over an index range ``[lo, hi)`` that
+write only their own output slots (numba's ``parallel=True`` roughly doubled compile
+time); :func:`run` splits the range into chunks balanced by work. The pool is made on
+first use and reused; the calling thread takes chunks too, so nested or concurrent
+calls cannot wait on each other.
 """
 
 from __future__ import annotations
@@ -47,8 +45,7 @@ _pool_lock = threading.Lock()
 
 
 def pool() -> ThreadPoolExecutor:
-    """The process's thread pool, created on first use and reused afterwards: one thread a
-    core, or ``$FASTEVAL_THREADS``."""
+    """The process's thread pool, made on first use: one thread a core, or ``$FASTEVAL_THREADS``."""
     global _pool  # noqa: PLW0603 (one pool for the process)
     if _pool is None:
         with _pool_lock:
@@ -66,11 +63,8 @@ def pool() -> ThreadPoolExecutor:
 
 
 def threads() -> int:
-    """Threads one call uses at most (numba's setting, at most the pool's size).
-
-    Before numba is imported (kernels from the ahead-of-time library,
-    :mod:`fasteval.kernels.jit`), numba's default: ``$NUMBA_NUM_THREADS``, else the cores.
-    """
+    """Threads one call uses at most: numba's setting, or before numba is imported (the
+    kernels' library, :mod:`fasteval.kernels.jit`) its default, ``$NUMBA_NUM_THREADS``."""
     numba = sys.modules.get("numba")
     if numba is not None:
         return max(1, int(numba.get_num_threads()))
@@ -94,11 +88,8 @@ def chunks(work: np.ndarray, n_chunks: int) -> list[tuple[int, int]]:
 
 
 def run(kernel: Callable[..., Any], work: np.ndarray, *args: Any) -> None:
-    """Call ``kernel(lo, hi, *args)`` over all items, chunks in parallel.
-
-    ``work`` gives each item's cost (e.g. rows per group) for balancing: four
-    chunks a thread, one when the total is at most :data:`ONE_CHUNK_WORK`.
-    """
+    """Call ``kernel(lo, hi, *args)`` over all items, chunks in parallel, balanced by each
+    item's cost ``work``: four chunks a thread, one up to :data:`ONE_CHUNK_WORK`."""
     t = threads()
     per_thread = 1 if float(work.sum()) <= ONE_CHUNK_WORK else 4
     parts = chunks(work, per_thread * t if t > 1 else 1)
@@ -108,12 +99,8 @@ def run(kernel: Callable[..., Any], work: np.ndarray, *args: Any) -> None:
 
 
 def map_threads(fn: Callable[[T], R], items: Iterable[T], workers: int | None = None) -> list[R]:
-    """``[fn(x) for x in items]`` on the process's pool, in order, ``workers`` at a time.
-
-    The calling thread takes items too (so a call made from a pool thread
-    never waits for a free one). The first exception raised by ``fn`` is
-    raised here, after every item already started has finished.
-    """
+    """``[fn(x) for x in items]`` on the pool, in order, ``workers`` at a time (the calling
+    thread too); ``fn``'s first exception is raised once every started item is done."""
     todo = list(items)
     n = len(todo)
     workers = min(n, threads() if workers is None else max(1, workers))
@@ -150,11 +137,8 @@ def map_threads(fn: Callable[[T], R], items: Iterable[T], workers: int | None = 
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for the block.
-
-    numba's first call in a process loads hundreds of thousands of objects, which
-    would trigger full collections over everything polars, numba and pyarrow hold.
-    """
+    """Pause Python's cyclic garbage collector for the block (the many objects numba's
+    first call loads would trigger full collections)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -166,11 +150,8 @@ def gc_paused() -> Iterator[None]:
 
 @contextmanager
 def kernel_threads(n: int | None) -> Iterator[None]:
-    """numba threads for the kernels run in the block (thread-local; ``None``: unchanged).
-
-    The count is clipped to ``1..NUMBA_NUM_THREADS``; the previous one is
-    restored afterwards.
-    """
+    """numba threads for the kernels run in the block (thread-local; ``None``: unchanged),
+    clipped to ``1..NUMBA_NUM_THREADS``, restored afterwards."""
     if n is None:
         yield
         return

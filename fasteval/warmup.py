@@ -1,11 +1,9 @@
-"""Compile (and cache) every numba kernel on the packaged sample, ahead of real work.
+"""``fasteval warmup``: every part of the engine run once on the packaged sample.
 
-numba compiles a kernel the first time it is called and caches the machine code
-on disk (``cache=True``); a first real run otherwise pays seconds of compilation
-per kernel family. :func:`warm_up` calls each part of the engine once on the
-small sample archive shipped in ``fasteval/data`` (text qrels, a Parquet
-archive, the same runs as text files, a diversity qrels made from the sample),
-so that every kernel is compiled for the array types real inputs give.
+The kernels the package's library lacks (studies, fusion, content, ...) compile on
+numba's JIT into its disk cache, for the array types real inputs give; with no
+library (``FASTEVAL_AOT=0``) the evaluation kernels too. :mod:`fasteval.aot` records
+its workload from the same sample.
 """
 
 from __future__ import annotations
@@ -51,6 +49,7 @@ def _content(qrels: Path, runs: Path, div: Path) -> object:
 
     from fasteval.analysis import content as ac
     from fasteval.analysis.content_study import content_study
+    from fasteval.io.collection import from_texts
     from fasteval.io.tables import load_runs
 
     ids = load_runs(runs)["doc_id"].unique().sort().to_list()
@@ -58,8 +57,6 @@ def _content(qrels: Path, runs: Path, div: Path) -> object:
     for d in ids:
         h = zlib.crc32(d.encode())
         texts.append(" ".join(f"w{(h >> (3 * i)) % 60}" for i in range(h % 7 + 3)))
-    from fasteval.io.collection import from_texts
-
     coll = from_texts(ids, texts)
     data = ac.prepare_content(qrels, runs, coll)
     ac.evaluate_content(qrels, runs, coll, ["LMJS@20", "LMKL@20"], data=data)
@@ -82,8 +79,7 @@ def in_memory(qrels: Path, runs: Path) -> object:
 
 
 def trec_families() -> list[str]:
-    """Every trec_eval measure family that plain qrels score (not the judgment-group
-    ``*_avgjg`` ones nor the preference ``prefs_*`` ones, which need other qrels)."""
+    """Every trec_eval measure family plain qrels score (not ``*_avgjg`` nor ``prefs_*``)."""
     from fasteval.measures.registry import FAMILIES
 
     return [f for f in FAMILIES if not f.endswith("_avgjg") and not f.startswith("prefs_")]
@@ -127,11 +123,7 @@ def steps(tmp: Path) -> list[tuple[str, Callable[[], object]]]:
 
 
 def warm_up(report: Callable[[str, float], None] | None = None) -> float:
-    """Run every warm-up step; ``report(what, seconds)`` after each. Returns the total seconds.
-
-    Kernels the package's library holds run from it; the others compile on numba's
-    JIT into its on-disk cache.
-    """
+    """Run every warm-up step; ``report(what, seconds)`` after each. Returns the total seconds."""
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="fasteval-warmup-") as d:
         for what, call in steps(Path(d)):

@@ -1,8 +1,5 @@
-"""Measures as values: the family registry and the name parser.
-
-:func:`names_of` is the one reading of a list of measure names, shared by the
-catalogue and the diversity and content parsers.
-"""
+"""Measures as values: the family registry and the name parser; :func:`names_of`, the
+one reading of a list of measure names."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """Measures grouped by the evaluator that computes them.
 
-:func:`parse_request` parses a list of names once into a :class:`Request` holding
-parsed measure values for each evaluator (ranking, diversity, RIC, histogram,
-judgment groups, preferences, content; :data:`fasteval.evaluator.KINDS` serves
-them); evaluators never see the strings. One function routes a name to its
-evaluator, :func:`fasteval.measures.parser.evaluator_of`: the parser's "did you
-mean" reads it too.
+:func:`parse_request` parses a list of names once into a :class:`Request` of measure
+values per evaluator (:data:`fasteval.evaluator.KINDS` serves them), routed by
+:func:`fasteval.measures.parser.evaluator_of`; evaluators never see the strings.
 """
 
 from __future__ import annotations
@@ -27,7 +24,6 @@ from fasteval.measures.registry import NICKNAMES, PREFS_FAMILIES
 
 # the relevance formats besides those of preference judgments (fasteval.io.prefs.PREFS_FORMATS)
 REL_FORMATS = ("qrels", "qrels_jg")
-# the families trec_eval defines over judgment groups (-R qrels_jg)
 JG_FAMILIES = frozenset(NICKNAMES["qrels_jg"]) - {"runid"}
 
 MeasuresLike = str | Sequence[str] | None
@@ -45,10 +41,9 @@ def split(measures: MeasuresLike) -> dict[Evaluator, list[str]]:
 class Request:
     """Measures parsed once and grouped by the evaluator that computes them.
 
-    ``ranking`` holds the ranking measures, or the judgment-group measures
-    when ``judgment_groups`` is set; ``diversity`` the diversity measures
-    (then nothing else is asked); ``ric`` whether RIC is asked;
-    ``histogram`` the asked ones of ``HSA`` / ``DO``.
+    ``ranking`` holds the ranking measures (the judgment-group ones with
+    ``judgment_groups``, the preference ones with ``preferences``); ``diversity`` the
+    diversity measures (then nothing else); ``histogram`` the asked ones of HSA / DO.
     """
 
     ranking: MeasureSet = field(default_factory=MeasureSet)
@@ -56,8 +51,7 @@ class Request:
     ric: bool = False
     histogram: tuple[str, ...] = ()
     judgment_groups: bool = False
-    # "prefs" or "qrels_prefs": ``ranking`` holds preference measures (fasteval.engine.prefs)
-    preferences: str | None = None
+    preferences: str | None = None  # "prefs" or "qrels_prefs" (fasteval.engine.prefs)
 
 
 def check_rel_format(rel_format: str) -> None:
@@ -98,22 +92,16 @@ def _only(mset: MeasureSet, allowed: frozenset[str], judgments: str, hint: str) 
 
 
 def parse_jg_measures(measures: MeasuresLike, *, compat: int = 9) -> MeasureSet:
-    """Parse measures for a judgment-group evaluation (default: the ``qrels_jg`` set).
-
-    Only the ``*_avgjg`` families (and ``runid``, ``num_q``) are defined over
-    judgment groups, as in trec_eval.
-    """
+    """Parse measures for a judgment-group evaluation (default: the ``qrels_jg`` set):
+    only the ``*_avgjg`` families (and ``num_q``) are defined there, as in trec_eval."""
     mset = parse_measures(measures if measures else ["qrels_jg"], compat=compat)
     hint = "use map_avgjg, P_avgjg, Rprec_mult_avgjg (the 'qrels_jg' set)"
     return _only(mset, JG_FAMILIES, "qrels with judgment groups", hint)
 
 
 def parse_prefs_measures(measures: MeasuresLike | MeasureSet, *, compat: int = 9) -> MeasureSet:
-    """Parse measures for an evaluation against preferences (default: the ``all_prefs`` set).
-
-    Only the ``prefs_*`` families (and ``runid``, ``num_q``) are defined over
-    preference judgments, as in trec_eval.
-    """
+    """Parse measures for an evaluation against preferences (default: ``all_prefs``):
+    only the ``prefs_*`` families (and ``num_q``) are defined there, as in trec_eval."""
     if not isinstance(measures, MeasureSet):
         measures = parse_measures(measures if measures else ["all_prefs"], compat=compat)
     hint = "use all_prefs, prefs or the prefs_* measures"
@@ -123,9 +111,8 @@ def parse_prefs_measures(measures: MeasuresLike | MeasureSet, *, compat: int = 9
 def parse_request(measures: MeasuresLike, *, compat: int = 9, rel_format: str = "qrels") -> Request:
     """Parse measure names once into a :class:`Request` (see :func:`fasteval.evaluate`).
 
-    Default (``None``): trec_eval's ``official`` set, or the ``qrels_jg`` set
-    for qrels with judgment groups. Diversity measures read other qrels and
-    cannot be mixed with the rest.
+    Default (``None``): trec_eval's ``official`` set (``qrels_jg`` for judgment
+    groups). Diversity measures read other qrels and cannot be mixed with the rest.
     """
     check_rel_format(rel_format)
     if rel_format == "qrels_jg":

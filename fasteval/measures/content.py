@@ -1,10 +1,8 @@
 """Content-based measures (SPEC 9; Hui, PIKM'14): names, parameters and definitions.
 
-``LMJS@k``, ``LMKL@k`` (``LMKL(lambda=0.2)@k`` sets the smoothing weight) and
-``LMJS_IA@k`` compare the language model of a run's top ``k`` documents with
-the language model of the documents judged relevant. They need the document
-collection (:mod:`fasteval.io.collection`); the values come from
-:mod:`fasteval.analysis.content`.
+They compare the language model of a run's top ``k`` documents with that of the
+documents judged relevant, over a collection (:mod:`fasteval.io.collection`); the
+values come from :mod:`fasteval.analysis.content`.
 """
 
 from __future__ import annotations

@@ -64,8 +64,7 @@ class DiversityMeasure:
 
     @property
     def name(self) -> str:
-        """The output name: the one asked for with parameters (``alpha_nDCG(rel=2)@20``),
-        else the canonical one (``alpha_nDCG@20``, ``NRBP``)."""
+        """The output name: as asked, with parameters; else ``alpha_nDCG@20``, ``NRBP``."""
         if self.label is not None:
             return self.label
         return f"{self.family}@{self.k}" if self.k else self.family
@@ -125,17 +124,15 @@ def is_diversity_measure(name: str) -> bool:
 
 
 def parse_diversity_measures(measures: str | Sequence[str] | None) -> list[DiversityMeasure]:
-    """Parse diversity measure names.
+    """Parse diversity measure names (any case; a list, or comma-separated outside parentheses).
 
-    Accepts ``alpha_nDCG@20``, ndeval's ``alpha-nDCG@20``, ``ERR_IA@10``,
-    ``nERR_IA``, ``alpha_DCG``, ``NRBP``, ``nNRBP``, ``MAP_IA`` (``AP_IA``),
-    ``P_IA@5``, ``strec@10`` (``StRecall``), case-insensitively, comma-separated
-    (outside parentheses) or as a list; ir_measures' ``α_nDCG@20`` and
-    parameters ``rel=`` (every family: judgments ``>= rel`` are relevant),
-    ``alpha=`` (alpha_DCG, alpha_nDCG, NRBP, nNRBP) and ``beta=`` (NRBP,
-    nNRBP), which override the evaluation's for that measure and keep the
-    name asked for (``alpha_nDCG(rel=2)@20``); a cutoff family without ``@k``
-    means k = 5, 10 and 20; ``ndeval`` (the default) is ndeval's 21 columns.
+    ``alpha_nDCG@20`` (ndeval's ``alpha-nDCG@20``, ir_measures' ``α_nDCG@20``), ``ERR_IA@10``,
+    ``nERR_IA``, ``alpha_DCG``, ``NRBP``, ``nNRBP``, ``MAP_IA`` (``AP_IA``), ``P_IA@5``,
+    ``strec@10`` (``StRecall``); a cutoff family without ``@k`` means k = 5, 10 and 20;
+    ``ndeval`` (the default) is ndeval's 21 columns. ir_measures' ``rel=`` (every family:
+    judgments ``>= rel`` are relevant), ``alpha=`` (alpha_DCG, alpha_nDCG, NRBP, nNRBP)
+    and ``beta=`` (NRBP, nNRBP) override the evaluation's for that measure, which keeps
+    the name asked for (``alpha_nDCG(rel=2)@20``).
     """
     out: list[DiversityMeasure] = []
     for s in names_of("ndeval" if measures is None else measures):
@@ -143,8 +140,7 @@ def parse_diversity_measures(measures: str | Sequence[str] | None) -> list[Diver
             out.extend(parse_diversity_measures(NDEVAL_SET))
         else:
             out.extend(_parse_one(s))
-    seen: set[DiversityMeasure] = set()
-    uniq = [x for x in out if not (x in seen or seen.add(x))]  # type: ignore[func-returns-value]
+    uniq = list(dict.fromkeys(out))
     if not uniq:
         msg = "no diversity measure given"
         raise MeasureError(msg)
@@ -164,20 +160,14 @@ def _parse_one(s: str) -> list[DiversityMeasure]:
         raise MeasureError(msg)
     ks = _cutoffs(fam, m["k"], s)
     args = _args(fam, m["args"], s)
-    if not args and "\u03b1" not in s:  # an α spelling keeps its name
-        return [DiversityMeasure(fam, k) for k in ks]
     rel = int(args["rel"]) if "rel" in args else None
-    base = s.split("@", maxsplit=1)[0] if m["k"] is None else None
+    base = s.split("@", maxsplit=1)[0]
+    labels: list[str | None] = [None] * len(ks)
+    if args or "\u03b1" in s:  # a name with parameters, or spelt with α, is kept
+        labels = [s if m["k"] else (f"{base}@{k}" if k else base) for k in ks]
     return [
-        DiversityMeasure(
-            fam,
-            k,
-            rel,
-            args.get("alpha"),
-            args.get("beta"),
-            s if base is None else (f"{base}@{k}" if k else base),
-        )
-        for k in ks
+        DiversityMeasure(fam, k, rel, args.get("alpha"), args.get("beta"), label)
+        for k, label in zip(ks, labels, strict=True)
     ]
 
 

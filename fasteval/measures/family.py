@@ -1,8 +1,4 @@
-"""A measure family: the value every entry of the registry's tables is.
-
-Also the default parameter lists the tables share (trec_eval's cutoffs, recall
-levels and R multiples).
-"""
+"""A measure family (the registry's entries), and the parameter lists they share."""
 
 from __future__ import annotations
 
@@ -26,22 +22,21 @@ class Family:
     doc
         One line: what it measures, formula, and at the end in parentheses its citation.
     kind
-        ``"single"`` (one value), ``"cutoffs"`` (one value per integer cutoff,
-        e.g. ``P_10``), ``"levels"`` (one value per recall level,
-        ``iprec_at_recall_0.10``), ``"list"`` (one value from a parameter
-        list, e.g. ``11pt_avg``, ``set_F``) or ``"gains"`` (one value from
-        ``name=value`` pairs: grade gains ``1=3,2=9`` and, for rbp, ``p=0.95``).
+        ``"single"`` (one value), ``"cutoffs"`` (one per integer cutoff, ``P_10``),
+        ``"levels"`` (one per recall level, ``iprec_at_recall_0.10``), ``"list"`` (one
+        from a parameter list, ``set_F``) or ``"gains"`` (one from ``name=value``
+        pairs: grade gains ``1=3,2=9``, rbp's ``p=0.95``).
     defaults
         Default parameters.
     aggregate
         ``"mean"``, ``"sum"``, ``"gm"`` (geometric mean, trec_eval's
-        ``log(max(x, 1e-5))``), ``"count"``, or ``"defined"``: a mean over the
-        queries where the value is defined (the kernel writes NaN elsewhere; those
-        queries get no row).
+        ``log(max(x, 1e-5))``), ``"count"``, or ``"defined"``: a mean over the queries
+        where the kernel wrote no NaN (the others get no row).
     per_query
         Whether trec_eval prints per-query values.
     integer
-        Whether its values are counts (printed without decimals).
+        Whether its values are counts (printed without decimals); always, for a
+        ``"sum"`` or ``"count"`` aggregate.
     kernel
         The family whose per-query values it takes from the ranking kernel
         (:func:`fasteval.kernels.ranking.evaluate_groups`): ``""`` its own,
@@ -53,12 +48,10 @@ class Family:
         ir_measures' name for it, read by the parser: ``"AP"`` (without a cutoff),
         ``"AP@k"`` (with one), ``"RR[@k]"`` (either), or ``None``.
     cwl
-        For a C/W/L measure of ir_measures (cwl_eval; its params are ``(T or p,
-        min_rel, max_rel, k)``): the name of its first parameter (``"T"``, ``"p"``,
-        ``""`` for none). Its ``ir_measures`` name says whether it takes a cutoff.
+        For a C/W/L measure of ir_measures (params ``(T or p, min_rel, max_rel, k)``):
+        the name of its first parameter (``"T"``, ``"p"``, ``""`` for none).
     text
-        A string-valued, per-query-only measure (``relstring``): not computed
-        by the kernels, no ``all`` row; its value is in the ``text`` column.
+        A string-valued, per-query-only measure (``relstring``), in the ``text`` column.
     """
 
     name: str
@@ -74,9 +67,11 @@ class Family:
     cwl: str | None = None
     text: bool = False
 
+    def __post_init__(self) -> None:
+        if self.aggregate in ("sum", "count"):
+            object.__setattr__(self, "integer", True)
+
     @property
     def code(self) -> int:
         """The kernel's code for its values (:func:`fasteval.kernels.families.code`; -1: none)."""
-        if self.kernel is None:
-            return -1
-        return code(self.kernel or self.name)
+        return -1 if self.kernel is None else code(self.kernel or self.name)

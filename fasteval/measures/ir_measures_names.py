@@ -1,26 +1,15 @@
 """ir_measures measure objects, aliases and parameters -> fasteval measure strings.
 
-fasteval's parser (:mod:`fasteval.measures.parser`) reads ir_measures strings
-(``AP``, ``nDCG@10``, ``P(rel=2)@5``). This module widens what it is given:
-
-* measure **objects** of ir_measures (``ir_measures.nDCG@10``): their
-  canonical string (``str(measure)``);
-* ir_measures' **aliases**: ``MAP`` -> ``AP``, ``MRR`` -> ``RR``, ``NDCG`` ->
-  ``nDCG``, ``Recall`` -> ``R``, ``Precision`` -> ``P``, ``BPref`` ->
-  ``Bpref``, ``RPrec`` -> ``Rprec``;
-* **parameters**: ``rel=N`` (kept), ``judged_only=False`` and ``dcg='log2'``
-  (the defaults, dropped), ``judged_only=True`` (trec_eval ``-J`` for the
-  whole evaluation: see :func:`split_judged_only`), RBP's ``p=`` (trec_eval
-  ``rbp.p=...``), ``NumRet(rel=N)`` (= ``NumRelRet``) and
-  ``nDCG(dcg='exp-log2')`` without a cutoff: nDCG with gains ``2^g - 1``
-  (Burges et al.; gdeval), trec_eval ``ndcg`` with the grade map
-  ``1=1,2=3,3=7,...``; with a cutoff, ``nDCG(dcg='exp-log2')@k`` is gdeval's
-  nDCG@k (fasteval's ``ndcg_exp``);
-* ranx's names with a cutoff, ``hits@k``, ``dcg_burges@k``, ``ndcg_burges@k`` and
-  the others the registry names (its entries' ``ranx=``; fasteval's ``hits``,
-  ``dcg_exp``, ``ndcg_exp``, ...).
-
-Anything else is passed on unchanged, so the parser's own message names it.
+The parser (:mod:`fasteval.measures.parser`) reads ir_measures strings (``AP``,
+``nDCG@10``, ``P(rel=2)@5``); :func:`canonical` widens that to measure **objects**
+(``ir_measures.nDCG@10``: ``str(measure)``), the **aliases** (``MAP``, ``MRR``,
+``NDCG``, ``Recall``, ``Precision``, ``BPref``, ``RPrec``), the **parameters**
+``judged_only=`` (``True``: trec_eval ``-J``, :func:`split_judged_only`), ``dcg='log2'``
+(dropped), RBP's ``p=`` (``rbp.p=...``), ``NumRet(rel=N)`` (``NumRelRet``) and
+``nDCG(dcg='exp-log2')`` (trec_eval ``ndcg`` with gains ``2^g - 1``; with a cutoff
+gdeval's nDCG@k, ``ndcg_exp``), and ranx's names with a cutoff (``hits@k``,
+``ndcg_burges@k``: the registry's ``ranx=``). Anything else passes unchanged, so the
+parser's own message names it.
 """
 
 from __future__ import annotations
@@ -69,15 +58,10 @@ def canonical(measure: Any) -> str:
     s = measure if isinstance(measure, str) else str(measure)
     s = s.strip()
     if not isinstance(measure, str) and getattr(measure, "NAME", None) == "RBP":
-        params = getattr(measure, "params", {})
-        if "rel" in params:  # binary gains: cwl_eval's RBP (fasteval's rbp_bin)
-            return f"RBP(p={measure['p']},rel={params['rel']})"
         # ir_measures leaves its default p (0.8, not trec_eval's 0.9) out of str()
-        other = sorted(k for k in params if k != "p")
-        if other:
-            msg = f"measure {s!r}: RBP takes p= alone here (as trec_eval's rbp.p=...)"
-            raise MeasureError(msg)
-        return f"rbp.p={measure['p']}"
+        params = dict(getattr(measure, "params", {}))
+        cut = params.pop("cutoff", None)
+        s = _format("RBP", {"p": measure["p"], **params}, None if cut is None else str(cut))
     r = _RANX.match(s)
     if r:
         return f"{RANX_NAMES[r['name']]}.{r['cut']}"
@@ -114,16 +98,18 @@ def canonical(measure: Any) -> str:
         name = "NumRelRet"
         if args["rel"] == "1":
             args.pop("rel")
+    return _format(name, args, cut)
+
+
+def _format(name: str, args: dict[str, Any], cut: str | None) -> str:
+    """``name(k=v,...)@cut``, without the parentheses when there are no ``args``."""
     inner = ",".join(f"{k}={v}" for k, v in args.items())
     return name + (f"({inner})" if inner else "") + (f"@{cut}" if cut is not None else "")
 
 
 def split_judged_only(names: Iterable[str]) -> tuple[list[str], bool]:
-    """Strip ``judged_only=True`` from ir_measures strings; all or none may carry it.
-
-    Returns the names without it and whether it was set (trec_eval ``-J``
-    applies to a whole evaluation in fasteval).
-    """
+    """The ir_measures strings without ``judged_only=``, and whether it was ``True``: for
+    all or none of them (trec_eval ``-J`` applies to a whole evaluation in fasteval)."""
     names = list(names)
     out: list[str] = []
     flags: list[bool] = []
@@ -131,14 +117,11 @@ def split_judged_only(names: Iterable[str]) -> tuple[list[str], bool]:
         m = IRM_FORM.match(n)
         if m and m["args"] is not None and "judged_only" in m["args"]:
             args = name_values(m["args"], n)
-            flag = args.pop("judged_only", "False") == "True"
-            inner = ",".join(f"{k}={v}" for k, v in args.items())
-            cut = f"@{m['cut']}" if m["cut"] is not None else ""
-            out.append(m["name"] + (f"({inner})" if inner else "") + cut)
+            flags.append(args.pop("judged_only", "False") == "True")
+            out.append(_format(m["name"], args, m["cut"]))
         else:
-            flag = False
+            flags.append(False)
             out.append(n)
-        flags.append(flag)
     if any(flags) and not all(flags):
         mixed = [n for n, f in zip(names, flags, strict=False) if f]
         msg = (
@@ -150,14 +133,10 @@ def split_judged_only(names: Iterable[str]) -> tuple[list[str], bool]:
 
 
 def normalise_measures(measures: Any) -> tuple[list[str], bool]:
-    """A measure argument of ``evaluate`` (a name, an object, or a list of them) as strings.
-
-    Returns the names and whether ``judged_only=True`` was asked (by every
-    measure; see :func:`split_judged_only`). A name keeps the spelling asked
-    for (``MAP``, ``Recall@100``): the parser (:func:`fasteval.measures.parser.parse_measure`)
-    reads the aliases and names its output after the request. A measure
-    object becomes its fasteval string (:func:`canonical`).
-    """
+    """A measure argument of ``evaluate`` (a name, an object, or a list of them) as strings,
+    and whether ``judged_only=True`` was asked (:func:`split_judged_only`). A name keeps
+    the spelling asked for (``MAP``: the parser reads aliases); an object becomes its
+    fasteval string (:func:`canonical`)."""
     items = (
         [measures]
         if isinstance(measures, str) or not isinstance(measures, Iterable)

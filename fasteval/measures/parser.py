@@ -1,22 +1,14 @@
 """Measures as immutable values, and the parser for their names.
 
-Two syntaxes are accepted:
+Two syntaxes: trec_eval's ``-m`` arguments (``map``, ``P.5,10``, ``P_10``,
+``iprec_at_recall..10,.20``, ``set_F.0.5``, the nicknames ``official``, ``all_trec``)
+and ir_measures strings (``AP@100``, ``P(rel=2)@5``, ``nDCG@10``, ``RR``, ``IPrec@0.1``).
+A measure's string form is its identity, in the syntax asked for (``P_10`` for
+``P.10``, ``P@10`` for ``P@10``).
 
-* trec_eval's ``-m`` arguments: ``map``, ``P`` (default cutoffs), ``P.5,10``,
-  ``P_10``, ``ndcg_cut.10,20``, ``iprec_at_recall..10,.20``,
-  ``iprec_at_recall_0.10``, ``11pt_avg..25,.5,.75``, ``set_F.0.5`` and the
-  nicknames ``official``, ``all_trec``, ``set``;
-* ir_measures strings: ``AP``, ``AP@100``, ``P@10``, ``P(rel=2)@5``,
-  ``nDCG@10``, ``R@1000``, ``RR``, ``RR@10``, ``Rprec``, ``Bpref``, ``infAP``,
-  ``Success@5``, ``IPrec@0.1``, ``NumRet``, ``NumRel``, ``NumRelRet``, ...
-
-A measure's string form is its identity; the output uses the syntax the
-user asked in (``P_10`` for ``P.10``, ``P@10`` for ``P@10``).
-
-:func:`evaluator_of` is the one place that says which evaluator computes a name
-(ranking, diversity, content, RIC, HSA / DO): :func:`output_names`, the catalogue
-(:mod:`fasteval.measures.catalog`) and the "did you mean" of an unknown name
-(:func:`unknown_measure_message`, over :data:`KNOWN_NAMES`) all read it.
+:func:`evaluator_of` is the one place that says which evaluator computes a name: the
+catalogue, :func:`output_names` and the "did you mean" (:func:`unknown_measure_message`)
+read it.
 """
 
 from __future__ import annotations
@@ -84,7 +76,7 @@ class MeasureSet(list[Measure]):
 _TREC_ARG = re.compile(r"^(?P<fam>[A-Za-z0-9_]+?)(?:\.(?P<params>.*))?$")
 # the printed form name_value (P_10, iprec_at_recall_0.10) of the cutoff and level families
 _NAME_VALUE = sorted((n for n, f in FAMILIES.items() if f.kind in ("cutoffs", "levels")), key=len)
-_TREC_OUT = re.compile(rf"^(?P<fam>{'|'.join(reversed(_NAME_VALUE))})_(?P<val>\d+(?:\.\d+)?)$")
+_TREC_OUT = re.compile(rf"^(?P<fam>{'|'.join(reversed(_NAME_VALUE))})_(?P<params>\d+(?:\.\d+)?)$")
 
 
 def _float(text: str, msg: str) -> float:
@@ -96,9 +88,8 @@ def _float(text: str, msg: str) -> float:
 
 
 def _cutoff(text: str, arg: str) -> float:
-    k = int(
-        _float(text, f"measure {arg!r}: cutoff {text!r} is not a number")
-    )  # trec_eval reads cutoffs with atol: 23.4 -> 23
+    # trec_eval reads cutoffs with atol: 23.4 -> 23
+    k = int(_float(text, f"measure {arg!r}: cutoff {text!r} is not a number"))
     if k <= 0:
         msg = f"measure {arg!r}: cutoffs must be positive, got {text!r}"
         raise MeasureError(msg)
@@ -155,9 +146,6 @@ def _expand_family(fam: Family, params_text: str | None, arg: str) -> list[Measu
     return [Measure(fam.name, nums, None, f"{fam.name}_{params_text}")]
 
 
-_INT = re.compile(r"^[+-]?\d+$")
-
-
 def _gain_params(fam: Family, text: str, arg: str) -> tuple[float, ...]:
     """``name=value`` pairs -> ``(p, level1, gain1, level2, gain2, ...)``.
 
@@ -169,28 +157,22 @@ def _gain_params(fam: Family, text: str, arg: str) -> tuple[float, ...]:
     pairs: list[float] = []
     for item in filter(None, text.split(",")):
         name, eq, value = item.partition("=")
-        try:
-            v = float(value)
-        except ValueError:
-            v = math.nan
-        if not eq or math.isnan(v):
-            msg = f"measure {arg!r}: parameter {item!r} is not of the form name=number"
+        msg = f"measure {arg!r}: parameter {item!r} is not of the form name=number"
+        v = _float(value, msg) if eq else math.nan
+        if math.isnan(v):
             raise MeasureError(msg)
         if name == "p":
             if not 0.0 < v < 1.0 and fam.name.startswith("rbp"):
                 msg = f"measure {arg!r}: rbp persistence p must be in (0, 1), got {value}"
                 raise MeasureError(msg)
             p = v
-        elif _INT.match(name):
+        elif re.fullmatch(r"[+-]?\d+", name):  # a grade
             pairs += [float(int(name)), v]
     return (p, *pairs)
 
 
 def _parse_trec(arg: str) -> list[Measure] | None:
-    m = _TREC_OUT.match(arg)
-    if m:
-        return _expand_family(FAMILIES[m["fam"]], m["val"], arg)
-    m = _TREC_ARG.match(arg)
+    m = _TREC_OUT.match(arg) or _TREC_ARG.match(arg)
     if m and m["fam"] in FAMILIES:
         return _expand_family(FAMILIES[m["fam"]], m["params"], arg)
     return None
@@ -200,11 +182,26 @@ def _parse_trec(arg: str) -> list[Measure] | None:
 _IRM_PARAMS: dict[str, tuple[str, ...]] = {"SetF": ("beta",), "Compat": ("p", "normalize")}
 
 
+def _params(text: str | None, allowed: tuple[str, ...], arg: str) -> dict[str, str]:
+    """The ``name=value`` parameters of an ir_measures string, each one of ``allowed``."""
+    given = name_values(text or "", arg)
+    bad = [k for k in given if k not in allowed]
+    if bad:
+        msg = (
+            f"measure {arg!r}: parameter {bad[0]!r} is not supported "
+            f"(supported: {', '.join(f'{k}=' for k in allowed)})"
+        )
+        raise MeasureError(msg)
+    return given
+
+
 def _param_value(key: str, text: str, arg: str) -> float:
     if text in ("True", "False"):
         return 1.0 if text == "True" else 0.0
-    v = _float(text, f"measure {arg!r}: {key} must be a number, got {text!r}")
-    if key in ("min_rel", "max_rel", "rel") and v != int(v):
+    whole = key in ("min_rel", "max_rel", "rel")
+    kind = "an integer" if whole else "a number"
+    v = _float(text, f"measure {arg!r}: {key} must be {kind}, got {text!r}")
+    if whole and v != int(v):
         msg = f"measure {arg!r}: {key} must be an integer, got {text}"
         raise MeasureError(msg)
     if key == "p" and not 0.0 < v < 1.0:
@@ -216,10 +213,9 @@ def _param_value(key: str, text: str, arg: str) -> float:
     return v
 
 
-def _parse_cwl(fam: Family, name: str, args: str | None, cut: str | None, arg: str) -> Measure:
+def _parse_cwl(fam: Family, name: str, args: str | None, k: float, arg: str) -> Measure:
     """A C/W/L measure (``INST(T=2, max_rel=3)``, ``BPM(T=1, max_rel=1)@20``,
     ``RBP(p=0.9, rel=1)``) as its family with params ``(T or p, min_rel, max_rel, k)``."""
-    given = name_values(args or "", arg)
     first = fam.cwl
     if name == "RBP":
         allowed: tuple[str, ...] = ("p", "rel")
@@ -227,25 +223,11 @@ def _parse_cwl(fam: Family, name: str, args: str | None, cut: str | None, arg: s
         allowed = (*((first,) if first else ()), "min_rel", "max_rel")
         if name == "SDCG":
             allowed = (*allowed, "dcg")
-    bad = [k for k in given if k not in allowed]
-    if bad:
-        msg = (
-            f"measure {arg!r}: parameter {bad[0]!r} is not supported "
-            f"(supported: {', '.join(f'{k}=' for k in allowed)})"
-        )
-        raise MeasureError(msg)
+    given = _params(args, allowed, arg)
     if given.get("dcg", "log2") != "log2":
         msg = f"measure {arg!r}: SDCG takes dcg='log2' only"
         raise MeasureError(msg)
     values = {k: _param_value(k, v, arg) for k, v in given.items() if k != "dcg"}
-    needs_cut = "@k" in (fam.ir_measures or "")
-    if needs_cut and cut is None:
-        msg = f"measure {arg!r}: {name} needs a cutoff, e.g. {name}(max_rel=1)@10"
-        raise MeasureError(msg)
-    if not needs_cut and cut is not None:
-        msg = f"measure {arg!r}: {name} takes no @cutoff"
-        raise MeasureError(msg)
-    k = _cutoff(cut, arg) if cut is not None else 0.0
     a = values.get(first, fam.defaults[0]) if first else 0.0
     if name == "RBP":
         rel = values.get("rel", 1.0)
@@ -264,44 +246,31 @@ def _parse_ir_measures(arg: str) -> Measure | None:
     m = IRM_FORM.match(arg)
     if not m or m["name"] not in IR_MEASURES:
         return None
-    name = m["name"]
+    name, cut = m["name"], m["cut"]
     with_cut, without = IR_MEASURES[name]
     entry = FAMILIES[with_cut or without or ""]
     if name == "RBP" and "rel" in (m["args"] or ""):  # binary gains: cwl_eval's RBP
         entry = FAMILIES["rbp_bin"]
-    if entry.cwl is not None:
-        return _parse_cwl(entry, name, m["args"], m["cut"], arg)
-    rel: int | None = None
-    extra: dict[str, float] = {}
-    names = _IRM_PARAMS.get(name, ())
-    for key, val in name_values(m["args"] or "", arg).items():
-        if key in names:
-            extra[key] = _param_value(key, val, arg)
-        elif key != "rel":
-            known = ", ".join(f"{n}=" for n in ("rel", *names))
-            msg = f"measure {arg!r}: parameter {key!r} is not supported (supported: {known})"
-            raise MeasureError(msg)
-        else:
-            try:
-                rel = int(val)
-            except ValueError:
-                msg = f"measure {arg!r}: rel must be an integer, got {val!r}"
-                raise MeasureError(msg) from None
-    if m["cut"] is not None:
-        if with_cut is None:
-            msg = f"measure {arg!r}: {name} takes no @cutoff"
-            raise MeasureError(msg)
-        fam = FAMILIES[with_cut]
-        if fam.kind == "levels":
-            return Measure(fam.name, (_level(m["cut"], arg),), rel, arg)
-        return Measure(fam.name, (_cutoff(m["cut"], arg),), rel, arg)
-    if without is None:
-        msg = f"measure {arg!r}: {name} needs a cutoff, e.g. {name}@10"
+    if cut is not None and with_cut is None:
+        msg = f"measure {arg!r}: {name} takes no @cutoff"
         raise MeasureError(msg)
-    fam = FAMILIES[without]
+    if cut is None and without is None:
+        example = f"{name}(max_rel=1)@10" if entry.cwl is not None else f"{name}@10"
+        msg = f"measure {arg!r}: {name} needs a cutoff, e.g. {example}"
+        raise MeasureError(msg)
+    fam = FAMILIES[(with_cut if cut is not None else without) or ""]
+    k = (_level if fam.kind == "levels" else _cutoff)(cut, arg) if cut is not None else 0.0
+    if entry.cwl is not None:
+        return _parse_cwl(entry, name, m["args"], k, arg)
+    names = _IRM_PARAMS.get(name, ())
+    given = _params(m["args"], ("rel", *names), arg)
+    extra = {key: _param_value(key, val, arg) for key, val in given.items()}
+    rel = int(extra.pop("rel")) if "rel" in extra else None
+    if cut is not None:
+        return Measure(fam.name, (k,), rel, arg)
     params = _expand_family(fam, None, arg)[0].params
     params = (
-        *(extra.get(k, v) for k, v in zip(names, params, strict=False)),
+        *(extra.get(n, v) for n, v in zip(names, params, strict=False)),
         *params[len(names) :],
     )
     return Measure(fam.name, params, rel, arg)
@@ -364,9 +333,8 @@ def parse_measure(arg: str) -> list[Measure]:
 def parse_measures(args: str | Sequence[str] | None, *, compat: int = 9) -> MeasureSet:
     """Parse a list of measure arguments, in trec_eval's output order, without repeats.
 
-    ``None`` means trec_eval's default set, ``official``. Under ``compat=9``
-    the nicknames leave out the families trec_eval 9.0.8 does not have
-    (rbp, rbp_resid, unj), as its ``all_trec`` does.
+    ``None`` means trec_eval's default set, ``official``. Under ``compat=9`` the
+    nicknames leave out trec_eval 10's families (rbp, rbp_resid, unj).
     """
     if args is None:
         args = ["official"]
@@ -409,13 +377,9 @@ def parse_measures(args: str | Sequence[str] | None, *, compat: int = 9) -> Meas
 
 
 def evaluator_of(name: str) -> Evaluator:
-    """The evaluator that computes the measure ``name``.
-
-    ``RIC`` and ``HSA`` / ``DO`` (any case) have their own evaluators; diversity
-    names (``alpha_nDCG@20``, ``ndeval``, ...) the diversity one, content names the
-    content one; every other name is a ranking measure (or a judgment-group or
-    preference one, by the qrels: :func:`fasteval.measures.catalog.parse_request`).
-    """
+    """The evaluator that computes the measure ``name``: ``RIC``, ``HSA`` / ``DO`` (any
+    case), diversity and content names have their own; every other name is a ranking
+    measure (or a judgment-group or preference one, by the qrels)."""
     upper = name.strip().upper()
     if upper == RIC:
         return "ric"
@@ -442,9 +406,7 @@ def output_names(name: str, *, compat: int = 9) -> list[str]:
     out: list[str] = []
     for n in names_of(name):
         ev = evaluator_of(n)
-        if ev == "ric":
-            out.append(RIC)
-        elif ev == "histogram":
+        if ev in ("ric", "histogram"):  # RIC, HSA, DO in any case
             out.append(n.strip().upper())
         elif ev == "diversity":
             out += [m.name for m in diversity.parse_diversity_measures([n])]
@@ -502,11 +464,9 @@ def is_valid_name(name: str) -> bool:
 def suggest_measures(arg: str, limit: int = 3) -> list[str]:
     """The valid measure names closest to ``arg`` (edit distance, case-insensitive).
 
-    Compares the name without its parameters (``@10``, ``.5,10``, ``(rel=2)``)
-    against :data:`KNOWN_NAMES` and gives back the closest ones with ``arg``'s
-    parameters; where those parameters are what is wrong (``AP@ten``), with a
-    cutoff of 10 or none. Every suggestion is itself a valid name
-    (:func:`is_valid_name`), so following one never leads to another "did you mean".
+    The name without its parameters is compared with :data:`KNOWN_NAMES`; the closest
+    get ``arg``'s parameters, or where those are wrong (``AP@ten``) a cutoff of 10 or
+    none. Every suggestion is a valid name (:func:`is_valid_name`).
     """
     arg = arg.strip()
     base = re.split(r"[@.(]", arg, maxsplit=1)[0]

@@ -1,11 +1,9 @@
-"""Measure families: what each computes, its parameters, how it aggregates.
+"""Measure families (what each computes, its parameters, how it aggregates) and
+trec_eval's nicknames.
 
-One entry per family, in the order they are printed: trec_eval's own (its ``-m
-all_trec`` families, then those over preference judgments and judgment groups, then
-trec_eval 10's), then fasteval's (ir_measures', ranx's, gdeval's; a new family goes at
-the end). The list drives the parser, the engine's column plan, the trec-format
-printer and the tests; the output order and the ir_measures names are read from it.
-This module also holds trec_eval's nicknames.
+One entry per family, in the output order: trec_eval's own (``all_trec``, then over
+preferences and judgment groups, then trec_eval 10's), then fasteval's (a new family
+goes at the end). The parser, the engine, the printers and the tests read the list.
 """
 
 from __future__ import annotations
@@ -30,8 +28,7 @@ def _cwl(
     cut: bool = False,
     defaults: tuple[float, ...] = (1.0, 0.0, 1.0, 0.0),
 ) -> Family:
-    """A C/W/L family of ir_measures (cwl_eval's), read by the parser's C/W/L branch: its
-    ir_measures name is its name in capitals (``@k`` when ``cut``: a cutoff is required)."""
+    """A C/W/L family of ir_measures, named there in capitals (``@k``: with ``cut``)."""
     gains = "gains (clip(grade, min_rel, max_rel) - min_rel) / (max_rel - min_rel) over 1000 ranks"
     doc = f"{definition}. Params: T or p, min_rel, max_rel, k; {gains} ({citation})."
     irm = name.upper() + "@k" * cut
@@ -43,28 +40,24 @@ _ENTRIES = [
         name="num_q",
         aggregate="count",
         per_query=False,
-        integer=True,
         doc="Number of queries evaluated (with -c: every qrels query).",
     ),
     Family(
         name="num_ret",
         ir_measures="NumRet",
         aggregate="sum",
-        integer=True,
         doc="Number of documents retrieved (after -M).",
     ),
     Family(
         name="num_rel",
         ir_measures="NumRel",
         aggregate="sum",
-        integer=True,
         doc="Number of relevant documents (grade >= level) in the qrels.",
     ),
     Family(
         name="num_rel_ret",
         ir_measures="NumRelRet",
         aggregate="sum",
-        integer=True,
         doc="Number of relevant documents retrieved.",
     ),
     Family(
@@ -275,15 +268,12 @@ _ENTRIES = [
     Family(
         name="num_nonrel_judged_ret",
         aggregate="sum",
-        integer=True,
         doc="Number of judged non-relevant documents retrieved.",
     ),
-    # --- preference judgments (trec_eval -R prefs / qrels_prefs): computed by
-    # fasteval.engine.prefs from the preferences of each judgment group (Buckley, trec_eval 9)
+    # --- preference judgments (trec_eval -R prefs / qrels_prefs; fasteval.engine.prefs)
     _prefs(
         name="prefs_num_prefs_poss",
         aggregate="sum",
-        integer=True,
         doc=(
             "Number of possible preferences, whether or not the documents were retrieved (summed "
             "over queries; trec_eval m_prefs_num_prefs_poss.c)."
@@ -292,7 +282,6 @@ _ENTRIES = [
     _prefs(
         name="prefs_num_prefs_ful",
         aggregate="sum",
-        integer=True,
         doc=(
             "Number of preferences A > B fulfilled: A ranked above B, or A retrieved and B not "
             "(summed over queries)."
@@ -301,7 +290,6 @@ _ENTRIES = [
     _prefs(
         name="prefs_num_prefs_ful_ret",
         aggregate="sum",
-        integer=True,
         doc=(
             "Number of preferences A > B fulfilled with both A and B retrieved (summed over "
             "queries)."
@@ -366,9 +354,8 @@ _ENTRIES = [
         name="prefs_avgjg_imp",
         doc="prefs_avgjg leaving out the preferences neither of whose documents was retrieved.",
     ),
-    # --- judgment groups (trec_eval -R qrels_jg): the measure averaged over the groups
-    # that judged the query (fasteval.engine.judgment_groups); with plain qrels a query has
-    # one group and the value is the base measure's
+    # --- judgment groups (trec_eval -R qrels_jg; fasteval.engine.judgment_groups): the
+    # measure averaged over the groups that judged the query
     Family(
         name="map_avgjg",
         kernel="map",
@@ -475,7 +462,6 @@ _ENTRIES = [
         name="numq",
         ir_measures="NumQ",
         aggregate="count",
-        integer=True,
         kernel="num_q",
         doc=(
             "ir_measures' NumQ: 1 per query evaluated, summed over queries (trec_eval's num_q has "
@@ -499,7 +485,6 @@ _ENTRIES = [
         kind="cutoffs",
         defaults=(10.0,),
         aggregate="sum",
-        integer=True,
         kernel="hits",
         doc=(
             "Relevant documents in the top k, summed over queries as num_rel_ret is (ir_measures' "
@@ -625,8 +610,7 @@ _ENTRIES = [
 
 FAMILIES: dict[str, Family] = {f.name: f for f in _ENTRIES}
 
-# trec_eval's output order (measures.c te_trec_measures[]), then fasteval's own families:
-# the order of the entries
+# trec_eval's output order (measures.c te_trec_measures[]), then fasteval's families
 TREC_ORDER = ["runid", *FAMILIES]
 
 # trec_eval's measures over preference judgments (-R prefs / qrels_prefs), in its order
@@ -640,8 +624,7 @@ V10_ONLY = frozenset({"rbp", "rbp_resid", "unj"})
 # trec_eval 9's own families over plain qrels, num_q .. num_nonrel_judged_ret
 _TREC9 = list(FAMILIES)[: list(FAMILIES).index("num_nonrel_judged_ret") + 1]
 
-# trec_eval's nicknames (measures.c); order does not matter, parse_measures prints in
-# TREC_ORDER. all_trec is every family of trec_eval 9 and 10 but dcg and ideal_dcg.
+# trec_eval's nicknames (measures.c), printed in TREC_ORDER
 NICKNAMES: dict[str, list[str]] = {
     "official": ["runid", *_TREC9[:11]],  # num_q .. P
     "all_trec": ["runid", *(f for f in _TREC9 if f not in ("dcg", "ideal_dcg")), *sorted(V10_ONLY)],
@@ -653,7 +636,6 @@ NICKNAMES: dict[str, list[str]] = {
 
 
 def _ir_measures_names() -> dict[str, tuple[str | None, str | None]]:
-    """ir_measures' names -> (the family with a cutoff, the family without), from the entries."""
     out: dict[str, tuple[str | None, str | None]] = {}
     for f in FAMILIES.values():
         if not f.ir_measures:
