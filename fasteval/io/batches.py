@@ -244,10 +244,9 @@ class PieceReader:
                 buf, size, filled = ahead.result()
                 self.bufs[k] = buf
                 if filled >= 0:
-                    nxt = self.bufs[1 - k]
+                    nxt = self.bufs[1 - k]  # as big as the other (grown for one query)
+                    nxt = nxt if nxt.shape[0] >= buf.shape[0] else np.empty_like(buf)
                     rest = filled - size
-                    if nxt.shape[0] < rest + self.piece_bytes + 1:
-                        nxt = np.empty(max(rest + self.piece_bytes + 1, buf.shape[0]), np.uint8)
                     nxt[:rest] = buf[size:filled]
                     ahead = pool.submit(self._next, f, nxt, rest)
                 if size:
