@@ -26,7 +26,7 @@ from fasteval.engine.encode import PreparedQrels, encode
 from fasteval.engine.inputs import RunsLike, as_list, check_runs_retrieved, number_runs
 from fasteval.engine.ranking import aggregate, compute
 from fasteval.engine.table import Evaluation, Long, ResultIndex, to_long
-from fasteval.errors import DataMismatchError, InputFormatError
+from fasteval.errors import DataMismatchError, FastevalError, InputFormatError
 from fasteval.io.archive import (
     EVAL_COLUMNS,
     Pieces,
@@ -121,9 +121,15 @@ class _Stream:
         """Batch ``i`` scored piece by piece, its units numbered from ``first_unit``."""
         tables = reads.archive_tables(i) if b.archive_pieces else None
         parts = []
-        for cols in self.reader.columns(b, reads.take(i), tables):
-            parts.append(self.scored(cols, first_unit))
-            del cols  # before the next piece or batch is read into the same memory
+        try:
+            for cols in self.reader.columns(b, reads.take(i), tables):
+                parts.append(self.scored(cols, first_unit))
+                del cols  # before the next piece or batch is read into the same memory
+        except FastevalError:
+            check = reads.pieces(i).verified if b.archive_pieces else None
+            if check is not None:  # damage that decodes: the damaged file is the error
+                check.join()
+            raise
         if b.pieces and _splits_a_group(parts):
             # a query's lines are not consecutive: the input read whole (its memory)
             parts = [self.scored(run_columns([b.units[0].item], self.options), first_unit)]

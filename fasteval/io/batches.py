@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Generator, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -194,50 +195,65 @@ def _window_cut(buf: np.ndarray, filled: int) -> int:
 
 class PieceReader:
     """A run file's bytes (unpacked) in pieces of whole query groups of about ``piece_bytes``,
-    in one buffer (``buf``: the previous file's reader's), grown only when one query outgrows
-    it. A query's lines must be consecutive (the caller checks)."""
+    each next piece read on a thread of its own while one is in use, into two alternating
+    buffers (``bufs``: the previous file's reader's), grown only when one query outgrows
+    one. A query's lines must be consecutive (the caller checks)."""
 
-    def __init__(self, path: Path, piece_bytes: int, buf: np.ndarray | None = None) -> None:
+    def __init__(self, path: Path, piece_bytes: int, bufs: list[np.ndarray] | None = None) -> None:
         self.path = path
         self.piece_bytes = max(1, piece_bytes)
         want = 2 * self.piece_bytes + 1
-        if buf is None or buf.dtype != np.uint8 or buf.shape[0] < want:
-            buf = np.empty(want, np.uint8)
-        self.buf = buf
+        self.bufs = [
+            b if b.dtype == np.uint8 and b.shape[0] >= want else np.empty(want, np.uint8)
+            for b in (bufs or [np.empty(0, np.uint8)] * 2)
+        ]
 
-    def _fill(self, f: Any, filled: int) -> tuple[int, bool]:
-        """Read up to ``piece_bytes`` more bytes after ``filled``; (filled, end of file)."""
+    def _fill(self, f: Any, buf: np.ndarray, filled: int) -> tuple[np.ndarray, int, bool]:
+        """Read up to ``piece_bytes`` more bytes after ``filled``; (buf, filled, end of file)."""
         want = filled + self.piece_bytes + 1
-        if self.buf.shape[0] < want:  # one query's lines outgrew the buffer
-            grown = np.empty(max(want, 2 * self.buf.shape[0]), np.uint8)
-            grown[:filled] = self.buf[:filled]
-            self.buf = grown
-        view = self.buf.data
+        if buf.shape[0] < want:  # one query's lines outgrew the buffer
+            grown = np.empty(max(want, 2 * buf.shape[0]), np.uint8)
+            grown[:filled] = buf[:filled]
+            buf = grown
+        view = buf.data
         stop = filled + self.piece_bytes
         while filled < stop:
             n = f.readinto(view[filled:stop])
             if not n:
-                return filled, True
+                return buf, filled, True
             filled += n
-        return filled, False
+        return buf, filled, False
+
+    def _next(self, f: Any, buf: np.ndarray, filled: int) -> tuple[np.ndarray, int, int]:
+        """Read on to the next cut: (buf, the piece's size, filled); at the end of the
+        file filled is -1 (and the size 0 when nothing but blanks is left)."""
+        while True:
+            buf, filled, eof = self._fill(f, buf, filled)
+            if eof:
+                return buf, (filled if filled and (buf[:filled] > 32).any() else 0), -1
+            cut = _window_cut(buf, filled)
+            if cut:
+                return buf, cut, filled
 
     def pieces(self) -> Generator[tuple[np.ndarray, int], None, None]:
         """The pieces, in order: ``buf[:size]`` holds one until the next is asked for."""
-        filled = 0
-        with formats.open_bytes(self.path) as f:
+        with formats.open_bytes(self.path) as f, ThreadPoolExecutor(1) as pool:
+            ahead = pool.submit(self._next, f, self.bufs[0], 0)
+            k = 0
             while True:
-                filled, eof = self._fill(f, filled)
-                if eof:
-                    if filled and (self.buf[:filled] > 32).any():
-                        yield self.buf, filled
+                buf, size, filled = ahead.result()
+                self.bufs[k] = buf
+                if filled >= 0:
+                    nxt = self.bufs[1 - k]  # as big as the other (grown for one query)
+                    nxt = nxt if nxt.shape[0] >= buf.shape[0] else np.empty_like(buf)
+                    rest = filled - size
+                    nxt[:rest] = buf[size:filled]
+                    ahead = pool.submit(self._next, f, nxt, rest)
+                if size:
+                    yield buf, size
+                if filled < 0:
                     return
-                cut = _window_cut(self.buf, filled)
-                if cut == 0:
-                    continue  # one query (or one line) so far: read on
-                yield self.buf, cut
-                rest = filled - cut
-                self.buf[:rest] = self.buf[cut:filled]  # numpy copies overlapping ranges safely
-                filled = rest
+                k = 1 - k
 
 
 class BatchReader:
@@ -259,7 +275,7 @@ class BatchReader:
         self.budget = budget
         self.opts = opts
         self.ws = workspace
-        self.piece_buf: np.ndarray | None = None  # big files' bytes, one buffer for all
+        self.piece_bufs: list[np.ndarray] | None = None  # big files' bytes, two buffers for all
 
     def columns(
         self,
@@ -298,7 +314,7 @@ class BatchReader:
     def _text_pieces(self, unit: Unit) -> Iterator[RunColumns]:
         """A text file larger than the budget, in pieces of whole query groups."""
         tag: tuple[str, int] | None = None  # the file's run tag and its line
-        reader = PieceReader(Path(unit.item), self.budget * BYTES_PER_LINE, self.piece_buf)
+        reader = PieceReader(Path(unit.item), self.budget * BYTES_PER_LINE // 2, self.piece_bufs)
         lines = 0  # the file's lines before the piece
         for buf, size in reader.pieces():
             cols, n_lines = parse_run_piece(
@@ -315,7 +331,7 @@ class BatchReader:
                 tag = (cols.run_names[0], int(cols.source.lines(len(cols))[0]))
             yield cols
             del cols, buf  # before the reader moves the next piece into this buffer
-        self.piece_buf = reader.buf  # (grown, perhaps) for the next big file
+        self.piece_bufs = reader.bufs  # (grown, perhaps) for the next big file
 
 
 def _pieces_of(path: PathLike, budget: int) -> Iterator[pa.Table]:

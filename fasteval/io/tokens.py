@@ -136,15 +136,20 @@ SUBRANGE_BYTES = 4 << 20
 def _subranges(
     buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, size: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each file ``buf[starts[f]:ends[f]]`` cut into ranges of whole lines of about ``size``:
-    the ranges' starts, ends and files, in buffer order."""
+    """Each file ``buf[starts[f]:ends[f]]`` cut into ranges of whole lines of about ``size``,
+    as equal as the lines allow (threads take them in turn): the ranges' starts, ends and
+    files, in buffer order."""
     r_start: list[int] = []
     r_end: list[int] = []
     r_file: list[int] = []
     for f in range(starts.shape[0]):
         a, b = int(starts[f]), int(ends[f])
-        while b - a > 2 * size:
-            cut = a + size
+        n = max(1, round((b - a) / size))
+        # a range ends at the first newline from each of n - 1 equal steps over the file
+        for step in [a + (b - a) * k // n - 1 for k in range(1, n)]:
+            if step < a:
+                continue  # a line longer than a step
+            cut = step
             nl = -1
             while cut < b and nl < 0:  # the next newline: lines are short, look in blocks
                 hits = np.flatnonzero(buf[cut : min(b, cut + 65536)] == 10)

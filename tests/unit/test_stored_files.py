@@ -27,7 +27,7 @@ from polars.testing import assert_frame_equal
 
 from fasteval.api import evaluate
 from fasteval.cli import main
-from fasteval.errors import DamagedFileError, FastevalWarning, WriteError
+from fasteval.errors import DamagedFileError, FastevalWarning, InputFormatError, WriteError
 from fasteval.io import stored, writers
 from fasteval.io.batches import BATCH_ROWS_ENV
 from fasteval.studies import subsample
@@ -200,6 +200,37 @@ def test_the_digest_is_read_once_and_joined_before_any_result(
     assert not out.exists()
     monkeypatch.undo()
     assert_frame_equal(evaluate(qrels, archive, ["map"], batch_rows=500), sound)
+
+
+def test_damage_that_decodes_is_named_as_damage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Damage that still decodes can look like bad input (a repeated document) in a piece
+    before the last: the digest is joined first, and the damaged file is the error."""
+    from fasteval.engine import stream
+
+    qrels, paths = _runs(tmp_path)
+    archive = tmp_path / "a.parquet"
+    res = CliRunner().invoke(
+        main, ["ingest", *map(str, paths), "-o", str(archive)], env={BATCH_ROWS_ENV: "400"}
+    )
+    assert res.exit_code == 0, res.output
+    real = stored._sha256s
+
+    def late_mismatch(path: Any) -> tuple[str, str | None]:
+        time.sleep(0.3)  # the first piece is scored meanwhile
+        return real(path)[0], "0" * 64
+
+    def looks_bad(self: Any, cols: Any, unit: int) -> Any:
+        raise InputFormatError(f"{archive}: row 1: document 'd1' repeated in query '1'")
+
+    monkeypatch.setattr(stored, "_sha256s", late_mismatch)
+    monkeypatch.setattr(stream._Stream, "scored", looks_bad)
+    with pytest.raises(DamagedFileError, match="does not match the digest"):
+        evaluate(qrels, archive, ["map"], batch_rows=500)
+    monkeypatch.setattr(stored, "_sha256s", real)  # a sound archive: the input's error
+    with pytest.raises(InputFormatError, match="repeated"):
+        evaluate(qrels, archive, ["map"], batch_rows=500)
 
 
 def test_page_checksums_alone_catch_a_flipped_page(tmp_path: Path) -> None:

@@ -8,7 +8,9 @@ runs into batches of whole runs. Every comparison is ``DataFrame.equals``.
 from __future__ import annotations
 
 import gzip
+import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -275,6 +277,37 @@ def test_file_pieces_keep_query_groups_whole(archive: tuple[Path, list[Path]]) -
             assert sum(len(x) for x in qs) == len(set().union(*qs))  # no query in two pieces
             if size == 1:
                 assert all(len(x) == 1 for x in qs)
+
+
+def test_a_piece_stays_whole_while_the_next_is_read(
+    archive: tuple[Path, list[Path]],
+) -> None:
+    """The next piece is read on a thread while one is in use, into the other buffer:
+    the piece in use is not overwritten, and the next one is ready when asked for."""
+    _, paths = archive
+    for p in (paths[3], paths[1]):  # plain and gzip
+        reader = PieceReader(p, 100)
+        read = reader._next
+        done: list[int] = []
+
+        def spy(*a: Any, read: Any = read, done: list[int] = done) -> tuple[Any, int, int]:
+            got = read(*a)
+            done.append(got[2])
+            return got  # type: ignore[no-any-return]
+
+        reader._next = spy  # type: ignore[method-assign]
+        seen: list[bytes] = []
+        for k, (buf, n) in enumerate(reader.pieces()):
+            before = bytes(buf[:n])
+            if done[k] >= 0:  # not the last piece: the next is read meanwhile
+                deadline = time.monotonic() + 10
+                while len(done) <= k + 1 and time.monotonic() < deadline:
+                    time.sleep(0.001)
+                assert len(done) > k + 1
+            assert bytes(buf[:n]) == before  # the next piece went to the other buffer
+            seen.append(before)
+        data = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+        assert len(seen) > 2 and b"".join(seen) == data
 
 
 def test_a_piece_parses_as_those_lines_of_the_whole_file(

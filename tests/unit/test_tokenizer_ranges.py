@@ -46,6 +46,21 @@ def _both(monkeypatch: pytest.MonkeyPatch, fn, *args):  # type: ignore[no-untype
     return whole, cut
 
 
+@pytest.mark.parametrize("n_lines", [100, 105, 119, 10, 3])
+def test_a_file_is_cut_into_ranges_of_equal_lines(n_lines: int) -> None:
+    """Threads take the ranges in turn: none holds much more than another (the last
+    is not left with up to twice the others' lines)."""
+    line = b"1 Q0 doc 1 0.5 tag\n"
+    buf = np.frombuffer(line * n_lines, np.uint8)
+    starts, ends, _ = tokens._subranges(
+        buf, np.array([0]), np.array([buf.shape[0]]), 10 * len(line)
+    )
+    per = (ends - starts) // len(line)
+    assert int(per.sum()) == n_lines and starts[0] == 0 and (starts[1:] == ends[:-1]).all()
+    assert per.shape[0] == max(1, round(n_lines / 10))
+    assert int(per.max()) - int(per.min()) <= 1
+
+
 def test_ranges_give_the_columns_of_whole_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
