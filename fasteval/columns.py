@@ -259,7 +259,7 @@ def _equal_runs(col: StrColumn) -> np.ndarray:
     """``kstr.equal_runs`` over one part of many rows a thread (the batch's next work
     waits for it): a run crossing a cut is one run."""
     t = parallel.threads() if len(col) >= SPLIT_RUNS else 1
-    cuts = np.unique(np.linspace(0, len(col), t + 1).astype(np.int64)).tolist()
+    cuts = sorted({len(col) * k // t for k in range(t + 1)})  # (np.unique loads numpy.ma)
 
     def part(lo: int, hi: int) -> np.ndarray:
         heads: np.ndarray = kstr.equal_runs(col.buf, col.starts[lo:hi], col.ends[lo:hi]) + lo
