@@ -1,15 +1,11 @@
 """Compile the declared kernel signatures into the library the package ships with.
 
-The (kernel, argument types) pairs the evaluation path calls are declared in
-``fasteval/kernels/signatures.json``; :func:`compile_library` turns them into
-:data:`PARTS` extension modules (``fasteval/kernels/_aot``, ``_aot1``) compiled at once
-in as many processes, with ``numba.pycc``, with the GIL released and for the host
-CPU's own features (pycc has no option for either). The package build runs it
-(``setup.py``); :mod:`fasteval.kernels.jit` loads them together at start-up, and where
-the build cannot compile, numba's JIT serves.
-
-``python -m fasteval.aot record`` runs :func:`record` on the JIT and rewrites
-``signatures.json``; ``python -m fasteval.aot build [FOLDER]`` compiles the library.
+``fasteval/kernels/signatures.json`` declares the (kernel, argument types) pairs the
+evaluation path calls; :func:`compile_library` compiles them with ``numba.pycc`` into
+:data:`PARTS` extension modules (``_aot``, ``_aot1``), one process each, GIL released,
+for the host CPU. ``setup.py`` runs it; :mod:`fasteval.kernels.jit` loads the modules
+(numba's JIT serves where the build cannot compile). ``python -m fasteval.aot record``
+rewrites ``signatures.json``; ``python -m fasteval.aot build [FOLDER]`` compiles.
 """
 
 from __future__ import annotations
@@ -34,13 +30,12 @@ from fasteval.kernels import jit
 
 
 def record() -> None:
-    """Run the evaluation workload whose kernel calls the library must hold.
+    """Run, on the packaged sample, the workload whose kernel calls the library must hold.
 
-    The commands people start from the shell (text, gzip and Parquet runs, files
-    tokenised in ranges and read in pieces, every trec_eval measure family, both
-    compat versions, the diversity measures) and the in-memory inputs of the
-    Python API and the ir_measures provider (polars and pandas frames with short,
-    long, categorical and integer ids; dicts), on the packaged sample.
+    Shell commands (text, gzip and Parquet runs, ranged tokenising, batched reads, every
+    trec_eval family, both compat versions, diversity) and the in-memory inputs of the
+    API and the ir_measures provider (polars/pandas frames with short, long,
+    categorical and integer ids; dicts).
     """
     import warnings  # noqa: PLC0415
 
@@ -224,12 +219,9 @@ def split(parts: int) -> list[list[tuple[str, Any, Any]]]:
 
 
 def compile_part(tmp: Path, part: int, parts: int) -> None:
-    """Compile part ``part`` of :func:`split` into ``tmp``: the module and its index rows
-    (``<module>.json``: kernel -> ``[argument key, module, export]``).
-
-    Runs in a process on numba's JIT (pycc types and compiles each kernel from its
-    declared signature, with the GIL released and for the host CPU's own features).
-    """
+    """Compile part ``part`` of :func:`split` into ``tmp`` (on numba's JIT; pycc patched to
+    release the GIL and target the host CPU, which it has no option for): the module and
+    its index rows (``<module>.json``: kernel -> ``[argument key, module, export]``)."""
     pycc_compiler: Any = importlib.import_module("numba.pycc.compiler")
     cc_class: Any = importlib.import_module("numba.pycc").CC
     codegen: Any = importlib.import_module("numba.core.codegen")
@@ -239,8 +231,7 @@ def compile_part(tmp: Path, part: int, parts: int) -> None:
 
     flags_class: Any = pycc_compiler.Flags
 
-    def gil_free_flags() -> Any:
-        """pycc's flags, with the GIL released in the Python wrappers (``nogil=True``)."""
+    def gil_free_flags() -> Any:  # pycc's flags, with the GIL released in the wrappers
         flags = flags_class()
         flags.release_gil = True
         return flags

@@ -1,13 +1,11 @@
 """Kernels for metasearch: per-query document codes, ranked lists, normalisation, fusion.
 
-Layout (built once by ``fasteval.analysis.fusion.prepare_fusion``): rankings are
-grouped query-major, list ``k = q * n_runs + run`` at positions
-``kstart[k]:kstart[k+1]`` in rank order. ``pos_doc`` holds each document's
-*local code* within its query: documents of query ``q`` are numbered
-``0..m_q-1`` in byte-wise doc-id order, so a larger code is a larger doc id
-(trec_eval's tie order). A fusion *item* is a pair (fusion group, query);
-the kernels take a range ``[lo, hi)`` of items and write only their slots
-(``fasteval.parallel`` runs ranges concurrently; the kernels release the GIL).
+Layout (``fasteval.analysis.fusion.prepare_fusion``): list ``k = q * n_runs + run`` is
+at positions ``kstart[k]:kstart[k+1]``, in rank order. ``pos_doc`` holds each document's
+*local code*: query ``q``'s documents numbered ``0..m_q-1`` in byte-wise doc-id order
+(a larger code is a larger doc id: trec_eval's tie order). A fusion *item* is a pair
+(fusion group, query); kernels take a range ``[lo, hi)`` of items, write only their
+slots and release the GIL.
 """
 
 from __future__ import annotations

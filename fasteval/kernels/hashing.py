@@ -1,12 +1,11 @@
 """Byte-string hashing and the per-query hash tables of judged documents.
 
-A run's ids are hashed (:func:`hash_bytes`) and looked up in their query's
-open-addressing table of judged ids (a power of two of at least ``2m + 2`` slots),
-then compared byte for byte: a collision never judges the wrong document. A slot is
-one ``uint64``: the hash's upper half (a fingerprint) and its entry's number; entries
-(id, grade, judgment) are stored in slot order. A ranking is looked up in home-slot
-order (:func:`judge_ranking`), so the table and ids are read front to back, and an
-id's repeats, sharing its bucket, are found in the same pass.
+A run's ids are hashed (:func:`hash_bytes`), looked up in their query's open-addressing
+table of judged ids (a power of two of at least ``2m + 2`` slots) and compared byte for
+byte, so a collision never judges the wrong document. A ``uint64`` slot holds the hash's
+upper half (a fingerprint) and its entry's number; entries (id, grade, judgment) are in
+slot order. :func:`judge_ranking` looks a ranking up in home-slot order: table and ids
+are read front to back, and an id's repeats (same bucket) are found in the same pass.
 """
 
 from __future__ import annotations

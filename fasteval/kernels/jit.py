@@ -1,19 +1,18 @@
 """How the kernels run: from the library built with the package, or on numba's JIT.
 
-Every kernel is decorated with :func:`njit` from here. The choice is made once, when
-the first kernel module is imported, and never changes in the process:
+Every kernel is decorated with :func:`njit` from here; the choice is made once, at the
+first kernel module's import:
 
-- **library**: the package build compiled the signatures declared in
-  ``signatures.json`` into a few extension modules (``_aot``, ``_aot1``; see
-  :mod:`fasteval.aot`), used, all of them or none, when built from exactly these
-  sources (the index's digest) and every module's SHA-256 matches. A kernel is then
-  a :class:`Kernel` running the library's function for its argument types (numba is
-  not imported); a call the library lacks compiles that one kernel on the JIT.
+- **library**: the modules the package build compiled from ``signatures.json`` (see
+  :mod:`fasteval.aot`), used all or none, when the index's digest matches these sources
+  and every module's SHA-256 matches. A kernel is then a :class:`Kernel` running the
+  library's function for its argument types (numba not imported); a call the library
+  lacks compiles that one kernel on the JIT.
 - **jit**: no usable library (or ``FASTEVAL_AOT=0``): :func:`njit` *is* numba's.
 
-Arguments meet the library at one seam, :func:`arg_key`: dtype, number of dimensions
-and layout, not writability. ``FASTEVAL_AOT_DIR`` names another folder to load the
-library from. This module imports neither numba nor anything that does.
+Arguments meet the library at :func:`arg_key` (dtype, dimensions, layout; not
+writability). ``FASTEVAL_AOT_DIR`` names another library folder. This module imports
+neither numba nor anything that does.
 """
 
 from __future__ import annotations
@@ -104,16 +103,14 @@ class Intrinsic:
 
 
 def mode() -> str:
-    """``"library"`` when kernels run from the library built with the package, else ``"jit"``.
-
-    Decided on the first call (the first kernel module's import) and fixed from then on.
-    """
+    """``"library"`` when kernels run from the package's library, else ``"jit"`` (decided on
+    the first call, the first kernel module's import, and fixed from then on)."""
     m = _state["mode"]
     if m is None:
         with _lock:
             m = _state["mode"]
             if m is None:
-                if os.environ.get(AOT_ENV, "1") == "0":
+                if disabled():
                     library, reason = None, f"{AOT_ENV}=0"
                 else:
                     library, reason = load_library()
@@ -393,12 +390,7 @@ def load_library() -> tuple[Library | None, str | None]:
             loader.exec_module(modules[name])
     except (OSError, ValueError, KeyError, TypeError, AttributeError, ImportError) as e:
         return None, f"{meta.parent}: library not loaded ({e})"
-    _adapt_malloc()
+    # free one untouched 16 MB block, as numba's start-up does: glibc then raises its mmap
+    # threshold and reuses heap memory for kernel outputs instead of faulting in fresh pages
+    np.empty(16 << 20, np.uint8)
     return Library(modules, info["kernels"]), None
-
-
-def _adapt_malloc() -> None:
-    """Free one 16 MB block, as numba's start-up does: glibc then raises its mmap threshold
-    and reuses heap memory for kernel outputs instead of faulting in fresh pages."""
-    block = np.empty(16 << 20, np.uint8)  # never touched: only its free() matters
-    del block

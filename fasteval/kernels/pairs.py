@@ -1,19 +1,16 @@
 """Kernels over pairs of judged documents: the counts behind RIC, joint RIC and id.
 
-Golbus & Aslam's framework (SPEC section 5): every quantity is a function of how
-many pairs of judged documents with different grades fall in each cell of a small
-joint table; these kernels count the cells without enumerating pairs.
+Golbus & Aslam's framework (SPEC section 5): every quantity depends on how many pairs
+of judged documents with different grades fall in each cell of a small joint table;
+these kernels count the cells without enumerating pairs, over a range ``[lo, hi)`` of
+items, writing only their slots.
 
 * ``gclass[j]``: the rank of judgment ``j``'s grade among its query's distinct
-  non-negative grades (-1: ignored); ``hist[hist_off[q] + k]`` counts query ``q``'s
-  judgments of class ``k``.
+  non-negative grades (-1: ignored); ``hist[hist_off[q] + k]`` counts class ``k``.
 * A group's *list* (``lists[starts[g] : starts[g] + lens[g]]``): the judgments it
   ranks up to its last retrieved relevant document, in rank order.
-* A pair, oriented from the higher grade, is *correct* for a run ranking the
-  higher-graded document above the other (retrieved above unretrieved), *wrong*
-  if below, *0* if neither is retrieved.
-
-Kernels take a range ``[lo, hi)`` of items and write only their slots.
+* A pair, oriented from the higher grade, is *correct* for a run ranking that document
+  higher (retrieved above unretrieved), *wrong* if lower, *0* if it retrieves neither.
 """
 
 from __future__ import annotations

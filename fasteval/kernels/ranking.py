@@ -185,13 +185,9 @@ def rank_groups(lo, hi, docs, score, f32, rk, table, out):  # pragma: no cover -
 @njit(cache=True, nogil=True)
 def rank_view_groups(lo, hi, docs, score, f32, rk, table, out):  # pragma: no cover - numba
     """:func:`rank_groups` for document ids read in place from an Arrow ``string_view``
-    array (``docs``, :class:`fasteval.kernels.text.ViewStr`).
-
-    Each ranking's ids and scores are first copied into arrays of its own (about
-    16 KB for a ranking of 1,000, which the lookups and comparisons then read
-    from the core's cache): no buffer of every id, and no offsets, is made
-    beforehand (for one TREC-8 run, a pass over 1.4 MB and another over 0.8 MB
-    on the calling thread before the kernel could start).
+    array (``docs``, :class:`fasteval.kernels.text.ViewStr`): each ranking's ids and
+    scores are copied into small arrays of its own (read from the core's cache), so no
+    buffer of every id, nor its offsets, is built beforehand on the calling thread.
     """
     perm, g_order, g_start, g_end, group_q = rk
     for gi in range(lo, hi):
@@ -208,18 +204,13 @@ def rank_view_groups(lo, hi, docs, score, f32, rk, table, out):  # pragma: no co
 
 @njit(cache=True, nogil=True)
 def _gather_views(docs, rows, score):  # pragma: no cover - numba
-    """The ids of ``rows`` in a buffer of their own (:class:`Str`), and their scores.
-
-    A short id's whole view (16 bytes) is copied and the id read inside it; a
-    longer id is copied eight bytes at a time. The buffer is made of words, so
-    both are word stores.
-    """
+    """The ids of ``rows`` in a word buffer of their own (:class:`Str`), and their scores:
+    a short id's whole 16-byte view is copied, a longer id eight bytes at a time."""
     views, data, bases = docs
     dp = data.ctypes.data
     n = rows.shape[0]
     low = np.uint64(0xFFFFFFFF)
-    # the buffer's size first: a buffer grown as it filled (the array reassigned in
-    # the loop) took more than twice as long
+    # the buffer's size first (growing it in the loop is much slower)
     words = 0
     for j in range(n):
         length = np.int64(views[rows[j], 0] & low)
@@ -297,8 +288,7 @@ def _rank_one(docs, rows, in_rows, score, f32, q, table, out, g, s):  # pragma: 
             out.jdx[s + i] = jud[o]
 
 
-# The families evaluate_groups computes: each one's code from its name (kernels.families.code),
-# as the measure registry computes it, so the two never need to be kept in step.
+# the families evaluate_groups computes (codes as the registry's: kernels.families.code)
 NUM_Q = fm.code("num_q")
 NUM_RET = fm.code("num_ret")
 NUM_REL = fm.code("num_rel")

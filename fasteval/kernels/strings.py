@@ -50,12 +50,9 @@ def equal_view_runs(views, data, bases):  # pragma: no cover - numba
     """:func:`equal_runs` over Arrow string views (``views``: two ``uint64`` per string;
     ``data`` and ``bases``: the data buffers one after another, see :func:`_view`).
 
-    Equal views mean equal strings. A string of more than 12 bytes is stored
-    apart, and the same string stored twice has two views that differ only in
-    where its bytes are (the second word): such views, equal in length and
-    prefix (the first word), are compared by their bytes. A column of long run
-    or query ids (files and frames store every row's apart) is then still one
-    run per value.
+    Equal views mean equal strings; views equal in length and prefix (the first word)
+    but not in where the bytes are (a long string stored twice) are compared by their
+    bytes, so a column of long ids stored row by row is still one run per value.
     """
     dp = data.ctypes.data
     n = views.shape[0]
@@ -115,11 +112,9 @@ def _u32(b, k):  # pragma: no cover - numba
 def _view(views, i, bases):  # pragma: no cover - numba
     """Where string ``i`` of an Arrow ``string_view`` array lies: ``(in_data, start, length)``.
 
-    ``views`` holds the array's views as bytes (16 each: the length, then either
-    the bytes of a string of at most 12, or a prefix, the data buffer's index and
-    the offset in it). A short string starts inside its view (``in_data`` false,
-    ``start`` in ``views``); a longer one in the data buffers taken one after
-    another, buffer ``b`` starting at ``bases[b]`` (``start`` in them).
+    ``views``: 16 bytes each, the length, then the bytes of a string of at most 12 (it
+    starts inside its view: ``in_data`` false) or a prefix, buffer index and offset
+    (``start`` in the data buffers one after another, buffer ``b`` at ``bases[b]``).
     """
     v = 16 * i
     length = _u32(views, v)

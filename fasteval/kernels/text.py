@@ -313,19 +313,12 @@ def _scan_float(buf, pos):  # pragma: no cover - numba
     return _field_end(buf, k, False), 0.0, True
 
 
-# ---------------------------------------------------------------------------
-# Decimal text -> float64, correctly rounded (bit for bit what Python's float()
-# gives for the same decimal string), in two tiers:
-#   1. Clinger's fast path: mantissa <= 2**53 and |exp10| <= 22, where one IEEE
-#      multiply or divide of two exact doubles rounds correctly;
-#   2. Eisel-Lemire (Lemire, "Number parsing at a gigabyte per second",
-#      Software: Practice and Experience 51(8), 2021; Go's strconv port): the
-#      first 19 significant digits times a 128-bit truncated power of ten,
-#      which either proves the rounding or declines.
-# The rare declined cases (ties within the approximation's error, subnormals,
-# 20+ digits whose tail decides) are left as NaN for Python's float() (the run
-# reader, fasteval.io.trec).
-# ---------------------------------------------------------------------------
+# Decimal text -> float64, bit for bit Python's float(): Clinger's fast path (mantissa
+# <= 2**53, |exp10| <= 22: one exact multiply or divide), else Eisel-Lemire (Lemire,
+# "Number parsing at a gigabyte per second", Software: Practice and Experience 51(8),
+# 2021; Go's strconv port: 19 digits times a 128-bit truncated power of ten, which
+# proves the rounding or declines). Declined cases (near-ties, subnormals, 20+ digits
+# whose tail decides) are left NaN for Python's float() (fasteval.io.trec).
 
 _M32 = np.uint64(0xFFFFFFFF)
 _S32 = np.uint64(32)
