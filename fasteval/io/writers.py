@@ -603,12 +603,10 @@ def write_table(
             write_parquet(df, require_path(fmt, path))
         return None
     df = as_frame(df)
-    if fmt == "trec":
-        text = (
-            format_trec_diversity(df)
-            if measures is None
-            else format_trec(df, measures, zscore=zscore)
-        )
+    if fmt == "trec" and measures is not None:
+        text = format_trec(df, measures, zscore=zscore)
+    elif fmt == "trec":
+        text = format_trec_diversity(df)
     elif fmt == "ndeval":
         text = format_ndeval(df)
     elif fmt in ("csv", "tsv"):
