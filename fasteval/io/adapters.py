@@ -352,9 +352,7 @@ def is_trec_reader(x: Any, what: str | None = None) -> bool:
     ``read_trec_run`` (``"run"``; either when ``None``) generator."""
     if not isinstance(x, types.GeneratorType):
         return False
-    names = {"qrels": ("read_trec_qrels",), "run": ("read_trec_run",)}.get(
-        what or "", ("read_trec_qrels", "read_trec_run")
-    )
+    names = ("read_trec_qrels", "read_trec_run") if what is None else (f"read_trec_{what}",)
     code = x.gi_code
     return (
         code.co_name in names

@@ -127,13 +127,8 @@ def qrels_jg_from_frame(df: pl.DataFrame, name: str = "<table>") -> QrelsJG:
     if df.height == 0:
         msg = f"{name}: the qrels are empty"
         raise InputFormatError(msg)
-    out = QrelsJG(
-        [str(x) for x in df["query_id"]],
-        [str(x) for x in df["judgment_group"]],
-        [str(x) for x in df["doc_id"]],
-        [int(x) for x in df["relevance"]],
-        name,
-    )
+    qid, group, doc = ([str(x) for x in df[c]] for c in need[:3])
+    out = QrelsJG(qid, group, doc, df["relevance"].to_list(), name)
     _check_duplicates(out, lambda i: f"{name}, row {i + 1}")
     return out
 
