@@ -230,7 +230,7 @@ def _as_float(v: Any) -> float | None:
         return None
 
 
-def _typed(cols: dict[str, list[Any]], what: str, name: str) -> pa.Table:
+def _typed(cols: dict[str, list[Any]], name: str) -> pa.Table:
     arrays = {}
     for k, v in cols.items():
         if k in ("query_id", "doc_id", "run_id"):
@@ -271,17 +271,14 @@ def _records(x: Iterable[Any], what: str) -> pa.Table:
         raise SchemaError(msg)
     # one transposition in C (zip over the records), no Python work per row
     columns = list(zip(*itertools.chain([first], it), strict=False))
-    cols: dict[str, list[Any]] = {f: list(c) for f, c in zip(fields, columns, strict=False)}
     ren = _renames(list(fields), what, None)
-    keep = {ren[f]: cols[f] for f in fields if f in ren}
-    name = f"{what} records ({type(first).__name__})"
-    return _typed(keep, what, name)
+    keep = {ren[f]: list(c) for f, c in zip(fields, columns, strict=False) if f in ren}
+    return _typed(keep, f"{what} records ({type(first).__name__})")
 
 
 def _renames(names: list[str], what: str, columns: Mapping[str, str] | None) -> dict[str, str]:
     """Source column -> fasteval column, for the columns fasteval needs."""
     wanted = QRELS_COLS if what == "qrels" else RUN_COLS
-    out: dict[str, str] = {}
     explicit = dict(columns or {})
     unknown = [c for c in explicit if c not in names]
     if unknown:
@@ -292,7 +289,7 @@ def _renames(names: list[str], what: str, columns: Mapping[str, str] | None) -> 
         msg = f"columns= maps to {bad}; the {what} columns are {', '.join(wanted)}"
         raise SchemaError(msg)
     taken = set(explicit.values())
-    out.update(explicit)
+    out = dict(explicit)
     for target in wanted:
         if target in taken:
             continue
@@ -355,9 +352,7 @@ def is_trec_reader(x: Any, what: str | None = None) -> bool:
     ``read_trec_run`` (``"run"``; either when ``None``) generator."""
     if not isinstance(x, types.GeneratorType):
         return False
-    names = {"qrels": ("read_trec_qrels",), "run": ("read_trec_run",)}.get(
-        what or "", ("read_trec_qrels", "read_trec_run")
-    )
+    names = ("read_trec_qrels", "read_trec_run") if what is None else (f"read_trec_{what}",)
     code = x.gi_code
     return (
         code.co_name in names

@@ -298,10 +298,9 @@ def _group_ends(run: np.ndarray, qid: pa.Array) -> np.ndarray:
     """Row indices where a (run, query) group ends (exclusive ends, last = len)."""
     n = len(run)
     change = np.zeros(n, np.bool_)
-    if n > 1:
-        change[1:] = run[1:] != run[:-1]
-        q_codes = np.asarray(qid.indices)  # dictionary-encoded
-        change[1:] |= q_codes[1:] != q_codes[:-1]
+    change[1:] = run[1:] != run[:-1]
+    q_codes = np.asarray(qid.indices)  # dictionary-encoded
+    change[1:] |= q_codes[1:] != q_codes[:-1]
     ends = np.flatnonzero(change)
     return np.concatenate([ends, [n]]).astype(np.int64)
 

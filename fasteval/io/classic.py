@@ -95,21 +95,15 @@ def med(d: Path) -> ClassicCollection:
 
 
 def cranfield(d: Path) -> ClassicCollection:
-    recs = _smart(_read(d / "cran.all.1400"), {"T", "W"})
-    qs = _smart(_read(d / "cran.qry"), {"W"})
-    # qrels number queries by their ordinal position in cran.qry
-    queries = {str(k + 1): t for k, (_, t) in enumerate(qs)}
-    qrels = []
+    c = _smart_collection("Cranfield", d, "cran.all.1400", "cran.qry", {"T", "W"})
+    # qrels number queries by their ordinal position in cran.qry (whose .I are distinct)
+    c.queries = {str(k + 1): t for k, t in enumerate(c.queries.values())}
     for line in _read(d / "cranqrel").splitlines():
         if line.strip():
             q, doc, code = line.split()
             g = 5 - int(code) if 1 <= int(code) <= 4 else 0
-            qrels.append((q, str(int(doc)), g))
-    return _judged_only(
-        ClassicCollection(
-            "Cranfield", [str(int(i)) for i, _ in recs], [t for _, t in recs], queries, qrels
-        )
-    )
+            c.qrels.append((q, str(int(doc)), g))
+    return _judged_only(c)
 
 
 def npl(d: Path) -> ClassicCollection:

@@ -140,9 +140,8 @@ class Collection:
     analyzer: str = ""
 
     def __post_init__(self) -> None:
-        # read-only whatever the source (Parquet's columns arrive read-only, zero-copy):
-        # numba compiles a kernel once per array type, and read-only is part of the type
-        # (views: the caller's own arrays stay writable)
+        # read-only whatever the source (Parquet's arrive so): numba compiles a kernel once
+        # per array type, read-only included (views: the caller's arrays stay writable)
         self.doc_off = _read_only(self.doc_off, np.int64)
         self.terms = _read_only(self.terms, np.int32)
         self.counts = _read_only(self.counts, np.int32)
@@ -247,9 +246,7 @@ def from_texts(
     doc = counts["doc"].to_numpy()
     doc_off = np.searchsorted(doc, np.arange(n + 1), side="left").astype(np.int64)
     return Collection(
-        pa.array(df["doc_id"].to_arrow(), pa.large_string())
-        if n
-        else pa.array([], pa.large_string()),
+        pa.array(df["doc_id"].to_arrow(), pa.large_string()),
         doc_off,
         counts["term"].to_numpy().astype(np.int32),
         counts["count"].to_numpy().astype(np.int32),

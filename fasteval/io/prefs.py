@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from fasteval.errors import InputFormatError, SchemaError
+from fasteval.io import coerce, need_columns
 from fasteval.io.files import content_lines, warn_skipped
 
 PREFS_FORMATS = ("prefs", "qrels_prefs")
@@ -146,10 +148,7 @@ def prefs_from_frame(df: pl.DataFrame, name: str = "<table>") -> Prefs:
     cols = list(FRAME_COLUMNS)
     if "subgroup" not in df.columns:
         df = df.with_columns(pl.lit("0").alias("subgroup"))
-    missing = [c for c in cols if c not in df.columns]
-    if missing:
-        msg = f"{name}: preference table lacks column(s) {', '.join(missing)} (needs {cols})"
-        raise SchemaError(msg)
+    need_columns(df.columns, cols, name, "preference")
     df = df.select(
         *(pl.col(c).cast(pl.String) for c in cols[:4]), pl.col("relevance").cast(pl.Float64)
     )
@@ -168,11 +167,5 @@ def prefs_from_frame(df: pl.DataFrame, name: str = "<table>") -> Prefs:
 
 def as_prefs(x: Any, *, rel_format: str = "prefs", lenient: bool = False) -> Prefs:
     """A :class:`Prefs` from a path, a polars frame or a :class:`Prefs`."""
-    if isinstance(x, Prefs):
-        return x
-    if isinstance(x, pl.DataFrame):
-        return prefs_from_frame(x)
-    if isinstance(x, (str, os.PathLike)):
-        return read_prefs(x, rel_format=rel_format, lenient=lenient)
-    msg = f"preferences must be a path, a polars DataFrame or Prefs, got {type(x).__name__}"
-    raise SchemaError(msg)
+    read = partial(read_prefs, rel_format=rel_format, lenient=lenient)
+    return coerce(x, Prefs, "preferences", prefs_from_frame, read)

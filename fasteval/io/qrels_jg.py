@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import polars as pl
@@ -23,6 +24,7 @@ import pyarrow as pa
 
 from fasteval.columns import QrelsColumns
 from fasteval.errors import InputFormatError, SchemaError
+from fasteval.io import coerce, need_columns
 from fasteval.io.tables import qrels_from_table
 from fasteval.io.tokens import Fields, read_judgments
 
@@ -115,10 +117,7 @@ def read_qrels_jg(path: str | os.PathLike[str], *, lenient: bool = False) -> Qre
 def qrels_jg_from_frame(df: pl.DataFrame, name: str = "<table>") -> QrelsJG:
     """Judgments from a frame with ``query_id, judgment_group, doc_id, relevance``."""
     need = ["query_id", "judgment_group", "doc_id", "relevance"]
-    missing = [c for c in need if c not in df.columns]
-    if missing:
-        msg = f"{name}: qrels_jg table lacks column(s) {', '.join(missing)}"
-        raise SchemaError(msg)
+    need_columns(df.columns, need, name, "qrels_jg")
     if df.select(need).null_count().sum_horizontal()[0]:
         msg = f"{name}: qrels_jg table has null values"
         raise SchemaError(msg)
@@ -128,24 +127,14 @@ def qrels_jg_from_frame(df: pl.DataFrame, name: str = "<table>") -> QrelsJG:
     if df.height == 0:
         msg = f"{name}: the qrels are empty"
         raise InputFormatError(msg)
-    out = QrelsJG(
-        [str(x) for x in df["query_id"]],
-        [str(x) for x in df["judgment_group"]],
-        [str(x) for x in df["doc_id"]],
-        [int(x) for x in df["relevance"]],
-        name,
-    )
+    qid, group, doc = ([str(x) for x in df[c]] for c in need[:3])
+    out = QrelsJG(qid, group, doc, df["relevance"].to_list(), name)
     _check_duplicates(out, lambda i: f"{name}, row {i + 1}")
     return out
 
 
 def as_qrels_jg(x: Any, *, lenient: bool = False) -> QrelsJG:
     """A :class:`QrelsJG` from a path, a polars frame or a :class:`QrelsJG`."""
-    if isinstance(x, QrelsJG):
-        return x
-    if isinstance(x, pl.DataFrame):
-        return qrels_jg_from_frame(x)
-    if isinstance(x, (str, os.PathLike)):
-        return read_qrels_jg(x, lenient=lenient)
-    msg = f"qrels_jg must be a path, a polars DataFrame or QrelsJG, got {type(x).__name__}"
-    raise SchemaError(msg)
+    return coerce(
+        x, QrelsJG, "qrels_jg", qrels_jg_from_frame, partial(read_qrels_jg, lenient=lenient)
+    )

@@ -315,14 +315,11 @@ def load_runs(source: Any, *, lenient: bool = False, run_id_from: str = "tag") -
     run_id_from
         ``"tag"`` (the 6th column) or ``"filename"``.
     """
-    items = (
-        [source]
-        if adapters.is_single_input(source) or not isinstance(source, (list, tuple))
-        else source
-    )
+    many = isinstance(source, (list, tuple)) and not adapters.is_single_input(source)
+    items = list(source) if many else [source]
     import polars as pl  # noqa: PLC0415 (the evaluation itself never loads it)
 
-    cols = run_columns(list(items), EvalOptions(lenient=lenient, run_id_from=run_id_from))
+    cols = run_columns(items, EvalOptions(lenient=lenient, run_id_from=run_id_from))
     return pl.from_arrow(runs_to_table(cols))  # type: ignore[return-value]
 
 

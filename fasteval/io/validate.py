@@ -145,9 +145,8 @@ def _binary_as_text(col: pa.Array | pa.ChunkedArray, name: str, c: str, offset: 
             v.decode("utf-8")
         except UnicodeDecodeError as e:
             msg = (
-                f"{table_source(name, offset).where(i)}: column {c!r} is not valid UTF-8 (byte "
-                f"{e.start} of "
-                f"{v[:60]!r}); ids must be UTF-8 text"
+                f"{table_source(name, offset).where(i)}: column {c!r} is not valid UTF-8 "
+                f"(byte {e.start} of {v[:60]!r}); ids must be UTF-8 text"
             )
             raise InputFormatError(msg) from None
     msg = f"{name}: column {c!r} cannot be read as text"
@@ -210,9 +209,7 @@ def one_dictionary(col: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray | None
             return None
         col = col.unify_dictionaries().combine_chunks() if col.num_chunks > 1 else col.chunk(0)
     d = col.dictionary
-    if not (pa.types.is_string(d.type) or pa.types.is_large_string(d.type)):
-        return None
-    if d.null_count:
+    if d.null_count or not (pa.types.is_string(d.type) or pa.types.is_large_string(d.type)):
         return None
     if len(d) <= FEW_HEADS:  # a few ids (runs, queries): no pyarrow.compute loaded
         distinct = len(set(d.to_pylist()))

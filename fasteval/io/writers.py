@@ -345,7 +345,6 @@ class ParquetOut:
         import pyarrow.parquet as pq  # noqa: PLC0415 (loaded where Parquet is written)
 
         self.sink = sink
-
         self.writer = pq.ParquetWriter(sink, schema, write_page_checksum=True, **options)
 
     def write(self, table: pa.Table, row_group_size: int | None = None) -> None:
@@ -559,11 +558,6 @@ def format_trec_diversity(df: pl.DataFrame) -> str:
     return buf.getvalue()
 
 
-def _json(df: pl.DataFrame) -> str:
-    text = df.write_json()
-    return text if text.endswith("\n") else text + "\n"
-
-
 def write_table(
     df: pl.DataFrame | Rows,
     fmt: str,
@@ -609,12 +603,10 @@ def write_table(
             write_parquet(df, require_path(fmt, path))
         return None
     df = as_frame(df)
-    if fmt == "trec":
-        text = (
-            format_trec_diversity(df)
-            if measures is None
-            else format_trec(df, measures, zscore=zscore)
-        )
+    if fmt == "trec" and measures is not None:
+        text = format_trec(df, measures, zscore=zscore)
+    elif fmt == "trec":
+        text = format_trec_diversity(df)
     elif fmt == "ndeval":
         text = format_ndeval(df)
     elif fmt in ("csv", "tsv"):
@@ -628,7 +620,8 @@ def write_table(
     elif fmt == "jsonl":
         text = format_jsonl(df)
     else:
-        text = _json(df)
+        text = df.write_json()
+        text += "" if text.endswith("\n") else "\n"
     return emit(text, path)
 
 

@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from fasteval.errors import InputFormatError, SchemaError
-from fasteval.io import is_polars
+from fasteval.errors import InputFormatError
+from fasteval.io import coerce, need_columns
 from fasteval.io.files import content_lines
 
 if TYPE_CHECKING:
@@ -103,23 +103,11 @@ def read_zscores(path: str | os.PathLike[str]) -> ZScores:
 def zscores_from_frame(df: pl.DataFrame, name: str = "<table>") -> ZScores:
     """Z-score reference from a frame with columns ``query_id, measure, mean, stddev``."""
     need = ["query_id", "measure", "mean", "stddev"]
-    missing = [c for c in need if c not in df.columns]
-    if missing:
-        msg = (
-            f"{name}: z-score table lacks column(s) {', '.join(missing)} (needs {', '.join(need)})"
-        )
-        raise SchemaError(msg)
+    need_columns(df.columns, need, name, "z-score")
     rows = enumerate(df.select(need).iter_rows(), start=1)
     return _checked(((f"{name}, row {i}", f"at row {i}", *r) for i, r in rows), name)
 
 
 def as_zscores(x: Any) -> ZScores:
     """A :class:`ZScores` from a path, a polars frame or a :class:`ZScores`."""
-    if isinstance(x, ZScores):
-        return x
-    if is_polars(x):
-        return zscores_from_frame(x)
-    if isinstance(x, (str, os.PathLike)):
-        return read_zscores(x)
-    msg = f"zscores must be a path, a polars DataFrame or ZScores, got {type(x).__name__}"
-    raise SchemaError(msg)
+    return coerce(x, ZScores, "zscores", zscores_from_frame, read_zscores)
