@@ -24,7 +24,13 @@ from typing import Literal
 from fasteval.errors import MeasureError
 from fasteval.measures import content, diversity, names_of
 from fasteval.measures.family import Family
-from fasteval.measures.ir_measures_names import ALIASES, IRM_FORM, canonical, name_values
+from fasteval.measures.ir_measures_names import (
+    ALIASES,
+    IRM_FORM,
+    canonical,
+    parameter_value,
+    parameters,
+)
 from fasteval.measures.registry import FAMILIES, IR_MEASURES, NICKNAMES, TREC_ORDER, V10_ONLY
 
 Evaluator = Literal["ranking", "diversity", "ric", "histogram", "content"]
@@ -182,37 +188,6 @@ def _parse_trec(arg: str) -> list[Measure] | None:
 _IRM_PARAMS: dict[str, tuple[str, ...]] = {"SetF": ("beta",), "Compat": ("p", "normalize")}
 
 
-def _params(text: str | None, allowed: tuple[str, ...], arg: str) -> dict[str, str]:
-    """The ``name=value`` parameters of an ir_measures string, each one of ``allowed``."""
-    given = name_values(text or "", arg)
-    bad = [k for k in given if k not in allowed]
-    if bad:
-        msg = (
-            f"measure {arg!r}: parameter {bad[0]!r} is not supported "
-            f"(supported: {', '.join(f'{k}=' for k in allowed)})"
-        )
-        raise MeasureError(msg)
-    return given
-
-
-def _param_value(key: str, text: str, arg: str) -> float:
-    if text in ("True", "False"):
-        return 1.0 if text == "True" else 0.0
-    whole = key in ("min_rel", "max_rel", "rel")
-    kind = "an integer" if whole else "a number"
-    v = _float(text, f"measure {arg!r}: {key} must be {kind}, got {text!r}")
-    if whole and v != int(v):
-        msg = f"measure {arg!r}: {key} must be an integer, got {text}"
-        raise MeasureError(msg)
-    if key == "p" and not 0.0 < v < 1.0:
-        msg = f"measure {arg!r}: persistence p must be in (0, 1), got {text}"
-        raise MeasureError(msg)
-    if key == "beta" and v < 0.0:
-        msg = f"measure {arg!r}: beta must not be negative, got {text}"
-        raise MeasureError(msg)
-    return v
-
-
 def _parse_cwl(fam: Family, name: str, args: str | None, k: float, arg: str) -> Measure:
     """A C/W/L measure (``INST(T=2, max_rel=3)``, ``BPM(T=1, max_rel=1)@20``,
     ``RBP(p=0.9, rel=1)``) as its family with params ``(T or p, min_rel, max_rel, k)``."""
@@ -223,11 +198,11 @@ def _parse_cwl(fam: Family, name: str, args: str | None, k: float, arg: str) -> 
         allowed = (*((first,) if first else ()), "min_rel", "max_rel")
         if name == "SDCG":
             allowed = (*allowed, "dcg")
-    given = _params(args, allowed, arg)
+    given = parameters(args, allowed, arg)
     if given.get("dcg", "log2") != "log2":
         msg = f"measure {arg!r}: SDCG takes dcg='log2' only"
         raise MeasureError(msg)
-    values = {k: _param_value(k, v, arg) for k, v in given.items() if k != "dcg"}
+    values = {k: parameter_value(k, v, arg) for k, v in given.items() if k != "dcg"}
     a = values.get(first, fam.defaults[0]) if first else 0.0
     if name == "RBP":
         rel = values.get("rel", 1.0)
@@ -263,8 +238,8 @@ def _parse_ir_measures(arg: str) -> Measure | None:
     if entry.cwl is not None:
         return _parse_cwl(entry, name, m["args"], k, arg)
     names = _IRM_PARAMS.get(name, ())
-    given = _params(m["args"], ("rel", *names), arg)
-    extra = {key: _param_value(key, val, arg) for key, val in given.items()}
+    given = parameters(m["args"], ("rel", *names), arg)
+    extra = {key: parameter_value(key, val, arg) for key, val in given.items()}
     rel = int(extra.pop("rel")) if "rel" in extra else None
     if cut is not None:
         return Measure(fam.name, (k,), rel, arg)
