@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from fasteval.errors import MeasureError
 from fasteval.measures import names_of
-from fasteval.measures.ir_measures_names import parameter_value, parameters
+from fasteval.measures.ir_measures_names import param_value, params
 
 DEFAULT_CUTOFFS = (5, 10, 20)
 
@@ -91,8 +91,8 @@ def _family(raw: str) -> str | None:
 
 def _args(fam: str, text: str | None, name: str) -> dict[str, float]:
     """``rel=2, alpha=0.7`` -> values, checked against what ``fam`` takes."""
-    given = parameters(text, ("rel", *_PARAMS.get(fam, ())), name)
-    out = {k: parameter_value(k, v, name) for k, v in given.items()}
+    given = params(text, ("rel", *_PARAMS.get(fam, ())), name)
+    out = {k: param_value(k, v, name) for k, v in given.items()}
     bad = [k for k in ("alpha", "beta") if not 0.0 <= out.get(k, 0.0) <= 1.0]
     if bad:
         msg = f"measure {name!r}: {bad[0]} must be in [0, 1], got {given[bad[0]]}"

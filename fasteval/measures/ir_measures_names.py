@@ -53,7 +53,7 @@ def name_values(text: str, arg: str) -> dict[str, str]:
     return out
 
 
-def parameters(text: str | None, allowed: tuple[str, ...], arg: str) -> dict[str, str]:
+def params(text: str | None, allowed: tuple[str, ...], arg: str) -> dict[str, str]:
     """The ``name=value`` parameters of an ir_measures string, each one of ``allowed``."""
     given = name_values(text or "", arg)
     bad = [f"{k}={v}" for k, v in given.items() if k not in allowed]
@@ -66,7 +66,7 @@ def parameters(text: str | None, allowed: tuple[str, ...], arg: str) -> dict[str
     return given
 
 
-def parameter_value(key: str, text: str, arg: str) -> float:
+def param_value(key: str, text: str, arg: str) -> float:
     """A parameter's value (``True``: 1), checked: ``rel``, ``min_rel``, ``max_rel`` whole,
     ``p`` in (0, 1), ``beta`` not negative."""
     if text in ("True", "False"):
@@ -97,9 +97,9 @@ def canonical(measure: Any) -> str:
     s = s.strip()
     if not isinstance(measure, str) and getattr(measure, "NAME", None) == "RBP":
         # ir_measures leaves its default p (0.8, not trec_eval's 0.9) out of str()
-        params = dict(getattr(measure, "params", {}))
-        cut = params.pop("cutoff", None)
-        s = _format("RBP", {"p": measure["p"], **params}, None if cut is None else str(cut))
+        given = dict(getattr(measure, "params", {}))
+        cut = given.pop("cutoff", None)
+        s = _format("RBP", {"p": measure["p"], **given}, None if cut is None else str(cut))
     r = _RANX.match(s)
     if r:
         return f"{RANX_NAMES[r['name']]}.{r['cut']}"

@@ -24,13 +24,7 @@ from typing import Literal
 from fasteval.errors import MeasureError
 from fasteval.measures import content, diversity, names_of
 from fasteval.measures.family import Family
-from fasteval.measures.ir_measures_names import (
-    ALIASES,
-    IRM_FORM,
-    canonical,
-    parameter_value,
-    parameters,
-)
+from fasteval.measures.ir_measures_names import ALIASES, IRM_FORM, canonical, param_value, params
 from fasteval.measures.registry import FAMILIES, IR_MEASURES, NICKNAMES, TREC_ORDER, V10_ONLY
 
 Evaluator = Literal["ranking", "diversity", "ric", "histogram", "content"]
@@ -128,9 +122,9 @@ def _expand_family(fam: Family, params_text: str | None, arg: str) -> list[Measu
         vals = sorted({_level(p, arg, upper) for p in raw}) if raw else list(fam.defaults)
         return [Measure(fam.name, (v,), None, f"{fam.name}_{v:.2f}") for v in vals]
     if fam.kind == "gains":
-        params = _gain_params(fam, params_text or "", arg)
+        gains = _gain_params(fam, params_text or "", arg)
         name = f"{fam.name}_{params_text}" if params_text else fam.name
-        return [Measure(fam.name, params, None, name)]
+        return [Measure(fam.name, gains, None, name)]
     # "list": one value from a parameter list
     if raw is None:
         return [Measure(fam.name, fam.defaults, None, fam.name)]
@@ -198,11 +192,11 @@ def _parse_cwl(fam: Family, name: str, args: str | None, k: float, arg: str) -> 
         allowed = (*((first,) if first else ()), "min_rel", "max_rel")
         if name == "SDCG":
             allowed = (*allowed, "dcg")
-    given = parameters(args, allowed, arg)
+    given = params(args, allowed, arg)
     if given.get("dcg", "log2") != "log2":
         msg = f"measure {arg!r}: SDCG takes dcg='log2' only"
         raise MeasureError(msg)
-    values = {k: parameter_value(k, v, arg) for k, v in given.items() if k != "dcg"}
+    values = {k: param_value(k, v, arg) for k, v in given.items() if k != "dcg"}
     a = values.get(first, fam.defaults[0]) if first else 0.0
     if name == "RBP":
         rel = values.get("rel", 1.0)
@@ -238,17 +232,14 @@ def _parse_ir_measures(arg: str) -> Measure | None:
     if entry.cwl is not None:
         return _parse_cwl(entry, name, m["args"], k, arg)
     names = _IRM_PARAMS.get(name, ())
-    given = parameters(m["args"], ("rel", *names), arg)
-    extra = {key: parameter_value(key, val, arg) for key, val in given.items()}
+    given = params(m["args"], ("rel", *names), arg)
+    extra = {key: param_value(key, val, arg) for key, val in given.items()}
     rel = int(extra.pop("rel")) if "rel" in extra else None
     if cut is not None:
         return Measure(fam.name, (k,), rel, arg)
-    params = _expand_family(fam, None, arg)[0].params
-    params = (
-        *(extra.get(n, v) for n, v in zip(names, params, strict=False)),
-        *params[len(names) :],
-    )
-    return Measure(fam.name, params, rel, arg)
+    base = _expand_family(fam, None, arg)[0].params
+    values = (*(extra.get(n, v) for n, v in zip(names, base, strict=False)), *base[len(names) :])
+    return Measure(fam.name, values, rel, arg)
 
 
 def parse_measure(arg: str) -> list[Measure]:
