@@ -22,8 +22,6 @@ from fasteval.measures.parser import (
 )
 from fasteval.measures.registry import NICKNAMES, PREFS_FAMILIES
 
-# the relevance formats besides those of preference judgments (fasteval.io.prefs.PREFS_FORMATS)
-REL_FORMATS = ("qrels", "qrels_jg")
 JG_FAMILIES = frozenset(NICKNAMES["qrels_jg"]) - {"runid"}
 
 MeasuresLike = str | Sequence[str] | None
@@ -52,18 +50,6 @@ class Request:
     histogram: tuple[str, ...] = ()
     judgment_groups: bool = False
     preferences: str | None = None  # "prefs" or "qrels_prefs" (fasteval.engine.prefs)
-
-
-def check_rel_format(rel_format: str) -> None:
-    """Raise a :class:`ParameterError` for a relevance format fasteval does not read."""
-    if rel_format in REL_FORMATS:
-        return
-    from fasteval.io.prefs import PREFS_FORMATS  # noqa: PLC0415 (it loads polars)
-
-    if rel_format not in PREFS_FORMATS:
-        known = ", ".join((*REL_FORMATS, *PREFS_FORMATS))
-        msg = f"unknown relevance format {rel_format!r}; choose one of {known}"
-        raise ParameterError(msg)
 
 
 def output_name(name: str, *, what: str = "a measure", compat: int = 9) -> str:
@@ -113,8 +99,8 @@ def parse_request(measures: MeasuresLike, *, compat: int = 9, rel_format: str = 
 
     Default (``None``): trec_eval's ``official`` set (``qrels_jg`` for judgment
     groups). Diversity measures read other qrels and cannot be mixed with the rest.
+    ``rel_format`` is one :class:`fasteval.options.EvalOptions` accepts (checked there).
     """
-    check_rel_format(rel_format)
     if rel_format == "qrels_jg":
         return Request(parse_jg_measures(measures, compat=compat), judgment_groups=True)
     if rel_format != "qrels":  # prefs or qrels_prefs
