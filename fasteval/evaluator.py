@@ -21,13 +21,7 @@ from fasteval.engine.encode import PreparedQrels, prepare_qrels
 from fasteval.engine.inputs import QrelsLike, RunsLike
 from fasteval.engine.recent import RECENT, is_qrels_dict
 from fasteval.engine.table import Long
-from fasteval.errors import (
-    FastevalError,
-    FastevalWarning,
-    InputFormatError,
-    MeasureError,
-    ParameterError,
-)
+from fasteval.errors import FastevalError, FastevalWarning, InputFormatError, ParameterError
 from fasteval.io import formats
 from fasteval.io.tables import qrels_columns
 from fasteval.io.writers import as_frame, in_measure_order
@@ -356,17 +350,10 @@ def evaluate_with_collection(
 
 
 def check_options(req: Request, opts: EvalOptions) -> None:
-    """Raise for an option the request's evaluator lacks (``-Z``, ``-J``), or a measure
-    evaluate() cannot compute (HSA and DO are per-run statistics)."""
+    """Raise for an option the request's evaluator lacks (``-Z``, ``-J``)."""
     if opts.zscores is not None and req.judgment_groups:
         msg = "z-scores (-Z) are only supported with plain qrels"
         raise ParameterError(msg)
-    if req.histogram:
-        msg = (
-            f"{', '.join(req.histogram)} are not per-query measures of evaluate()"
-            "\n  hint: fasteval.histogram_analysis (CLI: fasteval hsa) computes them"
-        )
-        raise MeasureError(msg)
     if req.diversity:
         if opts.zscores is not None:
             msg = "z-scores (-Z) are not supported for diversity measures"

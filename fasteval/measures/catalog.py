@@ -41,13 +41,12 @@ class Request:
 
     ``ranking`` holds the ranking measures (the judgment-group ones with
     ``judgment_groups``, the preference ones with ``preferences``); ``diversity`` the
-    diversity measures (then nothing else); ``histogram`` the asked ones of HSA / DO.
+    diversity measures (then nothing else).
     """
 
     ranking: MeasureSet = field(default_factory=MeasureSet)
     diversity: tuple[DiversityMeasure, ...] = ()
     ric: bool = False
-    histogram: tuple[str, ...] = ()
     judgment_groups: bool = False
     preferences: str | None = None  # "prefs" or "qrels_prefs" (fasteval.engine.prefs)
 
@@ -121,7 +120,13 @@ def parse_request(measures: MeasuresLike, *, compat: int = 9, rel_format: str = 
             )
             raise MeasureError(msg)
         return Request(diversity=tuple(diversity.parse_diversity_measures(groups["diversity"])))
-    hist = tuple(dict.fromkeys(n.upper() for n in groups.get("histogram", [])))
+    if "histogram" in groups:  # per-run statistics
+        msg = (
+            f"{', '.join(dict.fromkeys(n.upper() for n in groups['histogram']))} are not "
+            "per-query measures of evaluate()"
+            "\n  hint: fasteval.histogram_analysis (CLI: fasteval hsa) computes them"
+        )
+        raise MeasureError(msg)
     mset = MeasureSet()
     if not groups or "ranking" in groups:  # no name: parse_measures' default set (or error)
         mset = parse_measures(groups.get("ranking", measures), compat=compat)
@@ -132,4 +137,4 @@ def parse_request(measures: MeasuresLike, *, compat: int = 9, rel_format: str = 
             "\n  hint: rel_format='prefs' or 'qrels_prefs' (CLI: -R prefs)"
         )
         raise MeasureError(msg)
-    return Request(mset, ric="ric" in groups, histogram=hist)
+    return Request(mset, ric="ric" in groups)

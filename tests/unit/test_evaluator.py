@@ -338,3 +338,11 @@ def test_evaluate_takes_every_option_with_its_default():
     params = inspect.signature(fasteval.evaluate).parameters
     for f in dataclasses.fields(DEFAULTS):
         assert params[f.name].default == getattr(DEFAULTS, f.name), f.name
+
+
+def test_hsa_and_do_are_refused_when_parsed_naming_the_function_that_computes_them():
+    from fasteval.errors import MeasureError
+    from fasteval.measures.catalog import parse_request
+
+    with pytest.raises(MeasureError, match=r"^HSA, DO are not per-query .*\n.*histogram_analysis"):
+        parse_request(["map", "hsa", "DO", "HSA"])
