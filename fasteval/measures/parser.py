@@ -309,18 +309,15 @@ def parse_measures(args: str | Sequence[str] | None, *, compat: int = 9) -> Meas
     result = MeasureSet()
     # trec_eval: "fam.params" sets the family's parameters, also for a family a
     # nickname marks (-m all_trec -m relstring.20 prints relstring_20 only)
-    from_nickname: set[str] = set()
     asked: set[str] = set()
     with_params: set[str] = set()
     for arg in args:
         a = arg.strip()
         if a in NICKNAMES or a == "runid":
-            result.runid = result.runid or a == "runid" or "runid" in NICKNAMES[a]
+            result.runid = True  # every nickname has runid
             for fam in NICKNAMES.get(a, []):
                 if fam != "runid" and not (compat == 9 and fam in V10_ONLY):
-                    ms = _expand_family(FAMILIES[fam], None, a)
-                    from_nickname.update(m.name for m in ms)
-                    result += ms
+                    result += _expand_family(FAMILIES[fam], None, a)
             continue
         tm = _TREC_ARG.match(a)
         if tm and tm["params"] and tm["fam"] in FAMILIES:
@@ -330,7 +327,7 @@ def parse_measures(args: str | Sequence[str] | None, *, compat: int = 9) -> Meas
         result += ms
     first: dict[str, Measure] = {}
     for m in result:  # without repeats; a nickname's member of a family given parameters goes
-        if m.name in asked or m.name not in from_nickname or m.family not in with_params:
+        if m.name in asked or m.family not in with_params:
             first.setdefault(m.name, m)
     order = {f: i for i, f in enumerate(TREC_ORDER)}
     # stable: families in trec_eval order, parameters as parsed (already sorted)
