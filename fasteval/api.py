@@ -4,14 +4,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from fasteval.engine.inputs import QrelsLike, RunsLike
 from fasteval.evaluator import Evaluator
 from fasteval.measures.catalog import Request
+from fasteval.options import EvalOptions
 
 if TYPE_CHECKING:
     import polars as pl
+
+_OPTIONS = [f.name for f in fields(EvalOptions)]
+"""evaluate()'s keywords that are options (:class:`fasteval.options.EvalOptions`' fields)."""
 
 
 def evaluate(  # noqa: PLR0913 (keyword-only options)
@@ -120,21 +125,7 @@ def evaluate(  # noqa: PLR0913 (keyword-only options)
         For malformed input (naming file, line and value), unknown measures,
         and runs that share no query with the qrels.
     """
-    ev = Evaluator(
-        qrels,
-        measures,
-        collection=collection,
-        compat=compat,
-        relevance_level=relevance_level,
-        complete=complete,
-        max_depth=max_depth,
-        judged_only=judged_only,
-        num_docs=num_docs,
-        on_duplicate=on_duplicate,
-        lenient=lenient,
-        run_id_from=run_id_from,
-        zscores=zscores,
-        rel_format=rel_format,
-        batch_rows=batch_rows,
-    )
+    given = locals()  # the keywords, before any other name: the options by their fields' names
+    options = {k: given[k] for k in _OPTIONS}
+    ev = Evaluator(qrels, measures, collection=collection, **options)
     return ev.evaluate(runs, per_query=per_query, progress=progress)

@@ -21,13 +21,7 @@ from fasteval.engine.encode import PreparedQrels, prepare_qrels
 from fasteval.engine.inputs import QrelsLike, RunsLike
 from fasteval.engine.recent import RECENT, is_qrels_dict
 from fasteval.engine.table import Long
-from fasteval.errors import (
-    FastevalError,
-    FastevalWarning,
-    InputFormatError,
-    MeasureError,
-    ParameterError,
-)
+from fasteval.errors import FastevalError, FastevalWarning, InputFormatError, ParameterError
 from fasteval.io import formats
 from fasteval.io.tables import qrels_columns
 from fasteval.io.writers import as_frame, in_measure_order
@@ -196,13 +190,13 @@ class Evaluator:
         except TypeError as e:  # an unknown keyword
             msg = f"Evaluator: {e}".replace("EvalOptions.__init__() ", "")
             raise ParameterError(msg) from None
-        req, content, extra, opts = _parse(measures, collection, opts)
+        req, names, extra, opts = _parse(measures, collection, opts)
         check_options(req, opts)
         self.request = req
         self.options = opts
-        self.kind: Kind = next(k for k in KINDS if k.accepts(req, content))
+        self.kind: Kind = next(k for k in KINDS if k.accepts(req, extra is not None))
         self._state = self.kind.prepare(qrels, req, opts, extra)
-        self._order = None if content else asked_order(measures, req, opts)
+        self._order = asked_order(names, req, opts.compat)
 
     def evaluate(
         self, runs: RunsLike, per_query: bool = True, progress: Progress | None = None
@@ -281,16 +275,14 @@ def _ranks(names: tuple[str, ...], compat: int) -> dict[str, int]:
     return rank
 
 
-def asked_order(measures: Any, req: Request, opts: EvalOptions) -> dict[str, int] | None:
-    """Each output measure's place in the order asked, or None when trec_eval's order
-    (the evaluators') is that order. A name that expands (``P.5,10``) keeps its members
-    in trec_eval's order at its place; a measure asked twice keeps its first place."""
-    if measures is None or isinstance(measures, Request):
-        return None  # the default set, or a request parsed elsewhere: trec_eval's order
-    names, _ = normalise_measures(measures)
-    if len(names) < 2:
+def asked_order(names: list[str] | None, req: Request, compat: int) -> dict[str, int] | None:
+    """Each output measure's place in the order of ``names`` (None: the default set or a
+    parsed request), or None when trec_eval's order (the evaluators') is that order. A
+    name that expands (``P.5,10``) keeps its members in trec_eval's order at its place; a
+    measure asked twice keeps its first place."""
+    if names is None or len(names) < 2:
         return None
-    rank = _ranks(tuple(names), opts.compat)
+    rank = _ranks(tuple(names), compat)
     outs = [d.name for d in req.diversity] + [m.name for m in req.ranking]
     keys = [rank.get(n, len(names)) for n in outs + (["RIC"] if req.ric else [])]
     return None if keys == sorted(keys) else rank
@@ -298,25 +290,26 @@ def asked_order(measures: Any, req: Request, opts: EvalOptions) -> dict[str, int
 
 def _parse(
     measures: Any, collection: Any, opts: EvalOptions
-) -> tuple[Request, bool, Any, EvalOptions]:
-    """The parsed request, whether it is for the content kind, its extra, the options."""
+) -> tuple[Request, list[str] | None, Any, EvalOptions]:
+    """The parsed request, the names in the order asked (None: in trec_eval's, or the
+    content kind's), the content kind's extra (None: another kind), the options."""
     if isinstance(measures, Request) or (measures is None and collection is None):
         if collection is not None:
             msg = "a collection is for content measures\n  hint: measures=['LMJS@20']"
             raise ParameterError(msg)
         req = measures or parse_request(None, compat=opts.compat, rel_format=opts.rel_format)
-        return req, False, None, opts
+        return req, None, None, opts
     # ir_measures objects and aliases (MAP, MRR@10, ...); judged_only=True on all of them
     names, all_judged_only = normalise_measures("LMJS@20" if measures is None else measures)
-    if all_judged_only and not opts.judged_only:
+    if all_judged_only:
         opts = replace(opts, judged_only=True)
     if collection is None:
         req = parse_request(names, compat=opts.compat, rel_format=opts.rel_format)
-        return req, False, None, opts
+        return req, names, None, opts
     groups = split(names)  # content measures without a collection: parse_request says so
     content = groups.pop("content", [])
     label = [n for ns in groups.values() for n in ns]
-    return Request(), True, (collection, content, label), opts
+    return Request(), None, (collection, content, label), opts
 
 
 def evaluate_with_collection(
@@ -357,17 +350,10 @@ def evaluate_with_collection(
 
 
 def check_options(req: Request, opts: EvalOptions) -> None:
-    """Raise for an option the request's evaluator lacks (``-Z``, ``-J``), or a measure
-    evaluate() cannot compute (HSA and DO are per-run statistics)."""
+    """Raise for an option the request's evaluator lacks (``-Z``, ``-J``)."""
     if opts.zscores is not None and req.judgment_groups:
         msg = "z-scores (-Z) are only supported with plain qrels"
         raise ParameterError(msg)
-    if req.histogram:
-        msg = (
-            f"{', '.join(req.histogram)} are not per-query measures of evaluate()"
-            "\n  hint: fasteval.histogram_analysis (CLI: fasteval hsa) computes them"
-        )
-        raise MeasureError(msg)
     if req.diversity:
         if opts.zscores is not None:
             msg = "z-scores (-Z) are not supported for diversity measures"

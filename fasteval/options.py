@@ -47,10 +47,13 @@ class EvalOptions:
             from fasteval.io.zscores import as_zscores  # noqa: PLC0415
 
             object.__setattr__(self, "zscores", as_zscores(self.zscores))
-        if self.rel_format != "qrels":  # the default: the readers need not import the measures
-            from fasteval.measures.catalog import check_rel_format  # noqa: PLC0415
+        if self.rel_format not in ("qrels", "qrels_jg"):
+            from fasteval.io.prefs import PREFS_FORMATS  # noqa: PLC0415 (it loads polars)
 
-            check_rel_format(self.rel_format)
+            if self.rel_format not in PREFS_FORMATS:
+                known = ", ".join(("qrels", "qrels_jg", *PREFS_FORMATS))
+                msg = f"unknown relevance format {self.rel_format!r}; choose one of {known}"
+                raise ParameterError(msg)
 
     def as_kwargs(self, *names: str) -> dict[str, Any]:
         """The named fields (all when none is named) as keyword arguments."""

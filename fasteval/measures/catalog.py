@@ -22,8 +22,6 @@ from fasteval.measures.parser import (
 )
 from fasteval.measures.registry import NICKNAMES, PREFS_FAMILIES
 
-# the relevance formats besides those of preference judgments (fasteval.io.prefs.PREFS_FORMATS)
-REL_FORMATS = ("qrels", "qrels_jg")
 JG_FAMILIES = frozenset(NICKNAMES["qrels_jg"]) - {"runid"}
 
 MeasuresLike = str | Sequence[str] | None
@@ -43,27 +41,14 @@ class Request:
 
     ``ranking`` holds the ranking measures (the judgment-group ones with
     ``judgment_groups``, the preference ones with ``preferences``); ``diversity`` the
-    diversity measures (then nothing else); ``histogram`` the asked ones of HSA / DO.
+    diversity measures (then nothing else).
     """
 
     ranking: MeasureSet = field(default_factory=MeasureSet)
     diversity: tuple[DiversityMeasure, ...] = ()
     ric: bool = False
-    histogram: tuple[str, ...] = ()
     judgment_groups: bool = False
     preferences: str | None = None  # "prefs" or "qrels_prefs" (fasteval.engine.prefs)
-
-
-def check_rel_format(rel_format: str) -> None:
-    """Raise a :class:`ParameterError` for a relevance format fasteval does not read."""
-    if rel_format in REL_FORMATS:
-        return
-    from fasteval.io.prefs import PREFS_FORMATS  # noqa: PLC0415 (it loads polars)
-
-    if rel_format not in PREFS_FORMATS:
-        known = ", ".join((*REL_FORMATS, *PREFS_FORMATS))
-        msg = f"unknown relevance format {rel_format!r}; choose one of {known}"
-        raise ParameterError(msg)
 
 
 def output_name(name: str, *, what: str = "a measure", compat: int = 9) -> str:
@@ -113,8 +98,8 @@ def parse_request(measures: MeasuresLike, *, compat: int = 9, rel_format: str = 
 
     Default (``None``): trec_eval's ``official`` set (``qrels_jg`` for judgment
     groups). Diversity measures read other qrels and cannot be mixed with the rest.
+    ``rel_format`` is one :class:`fasteval.options.EvalOptions` accepts (checked there).
     """
-    check_rel_format(rel_format)
     if rel_format == "qrels_jg":
         return Request(parse_jg_measures(measures, compat=compat), judgment_groups=True)
     if rel_format != "qrels":  # prefs or qrels_prefs
@@ -135,7 +120,13 @@ def parse_request(measures: MeasuresLike, *, compat: int = 9, rel_format: str = 
             )
             raise MeasureError(msg)
         return Request(diversity=tuple(diversity.parse_diversity_measures(groups["diversity"])))
-    hist = tuple(dict.fromkeys(n.upper() for n in groups.get("histogram", [])))
+    if "histogram" in groups:  # per-run statistics
+        msg = (
+            f"{', '.join(dict.fromkeys(n.upper() for n in groups['histogram']))} are not "
+            "per-query measures of evaluate()"
+            "\n  hint: fasteval.histogram_analysis (CLI: fasteval hsa) computes them"
+        )
+        raise MeasureError(msg)
     mset = MeasureSet()
     if not groups or "ranking" in groups:  # no name: parse_measures' default set (or error)
         mset = parse_measures(groups.get("ranking", measures), compat=compat)
@@ -146,4 +137,4 @@ def parse_request(measures: MeasuresLike, *, compat: int = 9, rel_format: str = 
             "\n  hint: rel_format='prefs' or 'qrels_prefs' (CLI: -R prefs)"
         )
         raise MeasureError(msg)
-    return Request(mset, ric="ric" in groups, histogram=hist)
+    return Request(mset, ric="ric" in groups)

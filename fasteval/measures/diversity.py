@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from fasteval.errors import MeasureError
 from fasteval.measures import names_of
+from fasteval.measures.ir_measures_names import param_value, params
 
 DEFAULT_CUTOFFS = (5, 10, 20)
 
@@ -90,28 +91,12 @@ def _family(raw: str) -> str | None:
 
 def _args(fam: str, text: str | None, name: str) -> dict[str, float]:
     """``rel=2, alpha=0.7`` -> values, checked against what ``fam`` takes."""
-    out: dict[str, float] = {}
-    allowed = ("rel", *_PARAMS.get(fam, ()))
-    for item in filter(None, (t.strip() for t in (text or "").split(","))):
-        key, eq, val = (x.strip() for x in item.partition("="))
-        if not eq or key not in allowed:
-            msg = (
-                f"diversity measure {name!r}: parameter {item!r} is not supported "
-                f"(supported: {', '.join(f'{a}=' for a in allowed)})"
-            )
-            raise MeasureError(msg)
-        try:
-            v = float(val)
-        except ValueError:
-            msg = f"diversity measure {name!r}: {key} must be a number, got {val!r}"
-            raise MeasureError(msg) from None
-        if key == "rel" and v != int(v):
-            msg = f"diversity measure {name!r}: rel must be an integer, got {val!r}"
-            raise MeasureError(msg)
-        if key in ("alpha", "beta") and not 0.0 <= v <= 1.0:
-            msg = f"diversity measure {name!r}: {key} must be in [0, 1], got {val!r}"
-            raise MeasureError(msg)
-        out[key] = v
+    given = params(text, ("rel", *_PARAMS.get(fam, ())), name)
+    out = {k: param_value(k, v, name) for k, v in given.items()}
+    bad = [k for k in ("alpha", "beta") if not 0.0 <= out.get(k, 0.0) <= 1.0]
+    if bad:
+        msg = f"measure {name!r}: {bad[0]} must be in [0, 1], got {given[bad[0]]}"
+        raise MeasureError(msg)
     return out
 
 

@@ -53,15 +53,53 @@ def name_values(text: str, arg: str) -> dict[str, str]:
     return out
 
 
+def params(text: str | None, allowed: tuple[str, ...], arg: str) -> dict[str, str]:
+    """The ``name=value`` parameters of an ir_measures string, each one of ``allowed``."""
+    given = name_values(text or "", arg)
+    bad = [f"{k}={v}" for k, v in given.items() if k not in allowed]
+    if bad:
+        msg = (
+            f"measure {arg!r}: parameter {bad[0]!r} is not supported "
+            f"(supported: {', '.join(f'{k}=' for k in allowed)})"
+        )
+        raise MeasureError(msg)
+    return given
+
+
+def param_value(key: str, text: str, arg: str) -> float:
+    """A parameter's value (``True``: 1), checked: ``rel``, ``min_rel``, ``max_rel`` whole,
+    ``p`` in (0, 1), ``beta`` not negative."""
+    if text in ("True", "False"):
+        return 1.0 if text == "True" else 0.0
+    whole = key in ("min_rel", "max_rel", "rel")
+    try:
+        v = float(text)
+    except ValueError:
+        msg = (
+            f"measure {arg!r}: {key} must be {'an integer' if whole else 'a number'}, got {text!r}"
+        )
+        raise MeasureError(msg) from None
+    if whole and v != int(v):
+        msg = f"measure {arg!r}: {key} must be an integer, got {text}"
+        raise MeasureError(msg)
+    if key == "p" and not 0.0 < v < 1.0:
+        msg = f"measure {arg!r}: persistence p must be in (0, 1), got {text}"
+        raise MeasureError(msg)
+    if key == "beta" and v < 0.0:
+        msg = f"measure {arg!r}: beta must not be negative, got {text}"
+        raise MeasureError(msg)
+    return v
+
+
 def canonical(measure: Any) -> str:
     """The fasteval string for a measure name or an ir_measures measure object."""
     s = measure if isinstance(measure, str) else str(measure)
     s = s.strip()
     if not isinstance(measure, str) and getattr(measure, "NAME", None) == "RBP":
         # ir_measures leaves its default p (0.8, not trec_eval's 0.9) out of str()
-        params = dict(getattr(measure, "params", {}))
-        cut = params.pop("cutoff", None)
-        s = _format("RBP", {"p": measure["p"], **params}, None if cut is None else str(cut))
+        given = dict(getattr(measure, "params", {}))
+        cut = given.pop("cutoff", None)
+        s = _format("RBP", {"p": measure["p"], **given}, None if cut is None else str(cut))
     r = _RANX.match(s)
     if r:
         return f"{RANX_NAMES[r['name']]}.{r['cut']}"

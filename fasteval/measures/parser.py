@@ -24,7 +24,7 @@ from typing import Literal
 from fasteval.errors import MeasureError
 from fasteval.measures import content, diversity, names_of
 from fasteval.measures.family import Family
-from fasteval.measures.ir_measures_names import ALIASES, IRM_FORM, canonical, name_values
+from fasteval.measures.ir_measures_names import ALIASES, IRM_FORM, canonical, param_value, params
 from fasteval.measures.registry import FAMILIES, IR_MEASURES, NICKNAMES, TREC_ORDER, V10_ONLY
 
 Evaluator = Literal["ranking", "diversity", "ric", "histogram", "content"]
@@ -122,9 +122,9 @@ def _expand_family(fam: Family, params_text: str | None, arg: str) -> list[Measu
         vals = sorted({_level(p, arg, upper) for p in raw}) if raw else list(fam.defaults)
         return [Measure(fam.name, (v,), None, f"{fam.name}_{v:.2f}") for v in vals]
     if fam.kind == "gains":
-        params = _gain_params(fam, params_text or "", arg)
+        gains = _gain_params(fam, params_text or "", arg)
         name = f"{fam.name}_{params_text}" if params_text else fam.name
-        return [Measure(fam.name, params, None, name)]
+        return [Measure(fam.name, gains, None, name)]
     # "list": one value from a parameter list
     if raw is None:
         return [Measure(fam.name, fam.defaults, None, fam.name)]
@@ -182,37 +182,6 @@ def _parse_trec(arg: str) -> list[Measure] | None:
 _IRM_PARAMS: dict[str, tuple[str, ...]] = {"SetF": ("beta",), "Compat": ("p", "normalize")}
 
 
-def _params(text: str | None, allowed: tuple[str, ...], arg: str) -> dict[str, str]:
-    """The ``name=value`` parameters of an ir_measures string, each one of ``allowed``."""
-    given = name_values(text or "", arg)
-    bad = [k for k in given if k not in allowed]
-    if bad:
-        msg = (
-            f"measure {arg!r}: parameter {bad[0]!r} is not supported "
-            f"(supported: {', '.join(f'{k}=' for k in allowed)})"
-        )
-        raise MeasureError(msg)
-    return given
-
-
-def _param_value(key: str, text: str, arg: str) -> float:
-    if text in ("True", "False"):
-        return 1.0 if text == "True" else 0.0
-    whole = key in ("min_rel", "max_rel", "rel")
-    kind = "an integer" if whole else "a number"
-    v = _float(text, f"measure {arg!r}: {key} must be {kind}, got {text!r}")
-    if whole and v != int(v):
-        msg = f"measure {arg!r}: {key} must be an integer, got {text}"
-        raise MeasureError(msg)
-    if key == "p" and not 0.0 < v < 1.0:
-        msg = f"measure {arg!r}: persistence p must be in (0, 1), got {text}"
-        raise MeasureError(msg)
-    if key == "beta" and v < 0.0:
-        msg = f"measure {arg!r}: beta must not be negative, got {text}"
-        raise MeasureError(msg)
-    return v
-
-
 def _parse_cwl(fam: Family, name: str, args: str | None, k: float, arg: str) -> Measure:
     """A C/W/L measure (``INST(T=2, max_rel=3)``, ``BPM(T=1, max_rel=1)@20``,
     ``RBP(p=0.9, rel=1)``) as its family with params ``(T or p, min_rel, max_rel, k)``."""
@@ -223,11 +192,11 @@ def _parse_cwl(fam: Family, name: str, args: str | None, k: float, arg: str) -> 
         allowed = (*((first,) if first else ()), "min_rel", "max_rel")
         if name == "SDCG":
             allowed = (*allowed, "dcg")
-    given = _params(args, allowed, arg)
+    given = params(args, allowed, arg)
     if given.get("dcg", "log2") != "log2":
         msg = f"measure {arg!r}: SDCG takes dcg='log2' only"
         raise MeasureError(msg)
-    values = {k: _param_value(k, v, arg) for k, v in given.items() if k != "dcg"}
+    values = {k: param_value(k, v, arg) for k, v in given.items() if k != "dcg"}
     a = values.get(first, fam.defaults[0]) if first else 0.0
     if name == "RBP":
         rel = values.get("rel", 1.0)
@@ -263,17 +232,14 @@ def _parse_ir_measures(arg: str) -> Measure | None:
     if entry.cwl is not None:
         return _parse_cwl(entry, name, m["args"], k, arg)
     names = _IRM_PARAMS.get(name, ())
-    given = _params(m["args"], ("rel", *names), arg)
-    extra = {key: _param_value(key, val, arg) for key, val in given.items()}
+    given = params(m["args"], ("rel", *names), arg)
+    extra = {key: param_value(key, val, arg) for key, val in given.items()}
     rel = int(extra.pop("rel")) if "rel" in extra else None
     if cut is not None:
         return Measure(fam.name, (k,), rel, arg)
-    params = _expand_family(fam, None, arg)[0].params
-    params = (
-        *(extra.get(n, v) for n, v in zip(names, params, strict=False)),
-        *params[len(names) :],
-    )
-    return Measure(fam.name, params, rel, arg)
+    base = _expand_family(fam, None, arg)[0].params
+    values = (*(extra.get(n, v) for n, v in zip(names, base, strict=False)), *base[len(names) :])
+    return Measure(fam.name, values, rel, arg)
 
 
 def parse_measure(arg: str) -> list[Measure]:
@@ -343,18 +309,15 @@ def parse_measures(args: str | Sequence[str] | None, *, compat: int = 9) -> Meas
     result = MeasureSet()
     # trec_eval: "fam.params" sets the family's parameters, also for a family a
     # nickname marks (-m all_trec -m relstring.20 prints relstring_20 only)
-    from_nickname: set[str] = set()
     asked: set[str] = set()
     with_params: set[str] = set()
     for arg in args:
         a = arg.strip()
         if a in NICKNAMES or a == "runid":
-            result.runid = result.runid or a == "runid" or "runid" in NICKNAMES[a]
+            result.runid = True  # every nickname has runid
             for fam in NICKNAMES.get(a, []):
                 if fam != "runid" and not (compat == 9 and fam in V10_ONLY):
-                    ms = _expand_family(FAMILIES[fam], None, a)
-                    from_nickname.update(m.name for m in ms)
-                    result += ms
+                    result += _expand_family(FAMILIES[fam], None, a)
             continue
         tm = _TREC_ARG.match(a)
         if tm and tm["params"] and tm["fam"] in FAMILIES:
@@ -364,7 +327,7 @@ def parse_measures(args: str | Sequence[str] | None, *, compat: int = 9) -> Meas
         result += ms
     first: dict[str, Measure] = {}
     for m in result:  # without repeats; a nickname's member of a family given parameters goes
-        if m.name in asked or m.name not in from_nickname or m.family not in with_params:
+        if m.name in asked or m.family not in with_params:
             first.setdefault(m.name, m)
     order = {f: i for i, f in enumerate(TREC_ORDER)}
     # stable: families in trec_eval order, parameters as parsed (already sorted)

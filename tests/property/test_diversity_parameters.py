@@ -127,7 +127,7 @@ def test_a_parameter_is_the_calls_option_for_that_measure(data, level, alpha):
     ("bad", "needle"),
     [
         ("ERR_IA(alpha=0.5)@5", "parameter 'alpha=0.5' is not supported"),
-        ("alpha_nDCG(rel=x)@5", "rel must be a number"),
+        ("alpha_nDCG(rel=x)@5", "rel must be an integer, got 'x'"),
         ("NRBP(beta=2)", "beta must be in [0, 1]"),
     ],
 )

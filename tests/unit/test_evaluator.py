@@ -326,3 +326,23 @@ def test_the_engines_table_renders_and_converts_as_its_frame(
         assert text.count("runid") == (3 if labels and not req.ranking.runid else 0) + (
             3 if req.ranking.runid else 0
         )
+
+
+def test_evaluate_takes_every_option_with_its_default():
+    """evaluate() hands its option keywords to the Evaluator by EvalOptions' field names."""
+    import dataclasses
+    import inspect
+
+    from fasteval.options import DEFAULTS
+
+    params = inspect.signature(fasteval.evaluate).parameters
+    for f in dataclasses.fields(DEFAULTS):
+        assert params[f.name].default == getattr(DEFAULTS, f.name), f.name
+
+
+def test_hsa_and_do_are_refused_when_parsed_naming_the_function_that_computes_them():
+    from fasteval.errors import MeasureError
+    from fasteval.measures.catalog import parse_request
+
+    with pytest.raises(MeasureError, match=r"^HSA, DO are not per-query .*\n.*histogram_analysis"):
+        parse_request(["map", "hsa", "DO", "HSA"])
