@@ -134,13 +134,6 @@ def read_files(
     return RawFiles(list(paths), buf, starts, ends)
 
 
-def _gzip_isize(path: PathLike) -> int:
-    """The uncompressed size a gzip file's trailer states (of its last member, mod 2**32)."""
-    with open(path, "rb") as fh:
-        fh.seek(-4, os.SEEK_END)
-        return int.from_bytes(fh.read(4), "little")
-
-
 def _gunzip_into(path: PathLike, out: memoryview) -> int:
     """Decompress a gzip file straight into ``out`` (no fresh memory the size of the file);
     its size, or -1 when it does not fit exactly (several members, or over 4 GiB)."""
@@ -177,12 +170,10 @@ def _read_all(
     packed: list[int] = []
     for i, p in enumerate(paths):
         try:
-            with open(p, "rb") as fh:
-                if fh.read(2) == gz.MAGIC:
-                    sizes[i] = _gzip_isize(p)
-                    packed.append(i)
-                else:
-                    sizes[i] = os.path.getsize(p)
+            isize = gz.trailer_size(p)
+            sizes[i] = os.path.getsize(p) if isize is None else isize
+            if isize is not None:
+                packed.append(i)
         except OSError:
             whole[i] = read_bytes(p)  # raises the proper InputFormatError
     direct = packed if in_place else []
