@@ -42,7 +42,6 @@ from __future__ import annotations
 import bisect
 import json
 import os
-import sys
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -56,7 +55,7 @@ import pyarrow.parquet as pq
 from fasteval.columns import RunColumns, dict_encode, heads_of, numeric_numpy
 from fasteval.errors import FastevalError, InputFormatError
 from fasteval.io import stored, trec
-from fasteval.io.writers import ParquetOut, output
+from fasteval.io.writers import ParquetOut, parquet_output
 from fasteval.options import DEFAULTS, EvalOptions
 
 META_KEY = b"fasteval"
@@ -356,21 +355,16 @@ class ArchiveWriter:
         self._writer: ParquetOut | None = None
 
     def __enter__(self) -> ArchiveWriter:
-        sink = self._stack.enter_context(output(self.path, digest=True))
         meta = {"format": FORMAT, "version": VERSION, "sorted_by": SORTED_BY}
         meta["row_groups"] = "whole (run_id, query_id) groups"
-        schema = ARCHIVE_SCHEMA.with_metadata({META_KEY: json.dumps(meta).encode()})
-        try:
-            self._writer = ParquetOut(
-                sink,
-                schema,
-                compression=COMPRESSION,
-                use_dictionary=["run_id", "query_id"],
-                column_encoding={"rank": "DELTA_BINARY_PACKED", "score": "BYTE_STREAM_SPLIT"},
-            )
-        except BaseException:  # its first bytes could not be written: clean up, say why
-            if not self._stack.__exit__(*sys.exc_info()):
-                raise
+        out = parquet_output(
+            self.path,
+            ARCHIVE_SCHEMA.with_metadata({META_KEY: json.dumps(meta).encode()}),
+            compression=COMPRESSION,
+            use_dictionary=["run_id", "query_id"],
+            column_encoding={"rank": "DELTA_BINARY_PACKED", "score": "BYTE_STREAM_SPLIT"},
+        )
+        self._writer = self._stack.enter_context(out)
         return self
 
     def __exit__(
@@ -379,19 +373,8 @@ class ArchiveWriter:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        writer, self._writer = self._writer, None
-        try:
-            if writer is not None:  # the footer, before the rename
-                if exc_type is None:
-                    writer.finish()
-                else:
-                    writer.abort()
-        except BaseException:
-            # the footer could not be written (a full disk): remove the temporary file
-            if not self._stack.__exit__(*sys.exc_info()):
-                raise
-        else:
-            self._stack.__exit__(exc_type, exc, tb)
+        self._writer = None
+        self._stack.__exit__(exc_type, exc, tb)  # the footer, then the rename
 
     def _check_new_runs(self, cols: RunColumns) -> None:
         heads = heads_of(cols.run)

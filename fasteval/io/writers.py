@@ -337,34 +337,44 @@ def write_text(text: str, path: PathLike) -> None:
 
 
 class ParquetOut:
-    """A Parquet file written table by table into a :class:`Sink`, with page checksums;
-    :meth:`finish` adds the footer and the digest of every byte before it
-    (:data:`~fasteval.io.stored.DIGEST_KEY`, taken as they pass through the sink)."""
+    """A Parquet file being written table by table (:func:`parquet_output`), with page
+    checksums."""
 
     def __init__(self, sink: Sink, schema: pa.Schema, **options: Any) -> None:
         import pyarrow.parquet as pq  # noqa: PLC0415 (loaded where Parquet is written)
 
-        self.sink = sink
         self.writer = pq.ParquetWriter(sink, schema, write_page_checksum=True, **options)
 
     def write(self, table: pa.Table, row_group_size: int | None = None) -> None:
         """Append ``table`` (as row groups of ``row_group_size`` rows)."""
         self.writer.write_table(table, row_group_size=row_group_size)
 
-    def finish(self, metadata: dict[bytes, bytes] | None = None) -> None:
-        """Record the digest of the bytes written so far (and ``metadata``), close the file."""
-        n = self.sink.count
-        entry = {"sha256": self.sink.hexdigest(), "bytes": n}
+
+@contextmanager
+def parquet_output(
+    path: PathLike,
+    schema: pa.Schema,
+    metadata: dict[bytes, bytes] | None = None,
+    **options: Any,
+) -> Iterator[ParquetOut]:
+    """A :class:`ParquetOut` on :func:`output`: when the block ends, the footer gets the
+    provenance, ``metadata`` and the digest of every byte before it
+    (:data:`~fasteval.io.stored.DIGEST_KEY`, taken as they pass through the sink);
+    ``options`` go to :class:`pyarrow.parquet.ParquetWriter`."""
+    with output(path, digest=True) as sink:
+        out = ParquetOut(sink, schema, **options)
+        try:
+            yield out
+        except BaseException:
+            with suppress(Exception):  # its footer goes nowhere useful
+                out.writer.close()
+            raise
+        entry = {"sha256": sink.hexdigest(), "bytes": sink.count}
         extra: dict[bytes, Any] = {PROVENANCE_KEY: _made_by[-1].as_json()} if _made_by else {}
-        self.writer.add_key_value_metadata(
+        out.writer.add_key_value_metadata(
             {**extra, **(metadata or {}), DIGEST_KEY: json.dumps(entry)}
         )
-        self.writer.close()
-
-    def abort(self) -> None:
-        """Close the writer after a failure (its footer goes nowhere useful)."""
-        with suppress(Exception):
-            self.writer.close()
+        out.writer.close()
 
 
 def write_parquet_table(
@@ -381,14 +391,8 @@ def write_parquet_table(
     :class:`pyarrow.parquet.ParquetWriter` (zstd unless ``compression`` says otherwise).
     """
     options.setdefault("compression", "zstd")
-    with output(path, digest=True) as sink:
-        out = ParquetOut(sink, table.schema, **options)
-        try:
-            out.write(table, row_group_size)
-            out.finish(metadata)
-        except BaseException:
-            out.abort()
-            raise
+    with parquet_output(path, table.schema, metadata, **options) as out:
+        out.write(table, row_group_size)
 
 
 def write_parquet(
