@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import codecs
 import os
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -16,7 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from fasteval import parallel
-from fasteval.errors import FastevalWarning, InputFormatError
+from fasteval.errors import InputFormatError
 from fasteval.io import gz
 
 PathLike = str | os.PathLike[str]
@@ -76,13 +75,6 @@ def content_lines(path: PathLike) -> list[tuple[int, str, list[str]]]:
     text and blank-separated fields; blank lines and ``#`` comments are skipped."""
     lines = enumerate(read_text(path).splitlines(), 1)
     return [(n, t, f) for n, t in lines if (f := t.split()) and not f[0].startswith("#")]
-
-
-def warn_skipped(name: str, skipped: int, what: str) -> None:
-    """The warning of a lenient line reader of ``name`` that skipped malformed lines."""
-    if skipped:
-        msg = f"{name}: skipped {skipped} malformed {what} line(s)"
-        warnings.warn(msg, FastevalWarning, stacklevel=3)  # the reader's caller
 
 
 class Workspace:
