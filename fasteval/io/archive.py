@@ -93,17 +93,11 @@ EVAL_COLUMNS = ["run_id", "query_id", "doc_id", "score"]
 def archive_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The archive header of a fasteval Parquet archive, ``None`` for any other file."""
     try:
-        meta = pq.read_metadata(path).metadata or {}
+        meta = pq.read_metadata(path).metadata
     except (OSError, pa.ArrowException):
         return None
-    raw = meta.get(META_KEY)
-    if raw is None:
-        return None
-    try:
-        info = json.loads(raw)
-    except ValueError:
-        return None
-    if not isinstance(info, dict) or info.get("format") != FORMAT:
+    info = stored.footer_json(meta, META_KEY)
+    if not info or info.get("format") != FORMAT:
         return None
     version = info.get("version")
     if isinstance(version, int) and version > VERSION:

@@ -414,8 +414,7 @@ def write_collection(c: Collection, path: str | os.PathLike[str]) -> None:
 
 def _load_stored(p: Path) -> Collection:
     table = stored.read_table(p, advice=INDEX_AGAIN)
-    assert table.schema.metadata is not None
-    meta = json.loads(table.schema.metadata[_META_KEY])
+    meta = stored.footer_json(table.schema.metadata, _META_KEY) or {}
     if meta.get("version") != FORMAT_VERSION:
         msg = f"{p}: collection format version {meta.get('version')!r}, expected {FORMAT_VERSION}"
         raise InputFormatError(msg)

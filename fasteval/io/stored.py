@@ -39,16 +39,22 @@ WRITE_AGAIN = "write it again"
 PathLike = str | os.PathLike[str]
 
 
-def digest_entry(md: pq.FileMetaData) -> dict[str, Any] | None:
-    """The digest recorded in a Parquet footer (``sha256``, ``bytes``), or ``None``."""
-    raw = (md.metadata or {}).get(DIGEST_KEY)
+def footer_json(meta: dict[bytes, bytes] | None, key: bytes) -> dict[str, Any] | None:
+    """The JSON object under ``key`` of a Parquet footer's key-value metadata: ``None``
+    when there is none, ``{}`` when the value is not a JSON object."""
+    raw = (meta or {}).get(key)
     if raw is None:
         return None
     try:
-        entry = json.loads(raw)
+        got = json.loads(raw)
     except ValueError:
         return {}
-    return entry if isinstance(entry, dict) else {}
+    return got if isinstance(got, dict) else {}
+
+
+def digest_entry(md: pq.FileMetaData) -> dict[str, Any] | None:
+    """The digest recorded in a Parquet footer (``sha256``, ``bytes``), or ``None``."""
+    return footer_json(md.metadata, DIGEST_KEY)
 
 
 def damaged(path: PathLike, what: str, advice: str = WRITE_AGAIN) -> DamagedFileError:

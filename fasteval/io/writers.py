@@ -26,7 +26,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 
 from fasteval.errors import ParameterError, WriteError
-from fasteval.io.stored import DIGEST_KEY, FileHash, file_hash, sharing
+from fasteval.io.stored import DIGEST_KEY, FileHash, file_hash, footer_json, sharing
 from fasteval.measures.diversity import parse_diversity_measures
 from fasteval.measures.parser import MeasureSet
 
@@ -207,14 +207,7 @@ def made_by(p: Provenance | None) -> Iterator[None]:
 
 def provenance_of(md: dict[bytes, bytes] | None) -> dict[str, Any] | None:
     """The provenance a Parquet footer's key-value metadata holds, if any."""
-    raw = (md or {}).get(PROVENANCE_KEY)
-    if raw is None:
-        return None
-    try:
-        got = json.loads(raw)
-    except ValueError:
-        return None
-    return got if isinstance(got, dict) else None
+    return footer_json(md, PROVENANCE_KEY) or None
 
 
 def _open(path: str, mode: str) -> IO[Any]:
