@@ -113,15 +113,8 @@ def _frame_to_arrow(x: Any) -> pa.Table:
 def _dict_rows(x: Mapping[Any, Any], what: str) -> pa.Table:
     """Dict-of-dicts -> table (``{run: {qid: {doc: v}}}`` for several runs), converted in
     bulk (C-level iteration, then checks as columns; a bad value named by its place)."""
-    value = "relevance" if what == "qrels" else "score"
     first = next(iter(x.values()), None)
-    if not isinstance(first, Mapping):
-        msg = (
-            f"{what} dict: expected {{query_id: {{doc_id: {value}}}}}, "
-            f"got values of type {type(first).__name__}"
-        )
-        raise SchemaError(msg)
-    inner = next(iter(first.values()), None)
+    inner = next(iter(first.values()), None) if isinstance(first, Mapping) else None
     if what == "run" and isinstance(inner, Mapping):
         parts = []
         for run, qs in x.items():
