@@ -167,18 +167,14 @@ def _flat_dict(x: Mapping[Any, Any], what: str, name: str) -> pa.Table:
     docs = list(itertools.chain.from_iterable(inner))
     vals = list(itertools.chain.from_iterable(d.values() for d in inner))
 
-    def query_of(i: int) -> Any:
-        return qids[int(np.searchsorted(ends, i, side="right"))]
+    def query(i: int) -> str:  # where value i is: the query it belongs to
+        return f"{name}, query {qids[int(np.searchsorted(ends, i, side='right'))]!r}"
 
     def where(i: int) -> str:
-        return f"{name}, query {query_of(i)!r}, document {docs[i]!r}"
+        return f"{query(i)}, document {docs[i]!r}"
 
     q_arr = _strings(qids, "query id", lambda i: f"{name}, query {qids[i]!r}")
-
-    def doc_where(i: int) -> str:
-        return f"{name}, query {query_of(i)!r}"
-
-    doc_arr = _strings(docs, "document id", doc_where, views=what == "run")
+    doc_arr = _strings(docs, "document id", query, views=what == "run")
     q_col = q_arr.take(pa.array(np.repeat(np.arange(len(qids), dtype=np.int64), lens)))
     if what == "qrels":
         col = _int_array(vals, where)
