@@ -125,17 +125,14 @@ def row_group_pieces(path: str | os.PathLike[str], budget: int) -> Pieces:
     md = stored.read_metadata(path, advice=INGEST_AGAIN)
     verified = stored.start_check(path, md, advice=INGEST_AGAIN)
     pieces: list[list[int]] = []
-    cur: list[int] = []
     rows = 0
     for i in range(md.num_row_groups):
         n = md.row_group(i).num_rows
-        if cur and rows + n > budget:
-            pieces.append(cur)
-            cur, rows = [], 0
-        cur.append(i)
+        if not pieces or rows + n > budget:
+            pieces.append([])
+            rows = 0
+        pieces[-1].append(i)
         rows += n
-    if cur:
-        pieces.append(cur)
     return Pieces(pieces, verified)
 
 
