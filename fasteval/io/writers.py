@@ -19,7 +19,6 @@ import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from itertools import pairwise
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -454,7 +453,8 @@ def format_trec(
     the command line renders without loading polars).
     """
     if not in_order:
-        df = in_measure_order(as_frame(df), {m.name: i for i, m in enumerate(measures)})
+        rank = {m.name: i for i, m in enumerate(measures)}
+        df = in_measure_order(_runs_together(as_frame(df)), rank)
     integer = set() if zscore else {m.name for m in measures if m.info.integer}
     prefix = "Z" if zscore else ""
     first = next((m.name for m in measures if not m.info.text), None)  # first 'all' row
@@ -483,14 +483,16 @@ def _rows(df: pl.DataFrame | Rows) -> list[tuple[Any, ...]]:
         return list(df.rows())
     cols = ["run_id", "query_id", "measure", "value"]
     if "text" in df.columns:
-        rows = list(df.select([*cols, "text"]).iter_rows())
-    else:
-        rows = [(*row, None) for row in df.select(cols).iter_rows()]
-    first: dict[str, int] = {}
-    place = [first.setdefault(r[0], len(first)) for r in rows]
-    if any(b < a for a, b in pairwise(place)):  # a run's rows apart
-        rows = [r for _, r in sorted(zip(place, rows, strict=True), key=lambda x: x[0])]
-    return rows
+        return list(df.select([*cols, "text"]).iter_rows())
+    return [(*row, None) for row in df.select(cols).iter_rows()]
+
+
+def _runs_together(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` with each run's rows together (runs in order of first appearance; stable)."""
+    seen: dict[str, int] = {}
+    runs = df["run_id"].to_list()
+    place = np.fromiter((seen.setdefault(r, len(seen)) for r in runs), np.int64, len(runs))
+    return df if (place[1:] >= place[:-1]).all() else df[np.argsort(place, kind="stable")]
 
 
 def as_frame(df: pl.DataFrame | Rows) -> pl.DataFrame:
@@ -626,15 +628,9 @@ def format_jsonl(df: pl.DataFrame) -> str:
     """JSON lines in ir_measures' ``Metric`` shape plus the run, one per row in order:
     ``{"query_id", "measure", "value", "run_id"}`` (aggregates: ``query_id == "all"``;
     NaN as ``null``; string measures as their text)."""
-    has_text = "text" in df.columns
-    cols = ["run_id", "query_id", "measure", "value", *(["text"] if has_text else [])]
     lines = []
-    for row in df.select(cols).iter_rows():
-        run, q, m, v = row[:4]
-        if has_text and row[4] is not None:
-            value: object = row[4]
-        else:
-            value = None if v is None or math.isnan(v) else v
+    for run, q, m, v, text in _rows(df):
+        value = text if text is not None else None if v is None or math.isnan(v) else v
         lines.append(
             json.dumps({"query_id": q, "measure": m, "value": value, "run_id": run}) + "\n"
         )
