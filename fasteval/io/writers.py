@@ -140,7 +140,7 @@ class Provenance:
     def start(self) -> None:
         """Hash the inputs on a thread of their own from now (a command sure to write Parquet
         has the digests when its file is stamped, not after its work)."""
-        if self._hashing is not None or self._json is not None:
+        if self._hashing is not None:
             return
         files = self._files()
 
@@ -169,9 +169,7 @@ class Provenance:
             from fasteval._version import __version__ as v  # noqa: PLC0415
 
             files = self._files()
-            if self._hashing is not None:
-                self._hashing.join()
-            # (what start() hashed is read again only if it changed since)
+            # (what start() hashed, or is hashing, is read again only if it changed since)
             digests = parallel.map_threads(lambda p: file_hash(p, self.hashes).get()[0], files)
             record = {
                 "version": v,
