@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -18,9 +18,6 @@ import pyarrow as pa
 from fasteval.columns import FEW_HEADS, Source, StrColumn, heads_of, numeric_numpy, spread
 from fasteval.errors import InputFormatError, SchemaError
 from fasteval.io import adapters, archive, is_polars, stored
-
-if TYPE_CHECKING:
-    import polars as pl
 
 
 def to_arrow(
@@ -40,11 +37,14 @@ def to_arrow(
     if is_polars(x):
         import polars as pl  # noqa: PLC0415 (only for a polars input)
 
-        # a run's ids are read in place from polars' string views (a run is read
-        # on every call; other tables once)
-        if what != "run":
-            return x.to_arrow(compat_level=pl.CompatLevel.oldest()), f"{what} DataFrame"
-        return _run_frame_to_arrow(x), f"{what} DataFrame"
+        # a run's ids are read in place from polars' string views (a run is read on every
+        # call; other tables once), through the Arrow C stream where both libraries have it
+        # (less read than to_arrow; no pandas import)
+        from_stream = getattr(pa.RecordBatchReader, "from_stream", None)
+        if what == "run" and from_stream is not None and hasattr(x, "__arrow_c_stream__"):
+            return from_stream(x).read_all(), f"{what} DataFrame"
+        compat = pl.CompatLevel.newest() if what == "run" else pl.CompatLevel.oldest()
+        return x.to_arrow(compat_level=compat), f"{what} DataFrame"
     if isinstance(x, pa.Table):
         return x, f"{what} table"
     if isinstance(x, (str, os.PathLike)):
@@ -54,17 +54,6 @@ def to_arrow(
         "give a path, a polars DataFrame or an Arrow table"
     )
     raise SchemaError(msg)
-
-
-def _run_frame_to_arrow(x: pl.DataFrame) -> pa.Table:
-    """A run frame as Arrow (polars' string views, read in place), through the Arrow C
-    stream where both libraries have it (less read than ``to_arrow``; no pandas import)."""
-    import polars as pl  # noqa: PLC0415 (only for a polars input)
-
-    from_stream = getattr(pa.RecordBatchReader, "from_stream", None)
-    if from_stream is None or not hasattr(x, "__arrow_c_stream__"):  # older libraries
-        return x.to_arrow(compat_level=pl.CompatLevel.newest())
-    return from_stream(x).read_all()
 
 
 def _parquet_to_arrow(p: Path) -> pa.Table:
