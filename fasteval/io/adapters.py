@@ -200,23 +200,14 @@ def _numbers(vals: list[Any], value: str, where: Any) -> np.ndarray:
     # the slow way, only for the unusual: the first bad value named, others converted
     out = np.empty(len(vals), np.float64)
     for i, v in enumerate(vals):
-        number = _as_float(v)
-        if number is None:
+        try:  # a number (Decimal, numpy scalars, ...): not None, not text
+            if isinstance(v, (str, bytes)):
+                raise TypeError
+            out[i] = float(v)
+        except (TypeError, ValueError):
             msg = f"{where(i)}: {value} is not a number: {v!r}"
-            raise InputFormatError(msg)
-        out[i] = number
+            raise InputFormatError(msg) from None
     return out
-
-
-def _as_float(v: Any) -> float | None:
-    """``float(v)`` for a number (``Decimal``, numpy scalars, ...); ``None`` for ``None``,
-    text, and what ``float()`` refuses."""
-    if v is None or isinstance(v, (str, bytes)):
-        return None
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
 
 
 def _typed(cols: dict[str, list[Any]], name: str) -> pa.Table:

@@ -79,11 +79,6 @@ def footer_start(path: PathLike) -> tuple[int, int]:
 _HASH_CHUNK = 1 << 20
 
 
-def _identity(path: PathLike) -> tuple[int, ...]:
-    st = os.stat(path)
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
-
-
 def _sha256s(path: PathLike) -> tuple[str, str | None]:
     """The SHA-256 of ``path`` whole and before its Parquet footer (``None``: it has none,
     else what :data:`DIGEST_KEY` records), in one read through one buffer (a memory map
@@ -106,7 +101,8 @@ class FileHash:
 
     def __init__(self, path: PathLike) -> None:
         self.path = path
-        self.identity = _identity(path)
+        st = os.stat(path)
+        self.identity = st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
         self._lock = threading.Lock()
         self._value: tuple[str, str | None] | None = None
 
