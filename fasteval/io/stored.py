@@ -269,14 +269,6 @@ def read_table(
         return f.read(columns=columns, use_threads=True)
 
 
-def is_ours(path: PathLike) -> bool:
-    """Whether ``path`` is a Parquet file that fasteval wrote with a digest."""
-    try:
-        return digest_entry(pq.read_metadata(path)) is not None
-    except (OSError, pa.ArrowException):
-        return False
-
-
 def verify_file(path: PathLike, *, advice: str = WRITE_AGAIN) -> tuple[int, bool]:
     """Check every page, the digest and the row counts of a Parquet file.
 
