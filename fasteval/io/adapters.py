@@ -344,7 +344,7 @@ def is_trec_reader(x: Any, what: str | None = None) -> bool:
 
 def _trec_table(src: Any, what: str) -> pa.Table:
     """Arrow table of a TREC qrels / run file (a path, or its bytes) read by fasteval."""
-    from fasteval.io import files, tables, trec
+    from fasteval.io import files, trec
     from fasteval.options import EvalOptions
 
     name = src if isinstance(src, str) else f"ir_measures.read_trec_{what}"
@@ -353,10 +353,23 @@ def _trec_table(src: Any, what: str) -> pa.Table:
         buf = np.frombuffer(src + b"\n", np.uint8).copy()
         raw = files.RawFiles([name], buf, np.zeros(1, np.int64), np.array([buf.shape[0]]))
     if what == "qrels":
-        return tables.qrels_to_table(trec.parse_qrels_files([name], raw=raw))
+        q = trec.parse_qrels_files([name], raw=raw)
+        return pa.table(
+            {
+                "query_id": q.qid.to_arrow(),
+                "doc_id": q.doc.to_arrow(),
+                "relevance": pa.array(q.rel, pa.int32()),
+            }
+        )
     # ir_measures reads no run id: every line is one run's, whatever its tag
     r = trec.parse_run_files([name], EvalOptions(run_id_from="filename"), raw=raw)
-    return tables.runs_to_table(r).select(["query_id", "doc_id", "score"])
+    return pa.table(
+        {
+            "query_id": r.qid.to_arrow(),
+            "doc_id": r.doc.to_arrow(),
+            "score": pa.array(r.score, pa.float64()),
+        }
+    )
 
 
 def adapt(
