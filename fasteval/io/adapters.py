@@ -101,15 +101,6 @@ def is_single_input(x: Any) -> bool:
     )
 
 
-def _frame_to_arrow(x: Any) -> pa.Table:
-    if is_polars(x, "LazyFrame"):
-        return x.collect().to_arrow()
-    if _module(x).startswith("pandas"):
-        # by Arrow; the index is not data (PyTerrier frames carry a RangeIndex)
-        return pa.Table.from_pandas(x, preserve_index=False)
-    return pa.table(x)
-
-
 def _dict_rows(x: Mapping[Any, Any], what: str) -> pa.Table:
     """Dict-of-dicts -> table (``{run: {qid: {doc: v}}}`` for several runs), converted in
     bulk (C-level iteration, then checks as columns; a bad value named by its place)."""
@@ -388,7 +379,13 @@ def adapt(
         return None  # other tables (diversity qrels, z-scores, ...) keep their own readers
     name: str
     if is_frame_like(x):
-        table, name = _frame_to_arrow(x), f"{what} {type(x).__name__}"
+        if is_polars(x, "LazyFrame"):
+            table = x.collect().to_arrow()
+        elif _module(x).startswith("pandas"):  # the index is not data (PyTerrier's RangeIndex)
+            table = pa.Table.from_pandas(x, preserve_index=False)
+        else:
+            table = pa.table(x)
+        name = f"{what} {type(x).__name__}"
     elif is_polars(x) or isinstance(x, pa.Table):
         names = list(x.columns) if is_polars(x) else x.column_names
         need = QRELS_COLS if what == "qrels" else RUN_COLS[:4]
