@@ -276,8 +276,7 @@ def _sorted_order(cols: RunColumns) -> np.ndarray | None:
     distinct = cols.qid.take(q_first)
     # byte order of the distinct query ids (a handful per run: Python sorts them)
     by_bytes = sorted(range(len(distinct)), key=lambda i: distinct[i].as_py().encode())
-    q_rank = np.empty(len(by_bytes), np.int64)
-    q_rank[by_bytes] = np.arange(len(by_bytes))
+    q_rank = np.argsort(by_bytes)  # the inverse permutation: each id's place in byte order
     key = cols.run.astype(np.int64) * max(1, len(by_bytes)) + q_rank[q_codes]
     if len(key) < 2 or bool((key[1:] >= key[:-1]).all()):
         return None
@@ -286,13 +285,9 @@ def _sorted_order(cols: RunColumns) -> np.ndarray | None:
 
 def _group_ends(run: np.ndarray, qid: pa.Array) -> np.ndarray:
     """Row indices where a (run, query) group ends (exclusive ends, last = len)."""
-    n = len(run)
-    change = np.zeros(n, np.bool_)
-    change[1:] = run[1:] != run[:-1]
-    q_codes = np.asarray(qid.indices)  # dictionary-encoded
-    change[1:] |= q_codes[1:] != q_codes[:-1]
-    ends = np.flatnonzero(change)
-    return np.concatenate([ends, [n]]).astype(np.int64)
+    q = np.asarray(qid.indices)  # dictionary-encoded
+    ends = np.flatnonzero((run[1:] != run[:-1]) | (q[1:] != q[:-1])) + 1
+    return np.append(ends, len(run)).astype(np.int64)
 
 
 def _row_group_cuts(ends: np.ndarray, target: int) -> list[tuple[int, int]]:
