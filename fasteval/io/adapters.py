@@ -101,27 +101,11 @@ def is_single_input(x: Any) -> bool:
     )
 
 
-def _frame_to_arrow(x: Any) -> pa.Table:
-    if is_polars(x, "LazyFrame"):
-        return x.collect().to_arrow()
-    if _module(x).startswith("pandas"):
-        # by Arrow; the index is not data (PyTerrier frames carry a RangeIndex)
-        return pa.Table.from_pandas(x, preserve_index=False)
-    return pa.table(x)
-
-
 def _dict_rows(x: Mapping[Any, Any], what: str) -> pa.Table:
     """Dict-of-dicts -> table (``{run: {qid: {doc: v}}}`` for several runs), converted in
     bulk (C-level iteration, then checks as columns; a bad value named by its place)."""
-    value = "relevance" if what == "qrels" else "score"
     first = next(iter(x.values()), None)
-    if not isinstance(first, Mapping):
-        msg = (
-            f"{what} dict: expected {{query_id: {{doc_id: {value}}}}}, "
-            f"got values of type {type(first).__name__}"
-        )
-        raise SchemaError(msg)
-    inner = next(iter(first.values()), None)
+    inner = next(iter(first.values()), None) if isinstance(first, Mapping) else None
     if what == "run" and isinstance(inner, Mapping):
         parts = []
         for run, qs in x.items():
@@ -174,18 +158,14 @@ def _flat_dict(x: Mapping[Any, Any], what: str, name: str) -> pa.Table:
     docs = list(itertools.chain.from_iterable(inner))
     vals = list(itertools.chain.from_iterable(d.values() for d in inner))
 
-    def query_of(i: int) -> Any:
-        return qids[int(np.searchsorted(ends, i, side="right"))]
+    def query(i: int) -> str:  # where value i is: the query it belongs to
+        return f"{name}, query {qids[int(np.searchsorted(ends, i, side='right'))]!r}"
 
     def where(i: int) -> str:
-        return f"{name}, query {query_of(i)!r}, document {docs[i]!r}"
+        return f"{query(i)}, document {docs[i]!r}"
 
     q_arr = _strings(qids, "query id", lambda i: f"{name}, query {qids[i]!r}")
-
-    def doc_where(i: int) -> str:
-        return f"{name}, query {query_of(i)!r}"
-
-    doc_arr = _strings(docs, "document id", doc_where, views=what == "run")
+    doc_arr = _strings(docs, "document id", query, views=what == "run")
     q_col = q_arr.take(pa.array(np.repeat(np.arange(len(qids), dtype=np.int64), lens)))
     if what == "qrels":
         col = _int_array(vals, where)
@@ -211,23 +191,14 @@ def _numbers(vals: list[Any], value: str, where: Any) -> np.ndarray:
     # the slow way, only for the unusual: the first bad value named, others converted
     out = np.empty(len(vals), np.float64)
     for i, v in enumerate(vals):
-        number = _as_float(v)
-        if number is None:
+        try:  # a number (Decimal, numpy scalars, ...): not None, not text
+            if isinstance(v, (str, bytes)):
+                raise TypeError
+            out[i] = float(v)
+        except (TypeError, ValueError):
             msg = f"{where(i)}: {value} is not a number: {v!r}"
-            raise InputFormatError(msg)
-        out[i] = number
+            raise InputFormatError(msg) from None
     return out
-
-
-def _as_float(v: Any) -> float | None:
-    """``float(v)`` for a number (``Decimal``, numpy scalars, ...); ``None`` for ``None``,
-    text, and what ``float()`` refuses."""
-    if v is None or isinstance(v, (str, bytes)):
-        return None
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
 
 
 def _typed(cols: dict[str, list[Any]], name: str) -> pa.Table:
@@ -408,7 +379,13 @@ def adapt(
         return None  # other tables (diversity qrels, z-scores, ...) keep their own readers
     name: str
     if is_frame_like(x):
-        table, name = _frame_to_arrow(x), f"{what} {type(x).__name__}"
+        if is_polars(x, "LazyFrame"):
+            table = x.collect().to_arrow()
+        elif _module(x).startswith("pandas"):  # the index is not data (PyTerrier's RangeIndex)
+            table = pa.Table.from_pandas(x, preserve_index=False)
+        else:
+            table = pa.table(x)
+        name = f"{what} {type(x).__name__}"
     elif is_polars(x) or isinstance(x, pa.Table):
         names = list(x.columns) if is_polars(x) else x.column_names
         need = QRELS_COLS if what == "qrels" else RUN_COLS[:4]

@@ -42,7 +42,6 @@ from __future__ import annotations
 import bisect
 import json
 import os
-import sys
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -56,7 +55,7 @@ import pyarrow.parquet as pq
 from fasteval.columns import RunColumns, dict_encode, heads_of, numeric_numpy
 from fasteval.errors import FastevalError, InputFormatError
 from fasteval.io import stored, trec
-from fasteval.io.writers import ParquetOut, output
+from fasteval.io.writers import ParquetOut, parquet_output
 from fasteval.options import DEFAULTS, EvalOptions
 
 META_KEY = b"fasteval"
@@ -94,17 +93,11 @@ EVAL_COLUMNS = ["run_id", "query_id", "doc_id", "score"]
 def archive_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The archive header of a fasteval Parquet archive, ``None`` for any other file."""
     try:
-        meta = pq.read_metadata(path).metadata or {}
+        meta = pq.read_metadata(path).metadata
     except (OSError, pa.ArrowException):
         return None
-    raw = meta.get(META_KEY)
-    if raw is None:
-        return None
-    try:
-        info = json.loads(raw)
-    except ValueError:
-        return None
-    if not isinstance(info, dict) or info.get("format") != FORMAT:
+    info = stored.footer_json(meta, META_KEY)
+    if not info or info.get("format") != FORMAT:
         return None
     version = info.get("version")
     if isinstance(version, int) and version > VERSION:
@@ -132,17 +125,14 @@ def row_group_pieces(path: str | os.PathLike[str], budget: int) -> Pieces:
     md = stored.read_metadata(path, advice=INGEST_AGAIN)
     verified = stored.start_check(path, md, advice=INGEST_AGAIN)
     pieces: list[list[int]] = []
-    cur: list[int] = []
     rows = 0
     for i in range(md.num_row_groups):
         n = md.row_group(i).num_rows
-        if cur and rows + n > budget:
-            pieces.append(cur)
-            cur, rows = [], 0
-        cur.append(i)
+        if not pieces or rows + n > budget:
+            pieces.append([])
+            rows = 0
+        pieces[-1].append(i)
         rows += n
-    if cur:
-        pieces.append(cur)
     return Pieces(pieces, verified)
 
 
@@ -286,8 +276,7 @@ def _sorted_order(cols: RunColumns) -> np.ndarray | None:
     distinct = cols.qid.take(q_first)
     # byte order of the distinct query ids (a handful per run: Python sorts them)
     by_bytes = sorted(range(len(distinct)), key=lambda i: distinct[i].as_py().encode())
-    q_rank = np.empty(len(by_bytes), np.int64)
-    q_rank[by_bytes] = np.arange(len(by_bytes))
+    q_rank = np.argsort(by_bytes)  # the inverse permutation: each id's place in byte order
     key = cols.run.astype(np.int64) * max(1, len(by_bytes)) + q_rank[q_codes]
     if len(key) < 2 or bool((key[1:] >= key[:-1]).all()):
         return None
@@ -296,13 +285,9 @@ def _sorted_order(cols: RunColumns) -> np.ndarray | None:
 
 def _group_ends(run: np.ndarray, qid: pa.Array) -> np.ndarray:
     """Row indices where a (run, query) group ends (exclusive ends, last = len)."""
-    n = len(run)
-    change = np.zeros(n, np.bool_)
-    change[1:] = run[1:] != run[:-1]
-    q_codes = np.asarray(qid.indices)  # dictionary-encoded
-    change[1:] |= q_codes[1:] != q_codes[:-1]
-    ends = np.flatnonzero(change)
-    return np.concatenate([ends, [n]]).astype(np.int64)
+    q = np.asarray(qid.indices)  # dictionary-encoded
+    ends = np.flatnonzero((run[1:] != run[:-1]) | (q[1:] != q[:-1])) + 1
+    return np.append(ends, len(run)).astype(np.int64)
 
 
 def _row_group_cuts(ends: np.ndarray, target: int) -> list[tuple[int, int]]:
@@ -356,21 +341,16 @@ class ArchiveWriter:
         self._writer: ParquetOut | None = None
 
     def __enter__(self) -> ArchiveWriter:
-        sink = self._stack.enter_context(output(self.path, digest=True))
         meta = {"format": FORMAT, "version": VERSION, "sorted_by": SORTED_BY}
         meta["row_groups"] = "whole (run_id, query_id) groups"
-        schema = ARCHIVE_SCHEMA.with_metadata({META_KEY: json.dumps(meta).encode()})
-        try:
-            self._writer = ParquetOut(
-                sink,
-                schema,
-                compression=COMPRESSION,
-                use_dictionary=["run_id", "query_id"],
-                column_encoding={"rank": "DELTA_BINARY_PACKED", "score": "BYTE_STREAM_SPLIT"},
-            )
-        except BaseException:  # its first bytes could not be written: clean up, say why
-            if not self._stack.__exit__(*sys.exc_info()):
-                raise
+        out = parquet_output(
+            self.path,
+            ARCHIVE_SCHEMA.with_metadata({META_KEY: json.dumps(meta).encode()}),
+            compression=COMPRESSION,
+            use_dictionary=["run_id", "query_id"],
+            column_encoding={"rank": "DELTA_BINARY_PACKED", "score": "BYTE_STREAM_SPLIT"},
+        )
+        self._writer = self._stack.enter_context(out)
         return self
 
     def __exit__(
@@ -379,19 +359,8 @@ class ArchiveWriter:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        writer, self._writer = self._writer, None
-        try:
-            if writer is not None:  # the footer, before the rename
-                if exc_type is None:
-                    writer.finish()
-                else:
-                    writer.abort()
-        except BaseException:
-            # the footer could not be written (a full disk): remove the temporary file
-            if not self._stack.__exit__(*sys.exc_info()):
-                raise
-        else:
-            self._stack.__exit__(exc_type, exc, tb)
+        self._writer = None
+        self._stack.__exit__(exc_type, exc, tb)  # the footer, then the rename
 
     def _check_new_runs(self, cols: RunColumns) -> None:
         heads = heads_of(cols.run)

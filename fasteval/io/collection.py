@@ -383,18 +383,14 @@ def _classic(spec: str, analyzer: Analyzer | None) -> Collection:
     if p.is_dir():
         root, name = p.parent, p.name.lower()
     else:
-        root, name = _shared_classic_root(), spec.lower()
+        env = os.environ.get("FASTEVAL_SHARED_DATA")
+        root = (Path(env) if env else Path.cwd().parent / "shared" / "data") / "classic"
+        name = spec.lower()
     if name not in READERS:
         msg = f"unknown classic collection {spec!r}\n  hint: one of {', '.join(sorted(READERS))}"
         raise ParameterError(msg)
     c = load(root, name)
     return from_texts(c.doc_ids, c.texts, analyzer=analyzer, source=f"classic:{name}")
-
-
-def _shared_classic_root() -> Path:
-    env = os.environ.get("FASTEVAL_SHARED_DATA")
-    base = Path(env) if env else Path.cwd().parent / "shared" / "data"
-    return base / "classic"
 
 
 def write_collection(c: Collection, path: str | os.PathLike[str]) -> None:
@@ -414,8 +410,7 @@ def write_collection(c: Collection, path: str | os.PathLike[str]) -> None:
 
 def _load_stored(p: Path) -> Collection:
     table = stored.read_table(p, advice=INDEX_AGAIN)
-    assert table.schema.metadata is not None
-    meta = json.loads(table.schema.metadata[_META_KEY])
+    meta = stored.footer_json(table.schema.metadata, _META_KEY) or {}
     if meta.get("version") != FORMAT_VERSION:
         msg = f"{p}: collection format version {meta.get('version')!r}, expected {FORMAT_VERSION}"
         raise InputFormatError(msg)

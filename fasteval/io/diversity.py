@@ -50,9 +50,7 @@ class DiversityQrels:
 
     def subtopic_label(self, value: int) -> str:
         """The subtopic as the input spelled it."""
-        if self.subtopic_names is None:
-            return str(value)
-        return self.subtopic_names[value]
+        return str(value) if self.subtopic_names is None else self.subtopic_names[value]
 
 
 def _subtopics(col: StrColumn) -> tuple[np.ndarray, list[str] | None]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import codecs
 import os
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -16,7 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from fasteval import parallel
-from fasteval.errors import FastevalWarning, InputFormatError
+from fasteval.errors import InputFormatError
 from fasteval.io import gz
 
 PathLike = str | os.PathLike[str]
@@ -78,13 +77,6 @@ def content_lines(path: PathLike) -> list[tuple[int, str, list[str]]]:
     return [(n, t, f) for n, t in lines if (f := t.split()) and not f[0].startswith("#")]
 
 
-def warn_skipped(name: str, skipped: int, what: str) -> None:
-    """The warning of a lenient line reader of ``name`` that skipped malformed lines."""
-    if skipped:
-        msg = f"{name}: skipped {skipped} malformed {what} line(s)"
-        warnings.warn(msg, FastevalWarning, stacklevel=3)  # the reader's caller
-
-
 class Workspace:
     """Arrays reused from one read to the next (a stream's batches, a file's pieces): fresh
     memory is paid for at first touch (the kernel zeroes every page). Columns read with a
@@ -134,13 +126,6 @@ def read_files(
     return RawFiles(list(paths), buf, starts, ends)
 
 
-def _gzip_isize(path: PathLike) -> int:
-    """The uncompressed size a gzip file's trailer states (of its last member, mod 2**32)."""
-    with open(path, "rb") as fh:
-        fh.seek(-4, os.SEEK_END)
-        return int.from_bytes(fh.read(4), "little")
-
-
 def _gunzip_into(path: PathLike, out: memoryview) -> int:
     """Decompress a gzip file straight into ``out`` (no fresh memory the size of the file);
     its size, or -1 when it does not fit exactly (several members, or over 4 GiB)."""
@@ -177,12 +162,10 @@ def _read_all(
     packed: list[int] = []
     for i, p in enumerate(paths):
         try:
-            with open(p, "rb") as fh:
-                if fh.read(2) == gz.MAGIC:
-                    sizes[i] = _gzip_isize(p)
-                    packed.append(i)
-                else:
-                    sizes[i] = os.path.getsize(p)
+            isize = gz.trailer_size(p)
+            sizes[i] = os.path.getsize(p) if isize is None else isize
+            if isize is not None:
+                packed.append(i)
         except OSError:
             whole[i] = read_bytes(p)  # raises the proper InputFormatError
     direct = packed if in_place else []

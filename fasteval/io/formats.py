@@ -10,7 +10,6 @@ unpacked and its first run id. (Outputs: :mod:`fasteval.io.writers`.)
 from __future__ import annotations
 
 import os
-import struct
 from pathlib import Path
 from typing import IO, Any
 
@@ -51,14 +50,10 @@ def unpacked_size(path: Path) -> int:
     below the packed size), else its size."""
     size = path.stat().st_size
     try:
-        with path.open("rb") as f:
-            if f.read(2) != gz.MAGIC or size < 18:
-                return size
-            f.seek(-4, os.SEEK_END)
-            isize = int(struct.unpack("<I", f.read(4))[0])
+        isize = gz.trailer_size(path)
     except OSError:
         return size
-    return max(isize, size)  # over 4 GiB unpacked, the trailer wraps around
+    return size if isize is None else max(isize, size)  # over 4 GiB, the trailer wraps
 
 
 def first_tag(path: Path) -> str | None:

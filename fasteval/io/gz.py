@@ -11,6 +11,7 @@ of the file either way.
 from __future__ import annotations
 
 import gzip
+import os
 import zlib
 from types import ModuleType
 from typing import Any
@@ -45,6 +46,16 @@ ERRORS: tuple[type[BaseException], ...] = (*_RAW_ERRORS, GzipDataError)
 def bad_gzip_message(path: Any, e: BaseException) -> str:
     """The one-line message for a gzip file that cannot be read to its end."""
     return f"{path}: not a valid gzip file ({e})"
+
+
+def trailer_size(path: Any) -> int | None:
+    """The unpacked size a gzip file's trailer states (its last member's, mod 2**32), None
+    when the file is not gzip by its first bytes (an ``OSError`` if it is unreadable)."""
+    with open(path, "rb") as f:
+        if f.read(2) != MAGIC:
+            return None
+        f.seek(-4, os.SEEK_END)
+        return int.from_bytes(f.read(4), "little")
 
 
 def decompressobj() -> Any:

@@ -21,6 +21,7 @@ such lines and says how many).
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -28,9 +29,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from fasteval.errors import InputFormatError, SchemaError
+from fasteval.errors import FastevalWarning, InputFormatError, SchemaError
 from fasteval.io import coerce, need_columns
-from fasteval.io.files import content_lines, warn_skipped
+from fasteval.io.files import content_lines
 
 PREFS_FORMATS = ("prefs", "qrels_prefs")
 _FIELDS = {"prefs": 5, "qrels_prefs": 4}
@@ -133,7 +134,9 @@ def read_prefs(
         jsg.append(fields[2] if rel_format == "prefs" else "0")
         doc.append(fields[-2])  # docno: the field before the level in both layouts
         rel.append(level)
-    warn_skipped(name, skipped, rel_format)
+    if skipped:
+        msg = f"{name}: skipped {skipped} malformed {rel_format} line(s)"
+        warnings.warn(msg, FastevalWarning, stacklevel=2)
     if not rel:
         msg = f"{name}: no valid {rel_format} lines"
         raise InputFormatError(msg)

@@ -20,11 +20,7 @@ def write_qrels(df: pl.DataFrame, path: str | os.PathLike[str]) -> None:
     path
         The file to write (atomically, through :func:`fasteval.io.writers.write_text`).
     """
-    second = (
-        df["subtopic"].cast(pl.String) if "subtopic" in df.columns else pl.Series(["0"] * len(df))
-    )
-    lines = pl.DataFrame(
-        {"q": df["query_id"], "s": second, "d": df["doc_id"], "r": df["relevance"].cast(pl.String)}
-    ).select(pl.concat_str(["q", "s", "d", "r"], separator=" ").alias("line"))
-    text = "\n".join(lines["line"].to_list())
+    second = pl.col("subtopic").cast(pl.String) if "subtopic" in df.columns else pl.lit("0")
+    cols = [pl.col("query_id"), second, pl.col("doc_id"), pl.col("relevance").cast(pl.String)]
+    text = "\n".join(df.select(pl.concat_str(cols, separator=" ")).to_series().to_list())
     writers.write_text(text + ("\n" if text else ""), path)

@@ -39,16 +39,22 @@ WRITE_AGAIN = "write it again"
 PathLike = str | os.PathLike[str]
 
 
-def digest_entry(md: pq.FileMetaData) -> dict[str, Any] | None:
-    """The digest recorded in a Parquet footer (``sha256``, ``bytes``), or ``None``."""
-    raw = (md.metadata or {}).get(DIGEST_KEY)
+def footer_json(meta: dict[bytes, bytes] | None, key: bytes) -> dict[str, Any] | None:
+    """The JSON object under ``key`` of a Parquet footer's key-value metadata: ``None``
+    when there is none, ``{}`` when the value is not a JSON object."""
+    raw = (meta or {}).get(key)
     if raw is None:
         return None
     try:
-        entry = json.loads(raw)
+        got = json.loads(raw)
     except ValueError:
         return {}
-    return entry if isinstance(entry, dict) else {}
+    return got if isinstance(got, dict) else {}
+
+
+def digest_entry(md: pq.FileMetaData) -> dict[str, Any] | None:
+    """The digest recorded in a Parquet footer (``sha256``, ``bytes``), or ``None``."""
+    return footer_json(md.metadata, DIGEST_KEY)
 
 
 def damaged(path: PathLike, what: str, advice: str = WRITE_AGAIN) -> DamagedFileError:
@@ -73,11 +79,6 @@ def footer_start(path: PathLike) -> tuple[int, int]:
 _HASH_CHUNK = 1 << 20
 
 
-def _identity(path: PathLike) -> tuple[int, ...]:
-    st = os.stat(path)
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
-
-
 def _sha256s(path: PathLike) -> tuple[str, str | None]:
     """The SHA-256 of ``path`` whole and before its Parquet footer (``None``: it has none,
     else what :data:`DIGEST_KEY` records), in one read through one buffer (a memory map
@@ -100,7 +101,8 @@ class FileHash:
 
     def __init__(self, path: PathLike) -> None:
         self.path = path
-        self.identity = _identity(path)
+        st = os.stat(path)
+        self.identity = st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
         self._lock = threading.Lock()
         self._value: tuple[str, str | None] | None = None
 
@@ -265,14 +267,6 @@ def read_table(
     ours = digest_entry(f.metadata) is not None
     with reading(path, advice=advice, ours=ours):
         return f.read(columns=columns, use_threads=True)
-
-
-def is_ours(path: PathLike) -> bool:
-    """Whether ``path`` is a Parquet file that fasteval wrote with a digest."""
-    try:
-        return digest_entry(pq.read_metadata(path)) is not None
-    except (OSError, pa.ArrowException):
-        return False
 
 
 def verify_file(path: PathLike, *, advice: str = WRITE_AGAIN) -> tuple[int, bool]:

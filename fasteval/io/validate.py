@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -18,9 +18,6 @@ import pyarrow as pa
 from fasteval.columns import FEW_HEADS, Source, StrColumn, heads_of, numeric_numpy, spread
 from fasteval.errors import InputFormatError, SchemaError
 from fasteval.io import adapters, archive, is_polars, stored
-
-if TYPE_CHECKING:
-    import polars as pl
 
 
 def to_arrow(
@@ -40,11 +37,14 @@ def to_arrow(
     if is_polars(x):
         import polars as pl  # noqa: PLC0415 (only for a polars input)
 
-        # a run's ids are read in place from polars' string views (a run is read
-        # on every call; other tables once)
-        if what != "run":
-            return x.to_arrow(compat_level=pl.CompatLevel.oldest()), f"{what} DataFrame"
-        return _run_frame_to_arrow(x), f"{what} DataFrame"
+        # a run's ids are read in place from polars' string views (a run is read on every
+        # call; other tables once), through the Arrow C stream where both libraries have it
+        # (less read than to_arrow; no pandas import)
+        from_stream = getattr(pa.RecordBatchReader, "from_stream", None)
+        if what == "run" and from_stream is not None and hasattr(x, "__arrow_c_stream__"):
+            return from_stream(x).read_all(), f"{what} DataFrame"
+        compat = pl.CompatLevel.newest() if what == "run" else pl.CompatLevel.oldest()
+        return x.to_arrow(compat_level=compat), f"{what} DataFrame"
     if isinstance(x, pa.Table):
         return x, f"{what} table"
     if isinstance(x, (str, os.PathLike)):
@@ -56,27 +56,13 @@ def to_arrow(
     raise SchemaError(msg)
 
 
-def _run_frame_to_arrow(x: pl.DataFrame) -> pa.Table:
-    """A run frame as Arrow (polars' string views, read in place), through the Arrow C
-    stream where both libraries have it (less read than ``to_arrow``; no pandas import)."""
-    import polars as pl  # noqa: PLC0415 (only for a polars input)
-
-    from_stream = getattr(pa.RecordBatchReader, "from_stream", None)
-    if from_stream is None or not hasattr(x, "__arrow_c_stream__"):  # older libraries
-        return x.to_arrow(compat_level=pl.CompatLevel.newest())
-    return from_stream(x).read_all()
-
-
 def _parquet_to_arrow(p: Path) -> pa.Table:
     """A Parquet file as an Arrow table: a run archive, a table fasteval stored, any other."""
-    if not p.exists():
-        msg = f"no such file: {p}"
-        raise InputFormatError(msg)
     if archive.archive_info(p) is not None:
         # fasteval's own archive: pyarrow reads it straight into the types the
         # readers use (ids dictionary-encoded, doc ids large_string): no cast
         return archive.read_archive(p)
-    if stored.is_ours(p):
+    if stored.digest_entry(stored.read_metadata(p)) is not None:  # (one line if none, or no file)
         # a table fasteval wrote (a fused run, a result table): its checksums and
         # digest are verified, which polars' reader does not do
         return stored.read_table(p)

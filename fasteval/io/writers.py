@@ -19,14 +19,13 @@ import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from itertools import pairwise
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from fasteval.errors import ParameterError, WriteError
-from fasteval.io.stored import DIGEST_KEY, FileHash, file_hash, sharing
+from fasteval.io.stored import DIGEST_KEY, FileHash, file_hash, footer_json, sharing
 from fasteval.measures.diversity import parse_diversity_measures
 from fasteval.measures.parser import MeasureSet
 
@@ -141,7 +140,7 @@ class Provenance:
     def start(self) -> None:
         """Hash the inputs on a thread of their own from now (a command sure to write Parquet
         has the digests when its file is stamped, not after its work)."""
-        if self._hashing is not None or self._json is not None:
+        if self._hashing is not None:
             return
         files = self._files()
 
@@ -170,9 +169,7 @@ class Provenance:
             from fasteval._version import __version__ as v  # noqa: PLC0415
 
             files = self._files()
-            if self._hashing is not None:
-                self._hashing.join()
-            # (what start() hashed is read again only if it changed since)
+            # (what start() hashed, or is hashing, is read again only if it changed since)
             digests = parallel.map_threads(lambda p: file_hash(p, self.hashes).get()[0], files)
             record = {
                 "version": v,
@@ -207,14 +204,7 @@ def made_by(p: Provenance | None) -> Iterator[None]:
 
 def provenance_of(md: dict[bytes, bytes] | None) -> dict[str, Any] | None:
     """The provenance a Parquet footer's key-value metadata holds, if any."""
-    raw = (md or {}).get(PROVENANCE_KEY)
-    if raw is None:
-        return None
-    try:
-        got = json.loads(raw)
-    except ValueError:
-        return None
-    return got if isinstance(got, dict) else None
+    return footer_json(md, PROVENANCE_KEY) or None
 
 
 def _open(path: str, mode: str) -> IO[Any]:
@@ -337,34 +327,44 @@ def write_text(text: str, path: PathLike) -> None:
 
 
 class ParquetOut:
-    """A Parquet file written table by table into a :class:`Sink`, with page checksums;
-    :meth:`finish` adds the footer and the digest of every byte before it
-    (:data:`~fasteval.io.stored.DIGEST_KEY`, taken as they pass through the sink)."""
+    """A Parquet file being written table by table (:func:`parquet_output`), with page
+    checksums."""
 
     def __init__(self, sink: Sink, schema: pa.Schema, **options: Any) -> None:
         import pyarrow.parquet as pq  # noqa: PLC0415 (loaded where Parquet is written)
 
-        self.sink = sink
         self.writer = pq.ParquetWriter(sink, schema, write_page_checksum=True, **options)
 
     def write(self, table: pa.Table, row_group_size: int | None = None) -> None:
         """Append ``table`` (as row groups of ``row_group_size`` rows)."""
         self.writer.write_table(table, row_group_size=row_group_size)
 
-    def finish(self, metadata: dict[bytes, bytes] | None = None) -> None:
-        """Record the digest of the bytes written so far (and ``metadata``), close the file."""
-        n = self.sink.count
-        entry = {"sha256": self.sink.hexdigest(), "bytes": n}
+
+@contextmanager
+def parquet_output(
+    path: PathLike,
+    schema: pa.Schema,
+    metadata: dict[bytes, bytes] | None = None,
+    **options: Any,
+) -> Iterator[ParquetOut]:
+    """A :class:`ParquetOut` on :func:`output`: when the block ends, the footer gets the
+    provenance, ``metadata`` and the digest of every byte before it
+    (:data:`~fasteval.io.stored.DIGEST_KEY`, taken as they pass through the sink);
+    ``options`` go to :class:`pyarrow.parquet.ParquetWriter`."""
+    with output(path, digest=True) as sink:
+        out = ParquetOut(sink, schema, **options)
+        try:
+            yield out
+        except BaseException:
+            with suppress(Exception):  # its footer goes nowhere useful
+                out.writer.close()
+            raise
+        entry = {"sha256": sink.hexdigest(), "bytes": sink.count}
         extra: dict[bytes, Any] = {PROVENANCE_KEY: _made_by[-1].as_json()} if _made_by else {}
-        self.writer.add_key_value_metadata(
+        out.writer.add_key_value_metadata(
             {**extra, **(metadata or {}), DIGEST_KEY: json.dumps(entry)}
         )
-        self.writer.close()
-
-    def abort(self) -> None:
-        """Close the writer after a failure (its footer goes nowhere useful)."""
-        with suppress(Exception):
-            self.writer.close()
+        out.writer.close()
 
 
 def write_parquet_table(
@@ -381,14 +381,8 @@ def write_parquet_table(
     :class:`pyarrow.parquet.ParquetWriter` (zstd unless ``compression`` says otherwise).
     """
     options.setdefault("compression", "zstd")
-    with output(path, digest=True) as sink:
-        out = ParquetOut(sink, table.schema, **options)
-        try:
-            out.write(table, row_group_size)
-            out.finish(metadata)
-        except BaseException:
-            out.abort()
-            raise
+    with parquet_output(path, table.schema, metadata, **options) as out:
+        out.write(table, row_group_size)
 
 
 def write_parquet(
@@ -457,7 +451,8 @@ def format_trec(
     the command line renders without loading polars).
     """
     if not in_order:
-        df = in_measure_order(as_frame(df), {m.name: i for i, m in enumerate(measures)})
+        rank = {m.name: i for i, m in enumerate(measures)}
+        df = in_measure_order(_runs_together(as_frame(df)), rank)
     integer = set() if zscore else {m.name for m in measures if m.info.integer}
     prefix = "Z" if zscore else ""
     first = next((m.name for m in measures if not m.info.text), None)  # first 'all' row
@@ -486,14 +481,16 @@ def _rows(df: pl.DataFrame | Rows) -> list[tuple[Any, ...]]:
         return list(df.rows())
     cols = ["run_id", "query_id", "measure", "value"]
     if "text" in df.columns:
-        rows = list(df.select([*cols, "text"]).iter_rows())
-    else:
-        rows = [(*row, None) for row in df.select(cols).iter_rows()]
-    first: dict[str, int] = {}
-    place = [first.setdefault(r[0], len(first)) for r in rows]
-    if any(b < a for a, b in pairwise(place)):  # a run's rows apart
-        rows = [r for _, r in sorted(zip(place, rows, strict=True), key=lambda x: x[0])]
-    return rows
+        return list(df.select([*cols, "text"]).iter_rows())
+    return [(*row, None) for row in df.select(cols).iter_rows()]
+
+
+def _runs_together(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` with each run's rows together (runs in order of first appearance; stable)."""
+    seen: dict[str, int] = {}
+    runs = df["run_id"].to_list()
+    place = np.fromiter((seen.setdefault(r, len(seen)) for r in runs), np.int64, len(runs))
+    return df if (place[1:] >= place[:-1]).all() else df[np.argsort(place, kind="stable")]
 
 
 def as_frame(df: pl.DataFrame | Rows) -> pl.DataFrame:
@@ -629,15 +626,9 @@ def format_jsonl(df: pl.DataFrame) -> str:
     """JSON lines in ir_measures' ``Metric`` shape plus the run, one per row in order:
     ``{"query_id", "measure", "value", "run_id"}`` (aggregates: ``query_id == "all"``;
     NaN as ``null``; string measures as their text)."""
-    has_text = "text" in df.columns
-    cols = ["run_id", "query_id", "measure", "value", *(["text"] if has_text else [])]
     lines = []
-    for row in df.select(cols).iter_rows():
-        run, q, m, v = row[:4]
-        if has_text and row[4] is not None:
-            value: object = row[4]
-        else:
-            value = None if v is None or math.isnan(v) else v
+    for run, q, m, v, text in _rows(df):
+        value = text if text is not None else None if v is None or math.isnan(v) else v
         lines.append(
             json.dumps({"query_id": q, "measure": m, "value": value, "run_id": run}) + "\n"
         )

@@ -182,3 +182,13 @@ def test_generators_of_paths_and_of_records(frames, want, tmp_path) -> None:
         got.drop("run_id").sort("query_id", "measure"),
         want.filter(pl.col("run_id") == "sample1").drop("run_id"),
     )
+
+
+@pytest.mark.parametrize("what", ["qrels", "run"])
+def test_dict_of_non_dicts_names_the_query(frames, what) -> None:
+    # the first query's value checked once, where every query's is: the query named
+    q, _ = frames
+    bad = {"1": [("a", 1)]}
+    args = (bad, RUNS) if what == "qrels" else (q, bad)
+    with pytest.raises(SchemaError, match=rf"^{what} dict, query '1': expected a dict \{{doc_id"):
+        evaluate(*args, ["map"])

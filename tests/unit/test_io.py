@@ -312,3 +312,18 @@ def test_an_integer_id_column_reads_as_its_decimal_text(runs, kind, cut):
         got = str_column(table, "t", "query_id")
         want = [str(v) for v in table.column("query_id").to_pylist()]
         assert got.strings(np.arange(len(want))) == want
+
+
+def test_trec_text_of_a_frame_with_runs_interleaved_keeps_each_run_together(write):
+    from fasteval.io.writers import format_jsonl, format_trec
+    from fasteval.measures.parser import parse_measures
+
+    r2 = RUN.replace(" r1\n", " r2\n")
+    df = fasteval.evaluate(write("q", QRELS), [write("a", RUN), write("b", r2)], ["map", "P.5"])
+    mixed = df.sort("query_id", "measure", maintain_order=True)  # r1, r2, r1, r2, ...
+    assert mixed["run_id"].to_list() != df["run_id"].to_list()
+    ms = parse_measures(["map", "P.5"])
+    assert format_trec(mixed, ms) == format_trec(df, ms)
+    # JSON lines stay in the frame's own order
+    got = [line.split('"run_id": ')[1] for line in format_jsonl(mixed).splitlines()]
+    assert got == [f'"{r}"}}' for r in mixed["run_id"].to_list()]
