@@ -119,8 +119,8 @@ def recorded() -> dict[str, list[Any]]:
             pairs = sorted(
                 (
                     [
-                        jit.type_key(args, writable=True),
-                        jit.type_key([c.signature.return_type], writable=True)[0],
+                        jit.type_key(args),
+                        jit.type_key([c.signature.return_type])[0],
                     ]
                     for args, c in overloads.items()
                 ),
@@ -144,10 +144,11 @@ def write_signatures(calls: dict[str, list[Any]], path: Path = jit.SIGNATURES) -
 
 
 def declared(path: Path = jit.SIGNATURES) -> dict[str, list[tuple[Any, Any]]]:
-    """The declared calls: kernel -> ``(argument key, return key)`` pairs (with mutability)."""
+    """The declared calls: kernel -> ``(argument key, return key)`` pairs (with mutability,
+    as JSON lists)."""
     out: dict[str, list[tuple[Any, Any]]] = {}
     for kernel, key, ret in json.loads(path.read_text())["calls"]:
-        out.setdefault(kernel, []).append((jit.freeze(key), jit.freeze(ret)))
+        out.setdefault(kernel, []).append((key, ret))
     return out
 
 
