@@ -1,9 +1,9 @@
 """The package build compiles the evaluation kernels (see fasteval/aot.py).
 
 setuptools builds one extension, ``fasteval.kernels._aot`` (with ``_aot1`` and the
-index ``_aot.json`` beside it), by running ``python -m fasteval.aot build`` on this
-build's interpreter (it has numba and numpy: pyproject's build requirements), which
-compiles the modules in parallel. When that fails (no C compiler, say)
+index ``_aot.json`` beside it), with ``fasteval.aot.build``: it compiles the modules in
+parallel processes of this build's interpreter (it has numba and numpy: pyproject's
+build requirements). When that fails (no C compiler, say)
 the build prints one line and goes on: the package then runs its kernels on
 numba's JIT, compiled on first use.
 """

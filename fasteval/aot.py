@@ -119,8 +119,8 @@ def recorded() -> dict[str, list[Any]]:
             pairs = sorted(
                 (
                     [
-                        jit.type_key(args, writable=True),
-                        jit.type_key([c.signature.return_type], writable=True)[0],
+                        jit.type_key(args),
+                        jit.type_key([c.signature.return_type])[0],
                     ]
                     for args, c in overloads.items()
                 ),
@@ -144,10 +144,11 @@ def write_signatures(calls: dict[str, list[Any]], path: Path = jit.SIGNATURES) -
 
 
 def declared(path: Path = jit.SIGNATURES) -> dict[str, list[tuple[Any, Any]]]:
-    """The declared calls: kernel -> ``(argument key, return key)`` pairs (with mutability)."""
+    """The declared calls: kernel -> ``(argument key, return key)`` pairs (with mutability,
+    as JSON lists)."""
     out: dict[str, list[tuple[Any, Any]]] = {}
     for kernel, key, ret in json.loads(path.read_text())["calls"]:
-        out.setdefault(kernel, []).append((jit.freeze(key), jit.freeze(ret)))
+        out.setdefault(kernel, []).append((key, ret))
     return out
 
 
@@ -264,7 +265,7 @@ def _child_env() -> dict[str, str]:
     return dict(os.environ, **{jit.AOT_ENV: "0", "PYTHONPATH": path})
 
 
-def compile_library(out: Path, parts: int = PARTS, python: str = sys.executable) -> Path:
+def compile_library(out: Path, parts: int = PARTS) -> Path:
     """Compile the declared signatures into ``out``: ``parts`` modules compiled at once
     (:func:`compile_part`, one process each), then their index ``_aot.json``.
 
@@ -277,7 +278,7 @@ def compile_library(out: Path, parts: int = PARTS, python: str = sys.executable)
     with tempfile.TemporaryDirectory(dir=out) as tmp:
         procs = [
             subprocess.Popen(
-                [python, "-m", "fasteval.aot", "part", tmp, str(i), str(parts)],
+                [sys.executable, "-m", "fasteval.aot", "part", tmp, str(i), str(parts)],
                 env=_child_env(),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -312,26 +313,17 @@ def compile_library(out: Path, parts: int = PARTS, python: str = sys.executable)
     return meta
 
 
-def build(out: Path | None = None, python: str = sys.executable) -> tuple[Path | None, str]:
-    """Compile the library into ``out`` (default: the package) in a child process.
+def build(out: Path | None = None) -> tuple[Path | None, str]:
+    """Compile the library into ``out`` (default: the package).
 
     Returns ``(the index's path, how long it took)`` or, when it could not be built,
-    ``(None, why)`` in one line: the install goes on and numba's JIT serves. ``python``
-    is the interpreter to run (one with numba and numpy).
+    ``(None, why)`` in one line: the install goes on and numba's JIT serves.
     """
-    target = out or jit.KERNELS_DIR
     t0 = time.perf_counter()
-    proc = subprocess.run(
-        [python, "-m", "fasteval.aot", "build", str(target)],
-        env=_child_env(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
-        return None, (lines[-1] if lines else f"exit status {proc.returncode}")[:300]
-    meta = Path(proc.stdout.strip().splitlines()[-1])
+    try:
+        meta = compile_library(out or jit.KERNELS_DIR)
+    except (OSError, RuntimeError, ValueError) as e:
+        return None, (str(e).strip().splitlines() or [type(e).__name__])[-1][:300]
     return meta, f"{time.perf_counter() - t0:.1f} s"
 
 

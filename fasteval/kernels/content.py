@@ -159,7 +159,7 @@ def similarity(
     empty ground truth; an empty result scores 0 (JS) or is theta_C alone (KL).
     """
     u_off, u_n, u_term, u_p, u_plogp = truth
-    r_off, r_n, r_term, r_q, r_qlogq = res
+    r_off, r_n, r_term, r_q, _ = res
     n_terms = coll_p.shape[0]
     p_dense = np.zeros(n_terms, np.float64)
     pl_dense = np.zeros(n_terms, np.float64)
@@ -174,37 +174,15 @@ def similarity(
         b = a + r_n[r]
         if u_n[u] == 0:
             out_value[i] = np.nan
-        elif kind == JS:
-            if b == a:
-                out_value[i] = 0.0
-                continue
-            s = 0.0
-            p_in = 0.0
-            for e in range(a, b):
-                t = r_term[e]
-                p = p_dense[t]
-                q = r_q[e]
-                if p > 0.0:
-                    m = 0.5 * (p + q)
-                    s += pl_dense[t] + r_qlogq[e] - 2.0 * m * math.log2(m)
-                    p_in += p
-                else:
-                    s += q  # q log2(q / (q/2)), exactly
-            out_value[i] = 1.0 - 0.5 * (s + (1.0 - p_in))
+            continue
+        for e in range(a, b):
+            q_dense[r_term[e]] = r_q[e]
+        if kind == JS:
+            out_value[i] = _js_scattered(r_term[a:b], b - a, q_dense, 1.0, p_dense, pl_dense)
         else:
-            for e in range(a, b):
-                q_dense[r_term[e]] = r_q[e]
-            kl = 0.0
-            for e in range(u_off[u], u_off[u] + u_n[u]):
-                t = u_term[e]
-                mix = (1.0 - lam) * q_dense[t] + lam * coll_p[t]
-                if mix <= 0.0:
-                    kl = np.inf
-                    break
-                kl += u_p[e] * math.log(u_p[e] / mix)
-            out_value[i] = math.exp(-kl)
-            for e in range(a, b):
-                q_dense[r_term[e]] = 0.0
+            out_value[i] = _exp_neg_kl(u, lam, truth, q_dense, 1.0, coll_p)
+        for e in range(a, b):
+            q_dense[r_term[e]] = 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -242,8 +220,6 @@ def score_lists(
                 cur = _load_unit(cur, u0, u_off, u_n, u_term, u_p, u_plogp, p_dense, pl_dense)
             if u_n[u0] == 0:
                 out_value[g] = np.nan
-            elif nt == 0:
-                out_value[g] = 0.0
             else:
                 out_value[g] = _js_scattered(touched, nt, acc, wsum, p_dense, pl_dense)
         else:
@@ -292,7 +268,10 @@ def _walk_list(g, lists, k, docs, acc, touched, count_only):  # pragma: no cover
 
 @njit(cache=True, nogil=True)
 def _js_scattered(touched, nt, acc, wsum, p_dense, pl_dense):  # pragma: no cover - numba
-    """``1 - JS`` (bits) of the result model in ``acc`` to the scattered ground truth."""
+    """``1 - JS`` (bits) of the result model ``acc / wsum`` (terms ``touched[:nt]``; none: 0)
+    to the scattered ground truth."""
+    if nt == 0:
+        return 0.0
     s = 0.0
     p_in = 0.0
     for e in range(nt):
@@ -304,8 +283,24 @@ def _js_scattered(touched, nt, acc, wsum, p_dense, pl_dense):  # pragma: no cove
             s += pl_dense[t] + q * math.log2(q) - 2.0 * m * math.log2(m)
             p_in += p
         else:
-            s += q
+            s += q  # q log2(q / (q/2)), exactly
     return 1.0 - 0.5 * (s + (1.0 - p_in))
+
+
+@njit(cache=True, nogil=True)
+def _exp_neg_kl(u, lam, truth, acc, wsum, coll_p):  # pragma: no cover - numba
+    """``exp(-KL(theta_u || (1 - lam) theta_r + lam theta_C))`` in nats, theta_r the result
+    model ``acc / wsum`` (0 when ``wsum`` is)."""
+    u_off, u_n, u_term, u_p, _ = truth
+    kl = 0.0
+    for e in range(u_off[u], u_off[u] + u_n[u]):
+        t = u_term[e]
+        q = acc[t] / wsum if wsum > 0.0 else 0.0
+        mix = (1.0 - lam) * q + lam * coll_p[t]
+        if mix <= 0.0:
+            return 0.0  # exp(-inf)
+        kl += u_p[e] * math.log(u_p[e] / mix)
+    return math.exp(-kl)
 
 
 @njit(cache=True, nogil=True)
@@ -337,14 +332,5 @@ def _mean_over_units(u0, nu, kind, lam, truth, acc, wsum, nt, coll_p):  # pragma
                     s += p
             total += 1.0 - 0.5 * (s + (1.0 - q_in))
         else:
-            kl = 0.0
-            for e in range(a_, b_):
-                t = u_term[e]
-                qq = acc[t] / wsum if nt > 0 else 0.0
-                mix = (1.0 - lam) * qq + lam * coll_p[t]
-                if mix <= 0.0:
-                    kl = np.inf
-                    break
-                kl += u_p[e] * math.log(u_p[e] / mix)
-            total += math.exp(-kl)
+            total += _exp_neg_kl(u, lam, truth, acc, wsum, coll_p)
     return total / nu

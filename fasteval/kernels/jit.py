@@ -260,22 +260,20 @@ def _value_key(a: Any) -> Key:
     return None
 
 
-def type_key(types: Any, writable: bool = False) -> Key:
-    """The :func:`arg_key` of values of numba's ``types``; with ``writable``, the declared key
-    (arrays also carry whether they are mutable)."""
-    return tuple(_type_key(t, writable) for t in types)
+def type_key(types: Any) -> Key:
+    """The declared key of values of numba's ``types``: their :func:`arg_key`, arrays also
+    carrying whether they are mutable (:func:`call_key` drops it)."""
+    return tuple(_type_key(t) for t in types)
 
 
-def _type_key(t: Any, writable: bool) -> Key:
+def _type_key(t: Any) -> Key:
     from numba.core import types  # noqa: PLC0415 (build time only)
 
     if isinstance(t, types.Array):
         if not isinstance(t.dtype, types.Number | types.Boolean):
             return None
         char = np.dtype(str(t.dtype)).char
-        if writable:
-            return ("array", char, t.ndim, t.layout, bool(t.aligned), bool(t.mutable))
-        return ("array", char, t.ndim, t.layout, bool(t.aligned))
+        return ("array", char, t.ndim, t.layout, bool(t.aligned), bool(t.mutable))
     if isinstance(t, types.Boolean):
         return "bool"
     if isinstance(t, types.NoneType):
@@ -284,15 +282,15 @@ def _type_key(t: Any, writable: bool) -> Key:
         return str(t)
     if isinstance(t, types.BaseNamedTuple):
         cls = t.instance_class
-        inner = tuple(_type_key(x, writable) for x in t.types)
-        return (f"{cls.__module__}.{cls.__qualname__}", inner)
+        return (f"{cls.__module__}.{cls.__qualname__}", type_key(t.types))
     if isinstance(t, types.BaseTuple):
-        return ("tuple", tuple(_type_key(x, writable) for x in t.types))
+        return ("tuple", type_key(t.types))
     return None
 
 
 def call_key(declared: Key) -> Key:
-    """The :func:`arg_key` of calls a declared key (with mutability) accepts."""
+    """The :func:`arg_key` of calls a declared key (with mutability; tuples or the lists
+    JSON gives) accepts."""
     if isinstance(declared, tuple | list):
         if declared and declared[0] == "array":
             return tuple(declared[:5])
@@ -304,16 +302,9 @@ def has_none(key: Key) -> bool:
     """Whether a key has a part this scheme does not cover."""
     if key is None:
         return True
-    if isinstance(key, tuple):
+    if isinstance(key, tuple | list):
         return any(has_none(k) for k in key)
     return False
-
-
-def freeze(key: Key) -> Key:
-    """A key read back from JSON (lists) as the tuples :func:`arg_key` gives."""
-    if isinstance(key, list):
-        return tuple(freeze(k) for k in key)
-    return key
 
 
 # --- the library on disk ----------------------------------------------------
@@ -358,7 +349,7 @@ class Library:
         """The library's functions of one kernel, by the :func:`arg_key` of calls."""
         out: dict[Key, Callable[..., Any]] = {}
         for key, name, export in self.index.get(f"{module}:{qualname}", []):
-            out[call_key(freeze(key))] = getattr(self.modules[name], export)
+            out[call_key(key)] = getattr(self.modules[name], export)
         return out
 
 

@@ -84,10 +84,9 @@ def gain_walk(rels, n, lut, ig, top_pos, R, out):  # pragma: no cover - numba
     sum_cost = 0.0
     res_g = 0.0
     old = ig[0] if m > 0 else 0.0
-    prev_pos = top_pos
-    i = 0
-    # walk 1: ranking and ideal together, while the ideal gain is positive
-    while i < n and prev_pos:
+    # the ranking and the ideal together (ig holds positive gains: past it, gi is 0 and
+    # trec_eval's level walk has stopped; top_pos False leaves ig empty)
+    for i in range(n):
         rg = gain(lut, rels[i], top)
         gi = ig[i] if i < m else 0.0
         sum_res += rg
@@ -106,27 +105,11 @@ def gain_walk(rels, n, lut, ig, top_pos, R, out):  # pragma: no cover - numba
         if rg > 0.0:
             acc_rel += rdcg / idcg
             cnt_rel += 1
-        prev_pos = gi > 0.0
-        i += 1
-    # walk 2: the rest of the ranking
-    rest = i < n
-    while i < n:
-        rg = gain(lut, rels[i], top)
-        gi = ig[i] if i < m else 0.0
-        sum_res += rg
-        sum_cost += gi if gi >= 1.0 else 1.0
-        if rg != 0.0:
-            res_g += rg / math.log2(2.0 + sum_cost - sum_res)
-            rdcg += rg / math.log2(i + 2.0)
-        if rg > 0.0:
-            acc_rel += rdcg / idcg
-            cnt_rel += 1
-        i += 1
-    if rest and idcg > 0.0:
+    if top_pos and n > m + 1 and idcg > 0.0:  # the ranking went on past the level walk
         acc_r += rdcg / idcg
         cnt_r += 1
-    # walk 3: the rest of the ideal
-    idcg, acc_r, cnt_r = _ideal_rest(ig, i, prev_pos, old, idcg, rdcg, acc_r, cnt_r)
+    # the rest of the ideal
+    idcg, acc_r, cnt_r = _ideal_rest(ig, n, top_pos and n <= m, old, idcg, rdcg, acc_r, cnt_r)
     out[GW_NDCG] = rdcg / idcg if idcg > 0.0 else 0.0
     out[GW_DCG] = rdcg
     out[GW_IDEAL_DCG] = idcg
@@ -156,7 +139,7 @@ def _ndcg_rel(ig, rdcg, idcg, acc_rel, cnt_rel):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def _ideal_rest(ig, i, prev_pos, old, idcg, rdcg, acc_r, cnt_r):  # pragma: no cover - numba
-    """Walk 3 of :func:`gain_walk`, the ideal past the ranking while its gain is positive:
+    """The end of :func:`gain_walk`: the ideal past the ranking while its gain is positive:
     the ideal DCG and Rndcg's running sum and count."""
     m = ig.shape[0]
     while prev_pos:

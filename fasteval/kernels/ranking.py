@@ -338,25 +338,6 @@ ACCURACY = fm.code("accuracy")
 F1 = fm.code("f1")
 
 
-class Walk(NamedTuple):
-    """One ranking's running counts down to rank ``i``: relevant documents, precision sums,
-    DCG; ``relpos`` the ranks of the ``nrr`` relevant ones; ``smax[i]`` the best precision
-    at ``i`` or below."""
-
-    rels: np.ndarray
-    n: int
-    R: int
-    cum_rel: np.ndarray
-    cum_ap: np.ndarray
-    cum_dcg: np.ndarray
-    relpos: np.ndarray
-    smax: np.ndarray
-    nrr: int
-    nonpool: int
-    unjudged: int
-    bing: float
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _ranking_of(rel, s, n, opts):  # pragma: no cover - numba
     """A group's relevance values, cut at ``max_depth`` and, with ``judged_only``, judged only."""
@@ -374,9 +355,11 @@ def _ranking_of(rel, s, n, opts):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _walk(rels, n, R, level, interpolated):  # pragma: no cover - numba
-    """The running counts of one ranking (:class:`Walk`); ``smax`` only when
-    ``interpolated`` precision is asked for (else empty)."""
+def _walk(rels, n, level, interpolated):  # pragma: no cover - numba
+    """One ranking's running counts down to rank ``i``: relevant documents ``cum_rel``,
+    precision sums, DCG; ``relpos`` the ranks of the ``nrr`` relevant ones; ``smax[i]`` the
+    best precision at ``i`` or below (when ``interpolated``, else empty); the non-pool and
+    unjudged counts, binG's sum."""
     cum_rel = np.empty(n, np.int64)
     cum_ap = np.empty(n, np.float64)
     cum_dcg = np.empty(n, np.float64)
@@ -410,7 +393,7 @@ def _walk(rels, n, R, level, interpolated):  # pragma: no cover - numba
         for i in range(n - 1, -1, -1):
             best = max(best, cum_rel[i] / (i + 1.0))
             smax[i] = best
-    return Walk(rels, n, R, cum_rel, cum_ap, cum_dcg, relpos, smax, nrr, nonpool, unjudged, bing)
+    return cum_rel, cum_ap, cum_dcg, relpos, smax, nrr, nonpool, unjudged, bing
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -485,9 +468,9 @@ def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: n
         s = starts[g]
         rels, n = _ranking_of(rel, s, ends[g] - s, opts)
         R = num_rel_q[q]
-        w = _walk(rels, n, R, level, interpolated)
-        cum_rel, cum_ap, cum_dcg, relpos, smax = w.cum_rel, w.cum_ap, w.cum_dcg, w.relpos, w.smax
-        nrr, nonpool, unjudged, bing = w.nrr, w.nonpool, w.unjudged, w.bing
+        cum_rel, cum_ap, cum_dcg, relpos, smax, nrr, nonpool, unjudged, bing = _walk(
+            rels, n, level, interpolated
+        )
         ap = cum_ap[n - 1] if n > 0 else 0.0
         bpref = 0.0
         infap = 0.0
@@ -548,15 +531,8 @@ def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: n
                 k = np.int64(params[p0])
                 if R > 0 and n > 0:
                     v = cum_ap[min(k, n) - 1] / R
-            elif f == NDCG:
-                sp = col_spec[c]
-                if sp > 0:
-                    if not gw_done[sp]:
-                        ig = ideal_gains[spec_off[sp, q] : spec_off[sp, q + 1]]
-                        mp.gain_walk(rels, n, gain_lut[sp], ig, top_pos[sp, q], R, gw[sp])
-                        gw_done[sp] = True
-                    v = gw[sp, mp.GW_NDCG]
-                elif npos > 0 and n > 0:
+            elif f == NDCG and col_spec[c] == 0:  # default gains (custom ones: the gain walk)
+                if npos > 0 and n > 0:
                     v = cum_dcg[n - 1] / idcg[io + npos - 1]
             elif f == NDCG_CUT:
                 k = np.int64(params[p0])
@@ -702,13 +678,15 @@ def evaluate_groups(lo, hi, groups, stats, plan, gains, opts, out):  # pragma: n
                 if f == JK_NDCG:
                     best = mp.jk_dcg(rels, n, lut, ig, True)
                     v = v / best if best > 0.0 else 0.0
-            elif f == G or f == NDCG_REL or f == RNDCG or f == DCG or f == IDEAL_DCG:
+            elif f == NDCG or f == G or f == NDCG_REL or f == RNDCG or f == DCG or f == IDEAL_DCG:
                 sp = col_spec[c]
                 if not gw_done[sp]:
                     ig = ideal_gains[spec_off[sp, q] : spec_off[sp, q + 1]]
                     mp.gain_walk(rels, n, gain_lut[sp], ig, top_pos[sp, q], R, gw[sp])
                     gw_done[sp] = True
-                if f == NDCG_REL:
+                if f == NDCG:
+                    v = gw[sp, mp.GW_NDCG]
+                elif f == NDCG_REL:
                     v = gw[sp, mp.GW_NDCG_REL]
                 elif f == RNDCG:
                     v = gw[sp, mp.GW_RNDCG]
