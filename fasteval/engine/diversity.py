@@ -103,10 +103,6 @@ def _check_duplicates(q: DiversityQrels, df: pl.DataFrame) -> None:
     raise InputFormatError(msg)
 
 
-def _str_take(col: StrColumn, rows: np.ndarray) -> StrColumn:
-    return StrColumn.from_arrow(col.take(rows.astype(np.int64)))
-
-
 def prepare_diversity(
     qrels: Any,
     runs: Any,
@@ -167,8 +163,8 @@ def _encode_judged(
     first = udocs["first"].to_numpy().astype(np.int64)
     src = dq.source
     uq = QrelsColumns(
-        _str_take(dq.qid, first),
-        _str_take(dq.doc, first),
+        StrColumn.from_arrow(dq.qid.take(first)),
+        StrColumn.from_arrow(dq.doc.take(first)),
         udocs["any"].to_numpy().astype(np.int32),
         src.take(first),
     )
