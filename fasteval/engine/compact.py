@@ -24,7 +24,7 @@ from fasteval.engine.inputs import (
     QrelsLike,
     RunsLike,
     as_list,
-    check_runs_have_queries,
+    check_runs_retrieved,
     number_runs,
     prepare,
 )
@@ -65,7 +65,7 @@ class Compact:
         """The compact form of an already prepared input."""
         types = _narrow_types(prep.qrels)
         small, sc = _narrowed(prep.enc, 0, types, prep.runs.score if scores else None)
-        small.row = _rows(small.rel.shape[0], scores)
+        small.row = np.arange(small.rel.shape[0] if scores else 0, dtype=np.int64)
         return cls(prep.qrels, small, sc)
 
     def encoded(self) -> Encoded:
@@ -91,10 +91,6 @@ class Compact:
             source=Source(["(compact: no run rows kept)"], None, None),
         )
         return Prepared(self.qrels, runs, e)
-
-
-def _rows(n: int, scores: bool) -> np.ndarray:
-    return np.arange(n, dtype=np.int64) if scores else np.zeros(0, np.int64)
 
 
 def _narrow_types(qrels: QrelsColumns) -> tuple[type[np.signedinteger[Any]], type[Any]]:
@@ -157,7 +153,7 @@ def prepare_compact(
         q = prepare_qrels(qrels_columns(qrels, lenient=opts.lenient))  # once for every batch
         try:
             return _batched(q, batches, opts, scores, budget)
-        except (_FallbackError, FastevalError):
+        except FastevalError:  # (a _FallbackError too)
             pass  # the unbatched path gives the result, or raises today's message
     return Compact.of(prepare(qrels, items, opts), scores=scores)
 
@@ -186,8 +182,8 @@ def _batched(
             n_pos += small.rel.shape[0]
         seen.update(mine)
     enc = _concat(parts)
-    enc.row = _rows(n_pos, scores)
-    check_runs_have_queries(enc)
+    enc.row = np.arange(n_pos if scores else 0, dtype=np.int64)
+    check_runs_retrieved(enc.run_names, enc.group_run, enc.ends > enc.starts)
     return Compact(q.cols, enc, np.concatenate(score_parts) if scores else None)
 
 

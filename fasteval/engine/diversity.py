@@ -48,7 +48,7 @@ from fasteval.columns import (
     offsets,
 )
 from fasteval.engine.encode import Encoded, encode
-from fasteval.engine.inputs import as_list, check_runs_have_queries
+from fasteval.engine.inputs import as_list, check_runs_retrieved
 from fasteval.engine.table import long_table
 from fasteval.errors import InputFormatError, ParameterError
 from fasteval.io.diversity import DiversityQrels, diversity_qrels_columns
@@ -101,10 +101,6 @@ def _check_duplicates(q: DiversityQrels, df: pl.DataFrame) -> None:
         f"(first at {q.source.where(a)})"
     )
     raise InputFormatError(msg)
-
-
-def _str_take(col: StrColumn, rows: np.ndarray) -> StrColumn:
-    return StrColumn.from_arrow(col.take(rows.astype(np.int64)))
 
 
 def prepare_diversity(
@@ -167,13 +163,13 @@ def _encode_judged(
     first = udocs["first"].to_numpy().astype(np.int64)
     src = dq.source
     uq = QrelsColumns(
-        _str_take(dq.qid, first),
-        _str_take(dq.doc, first),
+        StrColumn.from_arrow(dq.qid.take(first)),
+        StrColumn.from_arrow(dq.doc.take(first)),
         udocs["any"].to_numpy().astype(np.int32),
         src.take(first),
     )
     enc = encode(uq, rc, replace(opts, compat=10))  # ndeval's scores are float64
-    check_runs_have_queries(enc)
+    check_runs_retrieved(enc.run_names, enc.group_run, enc.ends > enc.starts)
     return udocs.with_row_index("u"), first, enc
 
 
@@ -260,11 +256,6 @@ def _ordered(enc: Encoded, rc: RunColumns, order: str, pos_e: np.ndarray) -> np.
     return pos_e[perm]
 
 
-def _discounts(k: int) -> np.ndarray:
-    # ndeval: log(2) / log(rank + 1), 1 at rank 1 (C's log, as Python's math.log)
-    return np.array([1.0] + [math.log(2.0) / math.log(i + 2.0) for i in range(1, k)], np.float64)
-
-
 def check_params(alpha: float, beta: float, max_depth: int | None) -> None:
     """Raise a :class:`ParameterError` for alpha or beta outside [0, 1] or a depth below 1."""
     if not 0.0 <= alpha <= 1.0:
@@ -284,10 +275,7 @@ class DiversityResult:
 
     values: np.ndarray
     summary: np.ndarray
-    grp_sub_off: np.ndarray
-    sub_first: np.ndarray
-    sub_hits: np.ndarray
-    sub_ap: np.ndarray
+    per_sub: kd.PerSubtopic
 
 
 def compute_diversity(
@@ -305,13 +293,24 @@ def compute_diversity(
     enc = prep.enc
     k = max([1, *(x.k for x in measures)])
     sub = kd.Subtopics(prep.rd_off, prep.rd_sub, prep.m_q, prep.sub_off, prep.nrel)
-    par = kd.Params(float(alpha), float(beta), _discounts(k))
-    ideal = _ideal_rankings(prep, sub, par, k)
-    n_g = enc.starts.shape[0]
+    # ndeval's discounts: log(2) / log(rank + 1), 1 at rank 1 (C's log, as Python's math.log)
+    disc = [1.0] + [math.log(2.0) / math.log(i + 2.0) for i in range(1, k)]
+    par = kd.Params(float(alpha), float(beta), np.array(disc, np.float64))
+    # each query's ideal ranking (greedy, as ndeval) and its gains to depth k
+    n_q = prep.m_q.shape[0]
+    ideal = kd.Ideal(np.zeros((n_q, k)), np.zeros((n_q, k)), np.zeros(n_q))
+    sizes = np.diff(prep.qd_off).astype(np.float64)
+    order = np.empty(int(prep.qd_off[-1]), np.int64)
+    work = sizes * sizes * (prep.m_q + 1) + 1.0
+    parallel.run(kd.ideal_queries, work, prep.qd_off, sub, par, order, ideal)
     mcode = np.array([FAMILIES[x.family][0] for x in measures], np.int64)
     mk = np.array([x.k if x.k else 1 for x in measures], np.int64)
-    out = np.zeros((n_g, len(measures)), np.float64)
-    per_sub = _per_subtopic_outputs(prep, per_subtopic_depth)
+    out = np.zeros((enc.starts.shape[0], len(measures)), np.float64)
+    # per-subtopic outputs: none unless a depth is given
+    sub_off = offsets(prep.m_q[enc.group_q] * (per_subtopic_depth is not None))
+    n_s = int(sub_off[-1])
+    zeros = (np.zeros(n_s, np.int64), np.zeros(n_s, np.int64), np.zeros(n_s))
+    per_sub = kd.PerSubtopic(sub_off, *zeros, int(per_subtopic_depth or 0))
     parallel.run(
         kd.score_groups,
         (enc.ends - enc.starts).astype(np.float64) + 1.0,
@@ -335,41 +334,7 @@ def compute_diversity(
     np.add.at(sums, enc.group_run, out)
     counts = np.bincount(enc.group_run, minlength=sums.shape[0])[:, None]
     summary = np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
-    return DiversityResult(out, summary, *per_sub[:4])
-
-
-def _ideal_rankings(prep: DiversityPrepared, sub: kd.Subtopics, par: kd.Params, k: int) -> kd.Ideal:
-    """Each query's ideal ranking (greedy, as ndeval) and its gains to depth ``k``."""
-    n_q = prep.m_q.shape[0]
-    order = np.empty(int(prep.qd_off[-1]), np.int64)
-    ideal = kd.Ideal(
-        np.zeros((n_q, k), np.float64), np.zeros((n_q, k), np.float64), np.zeros(n_q, np.float64)
-    )
-    sizes = np.diff(prep.qd_off).astype(np.float64)
-    parallel.run(
-        kd.ideal_queries,
-        sizes * sizes * (prep.m_q + 1) + 1.0,
-        prep.qd_off,
-        sub,
-        par,
-        order,
-        ideal,
-    )
-    return ideal
-
-
-def _per_subtopic_outputs(prep: DiversityPrepared, depth: int | None) -> kd.PerSubtopic:
-    """The per-subtopic outputs of every group (empty unless ``depth`` is given)."""
-    g_q = prep.enc.group_q
-    grp_sub_off = offsets(prep.m_q[g_q] if depth is not None else np.zeros(g_q.shape[0], np.int64))
-    n_s = int(grp_sub_off[-1])
-    return kd.PerSubtopic(
-        grp_sub_off,
-        np.zeros(n_s, np.int64),
-        np.zeros(n_s, np.int64),
-        np.zeros(n_s, np.float64),
-        int(depth or 0),
-    )
+    return DiversityResult(out, summary, per_sub)
 
 
 def diversity_evaluate(  # noqa: PLR0913 (keyword-only options)
@@ -427,14 +392,13 @@ def diversity_evaluate(  # noqa: PLR0913 (keyword-only options)
         Long table ``run_id, query_id, measure, value``; aggregates (arithmetic
         means over the evaluated queries) have ``query_id == "all"``.
     """
-    ms = (
-        list(measures)
-        if isinstance(measures, (list, tuple))
+    if not (
+        isinstance(measures, (list, tuple))
         and measures
         and all(isinstance(m, DiversityMeasure) for m in measures)
-        else parse_diversity_measures(measures)  # type: ignore[arg-type]
-    )
-    check_params(alpha, beta, max_depth)
+    ):
+        measures = parse_diversity_measures(measures)  # type: ignore[arg-type]
+    ms: list[DiversityMeasure] = list(measures)
     opts = EvalOptions(
         relevance_level=relevance_level,
         complete=complete,
@@ -460,12 +424,11 @@ def diversity_evaluate(  # noqa: PLR0913 (keyword-only options)
             res = compute_diversity(
                 prep, group, alpha=a, beta=b, max_depth=max_depth, complete=complete
             )
-            done.append((cols, res))
+            done.append(res)
         # every pass has the same groups (the qrels' queries, whatever the level)
-        values = np.zeros((prep.enc.starts.shape[0], len(ms)))
-        summary = np.zeros((len(prep.enc.run_names), len(ms)))
-        for cols, res in done:
-            values[:, cols], summary[:, cols] = res.values, res.summary
+        back = np.argsort(np.concatenate(list(passes.values())))  # the columns as asked
+        values = np.hstack([res.values for res in done])[:, back]
+        summary = np.hstack([res.summary for res in done])[:, back]
         return long_table(prep.enc, [m.name for m in ms], values, summary, per_query=per_query)
 
 
@@ -505,23 +468,20 @@ def subtopic_coverage(  # noqa: PLR0913 (keyword-only options)
     prep = prepare_diversity(qrels, runs, opts, order=order)
     ms = [DiversityMeasure("MAP_IA", 0)]
     res = compute_diversity(prep, ms, max_depth=max_depth, per_subtopic_depth=depth)
-    enc = prep.enc
-    n_sub = np.diff(res.grp_sub_off)
-    g = np.repeat(np.arange(enc.starts.shape[0]), n_sub)
-    j = np.arange(g.shape[0]) - res.grp_sub_off[g]
+    enc, per = prep.enc, res.per_sub
+    g = np.repeat(np.arange(enc.starts.shape[0]), np.diff(per.off))
     q = enc.group_q[g]
-    slot = prep.sub_off[q] + j
+    slot = prep.sub_off[q] + np.arange(g.shape[0]) - per.off[g]  # the query's subtopic
     labels = [prep.qrels.subtopic_label(int(v)) for v in prep.sub_value]
-    first = res.sub_first
     return pl.DataFrame(
         {
             "run_id": pl.Series(enc.run_names, dtype=pl.String)[enc.group_run[g]],
             "query_id": pl.Series(enc.qids, dtype=pl.String)[q],
             "subtopic": pl.Series(labels, dtype=pl.String)[slot],
             "num_rel": prep.nrel[slot],
-            "first_rank": pl.Series(np.where(first > 0, first, 0)).replace(0, None),
-            "hits": res.sub_hits,
-            "covered": res.sub_hits > 0,
-            "ap": res.sub_ap,
+            "first_rank": pl.Series(per.first).replace(0, None),  # 0: none retrieved
+            "hits": per.hits,
+            "covered": per.hits > 0,
+            "ap": per.ap,
         }
     )

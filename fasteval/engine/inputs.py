@@ -57,7 +57,7 @@ def prepare(
     q = qrels.cols if prepared else qrels_columns(qrels, lenient=opts.lenient)
     r = run_columns(as_list(runs), opts)
     enc = encode(qrels if prepared else q, r, opts)
-    check_runs_have_queries(enc)
+    check_runs_retrieved(enc.run_names, enc.group_run, enc.ends > enc.starts)
     return Prepared(q, r, enc)
 
 
@@ -72,13 +72,9 @@ def number_runs(parts: Iterable[tuple[list[str], np.ndarray]]) -> tuple[list[str
     return list(number), out
 
 
-def check_runs_have_queries(enc: Encoded) -> None:
-    """Raise when a run shares no query with the qrels (nothing could be evaluated for it)."""
-    check_runs_retrieved(enc.run_names, enc.group_run, enc.ends > enc.starts)
-
-
 def check_runs_retrieved(names: list[str], group_run: np.ndarray, has_rows: np.ndarray) -> None:
-    """Raise when a run has no group with rows (``group_run[has_rows]``)."""
+    """Raise when a run has no group with rows (``group_run[has_rows]``): it shares no
+    query with the qrels, so nothing could be evaluated for it."""
     has = np.zeros(len(names), bool)
     has[group_run[has_rows]] = True
     if not has.all():

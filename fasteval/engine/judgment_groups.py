@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from fasteval.engine.encode import encode
-from fasteval.engine.inputs import as_list, check_runs_have_queries
+from fasteval.engine.inputs import as_list, check_runs_retrieved
 from fasteval.engine.ranking import aggregate, compute
 from fasteval.engine.table import Evaluation, to_frame
 from fasteval.errors import DataMismatchError
@@ -52,7 +52,7 @@ def evaluate_jg(
     passes = jg.passes()
     n_groups_of = {q: len(gs) for q, gs in jg.groups_per_query().items()}
     enc0 = encode(passes[0], r, opts)
-    check_runs_have_queries(enc0)
+    check_runs_retrieved(enc0.run_names, enc0.group_run, enc0.ends > enc0.starts)
     scoring = replace(opts, num_docs=0, zscores=None)  # the options jg scoring reads
     ev0 = compute(enc0, mset, scoring)
     total = ev0.values.copy()

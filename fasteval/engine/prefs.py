@@ -195,12 +195,6 @@ def _relation_group(
     return _Group(None, rel, mine[u], mine[v])
 
 
-def _ratio(num: float, den: float) -> float:
-    """``num / den`` with C's double semantics (0/0 is NaN, x/0 is infinite)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return float(np.float64(num) / np.float64(den))
-
-
 @dataclass
 class _Counts:
     ful_ret: int
@@ -247,12 +241,9 @@ def _recalculate(g: _Group, r: np.ndarray, njr: int, c: _Counts, *, ret: bool) -
     ful = poss = 0
     if g.ecs is not None:
         ranks = [np.sort(r[d]) for _, d in g.ecs]
+        last = ranks[-1][: c.num_rel_ret if ret else c.num_rel]
         if ret:
-            ranks = [x[x < njr] for x in ranks]
-            last = np.sort(r[g.ecs[-1][1]])[: c.num_rel_ret]
-            last = last[: np.searchsorted(last, njr)] if last.size else last
-        else:
-            last = ranks[-1][: c.num_rel]
+            ranks, last = [x[x < njr] for x in ranks], last[last < njr]
 
         def add(x: np.ndarray, y: np.ndarray) -> tuple[int, int]:
             above = x[:, None] < y[None, :]
@@ -292,7 +283,8 @@ def _rnonrel(g: _Group, r: np.ndarray, njr: int, c: _Counts, *, ret: bool) -> fl
         poss = c.poss_ret + (0 if ret else c.poss_imp + c.notoccur) + c.num_rel * (big_r - big_n)
     else:
         ful, poss = _recalculate(g, r, njr, c, ret=ret)
-    return _ratio(ful, poss)
+    with np.errstate(divide="ignore", invalid="ignore"):  # as C: 0/0 is NaN, x/0 infinite
+        return float(np.float64(ful) / np.float64(poss))
 
 
 def _pairs(q: _Query, r: np.ndarray, njr: int) -> dict[str, float]:
@@ -388,19 +380,25 @@ def evaluate_prefs(
     rc = run_columns(as_list(runs), opts)
     table = pl.from_arrow(runs_to_table(rc))
     assert isinstance(table, pl.DataFrame)
-    score = pl.col("score").cast(pl.Float32) if compat == 9 else pl.col("score")
-    table = table.select(
-        "run_id", "query_id", "doc_id", score.cast(pl.Float64).alias("score")
-    ).with_columns(pl.col("doc_id").cast(pl.Binary).alias("_key"))
-    lines = p.by_query()
-    qids = p.queries()
+    score = pl.col("score").cast(pl.Float32 if compat == 9 else pl.Float64)
+    by = ["query_id", score, pl.col("doc_id").cast(pl.Binary)]  # ties: document id ascending
+    ranked = table.sort(by, descending=[False, True, False]).group_by(
+        ["run_id", "query_id"], maintain_order=True
+    )
+    rankings = {(r, q): docs for r, q, docs in ranked.agg("doc_id").iter_rows()}
+    lines, qids = p.by_query(), p.queries()
     prepared = {q: _prepare_query(p, q, lines[q]) for q in qids}
-    number = {q: i for i, q in enumerate(qids)}
-    groups = [
-        (r, number[q], [v[m.family] for m in mset], retrieved)
-        for r, run_id in enumerate(rc.run_names)
-        for q, v, retrieved in _run_values(table, run_id, qids, prepared, opts)
-    ]
+    groups = []
+    for r, run_id in enumerate(rc.run_names):
+        for i, q in enumerate(qids):
+            ranking = rankings.get((run_id, q))
+            if ranking is None and not opts.complete:
+                continue
+            docs = list(ranking or [])[: opts.max_depth]
+            if len(set(docs)) != len(docs):
+                docs = _first_occurrences(docs, run_id, q, opts.on_duplicate == "first")
+            v = query_values(prepared[q], docs)
+            groups.append((r, i, [v[m.family] for m in mset], ranking is not None))
     if not groups:
         msg = f"no run retrieved any query of the preferences in {p.name}"
         raise DataMismatchError(msg)
@@ -409,32 +407,6 @@ def evaluate_prefs(
     values = rows.astype(np.float64)
     ev = Evaluation(mset, index, values, aggregate(index, mset, values, None), has_rows)
     return to_frame(ev, per_query=per_query, compat=compat)
-
-
-def _run_values(
-    table: pl.DataFrame,
-    run_id: str,
-    qids: list[str],
-    prepared: dict[str, _Query],
-    opts: EvalOptions,
-) -> list[tuple[str, dict[str, float], bool]]:
-    """One run's (query, values, retrieved) per query evaluated."""
-    mine = table.filter(pl.col("run_id") == run_id).sort(
-        ["query_id", "score", "_key"], descending=[False, True, False]
-    )
-    rankings = dict(mine.group_by("query_id", maintain_order=True).agg("doc_id").iter_rows())
-    out: list[tuple[str, dict[str, float], bool]] = []
-    for q in qids:
-        ranking = rankings.get(q)
-        if ranking is None and not opts.complete:
-            continue
-        ranking = list(ranking or [])
-        if opts.max_depth is not None:
-            ranking = ranking[: opts.max_depth]
-        if len(set(ranking)) != len(ranking):
-            ranking = _first_occurrences(ranking, run_id, q, opts.on_duplicate == "first")
-        out.append((q, query_values(prepared[q], ranking), q in rankings))
-    return out
 
 
 def _first_occurrences(ranking: list[str], run_id: str, qid: str, keep_first: bool) -> list[str]:

@@ -271,25 +271,21 @@ def aggregate(
         col = values[:, j]
         if m.info.text:  # per query only
             summary[:, j] = np.nan
-            continue
-        if agg == "gm":
+        elif agg == "gm":
             logs = np.log(np.maximum(col, MIN_GEO_MEAN))
             s = np.bincount(enc.group_run, weights=logs, minlength=n_runs)
             summary[:, j] = np.exp(np.divide(s, counts, out=np.zeros(n_runs), where=counts > 0))
-            continue
-        if agg == "defined":  # NaN where undefined: the mean over the others (NaN if none)
+        elif agg == "defined":  # NaN where undefined: the mean over the others (NaN if none)
             ok = ~np.isnan(col)
             s = np.bincount(enc.group_run, weights=np.where(ok, col, 0.0), minlength=n_runs)
             c = np.bincount(enc.group_run, weights=ok.astype(np.float64), minlength=n_runs)
             summary[:, j] = np.divide(s, c, out=np.full(n_runs, np.nan), where=c > 0)
-            continue
-        s = np.bincount(enc.group_run, weights=col, minlength=n_runs)
-        if agg == "sum":
-            summary[:, j] = s
         elif agg == "count":
             summary[:, j] = counts
         else:
-            summary[:, j] = np.divide(s, counts, out=np.zeros(n_runs), where=counts > 0)
+            s = np.bincount(enc.group_run, weights=col, minlength=n_runs)
+            mean = np.divide(s, counts, out=np.zeros(n_runs), where=counts > 0)
+            summary[:, j] = s if agg == "sum" else mean
         if m.family == "num_rel" and qr_rel is not None and m.rel is None:
             # trec_eval's -c counts num_rel over the whole qrels as grade > 0, whatever -l says
             summary[:, j] = float(np.count_nonzero(qr_rel > 0))

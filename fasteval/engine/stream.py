@@ -74,31 +74,21 @@ class _Stream:
     q: PreparedQrels
     measures: MeasureSet
     options: EvalOptions
-    budget: int
-    one_unit: bool = False  # the plan has a single input
+    reader: BatchReader
+    one_unit: bool  # the plan has a single input
     source_of: dict[str, tuple[int, str]] = field(default_factory=dict)  # run -> (unit, file)
-    reader: BatchReader = field(init=False)
-
-    def __post_init__(self) -> None:
-        # token arrays reused by every batch; big files' bytes in one buffer
-        self.reader = BatchReader(self.budget, self.options, workspace=Workspace())
-
-    def one_input_per_run(self, cols: RunColumns, unit: int) -> None:
-        """Raise when a run id was given by another input already."""
-        if not cols.run_names:
-            return
-        files = cols.source.files(len(cols))
-        for r, row in zip(*first_rows(cols.run), strict=True):
-            name = cols.run_names[int(r)]
-            file = cols.source.names[int(files[row])]
-            seen = self.source_of.setdefault(name, (unit, file))
-            if seen[0] != unit:
-                raise InputFormatError(duplicate_run_id(name, seen[1], file, self.options))
 
     def scored(self, cols: RunColumns, unit: int) -> _Scored:
-        """Run rows of input ``unit`` encoded against the prepared qrels and scored."""
-        if not self.one_unit:  # a single input cannot give a run twice
-            self.one_input_per_run(cols, unit)
+        """Run rows of input ``unit`` encoded against the prepared qrels and scored; an
+        error for a run id another input gave already (a single input cannot)."""
+        if cols.run_names and not self.one_unit:
+            files = cols.source.files(len(cols))
+            for r, row in zip(*first_rows(cols.run), strict=True):
+                name = cols.run_names[int(r)]
+                file = cols.source.names[int(files[row])]
+                seen = self.source_of.setdefault(name, (unit, file))
+                if seen[0] != unit:
+                    raise InputFormatError(duplicate_run_id(name, seen[1], file, self.options))
         try:
             # the measures read the grades alone: no rows written
             enc = encode(self.q, cols, self.options, keep_rows=False)
@@ -110,9 +100,9 @@ class _Stream:
         assert enc.qp is not None  # encoded against prepared qrels
         return _Scored(
             run_names=list(enc.run_names),
-            group_run=enc.group_run.copy(),
+            group_run=enc.group_run,
             group_q=enc.qp[enc.group_q],  # evaluated groups are qrels queries: 0..Q-1
-            has_rows=ev.has_rows.copy(),
+            has_rows=ev.has_rows,
             values=ev.values,
             text=ev.text,
         )
@@ -236,15 +226,10 @@ def _merge(
     g_q = np.concatenate([p.group_q for p in parts])
     has_rows = np.concatenate([p.has_rows for p in parts])
     values = np.concatenate([p.values for p in parts])
-    if len(parts) > 1:
-        key = g_run.astype(np.int64) * len(qids) + g_q
-        # rows first within a key, then batch order
-        order = np.lexsort((~has_rows, key))
-        key = key[order]
-        keep = order[np.concatenate([[True], key[1:] != key[:-1]])]
-        g_run, g_q, has_rows, values = g_run[keep], g_q[keep], has_rows[keep], values[keep]
-    else:
-        keep = np.arange(len(g_run))
+    key = g_run.astype(np.int64) * len(qids) + g_q
+    order = np.lexsort((~has_rows, key))  # rows first within a key, then batch order
+    keep = order[np.diff(key[order], prepend=-1) != 0]
+    g_run, g_q, has_rows, values = g_run[keep], g_q[keep], has_rows[keep], values[keep]
     text: dict[int, list[str]] | None = None
     cols_text = next((p.text for p in parts if p.text is not None), None)
     if cols_text is not None:
@@ -279,23 +264,17 @@ def evaluate_ranking_stream(
         run_columns([], options)  # its error
     with gc_paused():
         batches = plan_batches(items, budget, options, split=not options.lenient)
-        parts = _scored_batches(_Stream(qrels, measures, options, budget), batches, progress)
+        total = sum(len(b.units) for b in batches)
+        # token arrays reused by every batch; big files' bytes in one buffer
+        reader = BatchReader(budget, options, workspace=Workspace())
+        stream = _Stream(qrels, measures, options, reader, one_unit=total == 1)
+        parts: list[_Scored] = []
+        done = 0  # units are numbered over the whole plan
+        with _ReadAhead(batches, budget) as reads:  # text batches read one ahead
+            for i, b in enumerate(batches):
+                parts += stream.batch(b, done, reads, i)
+                done += len(b.units)
+                if progress is not None and len(batches) > 1:
+                    progress(done, total)
         ev = _merge(parts, qrels, measures, options)
         return to_long(ev, per_query=per_query, compat=options.compat)
-
-
-def _scored_batches(
-    stream: _Stream, batches: list[Batch], progress: Progress | None
-) -> list[_Scored]:
-    """Every batch scored, text batches read one ahead."""
-    total = sum(len(b.units) for b in batches)
-    stream.one_unit = total == 1
-    parts: list[_Scored] = []
-    done = 0  # units are numbered over the whole plan
-    with _ReadAhead(batches, stream.budget) as reads:
-        for i, b in enumerate(batches):
-            parts += stream.batch(b, done, reads, i)
-            done += len(b.units)
-            if progress is not None and len(batches) > 1:
-                progress(done, total)
-    return parts

@@ -156,13 +156,7 @@ def _without_undefined(out: Long, ev: Evaluation) -> Long:
         return out
     keep = np.flatnonzero(~(np.isin(out.measure, cols) & np.isnan(out.value)))
     text = None if out.text is None else out.text[keep]
-    return out._replace(
-        run=out.run[keep],
-        query=out.query[keep],
-        measure=out.measure[keep],
-        value=out.value[keep],
-        text=text,
-    )
+    return Long(*out[:3], out.run[keep], out.query[keep], out.measure[keep], out.value[keep], text)
 
 
 def long_table(
