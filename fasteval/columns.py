@@ -27,6 +27,8 @@ class StrColumn:
     _starts: np.ndarray | None
     _ends: np.ndarray | None
     _lazy: ViewStr | None = None  # a string_view column's buffers, while ``buf`` is not made
+    # the first row of each run of equal values, when the tokenizer marked them
+    heads: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         # one array type (C-contiguous, read-only) per kernel argument: one signature
@@ -276,7 +278,10 @@ def encode_heads(col: StrColumn) -> Heads:
     if len(col) == 0:
         return Heads(np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64))
     lazy = col._lazy
-    heads = kstr.equal_view_runs(*lazy) if lazy is not None else _equal_runs(col)
+    if col.heads is not None:
+        heads = col.heads
+    else:
+        heads = kstr.equal_view_runs(*lazy) if lazy is not None else _equal_runs(col)
     if heads.shape[0] <= FEW_HEADS:
         # the heads' bytes are gathered once: numbered here, decoded by Heads.strings
         raw = col.bytes_of(heads)
