@@ -175,20 +175,8 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
     """
     buf, file_starts, file_ends, file_no, lines_before = ranges
     slot_of, int_field, float_field, same_field, runs_field = spec
-    (
-        file_of,
-        line_no,
-        line_start,
-        n_fields,
-        starts,
-        ends,
-        ival,
-        ibad,
-        fval,
-        fbad,
-        new_run,
-        same_bad,
-    ) = out
+    file_of, line_no, line_start, n_fields, starts, ends = out[:6]
+    ival, ibad, fval, fbad, new_run, same_bad = out[6:]
     n_slot = slot_of.shape[0]
     bp = buf.ctypes.data
     n_buf = buf.shape[0]
