@@ -259,6 +259,25 @@ def write_arrow(table: pa.Table, path: PathLike) -> None:
     write_parquet_table(table, path, use_dictionary=dictionary)
 
 
+def write_qrels(df: pl.DataFrame, path: PathLike) -> None:
+    """Write qrels as TREC text: ``qid 0 docno rel`` (or ``qid subtopic docno rel``).
+
+    Parameters
+    ----------
+    df
+        ``query_id, doc_id, relevance`` and, for diversity qrels, ``subtopic``;
+        one line per row, in the frame's order.
+    path
+        The file to write (atomically, through :func:`fasteval.io.writers.write_text`).
+    """
+    import polars as pl  # noqa: PLC0415 (loaded where a frame is written)
+
+    second = pl.col("subtopic").cast(pl.String) if "subtopic" in df.columns else pl.lit("0")
+    cols = [pl.col("query_id"), second, pl.col("doc_id"), pl.col("relevance").cast(pl.String)]
+    text = "\n".join(df.select(pl.concat_str(cols, separator=" ")).to_series().to_list())
+    write_text(text + ("\n" if text else ""), path)
+
+
 def write_figure(fig: Any, path: PathLike, **options: Any) -> None:
     """Save a matplotlib figure to ``path`` in the format its suffix names (atomically)."""
     fmt = Path(path).suffix.lstrip(".").lower() or "png"
