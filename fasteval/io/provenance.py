@@ -54,8 +54,8 @@ _HASH_CHUNK = 1 << 20
 
 def _sha256s(path: PathLike) -> tuple[str, str | None]:
     """The SHA-256 of ``path`` whole and before its Parquet footer (``None``: it has none,
-    else what :data:`DIGEST_KEY` records), in one read through one buffer (a memory map
-    would count the file's pages in the process's resident memory)."""
+    else what :data:`fasteval.io.stored.DIGEST_KEY` records), in one read through one
+    buffer (a memory map would count the file's pages in the process's resident memory)."""
     _, mark = footer_start(path)
     h, before, at = hashlib.sha256(), None, 0
     buf = memoryview(bytearray(_HASH_CHUNK))
@@ -96,24 +96,12 @@ class FileHash:
             self.get()
 
 
-_shared: list[dict[str, FileHash]] = []  # the running command's inputs' hashes, by real path
-
-
-@contextmanager
-def sharing(hashes: dict[str, FileHash]) -> Iterator[None]:
-    """Inside the block, :func:`file_hash` finds and keeps files' hashes in ``hashes`` (a
-    command's provenance hashes its inputs: an archive's digest check then reads nothing)."""
-    _shared.append(hashes)
-    try:
-        yield
-    finally:
-        _shared.pop()
-
-
 def file_hash(path: PathLike, shared: dict[str, FileHash] | None = None) -> FileHash:
-    """The hash of ``path`` kept in ``shared`` (else :func:`sharing`'s), made there if it is
-    missing or the file changed since."""
-    shared = shared if shared is not None else (_shared[-1] if _shared else {})
+    """The hash of ``path`` kept in ``shared`` (else the provenance in effect's: an archive's
+    digest check reads nothing a command's provenance hashes), made there if it is missing
+    or the file changed since."""
+    if shared is None:
+        shared = _made_by[-1].hashes if _made_by else {}
     new = FileHash(path)
     h = shared.setdefault(key := os.path.realpath(path), new)  # (one step: threads share it)
     if h.identity != new.identity:
@@ -210,8 +198,7 @@ def made_by(p: Provenance | None) -> Iterator[None]:
         return
     _made_by.append(p)
     try:
-        with sharing(p.hashes):
-            yield
+        yield
     finally:
         _made_by.remove(p)
 
