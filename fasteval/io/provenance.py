@@ -1,11 +1,6 @@
-"""What made an output, and the digests of the files read: the light part of writing.
-
-A command that writes Parquet hashes its inputs (SHA-256) on a thread of its own from
-its first step, before numpy and pyarrow are loaded, and stamps what made the file
-(:class:`Provenance`) in its footer. An archive's digest check (:mod:`fasteval.io.stored`)
-reads its file through the same hashes, so a file read for both is read once. This
-module imports nothing beyond the standard library.
-"""
+"""What made an output (:class:`Provenance`), and the files' SHA-256 digests (shared with an
+archive's digest check, :mod:`fasteval.io.stored`). Standard library only: a command
+that writes Parquet starts hashing its inputs before numpy and pyarrow load."""
 
 from __future__ import annotations
 
