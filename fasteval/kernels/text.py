@@ -112,12 +112,9 @@ def newlines(buf, words, s, e):
     hi = np.uint64(0)
     a = (s + 7) // 8
     b = e // 8
-    if words.shape[0] < b or a >= b:
-        for k in range(s, e):
-            c += buf[k] == _NL
-            hi |= np.uint64(buf[k])
-        return c, (hi & _HIGH8) != 0
-    for k in range(s, a * 8):
+    if words.shape[0] < b or a >= b:  # no whole word to read: byte by byte
+        a = b = (e + 7) // 8
+    for k in range(s, min(a * 8, e)):
         c += buf[k] == _NL
         hi |= np.uint64(buf[k])
     j = a
@@ -133,7 +130,7 @@ def newlines(buf, words, s, e):
         x = (acc & _LO16) + ((acc >> _U8) & _LO16)
         c += np.int64((x * _ONE16) >> _U48)
         j = stop
-    for k in range(b * 8, e):
+    for k in range(max(b * 8, s), e):
         c += buf[k] == _NL
         hi |= np.uint64(buf[k])
     return c, (hi & _HIGH8) != 0
