@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO))
 from fasteval.analysis import content as ac  # noqa: E402
 from fasteval.analysis.content_study import content_study  # noqa: E402
 from fasteval.io.collection import Collection  # noqa: E402
-from fasteval.io.qrels_writer import write_qrels  # noqa: E402
+from fasteval.io.writers import write_qrels  # noqa: E402
 
 OUT = REPO / "benchmarks" / "out" / "content"
 FIG = REPO / "benchmarks" / "figures"

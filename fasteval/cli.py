@@ -98,15 +98,6 @@ class _OneLineErrors(click.Group):
 @click.version_option(package_name="fasteval")
 def main() -> None:
     """fasteval: trec_eval's numbers for whole TREC archives at once."""
-    from fasteval.kernels import jit
-
-    if not jit.disabled() and jit.mode() == "jit":
-        reason = jit.status()["reason"]
-        click.echo(
-            f"fasteval: note: kernels run on numba's JIT ({reason}), compiled on first "
-            "use; reinstalling fasteval (`pip install -e .` in a checkout) builds the library",
-            err=True,
-        )
 
 
 @main.result_callback()

@@ -10,7 +10,6 @@ from typing import Any, NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from fasteval import parallel
 from fasteval.kernels import strings as kstr
 from fasteval.kernels.text import ViewStr
 
@@ -27,6 +26,8 @@ class StrColumn:
     _starts: np.ndarray | None
     _ends: np.ndarray | None
     _lazy: ViewStr | None = None  # a string_view column's buffers, while ``buf`` is not made
+    # the first row of each run of equal values, when the tokenizer marked them
+    heads: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         # one array type (C-contiguous, read-only) per kernel argument: one signature
@@ -251,32 +252,15 @@ class Heads(NamedTuple):
         return col.strings(self.first)
 
 
-#: Rows from which :func:`encode_heads` looks for runs of equal strings on every thread.
-SPLIT_RUNS = 1 << 18
-
-
-def _equal_runs(col: StrColumn) -> np.ndarray:
-    """``kstr.equal_runs`` over one part of many rows a thread (the batch's next work
-    waits for it): a run crossing a cut is one run."""
-    t = parallel.threads() if len(col) >= SPLIT_RUNS else 1
-    cuts = sorted({len(col) * k // t for k in range(t + 1)})  # (np.unique loads numpy.ma)
-
-    def part(lo: int, hi: int) -> np.ndarray:
-        heads: np.ndarray = kstr.equal_runs(col.buf, col.starts[lo:hi], col.ends[lo:hi]) + lo
-        if lo:
-            before, first = col.bytes_of(np.array([lo - 1, lo]))
-            return heads[1:] if before == first else heads
-        return heads
-
-    return np.concatenate(parallel.map_threads(lambda c: part(*c), itertools.pairwise(cuts)))
-
-
 def encode_heads(col: StrColumn) -> Heads:
     """The runs of equal values of ``col`` and their codes (each run's first row read)."""
     if len(col) == 0:
         return Heads(np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64))
-    lazy = col._lazy
-    heads = kstr.equal_view_runs(*lazy) if lazy is not None else _equal_runs(col)
+    heads, lazy = col.heads, col._lazy
+    if heads is None and lazy is not None:
+        heads = kstr.equal_view_runs(*lazy)
+    elif heads is None:
+        heads = kstr.equal_runs(col.buf, col.starts, col.ends)
     if heads.shape[0] <= FEW_HEADS:
         # the heads' bytes are gathered once: numbered here, decoded by Heads.strings
         raw = col.bytes_of(heads)

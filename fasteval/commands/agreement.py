@@ -18,6 +18,7 @@ from fasteval.commands.common import (
     show_progress,
 )
 from fasteval.errors import ParameterError
+from fasteval.io import formats
 
 TABLE_FORMATS = ("parquet", "csv", "tsv")
 
@@ -26,11 +27,9 @@ def table_output(output: str | None) -> str | None:
     """``-o``'s path if its suffix names a table format (.parquet, .csv, .tsv), else an error."""
     if output is None:
         return None
-    from fasteval.io import writers
-
-    if writers.named_format(output) not in TABLE_FORMATS:
+    if formats.named_format(output) not in TABLE_FORMATS:
         msg = (
-            f"-o {output}: the suffix {writers.output_suffix(output)!r} names no table format; "
+            f"-o {output}: the suffix {formats.output_suffix(output)!r} names no table format; "
             "use .parquet, .csv or .tsv"
         )
         raise ParameterError(msg)

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import click
 
 from fasteval.errors import FastevalError, InputFormatError, ParameterError, install_hint
+from fasteval.io import formats
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -206,7 +207,7 @@ _OUTPUT_NAMES = ("output", "out", "outdir", "plot", "plot_dir", "summary", "work
 
 
 def provenance(params: dict[str, Any]) -> Any:
-    """What made the running command's outputs (a :class:`fasteval.io.writers.Provenance`).
+    """What made the running command's outputs (a :class:`fasteval.io.provenance.Provenance`).
 
     The inputs are the values of its path arguments and options that are not
     outputs (``-o``, ``--plot``, ...), and ``--collection``; the measures its
@@ -215,7 +216,8 @@ def provenance(params: dict[str, Any]) -> Any:
     ctx = click.get_current_context(silent=True)
     if ctx is None:
         return None
-    from fasteval.io.writers import Provenance, named_format
+    from fasteval.io.formats import named_format
+    from fasteval.io.provenance import Provenance
 
     inputs: list[str] = []
     options: dict[str, Any] = {}
@@ -237,6 +239,19 @@ def provenance(params: dict[str, Any]) -> Any:
     return made
 
 
+def jit_note() -> None:
+    """One note line when the kernels run on numba's JIT (no library: compiled on first use)."""
+    from fasteval.kernels import jit
+
+    if not jit.disabled() and jit.mode() == "jit":
+        reason = jit.status()["reason"]
+        click.echo(
+            f"fasteval: note: kernels run on numba's JIT ({reason}), compiled on first "
+            "use; reinstalling fasteval (`pip install -e .` in a checkout) builds the library",
+            err=True,
+        )
+
+
 def friendly(fn: F) -> F:
     """Turn expected errors into one line on stderr and exit status 1 (no traceback)."""
 
@@ -253,9 +268,11 @@ def friendly(fn: F) -> F:
             warnings.showwarning = show
             try:
                 check_output(kwargs)
-                from fasteval.io.writers import made_by
+                from fasteval.io.provenance import made_by
 
+                # the inputs' hashing starts before numpy and pyarrow load
                 with made_by(provenance(kwargs)):  # stamped on the Parquet files written
+                    jit_note()
                     return fn(*args, **kwargs)
             except (FastevalError, OSError) as e:
                 if isinstance(e, InputFormatError) and "runs" in kwargs:
@@ -365,7 +382,7 @@ class Writes:
         otherwise it is an error listing the suffixes.
     named_by
         The command's own meaning of a suffix, over
-        :data:`fasteval.io.writers.SUFFIX_FORMATS`.
+        :data:`fasteval.io.formats.SUFFIX_FORMATS`.
     """
 
     formats: tuple[str, ...]
@@ -377,14 +394,12 @@ class Writes:
 
 def _suffix_list(w: Writes) -> str:
     """``parquet (.parquet, .pq), csv (.csv), tsv (.txt, ... or none)``: what names each."""
-    from fasteval.io import writers
-
-    names = {**writers.SUFFIX_FORMATS, **dict(w.named_by)}
+    names = {**formats.SUFFIX_FORMATS, **dict(w.named_by)}
     listed = []
     for f in w.formats:
         suffixes = [s for s, g in names.items() if g == f]
         if f == w.text:
-            suffixes += [s for s in writers.TEXT_SUFFIXES if s] + ["no suffix"]
+            suffixes += [s for s in formats.TEXT_SUFFIXES if s] + ["no suffix"]
         if suffixes:
             listed.append(f"{f} ({', '.join(suffixes)})")
     return ", ".join(listed)
@@ -419,17 +434,15 @@ def pick_format(
     """
     if output is None:
         return fmt or w.text or w.formats[0]
-    from fasteval.io import writers
-
-    suffix = writers.output_suffix(output)
-    named = writers.named_format(output, w.named_by)
-    text = named is None and (writers.is_text_name(output) or w.any_suffix)
+    suffix = formats.output_suffix(output)
+    named = formats.named_format(output, w.named_by)
+    text = named is None and (formats.is_text_name(output) or w.any_suffix)
     options = f"--format {'|'.join(w.formats)}" if w.param else ""
     if fmt is not None:
         agree = (
-            fmt in (named, writers.named_format(output))
-            or writers.agrees(output, fmt)
-            or (text and fmt not in writers.BINARY)
+            fmt in (named, formats.named_format(output))
+            or formats.agrees(output, fmt)
+            or (text and fmt not in formats.BINARY)
             or (named is None and not text)  # a name that says nothing: --format decides
         )
         if agree:

@@ -110,7 +110,7 @@ def complete_qrels_cmd(
 ) -> None:
     """Add content-predicted labels for unjudged pooled documents; write ordinary qrels."""
     from fasteval.analysis import content as ac
-    from fasteval.io.qrels_writer import write_qrels
+    from fasteval.io.writers import write_qrels
 
     data = ac.prepare_content(
         qrels, list(runs), collection, diversity=diversity, relevance_level=level
@@ -158,7 +158,7 @@ def select_judgments_cmd(
 ) -> None:
     """Representative judgments: the depth-k pool, then documents chosen by content."""
     from fasteval.analysis import content as ac
-    from fasteval.io.qrels_writer import write_qrels
+    from fasteval.io.writers import write_qrels
 
     used, summary = ac.select_judgments(
         qrels,

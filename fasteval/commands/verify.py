@@ -86,7 +86,7 @@ def check_file(path: Path, advice: str | None = None) -> Finding:
 def _made_by(path: Path) -> dict[str, Any] | None:
     import pyarrow.parquet as pq
 
-    from fasteval.io.writers import provenance_of
+    from fasteval.io.provenance import provenance_of
 
     return provenance_of(pq.read_metadata(path).metadata)
 
@@ -161,9 +161,9 @@ def check_path(path: Path) -> list[Finding]:
             return [Finding(path, False, "no Parquet file in this folder")]
         return [check_file(q) for q in files]
     if not formats.is_parquet(path):
-        from fasteval.io import stored
+        from fasteval.io.provenance import footer_start
 
-        if stored.footer_start(path)[1] < 0:
+        if footer_start(path)[1] < 0:
             return [Finding(path, False, "not a Parquet file (fasteval verifies Parquet files)")]
     return [check_file(path)]
 

@@ -32,6 +32,7 @@ from fasteval.columns import (
     spread,
 )
 from fasteval.errors import DataMismatchError, InputFormatError, ParameterError
+from fasteval.kernels import hashing as kh
 from fasteval.kernels import ranking as kr
 from fasteval.kernels import strings as kstr
 from fasteval.kernels import text as ktext
@@ -140,7 +141,7 @@ def _build_table(
     if n >= 2**32 - 1:  # an entry's number must fit the lower half of a slot
         msg = f"the qrels hold {n:,} judgments; at most {2**32 - 2:,} can be indexed"
         raise ParameterError(msg)
-    t_off = kr.qrels_table_offsets(qr_off)
+    t_off = kh.qrels_table_offsets(qr_off)
     n_q = qr_off.shape[0] - 2
     dup = np.full(n_q + 1, -1, np.int64)
     empty = ktext.Str(qd.buf[:0], qr_off[:0], qr_off[:0])
@@ -152,7 +153,7 @@ def _build_table(
         np.empty(n, np.int64),
     )
     parallel.run(
-        kr.build_qrels_tables,
+        kh.build_qrels_tables,
         np.diff(qr_off).astype(np.float64) + 1.0,
         ktext.Str(qd.buf, qd.starts, qd.ends),
         qr_off,

@@ -39,13 +39,9 @@ from fasteval.io.batches import (
     batch_rows_of,
     plan_batches,
 )
+from fasteval.io.files import RawFiles, Workspace, read_files
 from fasteval.io.tables import run_columns
-from fasteval.io.trec import (
-    RawFiles,
-    Workspace,
-    duplicate_run_id,
-    read_files,
-)
+from fasteval.io.trec import duplicate_run_id
 from fasteval.measures.parser import MeasureSet
 from fasteval.options import EvalOptions
 from fasteval.parallel import gc_paused

@@ -54,7 +54,7 @@ import pyarrow.parquet as pq
 
 from fasteval.columns import RunColumns, dict_encode, heads_of, numeric_numpy
 from fasteval.errors import FastevalError, InputFormatError
-from fasteval.io import stored, trec
+from fasteval.io import provenance, stored, trec
 from fasteval.io.writers import ParquetOut, parquet_output
 from fasteval.options import DEFAULTS, EvalOptions
 
@@ -96,7 +96,7 @@ def archive_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
         meta = pq.read_metadata(path).metadata
     except (OSError, pa.ArrowException):
         return None
-    info = stored.footer_json(meta, META_KEY)
+    info = provenance.footer_json(meta, META_KEY)
     if not info or info.get("format") != FORMAT:
         return None
     version = info.get("version")

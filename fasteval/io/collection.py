@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fasteval.errors import InputFormatError, ParameterError, SchemaError, install_hint
-from fasteval.io import formats, stored, writers
+from fasteval.io import formats, provenance, stored, writers
 from fasteval.io.classic import READERS, load
 from fasteval.io.files import read_text
 
@@ -410,7 +410,7 @@ def write_collection(c: Collection, path: str | os.PathLike[str]) -> None:
 
 def _load_stored(p: Path) -> Collection:
     table = stored.read_table(p, advice=INDEX_AGAIN)
-    meta = stored.footer_json(table.schema.metadata, _META_KEY) or {}
+    meta = provenance.footer_json(table.schema.metadata, _META_KEY) or {}
     if meta.get("version") != FORMAT_VERSION:
         msg = f"{p}: collection format version {meta.get('version')!r}, expected {FORMAT_VERSION}"
         raise InputFormatError(msg)

@@ -168,10 +168,10 @@ def _read_all(
                 packed.append(i)
         except OSError:
             whole[i] = read_bytes(p)  # raises the proper InputFormatError
-    direct = packed if in_place else []
+    direct = set(packed) if in_place else set()
     if not in_place:
-        got = parallel.map_threads(read_bytes, [paths[i] for i in packed], workers)
-        whole.update(zip(packed, got, strict=True))
+        inflated = parallel.map_threads(read_bytes, [paths[i] for i in packed], workers)
+        whole.update(zip(packed, inflated, strict=True))
     for i, b in whole.items():
         sizes[i] = b.size
     sizes += 1
@@ -180,27 +180,25 @@ def _read_all(
     buf = new_array(ws, "buf", (int(ends[-1]) if len(paths) else 0,), np.uint8)
     view = buf.data
 
-    def unzip(i: int) -> int:
-        a = int(starts[i])
-        try:
-            return _gunzip_into(paths[i], view[a : a + int(sizes[i]) - 1])
-        except gz.ERRORS:
-            return -1
+    def fill(i: int) -> int:  # file i into its place (the threads read and inflate apart)
+        room = view[int(starts[i]) : int(ends[i]) - 1]
+        if i in whole:
+            room[:] = whole[i].data
+            return whole[i].size
+        if i in direct:
+            try:
+                return _gunzip_into(paths[i], room)
+            except gz.ERRORS:
+                return -1
+        with open(paths[i], "rb") as fh:
+            return fh.readinto(room)
 
-    got_n = dict(zip(direct, parallel.map_threads(unzip, direct, workers), strict=True))
-    if any(n != int(sizes[i]) - 1 for i, n in got_n.items()):
+    got = parallel.map_threads(fill, range(len(paths)), workers)
+    if any(got[i] != int(sizes[i]) - 1 for i in direct):
         # a trailer that does not give the size (several members), or a bad file
         return _read_all(paths, threads, ws, in_place=False)
-    for i, p in enumerate(paths):
+    for i, n in enumerate(got):
         a = int(starts[i])
-        if i in got_n:
-            n = got_n[i]
-        elif i in whole:
-            n = whole[i].size
-            buf[a : a + n] = whole[i]
-        else:
-            with open(p, "rb") as fh:
-                n = fh.readinto(view[a : a + int(sizes[i]) - 1])
         buf[a + n] = 10  # every file ends with a newline (an extra blank line is skipped)
         ends[i] = a + n + 1
         if n >= 3 and bytes(buf[a : a + 3]) == BOM:

@@ -10,6 +10,7 @@ unpacked and its first run id. (Outputs: :mod:`fasteval.io.writers`.)
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -76,3 +77,47 @@ def table_format(path: PathLike) -> str:
     kinds: dict[str, Any] = {"parquet": (".parquet",), "csv": (".csv",)}
     kinds["jsonl"] = (".jsonl", ".ndjson", ".json")
     return next((k for k, ends in kinds.items() if name.endswith(ends)), "trec")
+
+
+#: What the suffix of an output path names (each command writes some of these).
+SUFFIX_FORMATS = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".tex": "latex",
+    ".html": "html",
+    ".htm": "html",
+}
+#: Suffixes that mean a command's own text (trec_eval's text for ``eval``), as does none.
+TEXT_SUFFIXES = ("", ".txt", ".trec", ".eval", ".out", ".res", ".run")
+#: Formats whose bytes are not text: never written into a file named as text.
+BINARY = ("parquet",)
+# (suffix, format) pairs that agree although the suffix names another format: ndeval's
+# own layout is CSV
+_AGREE = {(".csv", "ndeval")}
+
+
+def output_suffix(path: PathLike) -> str:
+    """The suffix of ``path`` that names its format (lower case; ``""`` for none)."""
+    return Path(path).suffix.lower()
+
+
+def named_format(path: PathLike, own: Sequence[tuple[str, str]] = ()) -> str | None:
+    """The format ``path``'s suffix names (``own`` pairs first), None if none."""
+    suffix = output_suffix(path)
+    return dict(own).get(suffix, SUFFIX_FORMATS.get(suffix))
+
+
+def is_text_name(path: PathLike) -> bool:
+    """Whether ``path`` is named as text (``.txt``, ``.run``, ..., or no suffix)."""
+    return output_suffix(path) in TEXT_SUFFIXES
+
+
+def agrees(path: PathLike, fmt: str) -> bool:
+    """Whether ``fmt`` may be written to ``path`` although its suffix names another."""
+    return (output_suffix(path), fmt) in _AGREE

@@ -15,13 +15,9 @@ read as before.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import struct
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fasteval.errors import DamagedFileError, InputFormatError
+from fasteval.io.provenance import file_hash, footer_json, footer_start
 
 DIGEST_KEY = b"fasteval.digest"
 """Footer key-value metadata key of the whole-file digest."""
@@ -39,19 +36,6 @@ WRITE_AGAIN = "write it again"
 PathLike = str | os.PathLike[str]
 
 
-def footer_json(meta: dict[bytes, bytes] | None, key: bytes) -> dict[str, Any] | None:
-    """The JSON object under ``key`` of a Parquet footer's key-value metadata: ``None``
-    when there is none, ``{}`` when the value is not a JSON object."""
-    raw = (meta or {}).get(key)
-    if raw is None:
-        return None
-    try:
-        got = json.loads(raw)
-    except ValueError:
-        return {}
-    return got if isinstance(got, dict) else {}
-
-
 def digest_entry(md: pq.FileMetaData) -> dict[str, Any] | None:
     """The digest recorded in a Parquet footer (``sha256``, ``bytes``), or ``None``."""
     return footer_json(md.metadata, DIGEST_KEY)
@@ -60,92 +44,6 @@ def digest_entry(md: pq.FileMetaData) -> dict[str, Any] | None:
 def damaged(path: PathLike, what: str, advice: str = WRITE_AGAIN) -> DamagedFileError:
     """The one-line error for a damaged stored file."""
     return DamagedFileError(f"{path}: damaged file ({what}); {advice}", what)
-
-
-def footer_start(path: PathLike) -> tuple[int, int]:
-    """``(size, offset of the footer)`` of a Parquet file (from its last 8 bytes)."""
-    with open(path, "rb") as f:
-        size = f.seek(0, os.SEEK_END)
-        if size < 12:
-            return size, -1
-        f.seek(size - 8)
-        tail = f.read(8)
-    if tail[4:] != b"PAR1":
-        return size, -1
-    (length,) = struct.unpack("<i", tail[:4])
-    return size, size - 8 - length
-
-
-_HASH_CHUNK = 1 << 20
-
-
-def _sha256s(path: PathLike) -> tuple[str, str | None]:
-    """The SHA-256 of ``path`` whole and before its Parquet footer (``None``: it has none,
-    else what :data:`DIGEST_KEY` records), in one read through one buffer (a memory map
-    would count the file's pages in the process's resident memory)."""
-    _, mark = footer_start(path)
-    h, before, at = hashlib.sha256(), None, 0
-    buf = memoryview(bytearray(_HASH_CHUNK))
-    with open(path, "rb", buffering=0) as f:
-        # a read ends at the footer: the state there is the digest written
-        while got := f.readinto(buf[: mark - at] if at < mark < at + len(buf) else buf):
-            h.update(buf[:got])  # hashlib releases the GIL over large updates
-            at += got
-            if at == mark:
-                before = h.hexdigest()
-    return h.hexdigest(), before
-
-
-class FileHash:
-    """A file's :func:`_sha256s`, read by the first thread to ask (the others wait)."""
-
-    def __init__(self, path: PathLike) -> None:
-        self.path = path
-        st = os.stat(path)
-        self.identity = st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
-        self._lock = threading.Lock()
-        self._value: tuple[str, str | None] | None = None
-
-    def get(self) -> tuple[str, str | None]:
-        """The file's digests (whole, before its footer)."""
-        with self._lock:
-            if self._value is None:
-                self._value = _sha256s(self.path)
-            return self._value
-
-    def start(self) -> FileHash:
-        """Read the file on a thread of its own from now (an error is :meth:`get`'s)."""
-        threading.Thread(target=self._try, name="fasteval-digest", daemon=True).start()
-        return self
-
-    def _try(self) -> None:
-        with suppress(OSError):
-            self.get()
-
-
-_shared: list[dict[str, FileHash]] = []  # the running command's inputs' hashes, by real path
-
-
-@contextmanager
-def sharing(hashes: dict[str, FileHash]) -> Iterator[None]:
-    """Inside the block, :func:`file_hash` finds and keeps files' hashes in ``hashes`` (a
-    command's provenance hashes its inputs: an archive's digest check then reads nothing)."""
-    _shared.append(hashes)
-    try:
-        yield
-    finally:
-        _shared.pop()
-
-
-def file_hash(path: PathLike, shared: dict[str, FileHash] | None = None) -> FileHash:
-    """The hash of ``path`` kept in ``shared`` (else :func:`sharing`'s), made there if it is
-    missing or the file changed since."""
-    shared = shared if shared is not None else (_shared[-1] if _shared else {})
-    new = FileHash(path)
-    h = shared.setdefault(key := os.path.realpath(path), new)  # (one step: threads share it)
-    if h.identity != new.identity:
-        h = shared[key] = new
-    return h
 
 
 class DigestCheck:

@@ -35,7 +35,9 @@ class Tokens:
     Per row: its file, line number (from 1), where the line starts in ``buf``, its
     number of fields; ``starts, ends`` ``(k, rows)``, the byte ranges of the requested
     string fields (:meth:`field`); the integer and decimal fields and masks of rows
-    where they do not parse (``ibad``, ``fbad``). Per file: ``same_bad``, the first row
+    where they do not parse (``ibad``, ``fbad``); ``new_run``, whether the first string
+    field differs from the row before's, when it was asked for (:class:`Fields`), else
+    None (rows left out since: :meth:`subset`). Per file: ``same_bad``, the first row
     whose "same" field (a run's tag) differs from the file's first (or -1), and
     ``lines``, its newlines as the tokenizer counted them.
     """
@@ -52,6 +54,7 @@ class Tokens:
     ibad: np.ndarray
     fval: np.ndarray
     fbad: np.ndarray
+    new_run: np.ndarray | None
     same_bad: np.ndarray
     lines: np.ndarray | None = None
 
@@ -60,8 +63,11 @@ class Tokens:
         return f"{self.names[int(self.file_of[r])]}:{int(self.line_no[r])}"
 
     def field(self, j: int) -> StrColumn:
-        """The ``j``-th requested string field of every row."""
-        return StrColumn(self.buf, self.starts[j], self.ends[j])
+        """The ``j``-th requested string field of every row (the first with its runs of equal
+        values, when the tokenizer marked them)."""
+        marked = self.new_run if j == 0 else None
+        heads = None if marked is None else np.flatnonzero(marked)
+        return StrColumn(self.buf, self.starts[j], self.ends[j], heads=heads)
 
     def fields_of(self, r: int) -> list[str]:
         """The fields of row ``r``'s line, re-split (for messages)."""
@@ -89,8 +95,9 @@ class Tokens:
 
     def subset(self, keep: np.ndarray) -> Tokens:
         """The rows where ``keep`` is true (a mask or row numbers)."""
-        rows = [f.name for f in fields(self)][2:-2]  # all but names, buf, same_bad, lines
-        return replace(self, **{k: getattr(self, k)[..., keep] for k in rows})
+        rows = [f.name for f in fields(self)][2:-3]  # not names, buf, new_run, same_bad, lines
+        # a run's first row left out would leave the next of its value unmarked
+        return replace(self, new_run=None, **{k: getattr(self, k)[..., keep] for k in rows})
 
     def source(self) -> Source:
         """Where each row comes from (file and line), for the readers' columns."""
@@ -123,10 +130,11 @@ class Fields(NamedTuple):
     integer: int  # parsed as a decimal integer
     number: int  # parsed as a decimal, correctly rounded
     same: int  # must be the same on every line of a file (a run's tag)
+    runs: bool = False  # mark where the first of ``strings`` changes (query ids come in runs)
 
 
-RUN_LINE = Fields([0, 2], 3, 4, 5)  # qid Q0 docno rank score tag
-QRELS_LINE = Fields([0, 2], 3, -1, -1)  # qid iter docno rel
+RUN_LINE = Fields([0, 2], 3, 4, 5, runs=True)  # qid Q0 docno rank score tag
+QRELS_LINE = Fields([0, 2], 3, -1, -1, runs=True)  # qid iter docno rel
 
 
 SUBRANGE_BYTES = 4 << 20
@@ -204,7 +212,7 @@ def _join_same_bad(
     """Per file, the first row whose field ``same_field`` differs from the file's first, from
     the kernel's answers per range (each compared to its own first row with that field and
     a parsed number, which is the range's first differing row if it differs from the file's)."""
-    _, _, line_start, n_fields, _, _, _, ibad, _, fbad, r_bad = out
+    _, _, line_start, n_fields, _, _, _, ibad, _, fbad, _, r_bad = out
     same_bad = np.full(n_files, -1, np.int64)
     ref: dict[int, bytes] = {}
     for k in range(r_file.shape[0]):
@@ -273,13 +281,17 @@ def _split(
         new_array(ws, "ibad", (n,), np.bool_),
         new_array(ws, "fval", (n,), np.float64),
         new_array(ws, "fbad", (n,), np.bool_),
+        new_array(ws, "new_run", (n,), np.bool_),
         np.full(n_r, -1, np.int64),  # same_bad, per range
     )
-    spec = ktext.FieldSpec(slot_of, int(fields.integer), int(fields.number), int(fields.same))
+    runs = fields.strings[0] if fields.runs else -1
+    spec = ktext.FieldSpec(slot_of, int(fields.integer), int(fields.number), int(fields.same), runs)
     parallel.run(ktext.split_lines, sizes, ranges, row_base, spec, lines_out, counts)
     out: tuple[np.ndarray, ...] = lines_out
     if (counts != cap).any():  # blank or comment lines: close the gaps they left
         out, row_base = _close_gaps(out, row_base, counts)
+    if fields.runs:
+        _join_runs(buf, out, row_base)
     file_rows = np.bincount(r_file, counts, n_files).astype(np.int64)
     if n_r == n_files:  # no file was cut
         return out, file_lines, file_rows
@@ -288,6 +300,16 @@ def _split(
     else:
         same_bad = np.full(n_files, -1, np.int64)
     return (*out[:-1], same_bad), file_lines, file_rows
+
+
+def _join_runs(buf: np.ndarray, out: tuple[np.ndarray, ...], row_base: np.ndarray) -> None:
+    """``new_run`` across ranges: a range's first row starts a run only if its first string
+    field differs from the last row's of the range before (the kernel marks it)."""
+    starts, ends, new_run = out[4][0], out[5][0], out[10]
+    for r in row_base[1:-1].tolist():
+        if 0 < r < new_run.shape[0]:
+            a, b = buf[starts[r - 1] : ends[r - 1]], buf[starts[r] : ends[r]]
+            new_run[r] = a.shape[0] != b.shape[0] or bool((a != b).any())
 
 
 def _words(buf: np.ndarray) -> np.ndarray:
@@ -347,6 +369,8 @@ def tokenize_buffer(
     (a piece of a file), to number its lines as in the file."""
     out, lines, counts = _split(buf, starts, ends, names, fields, ws, lines_before)
     tok = Tokens(names, buf, *out)
+    if not fields.runs:
+        tok.new_run = None
     tok.lines = lines
     if (counts == 0).any():
         name = tok.names[int(np.flatnonzero(counts == 0)[0])]

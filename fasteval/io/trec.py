@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from fasteval.columns import QrelsColumns, RunColumns, numeric_array
-from fasteval.errors import FastevalWarning, InputFormatError, ParameterError
-from fasteval.io.files import BOM, PathLike, RawFiles, Workspace, read_files
+from fasteval.errors import InputFormatError, ParameterError
+from fasteval.io.files import BOM, PathLike, RawFiles, Workspace
 from fasteval.io.tokens import (
     QRELS_LINE,
     RUN_FIELDS,
@@ -33,19 +33,6 @@ from fasteval.io.tokens import (
     tokenize_files,
 )
 from fasteval.options import DEFAULTS, EvalOptions
-
-# the readers' own names, and those of the files module that the stream imports from here
-__all__ = [
-    "FastevalWarning",
-    "RawFiles",
-    "Workspace",
-    "duplicate_run_id",
-    "parse_qrels_files",
-    "parse_run_files",
-    "parse_run_piece",
-    "read_files",
-    "run_id_from_filename",
-]
 
 
 def run_id_from_filename(path: PathLike) -> str:

@@ -15,7 +15,6 @@ import io
 import json
 import math
 import os
-import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -25,7 +24,9 @@ from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 
 from fasteval.errors import ParameterError, WriteError
-from fasteval.io.stored import DIGEST_KEY, FileHash, file_hash, footer_json, sharing
+from fasteval.io import provenance
+from fasteval.io.formats import named_format
+from fasteval.io.stored import DIGEST_KEY
 from fasteval.measures.diversity import parse_diversity_measures
 from fasteval.measures.parser import MeasureSet
 
@@ -36,49 +37,6 @@ if TYPE_CHECKING:  # polars and pyarrow load where a table is written, not for t
 FORMATS = ("trec", "csv", "json", "jsonl", "parquet")
 DIVERSITY_FORMATS = ("trec", "csv", "json", "parquet", "ndeval")
 TABLE_FORMATS = ("tsv", "csv", "json", "parquet")  # the analysis commands' tables
-
-#: What the suffix of an output path names (each command writes some of these).
-SUFFIX_FORMATS = {
-    ".parquet": "parquet",
-    ".pq": "parquet",
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".json": "json",
-    ".jsonl": "jsonl",
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".tex": "latex",
-    ".html": "html",
-    ".htm": "html",
-}
-#: Suffixes that mean a command's own text (trec_eval's text for ``eval``), as does none.
-TEXT_SUFFIXES = ("", ".txt", ".trec", ".eval", ".out", ".res", ".run")
-#: Formats whose bytes are not text: never written into a file named as text.
-BINARY = ("parquet",)
-# (suffix, format) pairs that agree although the suffix names another format: ndeval's
-# own layout is CSV
-_AGREE = {(".csv", "ndeval")}
-
-
-def output_suffix(path: PathLike) -> str:
-    """The suffix of ``path`` that names its format (lower case; ``""`` for none)."""
-    return Path(path).suffix.lower()
-
-
-def named_format(path: PathLike, own: Sequence[tuple[str, str]] = ()) -> str | None:
-    """The format ``path``'s suffix names (``own`` pairs first), None if none."""
-    suffix = output_suffix(path)
-    return dict(own).get(suffix, SUFFIX_FORMATS.get(suffix))
-
-
-def is_text_name(path: PathLike) -> bool:
-    """Whether ``path`` is named as text (``.txt``, ``.run``, ..., or no suffix)."""
-    return output_suffix(path) in TEXT_SUFFIXES
-
-
-def agrees(path: PathLike, fmt: str) -> bool:
-    """Whether ``fmt`` may be written to ``path`` although its suffix names another."""
-    return (output_suffix(path), fmt) in _AGREE
 
 
 def part_path(path: PathLike, part: str) -> Path:
@@ -105,106 +63,6 @@ class Rows(Protocol):
     def to_arrow(self) -> pa.Table:
         """The table as Arrow (what :meth:`to_polars` converts to)."""
         ...
-
-
-#: Footer key-value metadata key of what made a Parquet output (:class:`Provenance`).
-PROVENANCE_KEY = b"fasteval.provenance"
-
-
-class Provenance:
-    """What made an output: fasteval's version, the ``command`` run, the ``measures`` asked
-    for (empty: the default), the other ``options`` (JSON values) and the ``inputs`` read.
-
-    Every Parquet file written while one is in effect (:func:`made_by`) carries it in its
-    footer under :data:`PROVENANCE_KEY`, as JSON: ``{"version", "command", "measures",
-    "options", "inputs": [{"path", "bytes", "sha256"}]}`` (a folder stands for its files).
-    The inputs are hashed once, from :meth:`start` on, else when the first Parquet file is
-    finished (text outputs never pay for it); an archive's digest check reuses its hash.
-    """
-
-    def __init__(
-        self,
-        command: str,
-        measures: Sequence[str],
-        options: dict[str, Any],
-        inputs: Sequence[PathLike],
-    ) -> None:
-        self.command = command
-        self.measures = list(measures)
-        self.options = options
-        self.inputs = [Path(p) for p in inputs]
-        self._json: bytes | None = None
-        self.hashes: dict[str, FileHash] = {}  # shared with the readers (made_by)
-        self._hashing: threading.Thread | None = None
-
-    def start(self) -> None:
-        """Hash the inputs on a thread of their own from now (a command sure to write Parquet
-        has the digests when its file is stamped, not after its work)."""
-        if self._hashing is not None:
-            return
-        files = self._files()
-
-        def work() -> None:
-            for p in files:
-                with suppress(OSError):  # as_json hashes again and names the failure
-                    file_hash(p, self.hashes).get()
-
-        self._hashing = threading.Thread(target=work, name="fasteval-provenance", daemon=True)
-        self._hashing.start()
-
-    def _files(self) -> list[Path]:
-        out: list[Path] = []
-        for p in self.inputs:
-            if p.is_dir():
-                out += sorted(q for q in p.rglob("*") if q.is_file())
-            elif p.is_file():
-                out.append(p)
-        return list(dict.fromkeys(out))
-
-    def as_json(self) -> bytes:
-        """The footer's value (computed once: the inputs are hashed here)."""
-        if self._json is None:
-            # (not importlib.metadata, which loads email and zipfile on a command's start)
-            from fasteval import parallel  # noqa: PLC0415 (only when a file is stamped)
-            from fasteval._version import __version__ as v  # noqa: PLC0415
-
-            files = self._files()
-            # (what start() hashed, or is hashing, is read again only if it changed since)
-            digests = parallel.map_threads(lambda p: file_hash(p, self.hashes).get()[0], files)
-            record = {
-                "version": v,
-                "command": self.command,
-                "measures": self.measures,
-                "options": self.options,
-                "inputs": [
-                    {"path": str(p), "bytes": p.stat().st_size, "sha256": h}
-                    for p, h in zip(files, digests, strict=True)
-                ],
-            }
-            self._json = json.dumps(record, default=str).encode()
-        return self._json
-
-
-_made_by: list[Provenance] = []  # the one in effect last (a command sets it for its run)
-
-
-@contextmanager
-def made_by(p: Provenance | None) -> Iterator[None]:
-    """Stamp ``p`` on every Parquet file written inside the block (None: nothing)."""
-    if p is None:
-        yield
-        return
-    _made_by.append(p)
-    try:
-        with sharing(p.hashes):
-            yield
-    finally:
-        _made_by.remove(p)
-
-
-def provenance_of(md: dict[bytes, bytes] | None) -> dict[str, Any] | None:
-    """The provenance a Parquet footer's key-value metadata holds, if any."""
-    return footer_json(md, PROVENANCE_KEY) or None
 
 
 def _open(path: str, mode: str) -> IO[Any]:
@@ -360,7 +218,7 @@ def parquet_output(
                 out.writer.close()
             raise
         entry = {"sha256": sink.hexdigest(), "bytes": sink.count}
-        extra: dict[bytes, Any] = {PROVENANCE_KEY: _made_by[-1].as_json()} if _made_by else {}
+        extra: dict[bytes, Any] = provenance.stamp()
         out.writer.add_key_value_metadata(
             {**extra, **(metadata or {}), DIGEST_KEY: json.dumps(entry)}
         )
@@ -399,6 +257,25 @@ def write_arrow(table: pa.Table, path: PathLike) -> None:
     """Write a qrels or run Arrow table to Parquet (zstd, dictionary-encoded ids), atomically."""
     dictionary = ["run_id", "query_id", "doc_id"] if "run_id" in table.column_names else True
     write_parquet_table(table, path, use_dictionary=dictionary)
+
+
+def write_qrels(df: pl.DataFrame, path: PathLike) -> None:
+    """Write qrels as TREC text: ``qid 0 docno rel`` (or ``qid subtopic docno rel``).
+
+    Parameters
+    ----------
+    df
+        ``query_id, doc_id, relevance`` and, for diversity qrels, ``subtopic``;
+        one line per row, in the frame's order.
+    path
+        The file to write (atomically, through :func:`fasteval.io.writers.write_text`).
+    """
+    import polars as pl  # noqa: PLC0415 (loaded where a frame is written)
+
+    second = pl.col("subtopic").cast(pl.String) if "subtopic" in df.columns else pl.lit("0")
+    cols = [pl.col("query_id"), second, pl.col("doc_id"), pl.col("relevance").cast(pl.String)]
+    text = "\n".join(df.select(pl.concat_str(cols, separator=" ")).to_series().to_list())
+    write_text(text + ("\n" if text else ""), path)
 
 
 def write_figure(fig: Any, path: PathLike, **options: Any) -> None:

@@ -15,38 +15,16 @@ import numpy as np
 
 from fasteval.kernels import families as fm
 from fasteval.kernels import measure_parts as mp
-from fasteval.kernels.families import NONPOOL, UNJUDGED
 from fasteval.kernels.hashing import (
-    build_qrels_tables,
     compare_bytes,
     hash_ranking,
     judge_ranking,
     load_word,
-    qrels_table_offsets,
 )
 from fasteval.kernels.jit import njit
 from fasteval.kernels.order import trec_order
 from fasteval.kernels.strings import view_data_start
 from fasteval.kernels.text import Str
-
-__all__ = [
-    "NONPOOL",
-    "UNJUDGED",
-    "Gains",
-    "Groups",
-    "Opts",
-    "Plan",
-    "QrelsTable",
-    "QueryStats",
-    "Ranked",
-    "Rankings",
-    "build_qrels_tables",
-    "evaluate_groups",
-    "group_rows",
-    "qrels_table_offsets",
-    "rank_groups",
-    "rank_view_groups",
-]
 
 
 class Rankings(NamedTuple):

@@ -53,12 +53,13 @@ class Ranges(NamedTuple):
 class FieldSpec(NamedTuple):
     """What :func:`split_lines` takes from a line (fields from 0; -1: none): field ``i``'s bytes
     in row ``slot_of[i]`` of ``starts``/``ends``; the ``integer``, ``number`` and ``same``
-    (must not change) fields."""
+    (must not change) fields, and the field whose runs of equal values are marked."""
 
     slot_of: np.ndarray  # int64
     integer: int
     number: int
     same: int
+    runs: int
 
 
 class Lines(NamedTuple):
@@ -74,6 +75,7 @@ class Lines(NamedTuple):
     ibad: np.ndarray  # bool
     fval: np.ndarray  # float64
     fbad: np.ndarray  # bool
+    new_run: np.ndarray  # bool: the ``runs`` field differs from the row before's in its range
     same_bad: np.ndarray  # int64 per range
 
 
@@ -110,12 +112,9 @@ def newlines(buf, words, s, e):
     hi = np.uint64(0)
     a = (s + 7) // 8
     b = e // 8
-    if words.shape[0] < b or a >= b:
-        for k in range(s, e):
-            c += buf[k] == _NL
-            hi |= np.uint64(buf[k])
-        return c, (hi & _HIGH8) != 0
-    for k in range(s, a * 8):
+    if words.shape[0] < b or a >= b:  # no whole word to read: byte by byte
+        a = b = (e + 7) // 8
+    for k in range(s, min(a * 8, e)):
         c += buf[k] == _NL
         hi |= np.uint64(buf[k])
     j = a
@@ -131,7 +130,7 @@ def newlines(buf, words, s, e):
         x = (acc & _LO16) + ((acc >> _U8) & _LO16)
         c += np.int64((x * _ONE16) >> _U48)
         j = stop
-    for k in range(b * 8, e):
+    for k in range(max(b * 8, s), e):
         c += buf[k] == _NL
         hi |= np.uint64(buf[k])
     return c, (hi & _HIGH8) != 0
@@ -168,11 +167,13 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
     absent), the integer and decimal fields parsed as they are scanned (correctly
     rounded, or NaN for Python's ``float`` to round; ``ibad``/``fbad``: not one).
     ``same_bad[f]``: the first row whose ``same`` field differs from the range's first
-    (rows with both parsed fields bad left out).
+    (rows with both parsed fields bad left out). ``new_run``: the row's ``runs`` field
+    differs from the row before's (a range's first row, or one without it: true).
     """
     buf, file_starts, file_ends, file_no, lines_before = ranges
-    slot_of, int_field, float_field, same_field = spec
-    file_of, line_no, line_start, n_fields, starts, ends, ival, ibad, fval, fbad, same_bad = out
+    slot_of, int_field, float_field, same_field, runs_field = spec
+    file_of, line_no, line_start, n_fields, starts, ends = out[:6]
+    ival, ibad, fval, fbad, new_run, same_bad = out[6:]
     n_slot = slot_of.shape[0]
     bp = buf.ctypes.data
     n_buf = buf.shape[0]
@@ -182,6 +183,8 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
         line = lines_before[f]
         ref_s = -1  # the range's first value of the ``same`` field
         ref_e = -1
+        prev_s = -1  # the ``runs`` field of the row before
+        prev_e = -1
         bad = same_bad[f]
         while pos < file_ends[f]:
             line += 1
@@ -195,6 +198,7 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
             line_start[row] = pos
             nf = 0
             iv, ib, fv, fb = 0, True, 0.0, True
+            fresh = True
             while c != _NL:
                 if _is_space(c):
                     pos += 1
@@ -212,6 +216,9 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
                 if nf < n_slot and slot_of[nf] >= 0:
                     starts[slot_of[nf], row] = s
                     ends[slot_of[nf], row] = pos
+                if nf == runs_field:
+                    fresh = prev_s < 0 or not equal_in(bp, n_buf, prev_s, prev_e, s, pos)
+                    prev_s, prev_e = s, pos
                 if nf == same_field and bad < 0 and not (ib and fb):
                     # a line whose int and float fields are both words (a header)
                     # is neither the reference nor compared: it has its own message
@@ -232,6 +239,9 @@ def split_lines(lo, hi, ranges, row_base, spec, out, counts):  # pragma: no cove
             ibad[row] = ib
             fval[row] = fv
             fbad[row] = fb
+            if nf <= runs_field:  # a line without the field: the next one starts a run
+                prev_s = -1
+            new_run[row] = fresh
             row += 1
             pos += 1
         same_bad[f] = bad

@@ -25,7 +25,7 @@ from fasteval.io.collection import (
     read_collection,
     write_collection,
 )
-from fasteval.io.qrels_writer import write_qrels
+from fasteval.io.writers import write_qrels
 from fasteval.measures.content import ContentMeasure, parse_content_measure
 from tests.conftest import shared_path
 from tests.reference import content_naive as ref

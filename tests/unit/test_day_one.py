@@ -273,7 +273,7 @@ def test_a_parquet_output_says_what_made_it(tmp_path: Path) -> None:
 
     import pyarrow.parquet as pq
 
-    from fasteval.io.writers import provenance_of
+    from fasteval.io.provenance import provenance_of
 
     runs = tmp_path / "runs"
     runs.mkdir()
@@ -301,7 +301,7 @@ def test_inputs_hashed_early_are_those_stamped(tmp_path: Path) -> None:
     import hashlib
     import json
 
-    from fasteval.io.writers import Provenance
+    from fasteval.io.provenance import Provenance
 
     runs = tmp_path / "runs"
     runs.mkdir()

@@ -16,9 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import fasteval
-from fasteval.errors import InputFormatError
+from fasteval.errors import FastevalWarning, InputFormatError
 from fasteval.io import diversity, qrels_jg, tables, zscores
-from fasteval.io.trec import FastevalWarning
 from fasteval.options import EvalOptions
 from tests.conftest import shared_path
 

@@ -11,9 +11,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import fasteval
-from fasteval.errors import DataMismatchError, InputFormatError, SchemaError
+from fasteval.errors import DataMismatchError, FastevalWarning, InputFormatError, SchemaError
 from fasteval.io import tables
-from fasteval.io.trec import FastevalWarning
 
 QRELS = "1 0 a 1\n1 0 b 0\n1 0 c 2\n2 0 a 0\n2 0 d 1\n"
 RUN = "1 Q0 a 1 3.0 r1\n1 Q0 b 2 2.0 r1\n1 Q0 x 3 1.0 r1\n2 Q0 d 1 5 r1\n2 Q0 a 2 4 r1\n"

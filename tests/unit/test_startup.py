@@ -237,3 +237,38 @@ def test_a_parquet_output_of_text_runs_does_not_import_polars(tmp_path: Path) ->
     df = pl.read_parquet(out)
     assert df.columns == ["run_id", "query_id", "measure", "value"]
     assert df["query_id"].to_list()[-1] == "all" and df.height > 1
+
+
+def test_a_parquet_output_hashes_its_inputs_before_numpy_and_pyarrow_load(
+    tmp_path: Path,
+) -> None:
+    """The inputs' SHA-256 (the output's provenance) starts on its own thread while the
+    command still loads numpy and pyarrow, which leave the other core idle."""
+    data = KERNELS.parent / "data"
+    run = tmp_path / "one.run"
+    judged = [ln.split() for ln in (data / "sample.qrels").read_text().splitlines()[:60]]
+    run.write_text("".join(f"{q} Q0 {d} {i} {1.0 / (i + 1)} r\n" for i, (q, _, d, _) in
+                           enumerate(judged)))  # fmt: skip
+    out = tmp_path / "out.parquet"
+    code = (
+        "import sys\n"
+        "from fasteval.io import provenance\n"
+        "seen = []\n"
+        "start = provenance.Provenance.start\n"
+        "def spy(self):\n"
+        "    seen.append(sorted(m for m in ('numpy', 'pyarrow') if m in sys.modules))\n"
+        "    start(self)\n"
+        "provenance.Provenance.start = spy\n"
+        "from fasteval.cli import main\n"
+        f"main(['eval', {str(data / 'sample.qrels')!r}, {str(run)!r}, '-m', 'map',"
+        f" '-o', {str(out)!r}], standalone_mode=False)\n"
+        "print(seen, 'numpy' in sys.modules)\n"
+    )
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert got.stdout.split("\n")[-2] == "[[]] True", got.stdout
+    import pyarrow.parquet as pq
+
+    from fasteval.io.provenance import provenance_of
+
+    made = provenance_of(pq.read_metadata(out).metadata)
+    assert made is not None and len(made["inputs"]) == 2

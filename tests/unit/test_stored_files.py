@@ -28,7 +28,7 @@ from polars.testing import assert_frame_equal
 from fasteval.api import evaluate
 from fasteval.cli import main
 from fasteval.errors import DamagedFileError, FastevalWarning, InputFormatError, WriteError
-from fasteval.io import stored, writers
+from fasteval.io import provenance, stored, writers
 from fasteval.io.batches import BATCH_ROWS_ENV
 from fasteval.studies import subsample
 from tests.conftest import SAMPLE_DATA as DATA
@@ -172,7 +172,7 @@ def test_the_digest_is_read_once_and_joined_before_any_result(
     )
     assert res.exit_code == 0, res.output
     assert pq.read_metadata(archive).num_row_groups > 2  # read in pieces below
-    real = stored._sha256s
+    real = provenance._sha256s
     read: list[str] = []
 
     def counted(path: Any) -> tuple[str, str | None]:
@@ -183,7 +183,7 @@ def test_the_digest_is_read_once_and_joined_before_any_result(
         time.sleep(0.3)  # the pieces are scored meanwhile
         return real(path)[0], "0" * 64
 
-    monkeypatch.setattr(stored, "_sha256s", counted)
+    monkeypatch.setattr(provenance, "_sha256s", counted)
     sound = evaluate(qrels, archive, ["map"], batch_rows=500)
     assert read == ["a.parquet"]
     out = tmp_path / "out.parquet"
@@ -192,7 +192,7 @@ def test_the_digest_is_read_once_and_joined_before_any_result(
     assert sorted(read) == ["a.parquet", "qrels"]
     out.unlink()
 
-    monkeypatch.setattr(stored, "_sha256s", late_mismatch)
+    monkeypatch.setattr(provenance, "_sha256s", late_mismatch)
     with pytest.raises(DamagedFileError, match="does not match the digest"):
         evaluate(qrels, archive, ["map"], batch_rows=500)
     res = _run(["eval", qrels, archive, "-m", "map", "-o", out])
@@ -215,7 +215,7 @@ def test_damage_that_decodes_is_named_as_damage(
         main, ["ingest", *map(str, paths), "-o", str(archive)], env={BATCH_ROWS_ENV: "400"}
     )
     assert res.exit_code == 0, res.output
-    real = stored._sha256s
+    real = provenance._sha256s
 
     def late_mismatch(path: Any) -> tuple[str, str | None]:
         time.sleep(0.3)  # the first piece is scored meanwhile
@@ -224,11 +224,11 @@ def test_damage_that_decodes_is_named_as_damage(
     def looks_bad(self: Any, cols: Any, unit: int) -> Any:
         raise InputFormatError(f"{archive}: row 1: document 'd1' repeated in query '1'")
 
-    monkeypatch.setattr(stored, "_sha256s", late_mismatch)
+    monkeypatch.setattr(provenance, "_sha256s", late_mismatch)
     monkeypatch.setattr(stream._Stream, "scored", looks_bad)
     with pytest.raises(DamagedFileError, match="does not match the digest"):
         evaluate(qrels, archive, ["map"], batch_rows=500)
-    monkeypatch.setattr(stored, "_sha256s", real)  # a sound archive: the input's error
+    monkeypatch.setattr(provenance, "_sha256s", real)  # a sound archive: the input's error
     with pytest.raises(InputFormatError, match="repeated"):
         evaluate(qrels, archive, ["map"], batch_rows=500)
 

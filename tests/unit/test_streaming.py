@@ -22,8 +22,9 @@ from fasteval.cli import main
 from fasteval.engine import stream
 from fasteval.errors import DataMismatchError, FastevalError, InputFormatError, ParameterError
 from fasteval.io.batches import BATCH_ROWS_ENV, PieceReader, plan_batches
+from fasteval.io.files import Workspace
 from fasteval.io.tables import run_columns
-from fasteval.io.trec import Workspace, parse_run_files, parse_run_piece
+from fasteval.io.trec import parse_run_files, parse_run_piece
 from tests.conftest import write_lines
 
 UNBATCHED = 10**12

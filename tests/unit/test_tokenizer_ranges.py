@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from fasteval.errors import InputFormatError
 from fasteval.io import files, tokens, trec
@@ -237,3 +239,48 @@ def test_decimals_the_kernel_declines_are_rounded_as_float(tmp_path: Path) -> No
     buf = np.frombuffer(data + b"\n", np.uint8).copy()
     cols, _ = trec.parse_run_piece(buf, len(data), path)
     assert cols.score.tolist() == [float(v) for v in values]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    files_=st.lists(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["1", "2", "10", "1x", "abcdefghij", "abcdefghik"]),
+                st.sampled_from(["", "# note", "   "]),
+            ),
+            min_size=1,
+            max_size=40,
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+    cut=st.sampled_from([16, 64, 1 << 20]),
+)
+def test_the_runs_the_tokenizer_marks_are_the_runs_of_the_column(
+    files_: list[list[tuple[str, str]]], cut: int
+) -> None:
+    """Query ids come in runs: the tokenizer marks where the id changes while it splits
+    the lines (across its ranges and files, skipped lines between), and those heads are
+    the ones a scan of the column finds."""
+    from fasteval.kernels import strings as kstr
+
+    text = []
+    for lines in files_:
+        body = "".join(f"{q} Q0 d{i} {i} 1.5 t\n{extra}\n" for i, (q, extra) in enumerate(lines))
+        text.append(body.encode())
+    assume(any(len(lines) > 1 for lines in files_))
+    buf = np.frombuffer(b"".join(text), np.uint8)
+    ends = np.cumsum([len(t) for t in text]).astype(np.int64)
+    starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
+    names = [f"f{i}" for i in range(len(text))]
+    old = tokens.SUBRANGE_BYTES
+    tokens.SUBRANGE_BYTES = cut
+    try:
+        tok = tokens.tokenize_buffer(buf, starts, ends, names, tokens.RUN_LINE)
+    finally:
+        tokens.SUBRANGE_BYTES = old
+    col = tok.field(0)
+    assert col.heads is not None
+    assert col.heads.tolist() == kstr.equal_runs(col.buf, col.starts, col.ends).tolist()
+    assert tok.subset(np.arange(len(col))[1:]).new_run is None  # rows left out: unmarked

@@ -22,7 +22,7 @@ joined data), :mod:`~fasteval.analysis.content.models` (the language models),
 :mod:`~fasteval.analysis.content.completion` (label completion) and
 :mod:`~fasteval.analysis.content.selection` (representative judgments); every
 public name is exported here. Qrels are written by
-:func:`fasteval.io.qrels_writer.write_qrels`.
+:func:`fasteval.io.writers.write_qrels`.
 """
 
 from __future__ import annotations

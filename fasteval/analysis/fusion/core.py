@@ -24,8 +24,8 @@ from fasteval.analysis.fusion.supervised import position_values, table_for, trai
 from fasteval.engine import compute, to_frame
 from fasteval.engine.encode import Encoded
 from fasteval.errors import ParameterError
+from fasteval.kernels import families as fm
 from fasteval.kernels import fusion as kf
-from fasteval.kernels import ranking as kr
 from fasteval.measures.parser import parse_measures
 from fasteval.options import EvalOptions
 
@@ -90,7 +90,7 @@ class FusedRuns:
         _, flat = self._flat()
         jdx = src.qdoc_jdx[flat]
         grade = src.qr_rel[np.maximum(jdx, 0)]
-        rel = np.where(jdx >= 0, np.where(grade < 0, kr.UNJUDGED, grade), kr.NONPOOL)
+        rel = np.where(jdx >= 0, np.where(grade < 0, fm.UNJUDGED, grade), fm.NONPOOL)
         n_q = src.n_q
         n_items = self.off.shape[0] - 1
         g_q = np.tile(np.arange(n_q, dtype=np.int32), n_items // n_q)
