@@ -272,5 +272,6 @@ def evaluate_ranking_stream(
                 done += len(b.units)
                 if progress is not None and len(batches) > 1:
                     progress(done, total)
+        del stream, reader  # the token arrays and piece buffers, before the table is built
         ev = _merge(parts, qrels, measures, options)
         return to_long(ev, per_query=per_query, compat=options.compat)
