@@ -215,13 +215,20 @@ def test_keep_freed_memory_leaves_a_threshold_the_user_set(monkeypatch: pytest.M
     assert calls == []
 
 
+def _sample_run(tmp_path: Path) -> Path:
+    """A run file of the packaged qrels' first 60 judged documents."""
+    run = tmp_path / "one.run"
+    qrels = KERNELS.parent / "data" / "sample.qrels"
+    judged = [ln.split() for ln in qrels.read_text().splitlines()[:60]]
+    run.write_text("".join(f"{q} Q0 {d} {i} {1.0 / (i + 1)} r\n" for i, (q, _, d, _) in
+                           enumerate(judged)))  # fmt: skip
+    return run
+
+
 def test_a_parquet_output_of_text_runs_does_not_import_polars(tmp_path: Path) -> None:
     """``-o x.parquet`` writes the engine's table through Arrow: no polars either."""
     data = KERNELS.parent / "data"
-    run = tmp_path / "one.run"
-    judged = [ln.split() for ln in (data / "sample.qrels").read_text().splitlines()[:60]]
-    run.write_text("".join(f"{q} Q0 {d} {i} {1.0 / (i + 1)} r\n" for i, (q, _, d, _) in
-                           enumerate(judged)))  # fmt: skip
+    run = _sample_run(tmp_path)
     out = tmp_path / "out.parquet"
     code = (
         "import sys\n"
@@ -242,13 +249,10 @@ def test_a_parquet_output_of_text_runs_does_not_import_polars(tmp_path: Path) ->
 def test_a_parquet_output_hashes_its_inputs_before_numpy_and_pyarrow_load(
     tmp_path: Path,
 ) -> None:
-    """The inputs' SHA-256 (the output's provenance) starts on its own thread while the
-    command still loads numpy and pyarrow, which leave the other core idle."""
+    """The inputs' SHA-256 (the output's provenance) starts on its own thread before the
+    command loads numpy and pyarrow."""
     data = KERNELS.parent / "data"
-    run = tmp_path / "one.run"
-    judged = [ln.split() for ln in (data / "sample.qrels").read_text().splitlines()[:60]]
-    run.write_text("".join(f"{q} Q0 {d} {i} {1.0 / (i + 1)} r\n" for i, (q, _, d, _) in
-                           enumerate(judged)))  # fmt: skip
+    run = _sample_run(tmp_path)
     out = tmp_path / "out.parquet"
     code = (
         "import sys\n"
