@@ -36,10 +36,9 @@ class Tokens:
     number of fields; ``starts, ends`` ``(k, rows)``, the byte ranges of the requested
     string fields (:meth:`field`); the integer and decimal fields and masks of rows
     where they do not parse (``ibad``, ``fbad``); ``new_run``, whether the first string
-    field differs from the row before's, when it was asked for (:class:`Fields`), else
-    None (rows left out since: :meth:`subset`). Per file: ``same_bad``, the first row
-    whose "same" field (a run's tag) differs from the file's first (or -1), and
-    ``lines``, its newlines as the tokenizer counted them.
+    field differs from the row before's (None once rows are left out: :meth:`subset`).
+    Per file: ``same_bad``, the first row whose "same" field (a run's tag) differs from the
+    file's first (or -1), and ``lines``, its newlines as the tokenizer counted them.
     """
 
     names: list[str]
@@ -130,11 +129,10 @@ class Fields(NamedTuple):
     integer: int  # parsed as a decimal integer
     number: int  # parsed as a decimal, correctly rounded
     same: int  # must be the same on every line of a file (a run's tag)
-    runs: bool = False  # mark where the first of ``strings`` changes (query ids come in runs)
 
 
-RUN_LINE = Fields([0, 2], 3, 4, 5, runs=True)  # qid Q0 docno rank score tag
-QRELS_LINE = Fields([0, 2], 3, -1, -1, runs=True)  # qid iter docno rel
+RUN_LINE = Fields([0, 2], 3, 4, 5)  # qid Q0 docno rank score tag
+QRELS_LINE = Fields([0, 2], 3, -1, -1)  # qid iter docno rel
 
 
 SUBRANGE_BYTES = 4 << 20
@@ -284,14 +282,13 @@ def _split(
         new_array(ws, "new_run", (n,), np.bool_),
         np.full(n_r, -1, np.int64),  # same_bad, per range
     )
-    runs = fields.strings[0] if fields.runs else -1
+    runs = int(fields.strings[0])  # where the first string field changes is marked
     spec = ktext.FieldSpec(slot_of, int(fields.integer), int(fields.number), int(fields.same), runs)
     parallel.run(ktext.split_lines, sizes, ranges, row_base, spec, lines_out, counts)
     out: tuple[np.ndarray, ...] = lines_out
     if (counts != cap).any():  # blank or comment lines: close the gaps they left
         out, row_base = _close_gaps(out, row_base, counts)
-    if fields.runs:
-        _join_runs(buf, out, row_base)
+    _join_runs(buf, out, row_base)
     file_rows = np.bincount(r_file, counts, n_files).astype(np.int64)
     if n_r == n_files:  # no file was cut
         return out, file_lines, file_rows
@@ -369,8 +366,6 @@ def tokenize_buffer(
     (a piece of a file), to number its lines as in the file."""
     out, lines, counts = _split(buf, starts, ends, names, fields, ws, lines_before)
     tok = Tokens(names, buf, *out)
-    if not fields.runs:
-        tok.new_run = None
     tok.lines = lines
     if (counts == 0).any():
         name = tok.names[int(np.flatnonzero(counts == 0)[0])]
