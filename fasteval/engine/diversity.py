@@ -315,11 +315,7 @@ def compute_diversity(
         kd.score_groups,
         (enc.ends - enc.starts).astype(np.float64) + 1.0,
         kd.Rankings(
-            np.ascontiguousarray(enc.starts, dtype=np.int64),
-            np.ascontiguousarray(enc.ends, dtype=np.int64),
-            np.ascontiguousarray(prep.seq, dtype=np.int64),
-            np.ascontiguousarray(enc.group_q, dtype=np.int32),
-            -1 if max_depth is None else int(max_depth),
+            enc.starts, enc.ends, prep.seq, enc.group_q, -1 if max_depth is None else int(max_depth)
         ),
         sub,
         par,
