@@ -73,7 +73,6 @@ class DiversityPrepared:
     """
 
     qrels: DiversityQrels
-    runs: RunColumns
     enc: Encoded
     seq: np.ndarray
     m_q: np.ndarray
@@ -136,7 +135,6 @@ def prepare_diversity(
     seq = _ordered(enc, rc, order, pos_e)
     return DiversityPrepared(
         qrels=dq,
-        runs=rc,
         enc=enc,
         seq=np.ascontiguousarray(seq, dtype=np.int64),
         m_q=m_q,
