@@ -322,20 +322,16 @@ def digest() -> str:
     return h.hexdigest()[:16]
 
 
-def folder() -> Path:
-    """Where the library is looked for: ``FASTEVAL_AOT_DIR``, else this package's kernels."""
-    env = os.environ.get(AOT_DIR_ENV)
-    return Path(env) if env else KERNELS_DIR
-
-
 def index_path(where: Path | None = None) -> Path:
-    """The library's index (``_aot.json``) in ``where`` (default :func:`folder`)."""
-    return (where or folder()) / (LIBRARY + ".json")
+    """The library's index (``_aot.json``) in ``where``, by default where the library is
+    looked for: ``FASTEVAL_AOT_DIR``, else this package's kernels."""
+    env = os.environ.get(AOT_DIR_ENV)
+    return (where or (Path(env) if env else KERNELS_DIR)) / (LIBRARY + ".json")
 
 
-def module_path(name: str, where: Path | None = None) -> Path:
-    """The file of the library's extension module ``name`` (``_aot``, ``_aot1``...)."""
-    return (where or folder()) / (name + importlib.machinery.EXTENSION_SUFFIXES[0])
+def module_path(name: str, where: Path) -> Path:
+    """The file of the library's extension module ``name`` (``_aot``, ``_aot1``...) in ``where``."""
+    return where / (name + importlib.machinery.EXTENSION_SUFFIXES[0])
 
 
 class Library:

@@ -113,28 +113,14 @@ def gain_walk(rels, n, lut, ig, top_pos, R, out):  # pragma: no cover - numba
     out[GW_NDCG] = rdcg / idcg if idcg > 0.0 else 0.0
     out[GW_DCG] = rdcg
     out[GW_IDEAL_DCG] = idcg
-    out[GW_NDCG_REL] = _ndcg_rel(ig, rdcg, idcg, acc_rel, cnt_rel)
     out[GW_RNDCG] = acc_r / cnt_r if cnt_r > 0 and R > 0 else 0.0
-    out[GW_G] = _g_normalised(res_g, ig)
-
-
-@njit(cache=True, nogil=True)
-def _g_normalised(res_g, ig):  # pragma: no cover - numba
-    """m_G.c's value: the ranking's discounted gain over the sum of the ideal gains."""
-    sum_ideal = 0.0
-    for j in range(ig.shape[0]):
-        sum_ideal += ig[j]
-    return res_g / sum_ideal if sum_ideal > 0.0 else 0.0
-
-
-@njit(cache=True, nogil=True)
-def _ndcg_rel(ig, rdcg, idcg, acc_rel, cnt_rel):  # pragma: no cover - numba
-    """m_ndcg_rel.c's average: relevant documents not retrieved count at the final nDCG."""
-    m = ig.shape[0]
-    if m == 0 or idcg <= 0.0:
-        return 0.0
-    acc_rel += (m - cnt_rel) * rdcg / idcg
-    return acc_rel / m if acc_rel > 0.0 else 0.0
+    # ndcg_rel: relevant documents not retrieved count at the final nDCG
+    out[GW_NDCG_REL] = 0.0
+    if m > 0 and idcg > 0.0:
+        acc_rel += (m - cnt_rel) * rdcg / idcg
+        out[GW_NDCG_REL] = acc_rel / m if acc_rel > 0.0 else 0.0
+    sum_ideal = ig.sum()  # G: the discounted gain over the sum of the ideal gains
+    out[GW_G] = res_g / sum_ideal if sum_ideal > 0.0 else 0.0
 
 
 @njit(cache=True, nogil=True)

@@ -112,25 +112,15 @@ class Opts(NamedTuple):
 @njit(cache=True, nogil=True)
 def group_rows(run, qcode, q_lut, n_q, n_runs):  # pragma: no cover - numba
     """``(perm, starts)``: rows ``perm[starts[k]:starts[k+1]]`` form group ``k = run * n_q +
-    q_lut[qcode[i]]`` (a stable counting sort, skipped if already grouped)."""
+    q_lut[qcode[i]]`` (a stable counting sort)."""
     n = run.shape[0]
     n_keys = n_runs * n_q
     starts = np.zeros(n_keys + 1, np.int64)
-    grouped = True
-    prev = -1
     for i in range(n):
-        k = run[i] * n_q + q_lut[qcode[i]]
-        if k < prev:
-            grouped = False
-        prev = k
-        starts[k + 1] += 1
+        starts[run[i] * n_q + q_lut[qcode[i]] + 1] += 1
     for k in range(n_keys):
         starts[k + 1] += starts[k]
     perm = np.empty(n, np.int64)
-    if grouped:
-        for i in range(n):
-            perm[i] = i
-        return perm, starts
     fill = starts[:-1].copy()
     for i in range(n):
         k = run[i] * n_q + q_lut[qcode[i]]

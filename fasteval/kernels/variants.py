@@ -43,12 +43,7 @@ def keep_smallest(off, members, key, quota, keep):  # pragma: no cover
     for g in range(off.shape[0] - 1):
         a = off[g]
         b = off[g + 1]
-        q = quota[g]
-        if q >= b - a:
-            for t in range(a, b):
-                keep[members[t]] = True
-            continue
         idx = members[a:b]
         s = np.argsort(key[idx], kind="mergesort")
-        for t in range(q):
+        for t in range(min(quota[g], b - a)):
             keep[idx[s[t]]] = True
