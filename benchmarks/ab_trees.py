@@ -13,7 +13,8 @@ Rows:
   ``frame-cat``, ``dicts``, ``irm-pandas``, ``irm-dicts``, ``irm-iter``): fasteval's call
   there, ``--calls`` calls a process after one warm-up; the median wall and CPU per call;
 - ``cmd``: one fresh ``fasteval`` command per tree and round (the arguments after
-  ``--``); wall, CPU (user + system) and peak RSS.
+  ``--``, ``{tree}`` in them replaced by the tree's folder name: each tree reads its own
+  archive, say); wall, CPU (user + system) and peak RSS.
 
 Usage::
 
@@ -76,7 +77,7 @@ def _small(tree: str, row: str, calls: int) -> list[float]:
 def _cmd(tree: str, args: list[str]) -> list[float]:
     t0 = time.perf_counter()
     p = subprocess.Popen(
-        [sys.executable, "-c", CLI, *args],
+        [sys.executable, "-c", CLI, *(a.replace("{tree}", Path(tree).name) for a in args)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=_env(tree),
