@@ -192,9 +192,7 @@ def _concat(parts: list[Encoded]) -> Encoded:
     qids = sorted({s for p in parts for s in p.qids}, key=lambda s: s.encode())
     index = {s: i for i, s in enumerate(qids)}
     n_q = len(qids)
-    first = parts[0]
-    if any(p.qr_rel.shape != first.qr_rel.shape for p in parts):  # the same qrels in each
-        raise _FallbackError
+    first = parts[0]  # every part is encoded against the same prepared qrels
     luts = [np.array([index[s] for s in p.qids], np.int64) for p in parts]
     group_q = [lut[p.group_q].astype(np.int32) for lut, p in zip(luts, parts, strict=True)]
     in_qrels = np.zeros(n_q, bool)

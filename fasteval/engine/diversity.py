@@ -73,7 +73,6 @@ class DiversityPrepared:
     """
 
     qrels: DiversityQrels
-    runs: RunColumns
     enc: Encoded
     seq: np.ndarray
     m_q: np.ndarray
@@ -136,7 +135,6 @@ def prepare_diversity(
     seq = _ordered(enc, rc, order, pos_e)
     return DiversityPrepared(
         qrels=dq,
-        runs=rc,
         enc=enc,
         seq=np.ascontiguousarray(seq, dtype=np.int64),
         m_q=m_q,
@@ -315,11 +313,7 @@ def compute_diversity(
         kd.score_groups,
         (enc.ends - enc.starts).astype(np.float64) + 1.0,
         kd.Rankings(
-            np.ascontiguousarray(enc.starts, dtype=np.int64),
-            np.ascontiguousarray(enc.ends, dtype=np.int64),
-            np.ascontiguousarray(prep.seq, dtype=np.int64),
-            np.ascontiguousarray(enc.group_q, dtype=np.int32),
-            -1 if max_depth is None else int(max_depth),
+            enc.starts, enc.ends, prep.seq, enc.group_q, -1 if max_depth is None else int(max_depth)
         ),
         sub,
         par,

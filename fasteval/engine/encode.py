@@ -74,7 +74,6 @@ class PreparedQrels:
     qr_off: np.ndarray  # judgments of query q: qr_off[q]:qr_off[q+1] (length Q + 2)
     qr_rel: np.ndarray  # int32 grades, grouped by query
     qr_rows: np.ndarray  # qrels input row of each judgment
-    docs: StrColumn  # judged document ids, grouped by query
     table: kr.QrelsTable  # the judged ids, grades and each query's hash table (for kernels)
     memo: dict[Any, Any] = field(default_factory=dict)  # per-query tables, see :meth:`cached`
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -127,7 +126,6 @@ def prepare_qrels(qrels: QrelsColumns) -> PreparedQrels:
         qr_off=qr_off,
         qr_rel=qr_rel,
         qr_rows=qr_rows,
-        docs=qd,
         table=table,
     )
 

@@ -15,18 +15,6 @@ from fasteval.engine.encode import Encoded
 from fasteval.kernels.families import NONPOOL, UNJUDGED
 
 
-def relstring_chars(rel: np.ndarray) -> np.ndarray:
-    """ASCII codes of the relstring characters for relevance values ``rel``."""
-    rel = np.asarray(rel, dtype=np.int64)
-    out = np.full(rel.shape, ord("<"), np.uint8)
-    digit = (rel >= 0) & (rel <= 9)
-    out[digit] = (ord("0") + rel[digit]).astype(np.uint8)
-    out[rel > 9] = ord(">")
-    out[rel == NONPOOL] = ord("-")
-    out[rel == UNJUDGED] = ord(".")
-    return out
-
-
 def _ragged(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Positions ``starts[g] + i`` for ``i < counts[g]``, and the CSR offsets of groups."""
     off = offsets(counts)
@@ -59,5 +47,12 @@ def relstrings(
         off = offsets(np.bincount(gid[keep], minlength=lim.shape[0]))
     else:
         pos, off = _ragged(starts, np.minimum(lim, max(int(length), 0)))
-    text = relstring_chars(enc.rel[pos]).tobytes().decode("ascii")
+    rel = enc.rel[pos].astype(np.int64)
+    chars = np.full(rel.shape, ord("<"), np.uint8)
+    digit = (rel >= 0) & (rel <= 9)
+    chars[digit] = (ord("0") + rel[digit]).astype(np.uint8)
+    chars[rel > 9] = ord(">")
+    chars[rel == NONPOOL] = ord("-")
+    chars[rel == UNJUDGED] = ord(".")
+    text = chars.tobytes().decode("ascii")
     return [text[off[g] : off[g + 1]] for g in range(off.shape[0] - 1)]

@@ -103,26 +103,20 @@ class Long(NamedTuple):
         """The table as a polars DataFrame (``text`` only when some row has text)."""
         import polars as pl  # noqa: PLC0415 (a text evaluation never loads polars)
 
-        n_rows = self.height
-        run_id = (
-            pl.Series("run_id", self.run_names * n_rows)  # one run: its name on every row
-            if len(self.run_names) == 1 and n_rows
-            else _strings("run_id", self.run_names, self.run)
-        )
         value = pl.Series("value", self.value.astype(np.float64, copy=False))
         cols = [
             _strings("query_id", [*self.qids, "all"], self.query),
             _strings("measure", self.names, self.measure),
+            value,
         ]
-        if self.text is None:
-            # a frame from its first column, the others stacked on (fewer Python calls)
-            return run_id.to_frame().hstack([*cols, value])
-        is_text = self.text != None  # noqa: E711 (elementwise)
-        value = pl.select(
-            pl.when(pl.Series(is_text)).then(None).otherwise(value).alias("value")
-        ).to_series()
-        text = pl.Series("text", self.text.tolist(), dtype=pl.String)
-        return run_id.to_frame().hstack([*cols, value, text])
+        if self.text is not None:
+            is_text = pl.Series(self.text != None)  # noqa: E711 (elementwise)
+            cols[2] = pl.select(
+                pl.when(is_text).then(None).otherwise(value).alias("value")
+            ).to_series()
+            cols.append(pl.Series("text", self.text.tolist(), dtype=pl.String))
+        # a frame from its first column, the others stacked on (fewer Python calls)
+        return _strings("run_id", self.run_names, self.run).to_frame().hstack(cols)
 
 
 def to_long(ev: Evaluation, *, per_query: bool = True, compat: int = 9) -> Long:

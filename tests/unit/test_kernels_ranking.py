@@ -113,7 +113,7 @@ def test_table_entries_lie_in_slot_order_with_their_fingerprints(n_q, seed) -> N
         for e, k in zip(full, entries, strict=True):
             doc = bytes(buf[ts[k] : te[k]]).decode()
             assert e >> np.uint64(32) == hash_bytes(buf.ctypes.data, ts[k], te[k]) >> np.uint64(32)
-            assert pq.docs.value(int(t.jud[k])) == doc
+            assert pq.cols.doc.value(int(pq.qr_rows[t.jud[k]])) == doc
             grade = judged[(qid, doc)]
             assert t.rel[k] == (grade if grade >= 0 else families.UNJUDGED)
 
@@ -181,7 +181,7 @@ def test_repeated_ids_are_flagged_after_their_first_row_and_judged_alike(
         assert grade[i] == (families.NONPOOL if g is None else g if g >= 0 else families.UNJUDGED)
         assert (jud[i] >= 0) == (g is not None)
         if g is not None:
-            assert pq.docs.value(int(jud[i])) == doc
+            assert pq.cols.doc.value(int(pq.qr_rows[jud[i]])) == doc
 
 
 # ----------------------------------------------------------------------------- the id hash
