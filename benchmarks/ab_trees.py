@@ -9,10 +9,12 @@ of this script.
 
 Rows:
 
-- ``frame``: a warm ``Evaluator.evaluate(run frame)`` on one TREC-8 run (map, P_10,
-  ndcg_cut_10), ``--calls`` calls a process after one warm-up; wall and CPU per call;
+- the in-process rows of ``small_calls.py`` (``frame``, ``frame-long``, ``frame-int``,
+  ``frame-cat``, ``dicts``, ``irm-pandas``, ``irm-dicts``, ``irm-iter``): fasteval's call
+  there, ``--calls`` calls a process after one warm-up; the median wall and CPU per call;
 - ``cmd``: one fresh ``fasteval`` command per tree and round (the arguments after
-  ``--``); wall, CPU (user + system) and peak RSS.
+  ``--``, ``{tree}`` in them replaced by the tree's folder name: each tree reads its own
+  archive, say); wall, CPU (user + system) and peak RSS.
 
 Usage::
 
@@ -31,24 +33,26 @@ import sys
 import time
 from pathlib import Path
 
-TREC8 = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec8_adhoc"
-FRAME = """
-import json, statistics, sys, time
+HERE = Path(__file__).resolve().parent
+SMALL = """
+import json, sys
 sys.path.remove("")
-import fasteval
-d, calls = sys.argv[1], int(sys.argv[2])
-qrels = fasteval.load_qrels(d + "/qrels.trec8.adhoc.gz")
-run = fasteval.load_runs(d + "/runs/input.INQ603.gz")
-ev = fasteval.Evaluator(qrels, ["map", "P_10", "ndcg_cut_10"])
-ev.evaluate(run)
-w, c = [], []
-for _ in range(calls):
-    c0, w0 = time.process_time(), time.perf_counter()
-    ev.evaluate(run)
-    w.append(time.perf_counter() - w0)
-    c.append(time.process_time() - c0)
-print(json.dumps([statistics.median(w), statistics.median(c), 0.0]))
+sys.path.append(sys.argv[1])  # after the tree: small_calls imports the tree's fasteval
+import small_calls
+got = small_calls.child(sys.argv[2], "fasteval", int(sys.argv[3]))
+print(json.dumps([got["wall"], got["cpu"], 0.0]))
 """
+SMALL_ROWS = [
+    "frame",
+    "frame-long",
+    "frame-int",
+    "frame-cat",
+    "dicts",
+    "irm-pandas",
+    "irm-dicts",
+    "irm-iter",
+]
+
 CLI = (
     "import sys; sys.path.remove(''); from fasteval.cli import main; "
     "sys.argv[0] = 'fasteval'; sys.exit(main())"
@@ -62,8 +66,8 @@ def _env(tree: str) -> dict[str, str]:
     return env
 
 
-def _frame(tree: str, calls: int, data: Path) -> list[float]:
-    argv = [sys.executable, "-c", FRAME, str(data), str(calls)]
+def _small(tree: str, row: str, calls: int) -> list[float]:
+    argv = [sys.executable, "-c", SMALL, str(HERE), row, str(calls)]
     out = subprocess.run(argv, env=_env(tree), capture_output=True, text=True, check=False)
     if out.returncode:
         raise SystemExit(out.stderr)
@@ -73,7 +77,7 @@ def _frame(tree: str, calls: int, data: Path) -> list[float]:
 def _cmd(tree: str, args: list[str]) -> list[float]:
     t0 = time.perf_counter()
     p = subprocess.Popen(
-        [sys.executable, "-c", CLI, *args],
+        [sys.executable, "-c", CLI, *(a.replace("{tree}", Path(tree).name) for a in args)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=_env(tree),
@@ -87,17 +91,16 @@ def _cmd(tree: str, args: list[str]) -> list[float]:
 def main() -> None:
     """Run the rounds and print one line per tree."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("row", choices=["frame", "cmd"])
+    ap.add_argument("row", choices=[*SMALL_ROWS, "cmd"])
     ap.add_argument("trees", nargs="+")
     ap.add_argument("--rounds", type=int, default=9)
-    ap.add_argument("--calls", type=int, default=60, help="calls a process (frame)")
-    ap.add_argument("--data", type=Path, default=TREC8, help="the TREC-8 folder (frame)")
+    ap.add_argument("--calls", type=int, default=60, help="calls a process (small calls)")
     argv = sys.argv[1:]
     rest = argv[argv.index("--") + 1 :] if "--" in argv else []
     args = ap.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
 
     def one(tree: str) -> list[float]:
-        return _frame(tree, args.calls, args.data) if args.row == "frame" else _cmd(tree, rest)
+        return _cmd(tree, rest) if args.row == "cmd" else _small(tree, args.row, args.calls)
 
     for tree in args.trees:
         one(tree)  # bytecode written, files in the page cache
@@ -106,7 +109,7 @@ def main() -> None:
         for tree in args.trees if r % 2 == 0 else args.trees[::-1]:
             got[tree].append(one(tree))
     first = got[args.trees[0]]
-    unit = "ms" if args.row == "frame" else "s"
+    unit = "s" if args.row == "cmd" else "ms"
     for tree, rows in got.items():
         wall, cpu, rss = (statistics.median(x[i] for x in rows) for i in range(3))
         pw = statistics.median(x[0] / y[0] for x, y in zip(rows, first, strict=True))

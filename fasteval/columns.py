@@ -26,7 +26,8 @@ class StrColumn:
     _starts: np.ndarray | None
     _ends: np.ndarray | None
     _lazy: ViewStr | None = None  # a string_view column's buffers, while ``buf`` is not made
-    # the first row of each run of equal values, when the tokenizer marked them
+    # the first row of each run of equal values, when the reader knows them (the
+    # tokenizer's marks, a dictionary column's indices)
     heads: np.ndarray | None = None
 
     def __post_init__(self) -> None:

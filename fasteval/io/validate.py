@@ -217,7 +217,8 @@ def _dictionary_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
     heads, n = heads_of(idx), len(idx)
     at = idx[heads]
     starts, ends = (spread(o[at], heads, n) for o in (words.starts, words.ends))
-    return StrColumn(words.buf, starts, ends)
+    # distinct entries: runs of equal indices are the runs of equal strings
+    return StrColumn(words.buf, starts, ends, heads=heads)
 
 
 def table_source(name: str, row_offset: int = 0) -> Source:

@@ -313,6 +313,30 @@ def test_an_integer_id_column_reads_as_its_decimal_text(runs, kind, cut):
         assert got.strings(np.arange(len(want))) == want
 
 
+@settings(deadline=None)  # the first draw loads the kernels
+@given(
+    ids=st.lists(st.sampled_from(["a", "b", "ab", "", "q10", "\u00e9"]), min_size=1, max_size=40),
+    cut=st.integers(0, 5),
+)
+def test_a_dictionary_id_column_knows_its_runs_of_equal_ids(ids, cut):
+    """A dictionary column (an archive's, a categorical's) gives its runs of equal ids
+    from its indices: the runs a scan of the strings finds, in a slice or chunks too."""
+    import pyarrow as pa
+
+    from fasteval.io.validate import str_column
+    from fasteval.kernels import strings as kstr
+
+    assume(len(ids) > cut)
+    arr = pa.array(ids).dictionary_encode()
+    half = len(ids) // 2
+    chunks = pa.chunked_array([arr.slice(0, half), arr.slice(half)])
+    for col in (arr, arr.slice(cut), chunks):
+        got = str_column(pa.table({"query_id": col}), "t", "query_id")
+        assert got.heads is not None
+        assert got.strings(np.arange(len(got))) == col.to_pylist()
+        assert got.heads.tolist() == kstr.equal_runs(got.buf, got.starts, got.ends).tolist()
+
+
 def test_trec_text_of_a_frame_with_runs_interleaved_keeps_each_run_together(write):
     from fasteval.io.writers import format_jsonl, format_trec
     from fasteval.measures.parser import parse_measures
