@@ -291,7 +291,6 @@ def pair_data(
         gclass,
         hist_off,
         hist,
-        gclass.shape[0],
         cdz,
     )
     gmap = np.full((len(enc.run_names), len(enc.qids)), -1, np.int64)

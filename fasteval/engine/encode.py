@@ -354,7 +354,6 @@ def _rank(
     row = np.empty(n if keep_rows else 0, np.int64)
     jdx = np.empty(n if keep_rows else 0, np.int64)
     is_dup = np.empty(n, np.bool_)
-    was_sorted = np.zeros(rk.start.shape[0], np.bool_)
     # a frame's ids are read in place, ranking by ranking; others from their buffer
     views = runs.doc.in_place()
     kernel, docs = (
@@ -370,7 +369,7 @@ def _rank(
         opts.compat == 9,
         rk,
         pq.table,
-        kr.Ranked(rel, row, jdx, is_dup, was_sorted),
+        kr.Ranked(rel, row, jdx, is_dup),
     )
     gstarts, gends = rk.start, rk.end
     if not is_dup.any():

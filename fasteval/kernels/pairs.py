@@ -131,7 +131,7 @@ def _within(h, G):  # pragma: no cover - numba
 
 @njit(cache=True, nogil=True)
 def group_counts(
-    lo, hi, starts, lens, lists, group_q, gclass, hist_off, hist, n_judg, cdz
+    lo, hi, starts, lens, lists, group_q, gclass, hist_off, hist, cdz
 ):  # pragma: no cover
     """Per group: ``cdz[g] = (correct, wrong, both unretrieved)`` pairs. O(m log G + G)."""
     gmax = 1

@@ -57,7 +57,6 @@ class Ranked(NamedTuple):
     row: np.ndarray  # int64
     jdx: np.ndarray  # int64
     dup: np.ndarray  # bool
-    sorted: np.ndarray  # bool per group
 
 
 class Groups(NamedTuple):
@@ -136,7 +135,7 @@ def rank_groups(lo, hi, docs, score, f32, rk, table, out):  # pragma: no cover -
     Each id is hashed once and looked up in its query's ``table``
     (:func:`~fasteval.kernels.hashing.judge_ranking`; repeats flagged in ``out.dup``);
     rows are put in trec_eval order (``score`` as float32 when ``f32``), groups already
-    in order only checked (``out.sorted[g]``: sorted). ``out.row`` and ``out.jdx`` get
+    in order only checked. ``out.row`` and ``out.jdx`` get
     each position's input row and judgment (-1: none), unless both are empty.
     """
     perm, g_order, g_start, g_end, group_q = rk
@@ -240,11 +239,7 @@ def _rank_one(docs, rows, in_rows, score, f32, q, table, out, g, s):  # pragma: 
         if sa > sb or (sa == sb and compare_bytes(bp, d_s[a], d_e[a], d_s[b], d_e[b]) > 0):
             ordered = False
             break
-    if ordered:
-        order = np.arange(n)
-    else:
-        out.sorted[g] = True
-        order = trec_order(rows, score, f32, buf, d_s, d_e)
+    order = np.arange(n) if ordered else trec_order(rows, score, f32, buf, d_s, d_e)
     for i in range(n):
         o = order[i]
         out.rel[s + i] = grade[o]
