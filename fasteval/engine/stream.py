@@ -19,7 +19,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
-import pyarrow as pa
 
 from fasteval.columns import RunColumns, first_rows
 from fasteval.engine.encode import PreparedQrels, encode
@@ -27,15 +26,11 @@ from fasteval.engine.inputs import RunsLike, as_list, check_runs_retrieved, numb
 from fasteval.engine.ranking import aggregate, compute
 from fasteval.engine.table import Evaluation, Long, ResultIndex, to_long
 from fasteval.errors import DataMismatchError, FastevalError, InputFormatError
-from fasteval.io.archive import (
-    EVAL_COLUMNS,
-    Pieces,
-    read_row_groups,
-    row_group_pieces,
-)
+from fasteval.io.archive import Pieces, row_group_pieces
 from fasteval.io.batches import (
     Batch,
     BatchReader,
+    archive_piece,
     batch_rows_of,
     plan_batches,
 )
@@ -105,10 +100,10 @@ class _Stream:
 
     def batch(self, b: Batch, first_unit: int, reads: _ReadAhead, i: int) -> list[_Scored]:
         """Batch ``i`` scored piece by piece, its units numbered from ``first_unit``."""
-        tables = reads.archive_tables(i) if b.archive_pieces else None
+        pieces = reads.archive_pieces(i) if b.archive_pieces else None
         parts = []
         try:
-            for cols in self.reader.columns(b, reads.take(i), tables):
+            for cols in self.reader.columns(b, reads.take(i), pieces):
                 parts.append(self.scored(cols, first_unit))
                 del cols  # before the next piece or batch is read into the same memory
         except FastevalError:
@@ -147,7 +142,7 @@ class _ReadAhead:
         self.pool = (
             ThreadPoolExecutor(1, thread_name_prefix="fasteval-read") if len(batches) > 1 else None
         )
-        self.first_piece: Future[pa.Table] | None = None
+        self.first_piece: Future[RunColumns] | None = None
         self.groups: dict[int, Pieces] = {}  # an archive batch's pieces
 
     def __enter__(self) -> _ReadAhead:
@@ -178,29 +173,28 @@ class _ReadAhead:
             self.groups[i] = row_group_pieces(item, max(1, self.budget // 2))
         return self.groups[i]
 
-    def archive_tables(self, i: int) -> Iterator[pa.Table]:
-        """Batch ``i``'s archive piece by piece, the next decoded while one is scored."""
+    def archive_pieces(self, i: int) -> Iterator[RunColumns]:
+        """Batch ``i``'s archive piece by piece, the next decoded into run columns while one
+        is scored."""
         path = self.batches[i].units[0].item
         pieces = self.pieces(i)
         ahead = self.first_piece if i == 0 else None
         self.first_piece = None
-        for k, groups in enumerate(pieces.groups):
-            table = (
-                ahead.result()
-                if ahead is not None  # a one-piece archive is read here, with no thread
-                else read_row_groups(path, groups, EVAL_COLUMNS, verified=pieces.verified)
-            )
+        for k in range(len(pieces.groups)):
+            # a one-piece archive is read here, with no thread
+            cols = ahead.result() if ahead is not None else archive_piece(path, pieces, k)
             ahead = self._read_piece(path, pieces, k + 1) if k + 1 < len(pieces.groups) else None
-            yield table
-            del table
+            yield cols
+            del cols
 
-    def _read_piece(self, path: str | os.PathLike[str], pieces: Pieces, k: int) -> Future[pa.Table]:
-        """Piece ``k`` of an archive, decoded on the read thread (made on first use)."""
+    def _read_piece(
+        self, path: str | os.PathLike[str], pieces: Pieces, k: int
+    ) -> Future[RunColumns]:
+        """Piece ``k`` of an archive as run columns, made on the read thread (made on first
+        use)."""
         if self.pool is None:
             self.pool = ThreadPoolExecutor(1, thread_name_prefix="fasteval-read")
-        return self.pool.submit(
-            read_row_groups, path, pieces.groups[k], EVAL_COLUMNS, verified=pieces.verified
-        )
+        return self.pool.submit(archive_piece, path, pieces, k)
 
     def take(self, i: int) -> RawFiles | None:
         """Batch ``i``'s bytes (``None`` if it is not read ahead); asks for ``i + 1``."""

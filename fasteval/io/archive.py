@@ -117,6 +117,7 @@ class Pieces(NamedTuple):
 
     groups: list[list[int]]
     verified: stored.DigestCheck | None  # None: no digest (see read_row_groups)
+    before: list[int]  # the archive's rows before each piece (errors name the archive's rows)
 
 
 def row_group_pieces(path: str | os.PathLike[str], budget: int) -> Pieces:
@@ -125,15 +126,18 @@ def row_group_pieces(path: str | os.PathLike[str], budget: int) -> Pieces:
     md = stored.read_metadata(path, advice=INGEST_AGAIN)
     verified = stored.start_check(path, md, advice=INGEST_AGAIN)
     pieces: list[list[int]] = []
-    rows = 0
+    before: list[int] = []
+    rows = total = 0
     for i in range(md.num_row_groups):
         n = md.row_group(i).num_rows
         if not pieces or rows + n > budget:
             pieces.append([])
+            before.append(total)
             rows = 0
         pieces[-1].append(i)
         rows += n
-    return Pieces(pieces, verified)
+        total += n
+    return Pieces(pieces, verified, before)
 
 
 def read_row_groups(
@@ -204,7 +208,7 @@ def run_row_groups(path: str | os.PathLike[str], runs: Iterable[str]) -> Pieces:
         j = bisect.bisect_left(wanted, lo)
         if j < len(wanted) and wanted[j] <= hi:
             keep.append(i)
-    return Pieces([keep], verified)
+    return Pieces([keep], verified, [0])
 
 
 def read_runs(
@@ -214,7 +218,7 @@ def read_runs(
     (:func:`run_row_groups`), decoded in batches of :data:`RUN_BATCH_ROWS` rows, each cut to
     its rows of ``runs`` before the next is read; the digest joined before they are returned."""
     wanted = set(runs)
-    groups, verified = run_row_groups(path, wanted)
+    groups, verified, _ = run_row_groups(path, wanted)
     cols = None if columns is None else list(dict.fromkeys(["run_id", *columns]))
     parts: list[pa.Table] = []
     with _joined_on_error(verified):

@@ -29,6 +29,7 @@ from fasteval.io import formats, is_polars, stored
 from fasteval.io.archive import (
     EVAL_COLUMNS,
     INGEST_AGAIN,
+    Pieces,
     archive_info,
     read_row_groups,
     release_pool_memory,
@@ -281,14 +282,12 @@ class BatchReader:
         self,
         b: Batch,
         raw: RawFiles | None = None,
-        tables: Iterable[pa.Table] | None = None,
+        pieces: Iterable[RunColumns] | None = None,
     ) -> Iterator[RunColumns]:
         """Batch ``b``'s run columns, piece by piece where it is read in pieces (``raw``:
-        whole text files' bytes, ``tables``: an archive's pieces, read ahead by the caller)."""
+        whole text files' bytes, ``pieces``: an archive's, read ahead by the caller)."""
         if b.archive_pieces:
-            path = b.units[0].item
-            read = tables if tables is not None else _pieces_of(path, self.budget)
-            yield from self._archive(str(path), read)
+            yield from pieces if pieces is not None else _pieces_of(b.units[0].item, self.budget)
         elif b.pieces:
             yield from self._text_pieces(b.units[0])
         elif raw is not None:
@@ -296,20 +295,6 @@ class BatchReader:
         else:
             items = [u.item for u in b.units]
             yield run_columns(items, self.opts)
-
-    def _archive(self, path: str, tables: Iterable[pa.Table]) -> Iterator[RunColumns]:
-        before = 0  # the archive's rows before this piece: errors name the archive's rows
-        for table in tables:
-            n = table.num_rows
-            try:
-                cols = runs_from_table(table, path, before)
-            except FastevalError:  # a damaged archive's own error first (its digest)
-                stored.check_digest(path, advice=INGEST_AGAIN)
-                raise
-            del table
-            before += n
-            yield cols
-            del cols
 
     def _text_pieces(self, unit: Unit) -> Iterator[RunColumns]:
         """A text file larger than the budget, in pieces of whole query groups."""
@@ -334,9 +319,20 @@ class BatchReader:
         self.piece_bufs = reader.bufs  # (grown, perhaps) for the next big file
 
 
-def _pieces_of(path: PathLike, budget: int) -> Iterator[pa.Table]:
+def archive_piece(path: PathLike, pieces: Pieces, k: int) -> RunColumns:
+    """Piece ``k`` of an archive as run columns, decoded and converted on the calling thread
+    (a read-ahead thread's); its rows are named as the archive's."""
+    table = read_row_groups(path, pieces.groups[k], EVAL_COLUMNS, verified=pieces.verified)
+    try:
+        return runs_from_table(table, str(path), pieces.before[k])
+    except FastevalError:  # a damaged archive's own error first (its digest)
+        stored.check_digest(path, advice=INGEST_AGAIN)
+        raise
+
+
+def _pieces_of(path: PathLike, budget: int) -> Iterator[RunColumns]:
     """An archive's pieces of row groups (about ``budget`` rows each), read one by one."""
     pieces = row_group_pieces(path, budget)
-    for groups in pieces.groups:
-        yield read_row_groups(path, groups, EVAL_COLUMNS, verified=pieces.verified)
+    for k in range(len(pieces.groups)):
+        yield archive_piece(path, pieces, k)
         release_pool_memory()  # the piece is gone when the next is asked for

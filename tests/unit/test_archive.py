@@ -19,7 +19,6 @@ from click.testing import CliRunner
 
 from fasteval.api import evaluate
 from fasteval.cli import main
-from fasteval.engine import stream
 from fasteval.errors import InputFormatError
 from fasteval.io import archive
 from fasteval.io import batches as io_batches
@@ -141,7 +140,7 @@ def test_archive_pieces_are_really_streamed(tmp_path: Path, monkeypatch: Any) ->
 
     pieces: list[list[int]] = []
     checks: set[Any] = set()
-    real = stream.read_row_groups
+    real = io_batches.read_row_groups  # (each piece decoded by io.batches.archive_piece)
 
     def piece(path: Any, groups: list[int], columns: Any = None, verified: Any = None) -> Any:
         assert verified is not None  # the digest is checked: the pages are not, twice
@@ -150,7 +149,7 @@ def test_archive_pieces_are_really_streamed(tmp_path: Path, monkeypatch: Any) ->
         return real(path, groups, columns, verified=verified)
 
     monkeypatch.setattr(archive, "read_archive", whole)
-    monkeypatch.setattr(stream, "read_row_groups", piece)
+    monkeypatch.setattr(io_batches, "read_row_groups", piece)
     assert evaluate(qrels, out, MEASURES, batch_rows=60).equals(ref)
     assert len(pieces) > 2
     # one digest check, joined (and matched) before the result was returned
@@ -433,7 +432,7 @@ def test_read_runs_reads_only_the_row_groups_of_the_runs_asked_for(tmp_path: Pat
 
     n_groups = pq.ParquetFile(out).metadata.num_row_groups
     for pick in ([names[0]], names[1:3], [names[-1], "no such run"]):
-        (groups,), verified = archive.run_row_groups(out, pick)
+        (groups,), verified, _ = archive.run_row_groups(out, pick)
         assert verified
         assert 0 < len(groups) < n_groups
         got = pl.from_arrow(archive.read_runs(out, pick, ["run_id", "query_id", "doc_id"]))
