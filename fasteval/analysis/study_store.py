@@ -50,7 +50,8 @@ class Labelled(Protocol):
 #: extended (its finished units reused), not refused.
 PLAN_KEYS = ("rates", "reps", "depths")
 
-#: ``study.json``'s manifest: each Parquet file of the folder -> ``{"bytes", "sha256"}``.
+#: ``study.json``'s manifest: each Parquet file of the folder -> ``{"bytes", "blake3"}`` (older
+#: folders: ``"sha256"``).
 FILES_KEY = "files"
 
 #: Footer key of a part file: the study it belongs to (:func:`study_id`).

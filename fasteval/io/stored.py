@@ -3,8 +3,9 @@
 Every Parquet file fasteval writes (:mod:`fasteval.io.writers`) carries a CRC32 in every
 page header (pyarrow's ``write_page_checksum``; reads here verify the pages they decode)
 and, in the footer's key-value metadata under :data:`DIGEST_KEY`, a whole-file digest:
-JSON ``{"sha256": HEX, "bytes": N}``, the SHA-256 of the ``N`` bytes before the footer
-(which the reader parses and checks itself; a file cut short has none). The digest also
+JSON ``{"blake3": HEX, "bytes": N}``, the BLAKE3 digest of the ``N`` bytes before the
+footer (which the reader parses and checks itself; a file cut short has none). Files
+written before BLAKE3 carry ``"sha256"`` instead, checked with it. The digest also
 catches a damaged page header, or a page of a column a reader skips (``eval`` skips an
 archive's ``rank``).
 
@@ -25,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fasteval.errors import DamagedFileError, InputFormatError
-from fasteval.io.provenance import file_hash, footer_json, footer_start
+from fasteval.io.provenance import DIGEST, digest_in, file_hash, footer_json, footer_start
 
 DIGEST_KEY = b"fasteval.digest"
 """Footer key-value metadata key of the whole-file digest."""
@@ -37,7 +38,8 @@ PathLike = str | os.PathLike[str]
 
 
 def digest_entry(md: pq.FileMetaData) -> dict[str, Any] | None:
-    """The digest recorded in a Parquet footer (``sha256``, ``bytes``), or ``None``."""
+    """The digest recorded in a Parquet footer (``blake3`` or ``sha256``, ``bytes``), or
+    ``None``."""
     return footer_json(md.metadata, DIGEST_KEY)
 
 
@@ -50,9 +52,9 @@ class DigestCheck:
     """A Parquet file's whole-file digest, read on a thread of its own from the moment it is
     made (:func:`start_check`); :meth:`join` waits for it and raises on a mismatch."""
 
-    def __init__(self, path: PathLike, want: str, advice: str) -> None:
+    def __init__(self, path: PathLike, want: str, advice: str, algorithm: str) -> None:
         self.path, self.want, self.advice = path, want, advice
-        self.hash = file_hash(path).start()
+        self.hash = file_hash(path, algorithm=algorithm).start()
         self.matched = False  # join() found the digest written
 
     def join(self) -> None:
@@ -71,13 +73,14 @@ def start_check(path: PathLike, md: pq.FileMetaData, *, advice: str) -> DigestCh
     entry = digest_entry(md)
     if entry is None:
         return None
-    want, n = entry.get("sha256"), entry.get("bytes")
-    if not isinstance(want, str) or not isinstance(n, int):
+    algorithm = digest_in(entry)
+    want, n = entry.get(algorithm or ""), entry.get("bytes")
+    if algorithm is None or not isinstance(want, str) or not isinstance(n, int):
         raise damaged(path, "its digest entry is unreadable", advice)
     size, start = footer_start(path)
     if start != n:
         raise damaged(path, f"{size:,} bytes, not the {n + (size - start):,} written", advice)
-    return DigestCheck(path, want, advice)
+    return DigestCheck(path, want, advice, algorithm)
 
 
 def check_digest(
@@ -200,4 +203,5 @@ def file_entry(path: PathLike) -> dict[str, Any]:
     """A manifest's entry for a stored file: its size and the digest in its footer."""
     p = Path(path)
     entry = digest_entry(pq.read_metadata(p)) or {}
-    return {"bytes": p.stat().st_size, "sha256": entry.get("sha256")}
+    algorithm = digest_in(entry) or DIGEST
+    return {"bytes": p.stat().st_size, algorithm: entry.get(algorithm)}

@@ -10,7 +10,6 @@ whole-file digest (:mod:`fasteval.io.stored` reads them back).
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import math
@@ -84,7 +83,7 @@ class Sink(io.RawIOBase):
     def __init__(self, f: IO[bytes], *, digest: bool = False) -> None:
         super().__init__()
         self._f = f
-        self._hash = hashlib.sha256() if digest else None
+        self._hash = provenance.HASHERS[provenance.DIGEST]() if digest else None
         self.count = 0
         self.error: OSError | None = None
 
@@ -109,7 +108,8 @@ class Sink(io.RawIOBase):
         return self.count
 
     def hexdigest(self) -> str:
-        """The SHA-256 of the bytes written so far (hex)."""
+        """The digest (:data:`~fasteval.io.provenance.DIGEST`) of the bytes written so far
+        (hex)."""
         return self._hash.hexdigest() if self._hash is not None else ""
 
     def flush(self) -> None:
@@ -217,7 +217,7 @@ def parquet_output(
             with suppress(Exception):  # its footer goes nowhere useful
                 out.writer.close()
             raise
-        entry = {"sha256": sink.hexdigest(), "bytes": sink.count}
+        entry = {provenance.DIGEST: sink.hexdigest(), "bytes": sink.count}
         extra: dict[bytes, Any] = provenance.stamp()
         out.writer.add_key_value_metadata(
             {**extra, **(metadata or {}), DIGEST_KEY: json.dumps(entry)}

@@ -268,9 +268,9 @@ def test_the_fusion_page_says_which_grid_points_ranx_drops() -> None:
 
 
 def test_a_parquet_output_says_what_made_it(tmp_path: Path) -> None:
-    import hashlib
     from importlib.metadata import version
 
+    import blake3
     import pyarrow.parquet as pq
 
     from fasteval.io.provenance import provenance_of
@@ -290,16 +290,17 @@ def test_a_parquet_output_says_what_made_it(tmp_path: Path) -> None:
     assert sorted(got) == ["r1.txt", "r2.txt", "sample.qrels"]
     for p in (Path(QRELS), runs / "r1.txt", runs / "r2.txt"):
         assert got[p.name]["bytes"] == p.stat().st_size
-        assert got[p.name]["sha256"] == hashlib.sha256(p.read_bytes()).hexdigest()
+        assert got[p.name]["blake3"] == blake3.blake3(p.read_bytes()).hexdigest()
     shown = _run(["verify", out])
     assert shown.exit_code == 0 and "made by fasteval" in shown.stdout, shown.output
     full = _run(["verify", "--provenance", out]).stdout
-    assert got["r1.txt"]["sha256"] in full
+    assert got["r1.txt"]["blake3"] in full
 
 
 def test_inputs_hashed_early_are_those_stamped(tmp_path: Path) -> None:
-    import hashlib
     import json
+
+    import blake3
 
     from fasteval.io.provenance import Provenance
 
@@ -310,10 +311,10 @@ def test_inputs_hashed_early_are_those_stamped(tmp_path: Path) -> None:
     made.start()  # hashed on its own thread from here
     made.start()  # a second call changes nothing
     (runs / "r2.txt").write_text(_run_text("sample2"))  # a file the early hashing missed
-    got = {Path(i["path"]).name: i["sha256"] for i in json.loads(made.as_json())["inputs"]}
+    got = {Path(i["path"]).name: i["blake3"] for i in json.loads(made.as_json())["inputs"]}
     assert sorted(got) == ["r1.txt", "r2.txt", "sample.qrels"]
     for p in (Path(QRELS), runs / "r1.txt", runs / "r2.txt"):
-        assert got[p.name] == hashlib.sha256(p.read_bytes()).hexdigest()
+        assert got[p.name] == blake3.blake3(p.read_bytes()).hexdigest()
     late = Provenance("fasteval eval", [], {}, [QRELS, runs])
     assert late.as_json() == made.as_json()  # the same record, hashed at the end
 

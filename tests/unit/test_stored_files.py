@@ -172,18 +172,18 @@ def test_the_digest_is_read_once_and_joined_before_any_result(
     )
     assert res.exit_code == 0, res.output
     assert pq.read_metadata(archive).num_row_groups > 2  # read in pieces below
-    real = provenance._sha256s
+    real = provenance._digests
     read: list[str] = []
 
-    def counted(path: Any) -> tuple[str, str | None]:
+    def counted(path: Any, algorithm: str) -> tuple[str, str | None]:
         read.append(Path(path).name)
-        return real(path)
+        return real(path, algorithm)
 
-    def late_mismatch(path: Any) -> tuple[str, str | None]:
+    def late_mismatch(path: Any, algorithm: str) -> tuple[str, str | None]:
         time.sleep(0.3)  # the pieces are scored meanwhile
-        return real(path)[0], "0" * 64
+        return real(path, algorithm)[0], "0" * 64
 
-    monkeypatch.setattr(provenance, "_sha256s", counted)
+    monkeypatch.setattr(provenance, "_digests", counted)
     sound = evaluate(qrels, archive, ["map"], batch_rows=500)
     assert read == ["a.parquet"]
     out = tmp_path / "out.parquet"
@@ -192,7 +192,7 @@ def test_the_digest_is_read_once_and_joined_before_any_result(
     assert sorted(read) == ["a.parquet", "qrels"]
     out.unlink()
 
-    monkeypatch.setattr(provenance, "_sha256s", late_mismatch)
+    monkeypatch.setattr(provenance, "_digests", late_mismatch)
     with pytest.raises(DamagedFileError, match="does not match the digest"):
         evaluate(qrels, archive, ["map"], batch_rows=500)
     res = _run(["eval", qrels, archive, "-m", "map", "-o", out])
@@ -215,22 +215,63 @@ def test_damage_that_decodes_is_named_as_damage(
         main, ["ingest", *map(str, paths), "-o", str(archive)], env={BATCH_ROWS_ENV: "400"}
     )
     assert res.exit_code == 0, res.output
-    real = provenance._sha256s
+    real = provenance._digests
 
-    def late_mismatch(path: Any) -> tuple[str, str | None]:
+    def late_mismatch(path: Any, algorithm: str) -> tuple[str, str | None]:
         time.sleep(0.3)  # the first piece is scored meanwhile
-        return real(path)[0], "0" * 64
+        return real(path, algorithm)[0], "0" * 64
 
     def looks_bad(self: Any, cols: Any, unit: int) -> Any:
         raise InputFormatError(f"{archive}: row 1: document 'd1' repeated in query '1'")
 
-    monkeypatch.setattr(provenance, "_sha256s", late_mismatch)
+    monkeypatch.setattr(provenance, "_digests", late_mismatch)
     monkeypatch.setattr(stream._Stream, "scored", looks_bad)
     with pytest.raises(DamagedFileError, match="does not match the digest"):
         evaluate(qrels, archive, ["map"], batch_rows=500)
-    monkeypatch.setattr(provenance, "_sha256s", real)  # a sound archive: the input's error
+    monkeypatch.setattr(provenance, "_digests", real)  # a sound archive: the input's error
     with pytest.raises(InputFormatError, match="repeated"):
         evaluate(qrels, archive, ["map"], batch_rows=500)
+
+
+def test_files_digested_with_sha256_before_blake3_are_still_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Archives and study folders written before BLAKE3 carry SHA-256 digests: they are
+    read and verified with SHA-256, and damage to them is still the error."""
+    import hashlib
+    import json
+
+    monkeypatch.setattr(provenance, "DIGEST", "sha256")  # as earlier versions wrote
+    qrels, archive = _archive(tmp_path)
+    subsample(qrels, archive, ["map"], rates=[0.5], reps=2, out_dir=tmp_path / "st")
+    monkeypatch.undo()
+    entry = stored.digest_entry(pq.read_metadata(archive))
+    assert entry is not None and set(entry) == {"sha256", "bytes"}
+    size = entry["bytes"]
+    assert entry["sha256"] == hashlib.sha256(archive.read_bytes()[:size]).hexdigest()
+    listed = json.loads((tmp_path / "st" / "study.json").read_text())["files"]
+    assert all(set(e) == {"bytes", "sha256"} for e in listed.values()), listed
+    assert stored.check_digest(archive)
+    assert _pieces_verified(archive)
+    res = _run(["verify", archive, tmp_path / "st"])
+    assert res.exit_code == 0 and "DAMAGED" not in res.stdout, res.output
+    sound = evaluate(qrels, archive, ["map"], batch_rows=500)
+    assert_frame_equal(sound, evaluate(qrels, archive, ["map"]))
+    # a new output made from it records its inputs with BLAKE3
+    out = tmp_path / "e.parquet"
+    assert _run(["eval", qrels, archive, "-m", "map", "-o", out]).exit_code == 0
+    made = provenance.provenance_of(pq.read_metadata(out).metadata)
+    assert made is not None and all("blake3" in i for i in made["inputs"])
+    assert set(stored.digest_entry(pq.read_metadata(out)) or {}) == {"blake3", "bytes"}
+    _flip(archive, "doc_id")
+    with pytest.raises(DamagedFileError, match="does not match the digest"):
+        evaluate(qrels, archive, ["map"], batch_rows=500)
+
+
+def _pieces_verified(path: Path) -> bool:
+    from fasteval.io import archive as io_archive
+
+    return io_archive.row_group_pieces(path, 500).verified is not None
 
 
 def test_page_checksums_alone_catch_a_flipped_page(tmp_path: Path) -> None:
