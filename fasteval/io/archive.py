@@ -16,8 +16,11 @@ Layout (version 1)
 * Rows are sorted by run (runs in input order, each run's rows together),
   then query id in byte order (trec_eval's order: the encoder's grouping
   pass finds the rows already grouped and skips its counting sort); within a
-  (run, query) the rows keep their input order, so ``on_duplicate="first"``
-  keeps the same row and ``rank`` stays as given.
+  (run, query) in trec_eval's ranking order (score descending, then document
+  id descending by bytes: the ranking kernel finds each ranking in order and
+  skips its sort). ``rank`` moves with its row, as given. A (run, query) that
+  repeats a document keeps its input order, so ``on_duplicate="first"`` keeps
+  the same row. (Archives written before keep every group's input order.)
 * Each row group ends at a (run, query) boundary, so any run of consecutive
   row groups holds whole (run, query) groups: a reader may cut the archive
   at any row group.
@@ -63,7 +66,11 @@ META_KEY = b"fasteval"
 
 FORMAT = "fasteval-runs"
 VERSION = 1
-SORTED_BY = ["run_id (input order)", "query_id (byte order)", "input order"]
+SORTED_BY = [
+    "run_id (input order)",
+    "query_id (byte order)",
+    "score (descending), doc_id (descending bytes); input order where a doc_id repeats",
+]
 
 COMPRESSION = "lz4"
 """The archive's codec: an archive is for reading fast, and LZ4 decodes faster than
@@ -275,16 +282,34 @@ def read_archive(path: str | os.PathLike[str], columns: list[str] | None = None)
 
 
 def _sorted_order(cols: RunColumns) -> np.ndarray | None:
-    """Row order (run, query in byte order, input order); ``None`` if already in it."""
+    """Row order (run, query in byte order, then trec_eval's ranking order, or input order in
+    a group that repeats a document); ``None`` if already in it."""
+    import pyarrow.compute as pc  # noqa: PLC0415 (ingest only: not on a command's start)
+
     q_codes, q_first = dict_encode(cols.qid)
     distinct = cols.qid.take(q_first)
     # byte order of the distinct query ids (a handful per run: Python sorts them)
     by_bytes = sorted(range(len(distinct)), key=lambda i: distinct[i].as_py().encode())
     q_rank = np.argsort(by_bytes)  # the inverse permutation: each id's place in byte order
     key = cols.run.astype(np.int64) * max(1, len(by_bytes)) + q_rank[q_codes]
-    if len(key) < 2 or bool((key[1:] >= key[:-1]).all()):
+    docs = cols.doc.to_arrow().cast(pa.large_binary())  # (binary: compared by bytes)
+    ranked = pc.sort_indices(
+        pa.table({"g": key, "s": cols.score, "d": docs}),
+        sort_keys=[("g", "ascending"), ("s", "descending"), ("d", "descending")],
+    )
+    place = np.empty(len(key), np.int64)
+    place[np.asarray(ranked)] = np.arange(len(key))
+    # a group that repeats a document: its rows in input order
+    codes = np.asarray(pc.dictionary_encode(docs).indices, np.int64)
+    width = int(codes.max(initial=0)) + 1
+    pair = np.sort(key * width + codes)
+    repeats = np.unique(pair[1:][pair[1:] == pair[:-1]] // width)
+    keep = np.isin(key, repeats)
+    place[keep] = np.flatnonzero(keep)
+    order = np.lexsort((place, key))
+    if bool((order == np.arange(len(order))).all()):
         return None
-    return np.argsort(key, kind="stable")
+    return order
 
 
 def _group_ends(run: np.ndarray, qid: pa.Array) -> np.ndarray:

@@ -102,17 +102,27 @@ def test_archive_layout_sorted_typed_and_tagged(tmp_path: Path) -> None:
     df = pl.read_parquet(out).with_row_index("i")
     text = load_runs(paths)
     assert df.height == text.height
-    # run (input order), then query in byte order, then input order within a group
+    # run (input order), then query in byte order, then within a group trec_eval's ranking
+    # order (score descending, doc id descending by bytes), or input order in a group that
+    # repeats a document (run2's)
     run_pos = {f"run{i}": i for i in range(9)}
     key = df.select(
         pl.col("run_id").cast(pl.String).replace_strict(run_pos).alias("r"),
         pl.col("query_id").cast(pl.String).cast(pl.Binary).alias("q"),
     )
     assert key.equals(key.sort(["r", "q"], maintain_order=True))
+    repeats = pl.col("doc_id").is_duplicated().any().over("run_id", "query_id")
     grouped_text = text.with_row_index("i").sort(
-        pl.col("run_id").replace_strict(run_pos), pl.col("query_id").cast(pl.Binary),
-        maintain_order=True,
-    )  # fmt: skip
+        pl.col("run_id").replace_strict(run_pos),
+        pl.col("query_id").cast(pl.Binary),
+        pl.when(repeats).then(0.0).otherwise(pl.col("score")),
+        pl.when(repeats).then(pl.lit(b"")).otherwise(pl.col("doc_id").cast(pl.Binary)),
+        "i",
+        descending=[False, False, True, True, False],
+    )
+    ties = grouped_text.filter(~repeats).select("run_id", "query_id", "score")
+    assert ties.is_duplicated().any()  # ties decided by doc id
+    assert grouped_text.filter(repeats).height > 0
     cols = ["query_id", "doc_id", "rank", "score"]
     assert df.select(pl.col("query_id").cast(pl.String), *cols[1:]).equals(
         grouped_text.select(cols)
