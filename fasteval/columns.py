@@ -14,34 +14,55 @@ from fasteval.kernels import strings as kstr
 from fasteval.kernels.text import ViewStr
 
 
+class Runs(NamedTuple):
+    """``n`` rows in runs of equal strings: the run from row ``heads[k]`` (the column's) is
+    ``buf[starts[k]:ends[k]]``."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+    n: int
+
+
 @dataclass
 class StrColumn:
     """Strings as slices ``buf[starts[i]:ends[i]]`` of one ``uint8`` buffer.
 
     An Arrow ``string_view`` column (polars' strings) is read in place: ``buf`` and the
-    offsets are made on first use; reading chosen rows copies those rows only.
+    offsets are made on first use; reading chosen rows copies those rows only. A column
+    given by its runs of equal strings (:class:`Runs`, a dictionary column's) makes its
+    offsets per row only when they are asked for.
     """
 
     _buf: np.ndarray | None
     _starts: np.ndarray | None
     _ends: np.ndarray | None
-    _lazy: ViewStr | None = None  # a string_view column's buffers, while ``buf`` is not made
+    # a string_view column's buffers while ``buf`` is not made; a column's runs while
+    # its offsets per row are not made
+    _lazy: ViewStr | Runs | None = None
     # the first row of each run of equal values, when the reader knows them (the
     # tokenizer's marks, a dictionary column's indices)
     heads: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         # one array type (C-contiguous, read-only) per kernel argument: one signature
-        if self._lazy is None:
-            assert self._buf is not None
+        if self._buf is not None:
             self._buf.flags.writeable = False
+        if self._lazy is None:
             self._set(self._starts, self._ends)
+        elif isinstance(self._lazy, Runs):
+            assert self._buf is not None and self.heads is not None
+            self._lazy = Runs(*_frozen(self._lazy.starts, self._lazy.ends), self._lazy.n)
+
+    @classmethod
+    def from_runs(
+        cls, buf: np.ndarray, heads: np.ndarray, starts: np.ndarray, ends: np.ndarray, n: int
+    ) -> StrColumn:
+        """``n`` rows in runs of equal strings from rows ``heads`` (run ``k``:
+        ``buf[starts[k]:ends[k]]``)."""
+        return cls(buf, None, None, Runs(starts, ends, n), heads=heads)
 
     def _set(self, starts: Any, ends: Any) -> None:
-        self._starts = np.ascontiguousarray(starts, dtype=np.int64)
-        self._ends = np.ascontiguousarray(ends, dtype=np.int64)
-        self._starts.flags.writeable = False
-        self._ends.flags.writeable = False
+        self._starts, self._ends = _frozen(starts, ends)
 
     @property
     def buf(self) -> np.ndarray:
@@ -66,11 +87,16 @@ class StrColumn:
 
     def in_place(self) -> ViewStr | None:
         """A ``string_view`` column's buffers while ``buf`` is not made, else ``None``."""
-        return self._lazy if self._buf is None else None
+        return self._lazy if self._buf is None and isinstance(self._lazy, ViewStr) else None
 
     def _make(self) -> None:
-        """A view column's buffer and offsets (two threads racing make equal arrays)."""
+        """A view column's buffer and offsets, or a column's offsets from its runs (two
+        threads racing make equal arrays)."""
         lazy = self._lazy
+        if isinstance(lazy, Runs):
+            assert self.heads is not None
+            self._set(*(spread(o, self.heads, lazy.n) for o in (lazy.starts, lazy.ends)))
+            return
         assert lazy is not None  # the other columns are made when built
         raw = _raw(lazy)
         buf = np.concatenate([raw, lazy.data])
@@ -82,14 +108,20 @@ class StrColumn:
         """The strings ``rows`` in a buffer of their own, and their offsets."""
         rows = np.ascontiguousarray(rows, np.int64)
         lazy = self._lazy
-        if self._buf is None and lazy is not None:  # these rows only
+        if self._starts is None and isinstance(lazy, Runs):  # from the rows' runs
+            assert self.heads is not None
+            at = np.searchsorted(self.heads, rows, side="right") - 1
+            data, offsets = kstr.gather(self.buf, lazy.starts, lazy.ends, at)
+        elif self._buf is None and isinstance(lazy, ViewStr):  # these rows only
             data, offsets = kstr.view_gather(_raw(lazy), lazy.data, lazy.bases, rows)
         else:
             data, offsets = kstr.gather(self.buf, self.starts, self.ends, rows)
         return data, offsets
 
     def __len__(self) -> int:
-        if self._starts is None and self._lazy is not None:
+        if self._starts is None and isinstance(self._lazy, Runs):
+            return self._lazy.n
+        if self._starts is None and isinstance(self._lazy, ViewStr):
             return int(self._lazy.views.shape[0])
         return int(self.starts.shape[0])
 
@@ -158,6 +190,16 @@ class StrColumn:
     def value(self, i: int) -> str:
         """One string, decoded for messages (never fails on bad bytes)."""
         return self.bytes_of(np.array([i], np.int64))[0].decode("utf-8", "replace")
+
+
+def _frozen(starts: Any, ends: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets as kernels take them: C-contiguous, read-only ``int64``."""
+    out = []
+    for o in (starts, ends):
+        a = np.ascontiguousarray(o, dtype=np.int64)
+        a.flags.writeable = False
+        out.append(a)
+    return out[0], out[1]
 
 
 def _raw(views: ViewStr) -> np.ndarray:
@@ -257,7 +299,7 @@ def encode_heads(col: StrColumn) -> Heads:
     """The runs of equal values of ``col`` and their codes (each run's first row read)."""
     if len(col) == 0:
         return Heads(np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64))
-    heads, lazy = col.heads, col._lazy
+    heads, lazy = col.heads, col.in_place()
     if heads is None and lazy is not None:
         heads = kstr.equal_view_runs(*lazy)
     elif heads is None:

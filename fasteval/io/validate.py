@@ -213,12 +213,11 @@ def _dictionary_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
         return StrColumn.from_arrow(_plain(col).cast(pa.large_string()))
     words = StrColumn.from_arrow(arr.dictionary)
     idx = numeric_numpy(arr.indices, null=0)
-    # by runs of equal entries (an archive's ids are sorted: a few long runs)
-    heads, n = heads_of(idx), len(idx)
+    # by runs of equal entries (an archive's ids are sorted: a few long runs); distinct
+    # entries: runs of equal indices are the runs of equal strings
+    heads = heads_of(idx)
     at = idx[heads]
-    starts, ends = (spread(o[at], heads, n) for o in (words.starts, words.ends))
-    # distinct entries: runs of equal indices are the runs of equal strings
-    return StrColumn(words.buf, starts, ends, heads=heads)
+    return StrColumn.from_runs(words.buf, heads, words.starts[at], words.ends[at], len(idx))
 
 
 def table_source(name: str, row_offset: int = 0) -> Source:

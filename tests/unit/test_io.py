@@ -333,8 +333,16 @@ def test_a_dictionary_id_column_knows_its_runs_of_equal_ids(ids, cut):
     for col in (arr, arr.slice(cut), chunks):
         got = str_column(pa.table({"query_id": col}), "t", "query_id")
         assert got.heads is not None
+        assert len(got) == len(col)
+        # read from its runs: no offsets per row are made for it
         assert got.strings(np.arange(len(got))) == col.to_pylist()
+        rows = np.arange(len(got))[::-1].copy()
+        assert got.bytes_of(rows) == [v.encode() for v in col.to_pylist()[::-1]]
+        assert got._starts is None
+        # offsets per row, made when asked for, hold the same strings
         assert got.heads.tolist() == kstr.equal_runs(got.buf, got.starts, got.ends).tolist()
+        made = [bytes(got.buf[a:b]) for a, b in zip(got.starts, got.ends, strict=True)]
+        assert made == [v.encode() for v in col.to_pylist()]
 
 
 def test_trec_text_of_a_frame_with_runs_interleaved_keeps_each_run_together(write):
