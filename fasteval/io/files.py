@@ -16,7 +16,7 @@ import numpy as np
 
 from fasteval import parallel
 from fasteval.errors import InputFormatError
-from fasteval.io import gz, provenance
+from fasteval.io import gz
 
 PathLike = str | os.PathLike[str]
 
@@ -191,9 +191,7 @@ def _read_all(
             except gz.ERRORS:
                 return -1
         with open(paths[i], "rb") as fh:
-            n = fh.readinto(room)
-        provenance.read_whole(paths[i], room[:n])
-        return n
+            return fh.readinto(room)
 
     got = parallel.map_threads(fill, range(len(paths)), workers)
     if any(got[i] != int(sizes[i]) - 1 for i in direct):

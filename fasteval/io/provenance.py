@@ -95,20 +95,6 @@ class FileHash:
                 self._value = _digests(self.path, self.algorithm)
             return self._value
 
-    def offer(self, data: memoryview) -> None:
-        """Take the digest from ``data``, the whole file just read by a reader, unless it is
-        known or being read (so a text input is not read a second time for it)."""
-        if self._value is not None or len(data) != self.identity[2] or bytes(data[-4:]) == b"PAR1":
-            return  # (known; not the whole file as it was when stat'ed; Parquet: a footer)
-        if self._lock.acquire(blocking=False):
-            try:
-                if self._value is None:
-                    h = HASHERS[self.algorithm]()
-                    h.update(data)  # (the GIL released over it)
-                    self._value = h.hexdigest(), None
-            finally:
-                self._lock.release()
-
     def start(self) -> FileHash:
         """Read the file on a thread of its own from now (an error is :meth:`get`'s)."""
         threading.Thread(target=self._try, name="fasteval-digest", daemon=True).start()
@@ -227,13 +213,6 @@ def made_by(p: Provenance | None) -> Iterator[None]:
         yield
     finally:
         _made_by.remove(p)
-
-
-def read_whole(path: PathLike, data: memoryview) -> None:
-    """A reader read ``path`` whole into ``data``: the inputs' hashing takes its digest from
-    it (:meth:`FileHash.offer`) if the provenance in effect is hashing."""
-    if _made_by and _made_by[-1]._hashing is not None:
-        file_hash(path).offer(data)
 
 
 def provenance_of(md: dict[bytes, bytes] | None) -> dict[str, Any] | None:
