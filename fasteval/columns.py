@@ -51,15 +51,8 @@ class StrColumn:
             self._set(self._starts, self._ends)
         elif isinstance(self._lazy, Runs):
             assert self._buf is not None and self.heads is not None
-            self._lazy = Runs(*_frozen(self._lazy.starts, self._lazy.ends), self._lazy.n)
-
-    @classmethod
-    def from_runs(
-        cls, buf: np.ndarray, heads: np.ndarray, starts: np.ndarray, ends: np.ndarray, n: int
-    ) -> StrColumn:
-        """``n`` rows in runs of equal strings from rows ``heads`` (run ``k``:
-        ``buf[starts[k]:ends[k]]``)."""
-        return cls(buf, None, None, Runs(starts, ends, n), heads=heads)
+            starts, ends = _frozen(self._lazy.starts, self._lazy.ends)
+            self._lazy = Runs(starts, ends, self._lazy.n)
 
     def _set(self, starts: Any, ends: Any) -> None:
         self._starts, self._ends = _frozen(starts, ends)
@@ -119,10 +112,9 @@ class StrColumn:
         return data, offsets
 
     def __len__(self) -> int:
-        if self._starts is None and isinstance(self._lazy, Runs):
-            return self._lazy.n
-        if self._starts is None and isinstance(self._lazy, ViewStr):
-            return int(self._lazy.views.shape[0])
+        if self._starts is None and self._lazy is not None:
+            lazy = self._lazy
+            return lazy.n if isinstance(lazy, Runs) else int(lazy.views.shape[0])
         return int(self.starts.shape[0])
 
     @classmethod
@@ -192,14 +184,12 @@ class StrColumn:
         return self.bytes_of(np.array([i], np.int64))[0].decode("utf-8", "replace")
 
 
-def _frozen(starts: Any, ends: Any) -> tuple[np.ndarray, np.ndarray]:
+def _frozen(*offsets: Any) -> tuple[np.ndarray, ...]:
     """Offsets as kernels take them: C-contiguous, read-only ``int64``."""
-    out = []
-    for o in (starts, ends):
-        a = np.ascontiguousarray(o, dtype=np.int64)
+    out = tuple(np.ascontiguousarray(o, dtype=np.int64) for o in offsets)
+    for a in out:
         a.flags.writeable = False
-        out.append(a)
-    return out[0], out[1]
+    return out
 
 
 def _raw(views: ViewStr) -> np.ndarray:

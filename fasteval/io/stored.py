@@ -38,8 +38,7 @@ PathLike = str | os.PathLike[str]
 
 
 def digest_entry(md: pq.FileMetaData) -> dict[str, Any] | None:
-    """The digest recorded in a Parquet footer (``blake3`` or ``sha256``, ``bytes``), or
-    ``None``."""
+    """The digest recorded in a Parquet footer (``blake3`` or ``sha256``, ``bytes``)."""
     return footer_json(md.metadata, DIGEST_KEY)
 
 

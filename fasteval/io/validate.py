@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from fasteval.columns import FEW_HEADS, Source, StrColumn, heads_of, numeric_numpy, spread
+from fasteval.columns import FEW_HEADS, Runs, Source, StrColumn, heads_of, numeric_numpy
 from fasteval.errors import InputFormatError, SchemaError
 from fasteval.io import adapters, archive, is_polars, stored
 
@@ -169,8 +169,7 @@ def _integer_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
         if heads.shape[0] * 4 <= n:
             firsts = pa.array(values[heads].tolist(), col.type)  # (from numpy: imports pandas)
             words = StrColumn.from_arrow(firsts.cast(pa.large_string()))
-            run = spread(np.arange(heads.shape[0]), heads, n)
-            return StrColumn(words.buf, words.starts[run], words.ends[run])
+            return StrColumn(words.buf, None, None, Runs(words.starts, words.ends, n), heads)
     return StrColumn.from_arrow(col.cast(pa.large_string()))
 
 
@@ -217,7 +216,8 @@ def _dictionary_str_col(col: pa.Array | pa.ChunkedArray) -> StrColumn:
     # entries: runs of equal indices are the runs of equal strings
     heads = heads_of(idx)
     at = idx[heads]
-    return StrColumn.from_runs(words.buf, heads, words.starts[at], words.ends[at], len(idx))
+    runs = Runs(words.starts[at], words.ends[at], len(idx))
+    return StrColumn(words.buf, None, None, runs, heads=heads)
 
 
 def table_source(name: str, row_offset: int = 0) -> Source:
