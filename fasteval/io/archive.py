@@ -293,23 +293,15 @@ def _sorted_order(cols: RunColumns) -> np.ndarray | None:
     q_rank = np.argsort(by_bytes)  # the inverse permutation: each id's place in byte order
     key = cols.run.astype(np.int64) * max(1, len(by_bytes)) + q_rank[q_codes]
     docs = cols.doc.to_arrow().cast(pa.large_binary())  # (binary: compared by bytes)
-    ranked = pc.sort_indices(
-        pa.table({"g": key, "s": cols.score, "d": docs}),
-        sort_keys=[("g", "ascending"), ("s", "descending"), ("d", "descending")],
-    )
-    place = np.empty(len(key), np.int64)
-    place[np.asarray(ranked)] = np.arange(len(key))
-    # a group that repeats a document: its rows in input order
+    # a group that repeats a document keeps its input order (no score or id to sort by)
     codes = np.asarray(pc.dictionary_encode(docs).indices, np.int64)
-    width = int(codes.max(initial=0)) + 1
-    pair = np.sort(key * width + codes)
-    repeats = np.unique(pair[1:][pair[1:] == pair[:-1]] // width)
-    keep = np.isin(key, repeats)
-    place[keep] = np.flatnonzero(keep)
-    order = np.lexsort((place, key))
-    if bool((order == np.arange(len(order))).all()):
-        return None
-    return order
+    pair = np.sort(key * (width := int(codes.max(initial=0)) + 1) + codes)
+    keep = np.isin(key, pair[1:][pair[1:] == pair[:-1]] // width)
+    s = np.where(keep, 0.0, cols.score)
+    t = pa.table({"g": key, "s": s, "d": pc.if_else(keep, b"", docs), "i": np.arange(len(key))})
+    by = [("g", "ascending"), ("s", "descending"), ("d", "descending"), ("i", "ascending")]
+    order = np.asarray(pc.sort_indices(t, sort_keys=by))
+    return None if bool((order == np.arange(len(order))).all()) else order
 
 
 def _group_ends(run: np.ndarray, qid: pa.Array) -> np.ndarray:
