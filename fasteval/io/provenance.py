@@ -81,8 +81,8 @@ def _digests(path: PathLike, algorithm: str) -> tuple[str, str | None]:
 class FileHash:
     """A file's :func:`_digests`, read by the first thread to ask (the others wait)."""
 
-    def __init__(self, path: PathLike, algorithm: str = DIGEST) -> None:
-        self.path, self.algorithm = path, algorithm
+    def __init__(self, path: PathLike, algorithm: str | None = None) -> None:
+        self.path, self.algorithm = path, algorithm or DIGEST
         st = os.stat(path)
         self.identity = st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
         self._lock = threading.Lock()
@@ -105,17 +105,14 @@ class FileHash:
             self.get()
 
 
-def file_hash(
-    path: PathLike, shared: dict[tuple[str, str], FileHash] | None = None, algorithm: str = DIGEST
-) -> FileHash:
+def file_hash(path: PathLike, shared: dict[str, FileHash] | None = None) -> FileHash:
     """The hash of ``path`` kept in ``shared`` (else the provenance in effect's: an archive's
     digest check reads nothing a command's provenance hashes), made there if it is missing
     or the file changed since."""
     if shared is None:
         shared = _made_by[-1].hashes if _made_by else {}
-    new = FileHash(path, algorithm)
-    key = (os.path.realpath(path), algorithm)
-    h = shared.setdefault(key, new)  # (one step: threads share it)
+    new = FileHash(path)
+    h = shared.setdefault(key := os.path.realpath(path), new)  # (one step: threads share it)
     if h.identity != new.identity:
         h = shared[key] = new
     return h
@@ -148,7 +145,7 @@ class Provenance:
         self.options = options
         self.inputs = [Path(p) for p in inputs]
         self._json: bytes | None = None
-        self.hashes: dict[tuple[str, str], FileHash] = {}  # shared with the readers (made_by)
+        self.hashes: dict[str, FileHash] = {}  # shared with the readers (made_by)
         self._hashing: threading.Thread | None = None
 
     def start(self) -> None:

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fasteval.errors import DamagedFileError, InputFormatError
-from fasteval.io.provenance import DIGEST, digest_in, file_hash, footer_json, footer_start
+from fasteval.io import provenance as pv
 
 DIGEST_KEY = b"fasteval.digest"
 """Footer key-value metadata key of the whole-file digest."""
@@ -39,7 +39,7 @@ PathLike = str | os.PathLike[str]
 
 def digest_entry(md: pq.FileMetaData) -> dict[str, Any] | None:
     """The digest recorded in a Parquet footer (``blake3`` or ``sha256``, ``bytes``)."""
-    return footer_json(md.metadata, DIGEST_KEY)
+    return pv.footer_json(md.metadata, DIGEST_KEY)
 
 
 def damaged(path: PathLike, what: str, advice: str = WRITE_AGAIN) -> DamagedFileError:
@@ -53,7 +53,9 @@ class DigestCheck:
 
     def __init__(self, path: PathLike, want: str, advice: str, algorithm: str) -> None:
         self.path, self.want, self.advice = path, want, advice
-        self.hash = file_hash(path, algorithm=algorithm).start()
+        # a file of before BLAKE3: a hash of its own, not the provenance's
+        h = pv.file_hash(path) if algorithm == pv.DIGEST else pv.FileHash(path, algorithm)
+        self.hash = h.start()
         self.matched = False  # join() found the digest written
 
     def join(self) -> None:
@@ -72,11 +74,11 @@ def start_check(path: PathLike, md: pq.FileMetaData, *, advice: str) -> DigestCh
     entry = digest_entry(md)
     if entry is None:
         return None
-    algorithm = digest_in(entry)
+    algorithm = pv.digest_in(entry)
     want, n = entry.get(algorithm or ""), entry.get("bytes")
     if algorithm is None or not isinstance(want, str) or not isinstance(n, int):
         raise damaged(path, "its digest entry is unreadable", advice)
-    size, start = footer_start(path)
+    size, start = pv.footer_start(path)
     if start != n:
         raise damaged(path, f"{size:,} bytes, not the {n + (size - start):,} written", advice)
     return DigestCheck(path, want, advice, algorithm)
@@ -202,5 +204,5 @@ def file_entry(path: PathLike) -> dict[str, Any]:
     """A manifest's entry for a stored file: its size and the digest in its footer."""
     p = Path(path)
     entry = digest_entry(pq.read_metadata(p)) or {}
-    algorithm = digest_in(entry) or DIGEST
+    algorithm = pv.digest_in(entry) or pv.DIGEST
     return {"bytes": p.stat().st_size, algorithm: entry.get(algorithm)}
