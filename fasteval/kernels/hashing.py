@@ -89,19 +89,23 @@ def hash_bytes(p, s, e):  # pragma: no cover - numba
 @njit(cache=True, nogil=True)
 def equal_bytes(p1, s1, e1, p2, s2, e2):  # pragma: no cover - numba
     """Whether the bytes ``s1..e1`` at address ``p1`` equal those ``s2..e2`` at ``p2``, eight
-    bytes at a time, then byte for byte."""
+    bytes at a time, the last word overlapping (4-7 bytes: the first and last four)."""
     n = e1 - s1
     if n != e2 - s2:
         return False
-    k = 0
-    while k + 8 <= n:
-        if load_word(p1, s1 + k) != load_word(p2, s2 + k):
-            return False
-        k += 8
-    while k < n:
+    if n >= 8:
+        k = 0
+        while k + 8 < n:
+            if load_word(p1, s1 + k) != load_word(p2, s2 + k):
+                return False
+            k += 8
+        return load_word(p1, e1 - 8) == load_word(p2, e2 - 8)
+    if n >= 4:
+        d = load_word(p1, s1, 4) ^ load_word(p2, s2, 4)
+        return (d | (load_word(p1, e1 - 4, 4) ^ load_word(p2, e2 - 4, 4))) == np.uint64(0)
+    for k in range(n):
         if byte_at(p1, np.uint64(s1 + k)) != byte_at(p2, np.uint64(s2 + k)):
             return False
-        k += 1
     return True
 
 
