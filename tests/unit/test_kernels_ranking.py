@@ -229,6 +229,57 @@ def test_judged_and_repeats_match_a_dict_when_hashes_collide(
         first.setdefault(d, i)
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.data(),
+    n=st.integers(0, 120),
+    layout=st.sampled_from(["random", "doc_up", "doc_down"]),
+    f32=st.booleans(),
+)
+def test_trec_order_is_a_stable_sort_by_score_then_doc_id_descending(data, n, layout, f32) -> None:
+    """Ties (short and long runs, ids listed ascending, descending or mixed, repeated
+    ids, scores equal only as float32) in trec_eval's order: a stable sort's answer."""
+    import functools
+
+    from fasteval.kernels.order import trec_order
+
+    names = sorted({f"{s}{t}".encode() for s in _STEMS for t in ("", "a", "b", "ab")})
+    values = [2.0, 1.0, 1.0 + 1e-9, 0.5, -0.0, 0.0]
+    docs = [
+        names[i]
+        for i in data.draw(st.lists(st.integers(0, len(names) - 1), min_size=n, max_size=n))
+    ]
+    scores = [
+        values[i]
+        for i in data.draw(st.lists(st.integers(0, len(values) - 1), min_size=n, max_size=n))
+    ]
+    if layout != "random":  # score descending, ties' ids one way (as runs often list them)
+        up = 1 if layout == "doc_up" else -1
+        pairs = sorted(zip(scores, docs, strict=True), key=lambda p: (-p[0], p[1]))
+        if up < 0:
+            pairs = sorted(
+                pairs, key=functools.cmp_to_key(lambda x, y: (x[1] < y[1]) - (x[1] > y[1]))
+            )
+            pairs = sorted(pairs, key=lambda p: -p[0])
+        scores = [p[0] for p in pairs]
+        docs = [p[1] for p in pairs]
+    lens = np.array([len(d) for d in docs], np.int64)
+    ends = np.cumsum(lens)
+    starts = ends - lens
+    buf = np.frombuffer(b"".join(docs) + b"\0", np.uint8)
+    score = np.array(scores, np.float64)
+    rows = np.arange(n, dtype=np.int64)
+    got = trec_order(rows, score, f32, buf, starts, ends).tolist()
+    keys = score.astype(np.float32).astype(np.float64) if f32 else score
+
+    def before(i: int, j: int) -> int:  # score descending, then id bytes descending
+        if keys[i] != keys[j]:
+            return -1 if keys[i] > keys[j] else 1
+        return (docs[i] < docs[j]) - (docs[i] > docs[j])
+
+    assert got == sorted(range(n), key=functools.cmp_to_key(before))
+
+
 # ----------------------------------------------------------------------------- the id hash
 
 
