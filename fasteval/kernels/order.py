@@ -60,18 +60,12 @@ def trec_order(rows, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
         elif m > 1:
             for k in range(i + 1, j):
                 v = idx[k]
+                a = rows[v]
                 t = k
-                while (
-                    t > i
-                    and compare_bytes(
-                        bp,
-                        d_s[rows[v]],
-                        d_e[rows[v]],
-                        d_s[rows[idx[t - 1]]],
-                        d_e[rows[idx[t - 1]]],
-                    )
-                    > 0
-                ):
+                while t > i:
+                    b = rows[idx[t - 1]]
+                    if compare_bytes(bp, d_s[a], d_e[a], d_s[b], d_e[b]) <= 0:
+                        break
                     idx[t] = idx[t - 1]
                     t -= 1
                 idx[t] = v
