@@ -4,21 +4,17 @@ A run's ids are hashed (:func:`hash_bytes`), looked up in their query's open-add
 table of judged ids (a power of two of at least ``2m + 2`` slots) and compared byte for
 byte, so a collision never judges the wrong document. A ``uint64`` slot holds the hash's
 upper half (a fingerprint) and its entry's number; entries (id, grade, judgment) are in
-slot order. :func:`judge_ranking` looks a ranking up in home-slot order: table and ids
-are read front to back, and an id's repeats (same bucket) are found in the same pass.
+slot order. :func:`judge_ranking` looks a ranking up in row order (a query's table is
+small enough to stay in cache while its rankings are judged) and finds an id's repeats
+in a small set of the ranking's own ids.
 """
 
 from __future__ import annotations
-
-from typing import NamedTuple
 
 import numpy as np
 
 from fasteval.kernels.families import NONPOOL, UNJUDGED
 from fasteval.kernels.jit import intrinsic, njit
-
-# at most this many buckets when a ranking's lookups are put in slot order
-_MAX_BUCKETS = 1 << 20
 
 # Byte loops index with ``np.uint64(k)``: a signed index is wrapped when negative (a
 # compare at every access), which keeps LLVM from merging byte loads into one word.
@@ -93,19 +89,23 @@ def hash_bytes(p, s, e):  # pragma: no cover - numba
 @njit(cache=True, nogil=True)
 def equal_bytes(p1, s1, e1, p2, s2, e2):  # pragma: no cover - numba
     """Whether the bytes ``s1..e1`` at address ``p1`` equal those ``s2..e2`` at ``p2``, eight
-    bytes at a time, then byte for byte."""
+    bytes at a time, the last word overlapping (4-7 bytes: the first and last four)."""
     n = e1 - s1
     if n != e2 - s2:
         return False
-    k = 0
-    while k + 8 <= n:
-        if load_word(p1, s1 + k) != load_word(p2, s2 + k):
-            return False
-        k += 8
-    while k < n:
+    if n >= 8:
+        k = 0
+        while k + 8 < n:
+            if load_word(p1, s1 + k) != load_word(p2, s2 + k):
+                return False
+            k += 8
+        return load_word(p1, e1 - 8) == load_word(p2, e2 - 8)
+    if n >= 4:
+        d = load_word(p1, s1, 4) ^ load_word(p2, s2, 4)
+        return (d | (load_word(p1, e1 - 4, 4) ^ load_word(p2, e2 - 4, 4))) == np.uint64(0)
+    for k in range(n):
         if byte_at(p1, np.uint64(s1 + k)) != byte_at(p2, np.uint64(s2 + k)):
             return False
-        k += 1
     return True
 
 
@@ -218,64 +218,26 @@ def hash_ranking(buf, d_s, d_e, rows, hs):  # pragma: no cover - numba
         hs[i] = hash_bytes(p, d_s[r], d_e[r])
 
 
-class Buckets(NamedTuple):
-    """How :func:`slot_order` buckets hashes: ``((h & mask) >> right << left) | (h >> 32 & fp)``."""
-
-    mask: int
-    right: int
-    left: int
-    fp: int
-
-
-@njit(cache=True, nogil=True)
-def buckets_of(n, mask):  # pragma: no cover - numba
-    """About one bucket per hash (16 to 2**20) for ``n`` hashes in ``mask + 1`` slots, in
-    home-slot order (the slot's upper bits, or the slot then fingerprint bits)."""
-    nb = 16
-    while nb < n and nb < _MAX_BUCKETS:
-        nb *= 2
-    size = mask + 1
-    right = 0
-    left = 0
-    while (size >> right) > nb:
-        right += 1
-    while (size << left) < nb:
-        left += 1
-    return Buckets(mask, right, left, (1 << left) - 1)
-
-
 @njit(cache=True, nogil=True, inline="always")
-def _bucket(h, b):  # pragma: no cover - numba
-    slot = h & np.uint64(b.mask)
-    fp = (h >> np.uint64(32)) & np.uint64(b.fp)
-    return np.int64(((slot >> np.uint64(b.right)) << np.uint64(b.left)) | fp)
+def seen_slots(n):  # pragma: no cover - numba
+    """Slots of :func:`judge_ranking`'s set of a ranking's ``n`` ids: a power of two >= 4n
+    (a sparse set: most ids find an empty slot at once)."""
+    cap = 16
+    while cap < 4 * n:
+        cap *= 2
+    return cap
 
 
 @njit(cache=True, nogil=True)
-def slot_order(hs, b):  # pragma: no cover - numba
-    """Indices of ``hs`` by bucket (:func:`buckets_of`), a stable counting sort."""
-    n = hs.shape[0]
-    nb = ((b.mask + 1) >> b.right) << b.left
-    cnt = np.zeros(nb + 1, np.int64)
-    for i in range(n):
-        cnt[_bucket(hs[i], b) + 1] += 1
-    for k in range(nb):
-        cnt[k + 1] += cnt[k]
-    order = np.empty(n, np.int64)
-    for i in range(n):
-        k = _bucket(hs[i], b)
-        order[cnt[k]] = i
-        cnt[k] += 1
-    return order
-
-
-@njit(cache=True, nogil=True)
-def judge_ranking(buf, d_s, d_e, rows, hs, q, table, grade, jud, dup):  # pragma: no cover - numba
-    """Look up the documents ``rows`` (hashes ``hs``) in query ``q``'s table, in home-slot order.
+def judge_ranking(
+    buf, d_s, d_e, rows, hs, q, table, grade, jud, dup, seen
+):  # pragma: no cover - numba
+    """Look up the documents ``rows`` (hashes ``hs``) in query ``q``'s table, in row order.
 
     ``grade[i]``: the grade (``UNJUDGED`` for a negative one, ``NONPOOL`` if not judged);
-    ``jud[i]``: the judgment (-1 if none); ``dup[i]``: row ``i`` repeats an earlier id
-    (found among the earlier entries of its bucket: the order is stable).
+    ``jud[i]``: the judgment (-1 if none); ``dup[i]``: row ``i`` repeats an earlier id,
+    found in a set of the ranking's ids (``seen``: scratch of :func:`seen_slots` ``(n)``
+    slots at least), and copies its first row's grade and judgment.
     """
     t_off, slots, ids, t_rel, t_jud = table
     tbuf, ts, te = ids
@@ -285,35 +247,26 @@ def judge_ranking(buf, d_s, d_e, rows, hs, q, table, grade, jud, dup):  # pragma
     qmask = t_off[q + 1] - base - 1
     low = np.uint64(0xFFFFFFFF)
     n = hs.shape[0]
-    b = buckets_of(n, qmask)
-    order = slot_order(hs, b)
-    o_h = np.empty(n, np.uint64)
-    o_s = np.empty(n, np.int64)
-    o_e = np.empty(n, np.int64)
-    for p in range(n):
-        i = order[p]
+    smask = seen_slots(n) - 1
+    seen[: smask + 1] = 0
+    for i in range(n):
+        h = hs[i]
         r = rows[i]
-        o_h[p] = hs[i]
-        o_s[p] = d_s[r]
-        o_e[p] = d_e[r]
-    first = 0  # where the current bucket starts in ``order``
-    cur = np.int64(-1)
-    for p in range(n):
-        h = o_h[p]
-        a = o_s[p]
-        e_ = o_e[p]
-        i = order[p]
-        k_b = _bucket(h, b)
-        if k_b != cur:
-            cur = k_b
-            first = p
+        a = d_s[r]
+        e_ = d_e[r]
         repeat = -1
-        for p2 in range(first, p):
-            if o_h[p2] == h and equal_bytes(bp, o_s[p2], o_e[p2], bp, a, e_):
-                repeat = order[p2]
+        t = np.int64(h & np.uint64(smask))
+        while True:
+            j = seen[t] - 1
+            if j < 0:
+                seen[t] = i + 1
                 break
+            if hs[j] == h and equal_bytes(bp, d_s[rows[j]], d_e[rows[j]], bp, a, e_):
+                repeat = j
+                break
+            t = (t + 1) & smask
+        dup[i] = repeat >= 0
         if repeat >= 0:
-            dup[i] = True
             grade[i] = grade[repeat]
             jud[i] = jud[repeat]
             continue

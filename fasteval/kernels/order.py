@@ -15,7 +15,8 @@ from fasteval.kernels.jit import njit
 @njit(cache=True, nogil=True)
 def trec_order(rows, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
     """Local indices of ``rows`` in trec_eval order: by score (a merge sort unless already in
-    order), then runs of equal scores by doc id (insertion sort when short)."""
+    order), then runs of equal scores by doc id (left as they are or reversed when already
+    monotone, else an insertion sort when short)."""
     n = rows.shape[0]
     key = np.empty(n, np.float64)
     mono = True
@@ -34,7 +35,21 @@ def trec_order(rows, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
         while j < n and key[idx[j]] == key[idx[i]]:
             j += 1
         m = j - i
-        if m > 16:
+        up = 0  # neighbours whose doc ids rise; -1: a rise, then not (to be sorted)
+        for k in range(i + 1, j):
+            a = rows[idx[k]]
+            b = rows[idx[k - 1]]
+            if compare_bytes(bp, d_s[a], d_e[a], d_s[b], d_e[b]) > 0:
+                up += 1
+            elif up > 0:
+                up = -1
+                break
+        if up == 0:  # already doc id descending
+            pass
+        elif up == m - 1:  # strictly ascending (runs often list ties so): reversed
+            for k in range(m // 2):
+                idx[i + k], idx[j - 1 - k] = idx[j - 1 - k], idx[i + k]
+        elif m > 16:
             sub = np.empty(m, np.int64)
             for k in range(m):
                 sub[k] = rows[idx[i + k]]
@@ -45,18 +60,12 @@ def trec_order(rows, score, f32, buf, d_s, d_e):  # pragma: no cover - numba
         elif m > 1:
             for k in range(i + 1, j):
                 v = idx[k]
+                a = rows[v]
                 t = k
-                while (
-                    t > i
-                    and compare_bytes(
-                        bp,
-                        d_s[rows[v]],
-                        d_e[rows[v]],
-                        d_s[rows[idx[t - 1]]],
-                        d_e[rows[idx[t - 1]]],
-                    )
-                    > 0
-                ):
+                while t > i:
+                    b = rows[idx[t - 1]]
+                    if compare_bytes(bp, d_s[a], d_e[a], d_s[b], d_e[b]) <= 0:
+                        break
                     idx[t] = idx[t - 1]
                     t -= 1
                 idx[t] = v

@@ -20,6 +20,7 @@ from fasteval.kernels.hashing import (
     hash_ranking,
     judge_ranking,
     load_word,
+    seen_slots,
 )
 from fasteval.kernels.jit import njit
 from fasteval.kernels.order import trec_order
@@ -128,6 +129,32 @@ def group_rows(run, qcode, q_lut, n_q, n_runs):  # pragma: no cover - numba
     return perm, starts
 
 
+class Scratch(NamedTuple):
+    """Per-ranking buffers of :func:`_rank_one`, made once per call for its longest ranking."""
+
+    hs: np.ndarray  # uint64
+    grade: np.ndarray  # int32
+    jud: np.ndarray  # int64
+    dup: np.ndarray  # bool
+    seen: np.ndarray  # int64
+
+
+@njit(cache=True, nogil=True)
+def _scratch(lo, hi, rk):  # pragma: no cover - numba
+    """:class:`Scratch` for the rankings ``rk.order[lo:hi]``."""
+    most = 0
+    for gi in range(lo, hi):
+        g = rk.order[gi]
+        most = max(most, rk.end[g] - rk.start[g])
+    return Scratch(
+        np.empty(most, np.uint64),
+        np.empty(most, np.int32),
+        np.empty(most, np.int64),
+        np.empty(most, np.bool_),
+        np.empty(seen_slots(most), np.int64),
+    )
+
+
 @njit(cache=True, nogil=True)
 def rank_groups(lo, hi, docs, score, f32, rk, table, out):  # pragma: no cover - numba
     """Judge and order the rankings ``rk.order[lo:hi]`` (a query's runs together).
@@ -139,6 +166,7 @@ def rank_groups(lo, hi, docs, score, f32, rk, table, out):  # pragma: no cover -
     each position's input row and judgment (-1: none), unless both are empty.
     """
     perm, g_order, g_start, g_end, group_q = rk
+    tmp = _scratch(lo, hi, rk)
     for gi in range(lo, hi):
         g = g_order[gi]
         s = g_start[g]
@@ -146,7 +174,7 @@ def rank_groups(lo, hi, docs, score, f32, rk, table, out):  # pragma: no cover -
         if n == 0:
             continue
         rows = perm[s : s + n] if perm.shape[0] else np.arange(s, s + n)
-        _rank_one(docs, rows, rows, score, f32, group_q[g], table, out, g, s)
+        _rank_one(docs, rows, rows, score, f32, group_q[g], table, out, g, s, tmp)
 
 
 @njit(cache=True, nogil=True)
@@ -157,6 +185,7 @@ def rank_view_groups(lo, hi, docs, score, f32, rk, table, out):  # pragma: no co
     buffer of every id, nor its offsets, is built beforehand on the calling thread.
     """
     perm, g_order, g_start, g_end, group_q = rk
+    tmp = _scratch(lo, hi, rk)
     for gi in range(lo, hi):
         g = g_order[gi]
         s = g_start[g]
@@ -166,7 +195,7 @@ def rank_view_groups(lo, hi, docs, score, f32, rk, table, out):  # pragma: no co
         rows = perm[s : s + n] if perm.shape[0] else np.arange(s, s + n)
         own, own_score = _gather_views(docs, rows, score)
         local = np.arange(n)
-        _rank_one(own, local, rows, own_score, f32, group_q[g], table, out, g, s)
+        _rank_one(own, local, rows, own_score, f32, group_q[g], table, out, g, s, tmp)
 
 
 @njit(cache=True, nogil=True)
@@ -215,17 +244,19 @@ def _gather_views(docs, rows, score):  # pragma: no cover - numba
 
 
 @njit(cache=True, nogil=True)
-def _rank_one(docs, rows, in_rows, score, f32, q, table, out, g, s):  # pragma: no cover - numba
+def _rank_one(
+    docs, rows, in_rows, score, f32, q, table, out, g, s, tmp
+):  # pragma: no cover - numba
     """Judge and order group ``g`` (:func:`rank_groups`): ``rows`` index ``docs`` and ``score``,
-    ``in_rows`` are their input rows; its slots in ``out`` start at ``s``."""
+    ``in_rows`` are their input rows; its slots in ``out`` start at ``s``; ``tmp``: scratch."""
     buf, d_s, d_e = docs
     n = rows.shape[0]
-    hs = np.empty(n, np.uint64)
-    grade = np.empty(n, np.int32)
-    jud = np.empty(n, np.int64)
-    dup = np.zeros(n, np.bool_)
+    hs = tmp.hs[:n]
+    grade = tmp.grade[:n]
+    jud = tmp.jud[:n]
+    dup = tmp.dup[:n]
     hash_ranking(buf, d_s, d_e, rows, hs)
-    judge_ranking(buf, d_s, d_e, rows, hs, q, table, grade, jud, dup)
+    judge_ranking(buf, d_s, d_e, rows, hs, q, table, grade, jud, dup, tmp.seen)
     ordered = True
     bp = buf.ctypes.data
     for i in range(1, n):

@@ -1,44 +1,14 @@
-"""The ranking kernels' own contracts: lookups in slot order, large tables judge right."""
+"""The ranking kernels' own contracts: exact lookups and repeats, large tables judge right."""
 
 from __future__ import annotations
 
 import numpy as np
 import polars as pl
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from fasteval.engine import prepare
 from fasteval.kernels import families
-from fasteval.kernels.hashing import buckets_of, slot_order
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    mask_bits=st.integers(4, 14),
-    n=st.integers(0, 3000),
-    n_distinct=st.integers(1, 3000),
-    seed=st.integers(0, 2**32 - 1),
-)
-def test_slot_order_follows_home_slots_and_keeps_equal_hashes_together_in_order(
-    mask_bits, n, n_distinct, seed
-) -> None:
-    rng = np.random.default_rng(seed)
-    pool = rng.integers(0, 2**63, n_distinct, dtype=np.uint64)
-    hs = pool[rng.integers(0, n_distinct, n)]  # repeats, as repeated ids hash
-    mask = (1 << mask_bits) - 1
-    b = buckets_of(n, mask)
-    order = slot_order(hs, b)
-    assert sorted(order.tolist()) == list(range(n))
-    home = (hs[order] & np.uint64(mask)).astype(np.int64)
-    nb = ((mask + 1) >> b.right) << b.left
-    assert min(max(16, n), 1 << 20) <= nb < max(32, 2 * n)  # about one hash a bucket
-    # buckets follow home slots: a bucket never holds slots of two sides of another's
-    assert (np.diff(home >> b.right) >= 0).all()
-    # equal hashes are one bucket's, in input order
-    for h in np.unique(hs):
-        at = np.flatnonzero(hs[order] == h)
-        assert (np.diff(order[at]) > 0).all()
-        assert len({int(x) for x in (home[at] >> b.right)}) == 1
 
 
 @settings(max_examples=15, deadline=None)
@@ -135,7 +105,8 @@ def test_a_matching_hash_with_other_bytes_is_not_a_judgment() -> None:
     grade = np.empty(2, np.int32)
     jud = np.empty(2, np.int64)
     dup = np.zeros(2, np.bool_)
-    judge_ranking(other, d_s, d_e, np.arange(2), hs, 0, pq.table, grade, jud, dup)
+    seen = np.empty(16, np.int64)  # a set of at least seen_slots(n) slots: 16 for n <= 4
+    judge_ranking(other, d_s, d_e, np.arange(2), hs, 0, pq.table, grade, jud, dup, seen)
     assert not dup.any()  # equal hashes, other bytes: no repeat either
     assert grade[0] == families.NONPOOL and jud[0] == -1
     g = judged[("q0", bytes(buf[ts[0] : te[0]]).decode())]
@@ -151,7 +122,7 @@ def test_a_matching_hash_with_other_bytes_is_not_a_judgment() -> None:
 def test_repeated_ids_are_flagged_after_their_first_row_and_judged_alike(
     n_ranked, n_distinct, seed
 ) -> None:
-    """Repeats found in the lookup's buckets equal a set's answer, judged or not."""
+    """Repeats found in the ranking's own set equal a Python set's answer, judged or not."""
     from fasteval.kernels.hashing import hash_ranking, judge_ranking
 
     qrels, judged = _judged_frame(1, seed)
@@ -171,7 +142,8 @@ def test_repeated_ids_are_flagged_after_their_first_row_and_judged_alike(
     jud = np.empty(n_ranked, np.int64)
     dup = np.zeros(n_ranked, np.bool_)
     hash_ranking(buf, starts, ends, rows, hs)
-    judge_ranking(buf, starts, ends, rows, hs, 0, pq.table, grade, jud, dup)
+    seen = np.empty(16 + 8 * n_ranked, np.int64)  # at least seen_slots(n_ranked)
+    judge_ranking(buf, starts, ends, rows, hs, 0, pq.table, grade, jud, dup, seen)
     seen: set[str] = set()
     for i, r in enumerate(rows.tolist()):
         doc = docs[r]
@@ -182,6 +154,130 @@ def test_repeated_ids_are_flagged_after_their_first_row_and_judged_alike(
         assert (jud[i] >= 0) == (g is not None)
         if g is not None:
             assert pq.cols.doc.value(int(pq.qr_rows[jud[i]])) == doc
+
+
+_STEMS = ["", "D", "DOC", "DOC-1", "DOC-12", "DOC-1234", "DOC-12345", "LA010189-0001", "X" * 17]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    data=st.data(),
+    n_judged=st.integers(0, 40),
+    n_other=st.integers(1, 40),
+    n_ranked=st.integers(0, 300),
+    n_hashes=st.integers(1, 4),
+)
+def test_judged_and_repeats_match_a_dict_when_hashes_collide(
+    data, n_judged, n_other, n_ranked, n_hashes
+) -> None:
+    """Ids alike but for a byte or their length, some of the unjudged ones given one of a
+    few hashes (judged ids' among them): every row is judged as a dict judges it, and a
+    repeat is flagged exactly when its bytes came before, taking its first row's answer."""
+    from fasteval.kernels.hashing import hash_bytes, hash_ranking, judge_ranking
+
+    names = sorted({f"{s}{t}" for s in _STEMS for t in ("", "a", "b", "ab", "\xe9")})
+    judged_names = data.draw(st.permutations(names))[:n_judged]
+    others = [n for n in names if n not in judged_names][:n_other]
+    grades = data.draw(st.lists(st.integers(-1, 3), min_size=n_judged, max_size=n_judged))
+    judged = dict(zip(judged_names, grades, strict=True))
+    universe = judged_names + others
+    picks = data.draw(
+        st.lists(st.integers(0, len(universe) - 1), min_size=n_ranked, max_size=n_ranked)
+    )
+    docs = [universe[i] for i in picks]
+    assume(len(set(docs)) < len(docs) or n_ranked < 2)  # repeats, unless too short for any
+    stray = data.draw(st.lists(st.booleans(), min_size=len(others), max_size=len(others)))
+    qrels = pl.DataFrame(
+        {"query_id": "q0", "doc_id": judged_names or ["unused"], "relevance": grades or [0]},
+        schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int32},
+    )
+    if not judged_names:
+        judged = {}
+        qrels = qrels.with_columns(query_id=pl.lit("other"))
+    pq = prepare(qrels, _one_run(qrels)).enc.prepared
+    assert pq is not None
+    q = pq.qids.index("q0") if "q0" in pq.qids else len(pq.qids)
+    blobs = [d.encode() for d in docs]
+    lens = np.array([len(b) for b in blobs], np.int64)
+    ends = np.cumsum(lens)
+    starts = ends - lens
+    buf = np.frombuffer(b"".join(blobs) + b"\0", np.uint8)
+    rows = np.arange(n_ranked, dtype=np.int64)
+    hs = np.empty(n_ranked, np.uint64)
+    hash_ranking(buf, starts, ends, rows, hs)
+    pool = [hash_bytes(buf.ctypes.data, int(starts[i]), int(ends[i])) for i in range(n_ranked)]
+    forced = pool[:n_hashes]
+    for i, d in enumerate(docs):  # unjudged ids may take another id's hash: a collision
+        if d in others and stray[others.index(d)] and forced:
+            hs[i] = forced[others.index(d) % len(forced)]
+    grade = np.empty(n_ranked, np.int32)
+    jud = np.empty(n_ranked, np.int64)
+    dup = np.empty(n_ranked, np.bool_)
+    seen = np.empty(16 + 8 * n_ranked, np.int64)
+    judge_ranking(buf, starts, ends, rows, hs, q, pq.table, grade, jud, dup, seen)
+    first: dict[str, int] = {}
+    for i, d in enumerate(docs):
+        g = judged.get(d)
+        want = families.NONPOOL if g is None else g if g >= 0 else families.UNJUDGED
+        assert dup[i] == (d in first), (i, d)
+        assert grade[i] == want, (i, d)
+        assert (jud[i] >= 0) == (g is not None)
+        if g is not None:
+            assert pq.cols.doc.value(int(pq.qr_rows[jud[i]])) == d
+        if d in first:
+            assert jud[i] == jud[first[d]]
+        first.setdefault(d, i)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.data(),
+    n=st.integers(0, 120),
+    layout=st.sampled_from(["random", "doc_up", "doc_down"]),
+    f32=st.booleans(),
+)
+def test_trec_order_is_a_stable_sort_by_score_then_doc_id_descending(data, n, layout, f32) -> None:
+    """Ties (short and long runs, ids listed ascending, descending or mixed, repeated
+    ids, scores equal only as float32) in trec_eval's order: a stable sort's answer."""
+    import functools
+
+    from fasteval.kernels.order import trec_order
+
+    names = sorted({f"{s}{t}".encode() for s in _STEMS for t in ("", "a", "b", "ab")})
+    values = [2.0, 1.0, 1.0 + 1e-9, 0.5, -0.0, 0.0]
+    docs = [
+        names[i]
+        for i in data.draw(st.lists(st.integers(0, len(names) - 1), min_size=n, max_size=n))
+    ]
+    scores = [
+        values[i]
+        for i in data.draw(st.lists(st.integers(0, len(values) - 1), min_size=n, max_size=n))
+    ]
+    if layout != "random":  # score descending, ties' ids one way (as runs often list them)
+        up = 1 if layout == "doc_up" else -1
+        pairs = sorted(zip(scores, docs, strict=True), key=lambda p: (-p[0], p[1]))
+        if up < 0:
+            pairs = sorted(
+                pairs, key=functools.cmp_to_key(lambda x, y: (x[1] < y[1]) - (x[1] > y[1]))
+            )
+            pairs = sorted(pairs, key=lambda p: -p[0])
+        scores = [p[0] for p in pairs]
+        docs = [p[1] for p in pairs]
+    lens = np.array([len(d) for d in docs], np.int64)
+    ends = np.cumsum(lens)
+    starts = ends - lens
+    buf = np.frombuffer(b"".join(docs) + b"\0", np.uint8)
+    score = np.array(scores, np.float64)
+    rows = np.arange(n, dtype=np.int64)
+    got = trec_order(rows, score, f32, buf, starts, ends).tolist()
+    keys = score.astype(np.float32).astype(np.float64) if f32 else score
+
+    def before(i: int, j: int) -> int:  # score descending, then id bytes descending
+        if keys[i] != keys[j]:
+            return -1 if keys[i] > keys[j] else 1
+        return (docs[i] < docs[j]) - (docs[i] > docs[j])
+
+    assert got == sorted(range(n), key=functools.cmp_to_key(before))
 
 
 # ----------------------------------------------------------------------------- the id hash
