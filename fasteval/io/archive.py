@@ -281,9 +281,9 @@ def read_archive(path: str | os.PathLike[str], columns: list[str] | None = None)
     )
 
 
-def _sorted_order(cols: RunColumns) -> np.ndarray | None:
-    """Row order (run, query in byte order, then trec_eval's ranking order, or input order in
-    a group that repeats a document); ``None`` if already in it."""
+def _sorted_order(cols: RunColumns, doc: pa.Array) -> np.ndarray | None:
+    """Row order (run, query in byte order, then trec_eval's ranking order of ``doc`` and the
+    scores, or input order in a group that repeats a document); ``None`` if already in it."""
     import pyarrow.compute as pc  # noqa: PLC0415 (ingest only: not on a command's start)
 
     q_codes, q_first = dict_encode(cols.qid)
@@ -292,7 +292,7 @@ def _sorted_order(cols: RunColumns) -> np.ndarray | None:
     by_bytes = sorted(range(len(distinct)), key=lambda i: distinct[i].as_py().encode())
     q_rank = np.argsort(by_bytes)  # the inverse permutation: each id's place in byte order
     key = cols.run.astype(np.int64) * max(1, len(by_bytes)) + q_rank[q_codes]
-    docs = cols.doc.to_arrow().cast(pa.large_binary())  # (binary: compared by bytes)
+    docs = doc.cast(pa.large_binary())  # (binary: compared by bytes)
     # a group that repeats a document keeps its input order (no score or id to sort by)
     codes = np.asarray(pc.dictionary_encode(docs).indices, np.int64)
     pair = np.sort(key * (width := int(codes.max(initial=0)) + 1) + codes)
@@ -404,7 +404,8 @@ class ArchiveWriter:
         if len(cols) == 0:
             return
         self._check_new_runs(cols)
-        order = _sorted_order(cols)
+        doc = cols.doc.to_arrow()  # (once: for the sort and the table)
+        order = _sorted_order(cols, doc)
         rows = np.arange(len(cols), dtype=np.int64) if order is None else order
         run = cols.run[rows]
         names = pa.array(cols.run_names, pa.large_string())
@@ -414,7 +415,7 @@ class ArchiveWriter:
             [
                 pa.DictionaryArray.from_arrays(pa.array(run, pa.int32()), names),
                 qid,
-                cols.doc.take(rows),
+                doc if order is None else doc.take(pa.array(order)),
                 rank,
                 pa.array(cols.score[rows], pa.float64()),
             ],
