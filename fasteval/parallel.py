@@ -62,9 +62,26 @@ def pool() -> ThreadPoolExecutor:
     return _pool
 
 
+_serial = threading.local()
+
+
+@contextmanager
+def serial() -> Iterator[None]:
+    """Every call of the block on the calling thread (a caller running several such blocks
+    at once, one a core, has its parallelism already)."""
+    _serial.on = True
+    try:
+        yield
+    finally:
+        _serial.on = False
+
+
 def threads() -> int:
-    """Threads one call uses at most: numba's setting, or before numba is imported (the
-    kernels' library, :mod:`fasteval.kernels.jit`) its default, ``$NUMBA_NUM_THREADS``."""
+    """Threads one call uses at most: 1 in a :func:`serial` block, else numba's setting, or
+    before numba is imported (the kernels' library, :mod:`fasteval.kernels.jit`) its
+    default, ``$NUMBA_NUM_THREADS``."""
+    if getattr(_serial, "on", False):
+        return 1
     numba = sys.modules.get("numba")
     if numba is not None:
         return max(1, int(numba.get_num_threads()))

@@ -13,13 +13,14 @@ over two pieces of a file (a query's lines not consecutive) makes that file read
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from fasteval import parallel
 from fasteval.columns import RunColumns, first_rows
 from fasteval.engine.encode import PreparedQrels, encode
 from fasteval.engine.inputs import RunsLike, as_list, check_runs_retrieved, number_runs
@@ -39,7 +40,6 @@ from fasteval.io.tables import run_columns
 from fasteval.io.trec import duplicate_run_id
 from fasteval.measures.parser import MeasureSet
 from fasteval.options import EvalOptions
-from fasteval.parallel import gc_paused
 
 Progress = Callable[[int, int], None]
 """Called after each batch with (input units done, input units in all)."""
@@ -100,14 +100,16 @@ class _Stream:
 
     def batch(self, b: Batch, first_unit: int, reads: _ReadAhead, i: int) -> list[_Scored]:
         """Batch ``i`` scored piece by piece, its units numbered from ``first_unit``."""
-        pieces = reads.archive_pieces(i) if b.archive_pieces else None
         parts = []
         try:
-            for cols in self.reader.columns(b, reads.take(i), pieces):
-                parts.append(self.scored(cols, first_unit))
-                del cols  # before the next piece or batch is read into the same memory
+            if b.archive_pieces:  # (pieces scored on their own threads)
+                parts = list(reads.scored_pieces(i, lambda cols: self.scored(cols, first_unit)))
+            else:
+                for cols in self.reader.columns(b, reads.take(i)):
+                    parts.append(self.scored(cols, first_unit))
+                    del cols  # before the next piece or batch is read into the same memory
         except FastevalError:
-            check = reads.pieces(i).verified if b.archive_pieces else None
+            check = reads.groups[i].verified if i in reads.groups else None
             if check is not None:  # damage that decodes: the damaged file is the error
                 check.join()
             raise
@@ -131,7 +133,7 @@ def _splits_a_group(parts: list[_Scored]) -> bool:
 
 class _ReadAhead:
     """Text batches read one ahead on a thread, into two alternating workspaces;
-    archives in pieces of row groups."""
+    archives in pieces of row groups, each read and scored on a thread of its own."""
 
     def __init__(self, batches: Sequence[Batch], budget: int) -> None:
         self.batches = batches
@@ -143,7 +145,6 @@ class _ReadAhead:
         self.pool = (
             ThreadPoolExecutor(1, thread_name_prefix="fasteval-read") if len(batches) > 1 else None
         )
-        self.first_piece: Future[RunColumns] | None = None
         self.groups: dict[int, Pieces] = {}  # an archive batch's pieces
 
     def __enter__(self) -> _ReadAhead:
@@ -156,52 +157,45 @@ class _ReadAhead:
             self.pool.shutdown(wait=True, cancel_futures=True)
 
     def start(self, j: int) -> None:
-        """Ask for batch ``j``'s bytes if whole text files; for an archive first in
-        the plan, its first piece."""
-        if self.pool is None:
-            return
-        if j < len(self.batches) and self.whole_text[j] and j not in self.ahead:
+        """Ask for batch ``j``'s bytes if whole text files."""
+        if self.pool and j < len(self.batches) and self.whole_text[j] and j not in self.ahead:
             paths = [u.item for u in self.batches[j].units]
             self.ahead[j] = self.pool.submit(read_files, paths, None, self.ws[j % 2])
-        elif j == 0 and self.batches and self.batches[0].archive_pieces:
-            self.first_piece = self._read_piece(self.batches[0].units[0].item, self.pieces(0), 0)
 
-    def pieces(self, i: int) -> Pieces:
-        """Archive batch ``i``'s pieces of row groups, of half the row budget (two are
-        held at once)."""
-        if i not in self.groups:
-            item = self.batches[i].units[0].item
-            self.groups[i] = row_group_pieces(item, max(1, self.budget // 2))
-        return self.groups[i]
-
-    def archive_pieces(self, i: int) -> Iterator[RunColumns]:
-        """Batch ``i``'s archive piece by piece, the next decoded into run columns while one
-        is scored."""
+    def scored_pieces(self, i: int, score: Callable[[RunColumns], _Scored]) -> Iterator[_Scored]:
+        """Batch ``i``'s archive ``score``d piece by piece, in order: each piece decoded and
+        scored on a thread of the pool, its kernels on that thread, one piece a core (no
+        thread waits for another's decoding, nor for a kernel's slowest chunk)."""
         path = self.batches[i].units[0].item
-        pieces = self.pieces(i)
-        ahead = self.first_piece if i == 0 else None
-        self.first_piece = None
-        for k in range(len(pieces.groups)):
-            # a one-piece archive is read here, with no thread
-            cols = ahead.result() if ahead is not None else archive_piece(path, pieces, k)
-            ahead = self._read_piece(path, pieces, k + 1) if k + 1 < len(pieces.groups) else None
-            yield cols
-            del cols
+        pieces = self.groups[i] = row_group_pieces(path, max(1, self.budget // PIECE_SHARE))
+        n = len(pieces.groups)
+        workers = min(n, parallel.threads())
 
-    def _read_piece(
-        self, path: str | os.PathLike[str], pieces: Pieces, k: int
-    ) -> Future[RunColumns]:
-        """Piece ``k`` of an archive as run columns, made on the read thread (made on first
-        use)."""
-        if self.pool is None:
-            self.pool = ThreadPoolExecutor(1, thread_name_prefix="fasteval-read")
-        return self.pool.submit(archive_piece, path, pieces, k)
+        def one(k: int) -> _Scored:
+            with parallel.serial() if workers > 1 else nullcontext():
+                return score(archive_piece(path, pieces, k))
+
+        if workers <= 1:  # one piece: read here, its kernels on every thread
+            yield from map(one, range(n))
+            return
+        # all asked for at once: a piece is read when a thread takes it up
+        futures = [parallel.pool().submit(one, k) for k in range(n)]
+        try:
+            for f in futures:
+                yield f.result()
+        finally:  # (an error: the pieces not started are not read)
+            for f in futures:
+                f.cancel()
 
     def take(self, i: int) -> RawFiles | None:
         """Batch ``i``'s bytes (``None`` if it is not read ahead); asks for ``i + 1``."""
         raw = self.ahead.pop(i).result() if i in self.ahead else None
         self.start(i + 1)
         return raw
+
+
+PIECE_SHARE = 4
+"""An archive's pieces are this share of the row budget (one read and scored on each core)."""
 
 
 def _merge(
@@ -253,7 +247,7 @@ def evaluate_ranking_stream(
     items = as_list(runs)
     if not items:
         run_columns([], options)  # its error
-    with gc_paused():
+    with parallel.gc_paused():
         batches = plan_batches(items, budget, options, split=not options.lenient)
         total = sum(len(b.units) for b in batches)
         # token arrays reused by every batch; big files' bytes in one buffer

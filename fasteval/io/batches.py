@@ -13,7 +13,7 @@ warning would name the pieces). :class:`BatchReader` reads any batch.
 from __future__ import annotations
 
 import os
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -278,16 +278,14 @@ class BatchReader:
         self.ws = workspace
         self.piece_bufs: list[np.ndarray] | None = None  # big files' bytes, two buffers for all
 
-    def columns(
-        self,
-        b: Batch,
-        raw: RawFiles | None = None,
-        pieces: Iterable[RunColumns] | None = None,
-    ) -> Iterator[RunColumns]:
+    def columns(self, b: Batch, raw: RawFiles | None = None) -> Iterator[RunColumns]:
         """Batch ``b``'s run columns, piece by piece where it is read in pieces (``raw``:
-        whole text files' bytes, ``pieces``: an archive's, read ahead by the caller)."""
-        if b.archive_pieces:
-            yield from pieces if pieces is not None else _pieces_of(b.units[0].item, self.budget)
+        whole text files' bytes, read ahead by the caller)."""
+        if b.archive_pieces:  # pieces of row groups (about the budget), read one by one
+            pieces = row_group_pieces(b.units[0].item, self.budget)
+            for k in range(len(pieces.groups)):
+                yield archive_piece(b.units[0].item, pieces, k)
+                release_pool_memory()  # the piece is gone when the next is asked for
         elif b.pieces:
             yield from self._text_pieces(b.units[0])
         elif raw is not None:
@@ -328,11 +326,3 @@ def archive_piece(path: PathLike, pieces: Pieces, k: int) -> RunColumns:
     except FastevalError:  # a damaged archive's own error first (its digest)
         stored.check_digest(path, advice=INGEST_AGAIN)
         raise
-
-
-def _pieces_of(path: PathLike, budget: int) -> Iterator[RunColumns]:
-    """An archive's pieces of row groups (about ``budget`` rows each), read one by one."""
-    pieces = row_group_pieces(path, budget)
-    for k in range(len(pieces.groups)):
-        yield archive_piece(path, pieces, k)
-        release_pool_memory()  # the piece is gone when the next is asked for

@@ -173,6 +173,37 @@ def test_archive_pieces_are_really_streamed(tmp_path: Path, monkeypatch: Any) ->
     assert evaluate(qrels, [*more, out], MEASURES, batch_rows=60).equals(ref2)
 
 
+def test_archive_pieces_are_scored_one_a_thread_their_kernels_serial(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Each piece is read and scored on a piece thread of its own, its kernels on that
+    thread alone; the pieces come back in order, so the result is the whole archive's."""
+    import threading
+
+    from fasteval import parallel
+    from fasteval.engine import stream
+
+    qrels, paths = _make(tmp_path, seed=3)
+    paths.pop(2)
+    out = tmp_path / "a.parquet"
+    assert _ingest(paths, out, 25).exit_code == 0
+    ref = evaluate(qrels, out, MEASURES, batch_rows=UNBATCHED)
+    # two cores, whatever this machine has (a serial block still gets one)
+    monkeypatch.setattr(parallel, "threads", lambda: 1 if getattr(parallel._serial, "on", 0) else 2)
+
+    seen: list[tuple[str, int]] = []
+    real = stream._Stream.scored
+
+    def scored(self: Any, cols: Any, unit: int) -> Any:
+        seen.append((threading.current_thread().name, parallel.threads()))
+        return real(self, cols, unit)
+
+    monkeypatch.setattr(stream._Stream, "scored", scored)
+    assert evaluate(qrels, out, MEASURES, batch_rows=60).equals(ref)
+    assert len(seen) == len(archive.row_group_pieces(out, 60 // stream.PIECE_SHARE).groups) > 2
+    assert all(name != threading.main_thread().name and n == 1 for name, n in seen)
+
+
 def test_an_error_inside_an_archive_piece_is_the_unbatched_message(tmp_path: Path) -> None:
     qrels, paths = _make(tmp_path)  # paths[2] repeats a document
     out = tmp_path / "a.parquet"

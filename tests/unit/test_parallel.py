@@ -61,3 +61,32 @@ def test_run_cuts_small_work_in_one_chunk_a_thread_and_more_work_in_four() -> No
         parallel.run(kernel, work, seen)
         assert (seen == 1).all()
         assert len(ranges) == (per_thread * t if t > 1 else 1)
+
+
+def test_a_serial_block_runs_its_calls_on_its_own_thread_alone() -> None:
+    """In :func:`parallel.serial` every call of that thread runs on it, in one chunk;
+    another thread meanwhile, and the same thread after the block, use the pool."""
+    import threading
+
+    work = np.full(64, 4.0 * parallel.ONE_CHUNK_WORK / 64)
+    t = parallel.threads()
+
+    def callers(out: list[str]) -> None:
+        def kernel(lo: int, hi: int) -> None:
+            out.append(threading.current_thread().name)
+
+        parallel.run(kernel, work)
+
+    inside: list[str] = []
+    other: list[int] = []
+    with parallel.serial():
+        assert parallel.threads() == 1
+        worker = threading.Thread(target=lambda: other.append(parallel.threads()))
+        worker.start()
+        worker.join()
+        callers(inside)
+    assert inside == [threading.current_thread().name]  # one chunk, this thread
+    assert other == [t]  # the block is this thread's alone
+    after: list[str] = []
+    callers(after)
+    assert parallel.threads() == t and len(after) == (4 * t if t > 1 else 1)
