@@ -335,21 +335,21 @@ def format_trec(
     first = next((m.name for m in measures if not m.info.text), None)  # first 'all' row
     rows = _rows(df)
     label = run_labels and not measures.runid and len({r[0] for r in rows}) > 1
-    buf = io.StringIO()
+    out: list[str] = []  # (joined once: cheaper than a StringIO written line by line)
     run = None
     for run_id, qid, name, value, text in rows:
         if label and run_id != run:
-            buf.write(f"{'runid':<22}\tall\t{run_id}\n")
+            out.append(f"{'runid':<22}\tall\t{run_id}\n")
         run = run_id
         if qid == "all" and measures.runid and name == first:
-            buf.write(f"{'runid':<22}\tall\t{run_id}\n")
+            out.append(f"{'runid':<22}\tall\t{run_id}\n")
         if text is not None:
-            buf.write(f"{name:<22}\t{qid}\t'{text}'\n")
+            out.append(f"{name:<22}\t{qid}\t'{text}'\n")
         elif name in integer:
-            buf.write(f"{name:<22}\t{qid}\t{round(value)}\n")
+            out.append(f"{name:<22}\t{qid}\t{round(value)}\n")
         else:
-            buf.write(f"{prefix}{name:<22}\t{qid}\t{value:6.4f}\n")
-    return buf.getvalue()
+            out.append(f"{prefix}{name:<22}\t{qid}\t{value:6.4f}\n")
+    return "".join(out)
 
 
 def _rows(df: pl.DataFrame | Rows) -> list[tuple[Any, ...]]:
