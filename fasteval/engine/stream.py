@@ -164,8 +164,8 @@ class _ReadAhead:
 
     def scored_pieces(self, i: int, score: Callable[[RunColumns], _Scored]) -> Iterator[_Scored]:
         """Batch ``i``'s archive ``score``d piece by piece, in order: each piece decoded and
-        scored on a thread of the pool, its kernels on that thread, one piece a core (no
-        thread waits for another's decoding, nor for a kernel's slowest chunk)."""
+        scored on one thread, its kernels on that thread, one piece a core (no thread waits
+        for another's decoding, nor for a kernel's slowest chunk)."""
         path = self.batches[i].units[0].item
         pieces = self.groups[i] = row_group_pieces(path, max(1, self.budget // PIECE_SHARE))
         n = len(pieces.groups)
@@ -178,14 +178,14 @@ class _ReadAhead:
         if workers <= 1:  # one piece: read here, its kernels on every thread
             yield from map(one, range(n))
             return
-        # all asked for at once: a piece is read when a thread takes it up
-        futures = [parallel.pool().submit(one, k) for k in range(n)]
+        # threads of their own (a caller on the shared pool may not wait on it); all asked for
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="fasteval-piece")
+        futures = [pool.submit(one, k) for k in range(n)]
         try:
             for f in futures:
                 yield f.result()
         finally:  # (an error: the pieces not started are not read)
-            for f in futures:
-                f.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def take(self, i: int) -> RawFiles | None:
         """Batch ``i``'s bytes (``None`` if it is not read ahead); asks for ``i + 1``."""

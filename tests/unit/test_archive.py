@@ -201,7 +201,37 @@ def test_archive_pieces_are_scored_one_a_thread_their_kernels_serial(
     monkeypatch.setattr(stream._Stream, "scored", scored)
     assert evaluate(qrels, out, MEASURES, batch_rows=60).equals(ref)
     assert len(seen) == len(archive.row_group_pieces(out, 60 // stream.PIECE_SHARE).groups) > 2
-    assert all(name != threading.main_thread().name and n == 1 for name, n in seen)
+    assert all(name.startswith("fasteval-piece") and n == 1 for name, n in seen)
+
+
+def test_archives_are_scored_on_every_thread_of_the_shared_pool_at_once(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Evaluations running on all the shared pool's threads (a caller's workers) read their
+    archives' pieces on threads of their own: none waits for a pool thread it holds."""
+    import threading
+
+    from fasteval import parallel
+
+    qrels, paths = _make(tmp_path, seed=3)
+    paths.pop(2)
+    out = tmp_path / "a.parquet"
+    assert _ingest(paths, out, 25).exit_code == 0
+    ref = evaluate(qrels, out, MEASURES, batch_rows=UNBATCHED)
+    monkeypatch.setattr(parallel, "threads", lambda: 1 if getattr(parallel._serial, "on", 0) else 2)
+    pool = parallel.pool()
+    got: list[Any] = []
+
+    def every_thread() -> None:
+        n = pool._max_workers
+        jobs = [pool.submit(evaluate, qrels, out, MEASURES, batch_rows=60) for _ in range(n)]
+        got.extend(j.result() for j in jobs)
+
+    caller = threading.Thread(target=every_thread, daemon=True)
+    caller.start()
+    caller.join(60)
+    assert not caller.is_alive(), "an evaluation waits for the pool it runs on"
+    assert len(got) == pool._max_workers and all(g.equals(ref) for g in got)
 
 
 def test_an_error_inside_an_archive_piece_is_the_unbatched_message(tmp_path: Path) -> None:
