@@ -173,6 +173,20 @@ def test_archive_pieces_are_really_streamed(tmp_path: Path, monkeypatch: Any) ->
     assert evaluate(qrels, [*more, out], MEASURES, batch_rows=60).equals(ref2)
 
 
+def _two_cores_and_an_archive(tmp_path: Path, monkeypatch: Any) -> tuple[Path, Path, Any]:
+    """Qrels, an archive of many row groups and its evaluation unbatched; from here on the
+    kernels see two cores, whatever this machine has (a serial block still gets one)."""
+    from fasteval import parallel
+
+    qrels, paths = _make(tmp_path, seed=3)
+    paths.pop(2)
+    out = tmp_path / "a.parquet"
+    assert _ingest(paths, out, 25).exit_code == 0
+    ref = evaluate(qrels, out, MEASURES, batch_rows=UNBATCHED)
+    monkeypatch.setattr(parallel, "threads", lambda: 1 if getattr(parallel._serial, "on", 0) else 2)
+    return qrels, out, ref
+
+
 def test_archive_pieces_are_scored_one_a_thread_their_kernels_serial(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
@@ -183,13 +197,7 @@ def test_archive_pieces_are_scored_one_a_thread_their_kernels_serial(
     from fasteval import parallel
     from fasteval.engine import stream
 
-    qrels, paths = _make(tmp_path, seed=3)
-    paths.pop(2)
-    out = tmp_path / "a.parquet"
-    assert _ingest(paths, out, 25).exit_code == 0
-    ref = evaluate(qrels, out, MEASURES, batch_rows=UNBATCHED)
-    # two cores, whatever this machine has (a serial block still gets one)
-    monkeypatch.setattr(parallel, "threads", lambda: 1 if getattr(parallel._serial, "on", 0) else 2)
+    qrels, out, ref = _two_cores_and_an_archive(tmp_path, monkeypatch)
 
     seen: list[tuple[str, int]] = []
     real = stream._Stream.scored
@@ -213,12 +221,7 @@ def test_archives_are_scored_on_every_thread_of_the_shared_pool_at_once(
 
     from fasteval import parallel
 
-    qrels, paths = _make(tmp_path, seed=3)
-    paths.pop(2)
-    out = tmp_path / "a.parquet"
-    assert _ingest(paths, out, 25).exit_code == 0
-    ref = evaluate(qrels, out, MEASURES, batch_rows=UNBATCHED)
-    monkeypatch.setattr(parallel, "threads", lambda: 1 if getattr(parallel._serial, "on", 0) else 2)
+    qrels, out, ref = _two_cores_and_an_archive(tmp_path, monkeypatch)
     pool = parallel.pool()
     got: list[Any] = []
 
