@@ -1,8 +1,8 @@
 """Ranking evaluation in batches: plan, read, encode, score, merge.
 
 The route of :func:`fasteval.evaluate`, :class:`fasteval.Evaluator` and the command line.
-One batch of run rows (:mod:`fasteval.io.batches`) is held at a time, plus the small
-per-(run, query) results, aggregated at the end.
+One batch of run rows (:mod:`fasteval.io.batches`) is held at a time (an archive's pieces,
+one a core), plus the small per-(run, query) results, aggregated at the end.
 
 The result does not depend on the batches: a group's values depend only on its rows and
 the qrels; queries are numbered by the prepared qrels, runs by first appearance, groups

@@ -319,7 +319,7 @@ class BatchReader:
 
 def archive_piece(path: PathLike, pieces: Pieces, k: int) -> RunColumns:
     """Piece ``k`` of an archive as run columns, decoded and converted on the calling thread
-    (a read-ahead thread's); its rows are named as the archive's."""
+    (the piece's own, when pieces are scored one a core); its rows are named as the archive's."""
     table = read_row_groups(path, pieces.groups[k], EVAL_COLUMNS, verified=pieces.verified)
     try:
         return runs_from_table(table, str(path), pieces.before[k])
