@@ -62,29 +62,39 @@ def pool() -> ThreadPoolExecutor:
     return _pool
 
 
-_serial = threading.local()
+_kernel_threads = threading.local()
 
 
 @contextmanager
-def serial() -> Iterator[None]:
-    """Every call of the block on the calling thread (a caller running several such blocks
-    at once, one a core, has its parallelism already)."""
-    _serial.on = True
+def kernel_threads(n: int | None) -> Iterator[None]:
+    """Threads for the kernel calls this thread makes in the block (``None``: unchanged),
+    clipped to ``1..$NUMBA_NUM_THREADS`` (the cores by default), restored afterwards; no
+    numba loaded. (A caller running several blocks at once, one a core, gives each 1.)"""
+    if n is None:
+        yield
+        return
+    old = getattr(_kernel_threads, "n", None)
+    _kernel_threads.n = max(1, min(int(n), _most_threads()))
     try:
         yield
     finally:
-        _serial.on = False
+        _kernel_threads.n = old
 
 
 def threads() -> int:
-    """Threads one call uses at most: 1 in a :func:`serial` block, else numba's setting, or
-    before numba is imported (the kernels' library, :mod:`fasteval.kernels.jit`) its
-    default, ``$NUMBA_NUM_THREADS``."""
-    if getattr(_serial, "on", False):
-        return 1
+    """Threads one call uses at most: :func:`kernel_threads`' setting in its block, else
+    numba's, or before numba is imported (the kernels' library, :mod:`fasteval.kernels.jit`)
+    its default, ``$NUMBA_NUM_THREADS``."""
+    n: int | None = getattr(_kernel_threads, "n", None)
+    if n is not None:
+        return n
     numba = sys.modules.get("numba")
     if numba is not None:
         return max(1, int(numba.get_num_threads()))
+    return _most_threads()
+
+
+def _most_threads() -> int:
     env = os.environ.get("NUMBA_NUM_THREADS", "")
     return max(1, int(env) if env.isdigit() else CORES)
 
@@ -163,21 +173,3 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-@contextmanager
-def kernel_threads(n: int | None) -> Iterator[None]:
-    """numba threads for the kernels run in the block (thread-local; ``None``: unchanged),
-    clipped to ``1..NUMBA_NUM_THREADS``, restored afterwards."""
-    if n is None:
-        yield
-        return
-    import numba  # noqa: PLC0415 (the library's kernels need no numba)
-
-    old = numba.get_num_threads()
-    most = int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
-    numba.set_num_threads(max(1, min(int(n), most)))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(old)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -172,7 +171,7 @@ class _ReadAhead:
         workers = min(n, parallel.threads())
 
         def one(k: int) -> _Scored:
-            with parallel.serial() if workers > 1 else nullcontext():
+            with parallel.kernel_threads(1 if workers > 1 else None):
                 return score(archive_piece(path, pieces, k))
 
         if workers <= 1:  # one piece: read here, its kernels on every thread

@@ -175,7 +175,7 @@ def test_archive_pieces_are_really_streamed(tmp_path: Path, monkeypatch: Any) ->
 
 def _two_cores_and_an_archive(tmp_path: Path, monkeypatch: Any) -> tuple[Path, Path, Any]:
     """Qrels, an archive of many row groups and its evaluation unbatched; from here on the
-    kernels see two cores, whatever this machine has (a serial block still gets one)."""
+    kernels see two cores, whatever this machine has (a one-thread block still gets one)."""
     from fasteval import parallel
 
     qrels, paths = _make(tmp_path, seed=3)
@@ -183,7 +183,8 @@ def _two_cores_and_an_archive(tmp_path: Path, monkeypatch: Any) -> tuple[Path, P
     out = tmp_path / "a.parquet"
     assert _ingest(paths, out, 25).exit_code == 0
     ref = evaluate(qrels, out, MEASURES, batch_rows=UNBATCHED)
-    monkeypatch.setattr(parallel, "threads", lambda: 1 if getattr(parallel._serial, "on", 0) else 2)
+    one = parallel._kernel_threads  # a kernel_threads(1) block's, else two
+    monkeypatch.setattr(parallel, "threads", lambda: getattr(one, "n", None) or 2)
     return qrels, out, ref
 
 

@@ -63,8 +63,8 @@ def test_run_cuts_small_work_in_one_chunk_a_thread_and_more_work_in_four() -> No
         assert len(ranges) == (per_thread * t if t > 1 else 1)
 
 
-def test_a_serial_block_runs_its_calls_on_its_own_thread_alone() -> None:
-    """In :func:`parallel.serial` every call of that thread runs on it, in one chunk;
+def test_a_one_thread_block_runs_its_calls_on_its_own_thread_alone() -> None:
+    """In ``parallel.kernel_threads(1)`` every call of that thread runs on it, in one chunk;
     another thread meanwhile, and the same thread after the block, use the pool."""
     import threading
 
@@ -86,7 +86,7 @@ def test_a_serial_block_runs_its_calls_on_its_own_thread_alone() -> None:
 
     inside: list[str] = []
     before = other_thread()
-    with parallel.serial():
+    with parallel.kernel_threads(1):
         assert parallel.threads() == 1
         assert other_thread() == before  # the block is this thread's alone
         callers(inside)
